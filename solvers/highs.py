@@ -1,0 +1,146 @@
+"""HiGHS backend: a linear :class:`~formulations.program.Program` (LP or MILP) solved by highspy.
+
+The whole model goes to HiGHS in one ``passModel`` call with CSC arrays (no per-row Python).
+A solution is reported whenever HiGHS says its primal solution is feasible, so a MILP stopped at
+its time limit returns ``Status.FEASIBLE`` with the incumbent, the dual bound and the gap.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import highspy
+
+from formulations.errors import NotRepresentableError
+from formulations.program import Program
+from solvers.result import Result, Status, relative_gap
+
+CAPABILITIES = frozenset({"LP", "MILP"})
+
+_MS = highspy.HighsModelStatus
+STATUS_MAP = {
+    _MS.kOptimal: Status.OPTIMAL,
+    _MS.kInfeasible: Status.INFEASIBLE,
+    _MS.kUnbounded: Status.UNBOUNDED,
+    _MS.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED,
+    _MS.kTimeLimit: Status.FEASIBLE,
+    _MS.kIterationLimit: Status.FEASIBLE,
+    _MS.kSolutionLimit: Status.FEASIBLE,
+    _MS.kInterrupt: Status.FEASIBLE,
+    _MS.kObjectiveBound: Status.FEASIBLE,
+    _MS.kObjectiveTarget: Status.FEASIBLE,
+}
+_FEASIBLE_SOLUTION = 2  # kSolutionStatusFeasible
+
+
+def to_highs(program: Program, *, names: bool = False) -> highspy.Highs:
+    """Load ``program`` into a fresh :class:`highspy.Highs` (one ``passModel`` call).
+
+    With ``names=True`` columns and rows get readable names (``w[3]``, ``loss[17]``) so that
+    ``writeModel('model.lp')`` is readable.
+    """
+    if program.cones:
+        raise NotRepresentableError(
+            f"HiGHS solves LP/MILP only; this program has cones {sorted(program.cone_kinds)}. "
+            "Use backend 'ecos' (or 'cvxpy') for conic programs.")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    A = program.A.tocsc()
+    inf = highspy.kHighsInf
+    clip = lambda v: np.clip(np.asarray(v, dtype=np.float64), -inf, inf)  # noqa: E731
+    h.passModel(program.n_variables, program.n_rows, int(A.nnz),
+                int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
+                float(program.offset), np.asarray(program.c, dtype=np.float64),
+                clip(program.col_lb), clip(program.col_ub), clip(program.row_lb), clip(program.row_ub),
+                A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64),
+                program.integer.astype(np.int32))
+    if names:
+        for block, s in program.blocks.items():
+            for k, j in enumerate(range(s.start, s.stop)):
+                h.passColName(j, f"{block}[{k}]")
+        for block, s in program.row_blocks.items():
+            for k, i in enumerate(range(s.start, s.stop)):
+                h.passRowName(i, f"{block}[{k}]")
+    return h
+
+
+def write_model(program: Program, path: str | Path) -> Path:
+    """Write ``program`` as an LP or MPS file (by suffix) with readable names."""
+    path = Path(path)
+    if path.suffix.lower() not in (".lp", ".mps"):
+        raise ValueError(f"write_model path must end in .lp or .mps, got {path.name!r}")
+    h = to_highs(program, names=True)
+    h.writeModel(str(path))
+    return path
+
+
+def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_gap: float = 1e-6,
+                threads: int = 1, verbose: bool = False, warm_start: np.ndarray | None = None,
+                options: dict | None = None) -> Result:
+    """Solve an LP or MILP with HiGHS.
+
+    Parameters
+    ----------
+    time_limit : seconds (None: no limit). At the limit a MILP returns ``FEASIBLE`` with its
+        incumbent (or ``NO_SOLUTION_FOUND``), the dual bound and the gap.
+    mip_rel_gap : relative MIP gap at which HiGHS stops (it reports OPTIMAL then).
+    threads : HiGHS threads (1 is the safe default on 2-core machines).
+    warm_start : full variable vector used as MIP start (``setSolution``); it is kept only if
+        HiGHS finds it feasible.
+    options : further raw HiGHS options, e.g. ``{"mip_heuristic_effort": 0.2}``.
+    """
+    t0 = time.perf_counter()
+    h = to_highs(program)
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("threads", int(threads))
+    if time_limit is not None:
+        if time_limit <= 0:
+            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
+        h.setOptionValue("time_limit", float(time_limit))
+    h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+    for key, value in (options or {}).items():
+        h.setOptionValue(key, value)
+    if warm_start is not None:
+        start = np.asarray(warm_start, dtype=np.float64)
+        if start.shape != (program.n_variables,):
+            raise ValueError(f"warm_start has shape {start.shape}; program has {program.n_variables} variables")
+        sol = highspy.HighsSolution()
+        sol.col_value = start.tolist()
+        sol.value_valid = True
+        h.setSolution(sol)
+    build_time = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    h.run()
+    solve_time = time.perf_counter() - t1
+    return _result(h, program, build_time, solve_time)
+
+
+def _result(h: highspy.Highs, program: Program, build_time: float, solve_time: float) -> Result:
+    model_status = h.getModelStatus()
+    info = h.getInfo()
+    has_x = info.primal_solution_status == _FEASIBLE_SOLUTION
+    status = STATUS_MAP.get(model_status, Status.ERROR)
+    if status == Status.FEASIBLE and not has_x:
+        status = Status.NO_SOLUTION_FOUND
+    if status == Status.OPTIMAL and not has_x:
+        status = Status.ERROR
+    x = np.array(h.getSolution().col_value, dtype=float) if has_x else None
+    objective = program.objective(x) if x is not None else float("nan")
+    if program.is_mip:
+        bound = float(info.mip_dual_bound)
+        if not np.isfinite(bound) and x is None:
+            bound = -np.inf
+        nodes = int(info.mip_node_count)
+    else:
+        bound = objective if status == Status.OPTIMAL else float("nan")
+        nodes = 0
+    if status == Status.OPTIMAL and not program.is_mip:
+        gap = 0.0
+    else:
+        gap = relative_gap(objective, bound) if x is not None else float("inf")
+    return Result(status=status, x=x, objective=objective, bound=bound, gap=gap,
+                  solve_time=solve_time, build_time=build_time,
+                  iterations=int(max(info.simplex_iteration_count, 0) + max(info.ipm_iteration_count, 0)),
+                  nodes=nodes, backend="highs", message=h.modelStatusToString(model_status),
+                  raw={"model_status": model_status, "mip_gap": float(info.mip_gap)})
