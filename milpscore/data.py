@@ -1,0 +1,140 @@
+"""Input validation and label normalisation: numpy / pandas in, clear errors out.
+
+Every estimator and the CLI pass their inputs through :func:`validate_features` and
+:func:`encode_labels`, so the same mistakes get the same messages everywhere: the offending
+column or argument is named, and the fix is suggested.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class LabelMap:
+    """Mapping of the user's two labels to ``-1`` (negative) and ``+1`` (positive)."""
+
+    negative: Any
+    positive: Any
+
+    @property
+    def classes(self) -> np.ndarray:
+        return np.array([self.negative, self.positive], dtype=object if isinstance(self.negative, str) else None)
+
+    def describe(self) -> str:
+        return f"{self.negative!r} -> -1, {self.positive!r} -> +1"
+
+    def decode(self, y_pm1: np.ndarray) -> np.ndarray:
+        return np.where(np.asarray(y_pm1) > 0, self.positive, self.negative)
+
+
+def feature_names(X: Any, n_features: int) -> list[str]:
+    """Column names of a DataFrame, else ``x0 .. x{d-1}``."""
+    if isinstance(X, pd.DataFrame):
+        return [str(c) for c in X.columns]
+    return [f"x{j}" for j in range(n_features)]
+
+
+def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
+                      columns: Sequence[str] | None = None) -> np.ndarray:
+    """Return ``X`` as a 2-D float array after checking dtype, shape and finiteness.
+
+    Raises
+    ------
+    TypeError
+        for a non-numeric column (named; suggests :class:`milpscore.binarize.ThresholdBinarizer`
+        or one-hot encoding).
+    ValueError
+        for NaN / inf (column named, with the number of bad rows), a 1-D or empty input, or a
+        column count different from the fitted one.
+    """
+    if isinstance(X, pd.Series):
+        X = X.to_frame()
+    if isinstance(X, pd.DataFrame):
+        cols = [str(c) for c in X.columns]
+        bad = [c for c, dt in zip(cols, X.dtypes) if not (pd.api.types.is_numeric_dtype(dt)
+                                                          or pd.api.types.is_bool_dtype(dt))]
+        if bad:
+            raise TypeError(f"{name} column {bad[0]!r} is not numeric (dtype {X[X.columns[cols.index(bad[0])]].dtype}); "
+                            "encode it first, e.g. milpscore.binarize.ThresholdBinarizer for ordered values "
+                            "or pandas.get_dummies for categories")
+        if columns is not None and list(columns) != cols:
+            missing = [c for c in columns if c not in cols]
+            raise ValueError(f"{name} columns differ from those seen in fit; missing {missing[:5]}")
+        arr = X.to_numpy(dtype=float)
+    else:
+        cols = None
+        try:
+            arr = np.asarray(X, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numeric; got values that cannot be converted to float ({exc}). "
+                            "Encode text columns first (milpscore.binarize.ThresholdBinarizer or one-hot).") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}; "
+                         "use X.reshape(-1, 1) for a single feature")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}); need at least one sample and one feature")
+    if n_features is not None and arr.shape[1] != n_features:
+        raise ValueError(f"{name} has {arr.shape[1]} features, but the model was fitted with {n_features}")
+    finite = np.isfinite(arr)
+    if not finite.all():
+        j = int(np.flatnonzero(~finite.all(axis=0))[0])
+        col = cols[j] if cols else f"x{j}"
+        kind = "NaN" if np.isnan(arr[:, j]).any() else "inf"
+        n_bad = int((~finite[:, j]).sum())
+        raise ValueError(f"{name} column {col!r} contains {kind} in {n_bad} row(s); drop or impute those rows")
+    return arr
+
+
+def encode_labels(y: Any, *, name: str = "y") -> tuple[np.ndarray, LabelMap]:
+    """Map two-valued labels to ``-1/+1`` and record the mapping.
+
+    ``{0, 1}`` and ``{-1, 1}`` and booleans map the larger value to ``+1``; two strings map in
+    sorted order (the second is positive), as ``classes_`` of scikit-learn.
+    """
+    arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D with one label per sample, got shape {arr.shape}")
+    if arr.size < 2:
+        raise ValueError(f"{name} has {arr.size} sample(s); need at least 2")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf labels in {int((~np.isfinite(arr)).sum())} row(s); drop them")
+    if arr.dtype.kind == "O" and pd.isna(arr).any():
+        raise ValueError(f"{name} contains missing labels in {int(pd.isna(arr).sum())} row(s); drop them")
+    classes = np.unique(arr)
+    if classes.size == 1:
+        raise ValueError(f"{name} has only one class ({classes[0]!r}); a classifier needs samples of two classes")
+    if classes.size > 2:
+        raise ValueError(f"{name} has {classes.size} classes {list(classes[:5])}...; milpscore learns binary "
+                         "classifiers: map the labels to two classes first")
+    labels = LabelMap(negative=classes[0].item() if hasattr(classes[0], "item") else classes[0],
+                      positive=classes[1].item() if hasattr(classes[1], "item") else classes[1])
+    return np.where(arr == classes[1], 1.0, -1.0), labels
+
+
+def validate_xy(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, list[str], LabelMap]:
+    """Validate a training set: float ``X``, ``y`` in ``{-1, +1}``, feature names, label map."""
+    Xa = validate_features(X)
+    y_pm1, labels = encode_labels(y)
+    if Xa.shape[0] != y_pm1.shape[0]:
+        raise ValueError(f"X has {Xa.shape[0]} rows but y has {y_pm1.shape[0]} labels; they must match")
+    return Xa, y_pm1, feature_names(X, Xa.shape[1]), labels
+
+
+def validate_sample_weight(sample_weight: Any, n: int) -> np.ndarray:
+    """Non-negative finite weights of length ``n`` (ones when None)."""
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative")
+    if w.sum() <= 0:
+        raise ValueError("sample_weight sums to zero; give at least one sample a positive weight")
+    return w

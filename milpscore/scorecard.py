@@ -1,0 +1,146 @@
+"""ScoreCard: the points table of an integer linear classifier, with its decision rule.
+
+A card predicts the positive class when ``total points + intercept > 0``, i.e. when the total
+score exceeds ``threshold = -intercept``. With integer points and intercept this reads
+"predict <positive> if total score >= threshold + 1".
+
+Rows are ``(variable, condition, points)``: for SLIM the condition is a binary feature's name
+(``"worst radius >= 16.8"``); for a fused points table one variable has several ranges.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def _is_integral(values: np.ndarray, tol: float = 1e-9) -> bool:
+    values = np.asarray(values, dtype=float)
+    return bool(np.all(np.abs(values - np.round(values)) <= tol))
+
+
+def _fmt_points(p: float) -> str:
+    return f"{int(round(p)):d}" if abs(p - round(p)) <= 1e-9 else f"{p:.3g}"
+
+
+@dataclass(frozen=True)
+class ScoreCard:
+    """Points table plus decision rule.
+
+    Attributes
+    ----------
+    table : DataFrame with columns ``variable``, ``condition``, ``points``.
+    intercept : the model's intercept (the card's "base score").
+    positive_label, negative_label : the user's class labels.
+    title : heading for text / HTML rendering.
+    notes : extra lines printed under the rule (e.g. solver status and gap).
+    """
+
+    table: pd.DataFrame
+    intercept: float
+    positive_label: Any = 1
+    negative_label: Any = -1
+    title: str = "Score card"
+    notes: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def from_coefficients(cls, coef: np.ndarray, intercept: float, names: Sequence[str], *,
+                          positive_label: Any = 1, negative_label: Any = -1, title: str = "Score card",
+                          notes: Sequence[str] = (), tol: float = 1e-9) -> "ScoreCard":
+        """Card of a linear model on named features, keeping only non-zero points."""
+        coef = np.asarray(coef, dtype=float)
+        if coef.shape != (len(names),):
+            raise ValueError(f"coef has shape {coef.shape} but {len(names)} names were given")
+        keep = np.abs(coef) > tol
+        table = pd.DataFrame({"variable": [str(n) for n, k in zip(names, keep) if k],
+                              "condition": [str(n) for n, k in zip(names, keep) if k],
+                              "points": coef[keep]})
+        order = np.argsort(-table["points"].to_numpy(), kind="stable")
+        return cls(table.iloc[order].reset_index(drop=True), float(intercept), positive_label,
+                   negative_label, title, tuple(notes))
+
+    # ---------------------------------------------------------------- rule
+    @property
+    def threshold(self) -> float:
+        """Predict positive when the total score is strictly greater than this value."""
+        return -float(self.intercept)
+
+    @property
+    def is_integral(self) -> bool:
+        return _is_integral(self.table["points"]) and _is_integral([self.intercept])
+
+    def rule(self) -> str:
+        """The decision rule in words."""
+        if self.is_integral:
+            return (f"predict {self.positive_label!r} if total score >= {_fmt_points(self.threshold + 1)}, "
+                    f"else {self.negative_label!r}")
+        return (f"predict {self.positive_label!r} if total score > {self.threshold:.4g}, "
+                f"else {self.negative_label!r}")
+
+    def total(self, conditions: pd.DataFrame) -> np.ndarray:
+        """Total score per row from a 0/1 DataFrame with one column per card condition."""
+        missing = [c for c in self.table["condition"] if c not in conditions.columns]
+        if missing:
+            raise ValueError(f"conditions {missing[:5]} of the card are not columns of the input")
+        m = conditions[list(self.table["condition"])].to_numpy(dtype=float)
+        return m @ self.table["points"].to_numpy(dtype=float)
+
+    # ----------------------------------------------------------- rendering
+    def to_frame(self) -> pd.DataFrame:
+        """The points table as a DataFrame (a copy)."""
+        return self.table.copy()
+
+    def _lines(self) -> list[str]:
+        rows = [(str(v), str(c), _fmt_points(p)) for v, c, p in self.table.itertuples(index=False)]
+        same = all(v == c for v, c, _ in rows)
+        head = ("condition", "points") if same else ("variable", "condition", "points")
+        body = [(c, p) if same else (v, c, p) for v, c, p in rows] or [("(no points: constant model)",) +
+                                                                       ("",) * (len(head) - 1)]
+        widths = [max(len(h), *(len(r[k]) for r in body)) for k, h in enumerate(head)]
+        fmt = lambda r: "  ".join(s.ljust(w) if k < len(r) - 1 else s.rjust(w)  # noqa: E731
+                                  for k, (s, w) in enumerate(zip(r, widths)))
+        rule = "-" * (sum(widths) + 2 * (len(widths) - 1))
+        return [self.title, rule, fmt(head), rule, *map(fmt, body), rule,
+                f"base score (intercept): {_fmt_points(self.intercept)}", self.rule(), *self.notes]
+
+    def __str__(self) -> str:
+        return "\n".join(self._lines())
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td>{escape(str(v))}</td><td>{escape(str(c))}</td>"
+                       f"<td style='text-align:right'>{escape(_fmt_points(p))}</td></tr>"
+                       for v, c, p in self.table.itertuples(index=False))
+        notes = "".join(f"<br><small>{escape(n)}</small>" for n in self.notes)
+        return (f"<div><b>{escape(self.title)}</b><table><thead><tr><th>variable</th><th>condition</th>"
+                f"<th>points</th></tr></thead><tbody>{rows}</tbody></table>"
+                f"<p>base score: {escape(_fmt_points(self.intercept))}<br>{escape(self.rule())}{notes}</p></div>")
+
+    def plot(self, scores: np.ndarray | None = None, y: np.ndarray | None = None, ax: Any = None) -> Any:
+        """Bar chart of the points, or with ``scores`` and ``y`` per-class histograms of the score.
+
+        Returns the matplotlib Axes.
+        """
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, max(2.0, 0.35 * len(self.table) + 1)))
+        if scores is None:
+            labels = [c for c in self.table["condition"]]
+            ax.barh(labels[::-1], self.table["points"].to_numpy()[::-1], color="tab:blue")
+            ax.set_xlabel("points")
+            ax.set_title(self.title)
+            return ax
+        scores = np.asarray(scores, dtype=float)
+        y = np.asarray(y)
+        bins = np.arange(np.floor(scores.min()) - 0.5, np.ceil(scores.max()) + 1.5) if self.is_integral else 20
+        for label, colour in ((self.negative_label, "tab:blue"), (self.positive_label, "tab:red")):
+            ax.hist(scores[y == label], bins=bins, alpha=0.6, color=colour, label=str(label))
+        ax.axvline(self.threshold, color="k", linestyle="--", label="threshold")
+        ax.set_xlabel("total score")
+        ax.set_ylabel("samples")
+        ax.legend()
+        ax.set_title(self.title)
+        return ax
