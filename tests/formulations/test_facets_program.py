@@ -1,0 +1,257 @@
+"""Facets programs (formulations/facets.py) against independent references.
+
+References: the Facets definition ``sum_i max(0, |w| - i)`` (Definition 1), brute-force
+enumeration of integer models with the intercept minimised exactly, closed-form objectives of
+fixed models, the integrality property of Prop. 3, and the penalties of
+``formulations.penalties`` (written independently, for the proximal path).
+"""
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from formulations.facets import (FacetsProgram, LOSS_1D, SCF_SQUARE, add_facets, facets_value,
+                                 integer_square_chords)
+from formulations.encodings import add_abs
+from formulations.program import ProgramBuilder
+from solvers.ecos import solve_ecos
+from solvers.highs import solve_highs
+from solvers.result import Status
+
+
+# ------------------------------------------------------------------ independent references
+def facets_by_definition(w):
+    """Definition 1: ``sum_j sum_{i >= 0} max(0, |w_j| - i)`` (finite sum, i < max|w| + 1)."""
+    a = np.abs(np.asarray(w, dtype=float)).reshape(-1)
+    i = np.arange(int(np.ceil(a.max(initial=0.0))) + 1)
+    return float(np.maximum(0.0, a[:, None] - i[None, :]).sum())
+
+
+def penalty_by_definition(w, lam, eps):
+    """``lam ((1 - eps) Facets + eps (||w||_1 + ||w||^2 / 2))`` (eq. 14) from the definition."""
+    w = np.asarray(w, dtype=float)
+    return lam * ((1 - eps) * facets_by_definition(w) + eps * (np.abs(w).sum() + 0.5 * w @ w))
+
+
+def loss_values(loss, z_scores, y, margin=1.0):
+    """Per-sample loss of scores, written out again (hinge, logistic, least squares)."""
+    if loss == "hinge":
+        return np.maximum(0.0, margin - y * z_scores)
+    if loss == "logistic":
+        return np.log1p(np.exp(-y * z_scores))
+    return 0.5 * (y - z_scores) ** 2
+
+
+def brute_force(fp: FacetsProgram, X, y):
+    """Minimum over every integer ``w`` in the box and the intercept in its box.
+
+    The intercept is minimised exactly per model: for the hinge at the breakpoints of the
+    piecewise-linear loss (and the box ends), for smooth losses by bisection on the derivative
+    (convex in ``b``). Returns (objective, w, b) with ``w`` in grid units.
+    """
+    d = X.shape[1]
+    U = fp.bound
+    W = np.array(list(itertools.product(range(-U, U + 1), repeat=d)), dtype=float)
+    S = X @ (fp.gamma * W.T)  # (n, K) scores without intercept
+    lo, hi = fp.intercept_range(X, y)
+    n = y.size
+    if fp.loss == "hinge":
+        cand = np.clip(np.concatenate([(y[:, None] * fp.margin - S), np.full((1, W.shape[0]), lo),
+                                       np.full((1, W.shape[0]), hi)]), lo, hi)  # (n+2, K)
+        vals = np.maximum(0.0, fp.margin - y[None, :, None] * (S[None, :, :] + cand[:, None, :])).mean(axis=1)
+        best = vals.argmin(axis=0)
+        B = cand[best, np.arange(W.shape[0])]
+        L = vals[best, np.arange(W.shape[0])]
+    else:
+        def slope(B):
+            z = S + B
+            if fp.loss == "logistic":
+                return (-y[:, None] / (1.0 + np.exp(y[:, None] * z))).mean(axis=0)
+            return (z - y[:, None]).mean(axis=0)
+        a, c = np.full(W.shape[0], lo), np.full(W.shape[0], hi)
+        for _ in range(200):
+            m = 0.5 * (a + c)
+            neg = slope(m) < 0
+            a, c = np.where(neg, m, a), np.where(neg, c, m)
+        B = 0.5 * (a + c)
+        L = loss_values(fp.loss, S + B, y[:, None]).sum(axis=0) / n
+    P = np.array([penalty_by_definition(w, fp.lam, fp.eps) for w in W])
+    k = int(np.argmin(L + P))
+    return float(L[k] + P[k]), W[k], float(B[k])
+
+
+def tiny(seed, n=24, d=3, noise=0.6):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X @ np.array([1.0, -1.5, 0.5])[:d] + noise * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def fix_model(program, w, b):
+    """The program with ``w`` and the intercept fixed by their column bounds."""
+    lb, ub = program.col_lb.copy(), program.col_ub.copy()
+    lb[program.blocks["w"]] = ub[program.blocks["w"]] = w
+    lb[program.blocks["intercept"]] = ub[program.blocks["intercept"]] = b
+    return replace(program, col_lb=lb, col_ub=ub)
+
+
+# ------------------------------------------------------------------------------ penalty maths
+def test_closed_form_equals_definition():
+    rng = np.random.default_rng(0)
+    w = np.r_[rng.uniform(-6, 6, 200), np.arange(-5, 6), 0.0]
+    assert facets_value(w) == pytest.approx(facets_by_definition(w), rel=1e-12)
+    k = np.arange(8.0)
+    assert [facets_value([v]) for v in k] == pytest.approx(k * (k + 1) / 2)  # (|w| + w^2)/2 at integers
+
+
+def test_integer_square_chords_are_exact_at_integers_and_above_between():
+    slopes, offsets = integer_square_chords(5)
+    a = np.linspace(0, 5, 501)
+    chord = np.max(slopes[:, None] * a - offsets[:, None], axis=0)
+    assert np.all(chord >= a ** 2 - 1e-12)
+    integers = np.isclose(a, np.round(a))
+    assert np.allclose(chord[integers], a[integers] ** 2)
+
+
+@pytest.mark.parametrize("delta", [0.3, 1.7, -2.4, 3.55, -0.8])
+def test_facets_lp_with_linear_objective_has_integer_solution(delta):
+    """Prop. 3 (integrality): min_w delta w + Omega(w) is attained at an integer (unique here)."""
+    b = ProgramBuilder()
+    b.add_variables("w", 1, lb=-6, ub=6, cost=delta)
+    add_abs(b, "w", name="abs")
+    add_facets(b, "abs", bound=6, name="facets", cost=1.0)
+    res = solve_highs(b.build())
+    grid = np.linspace(-6, 6, 12001)
+    values = delta * grid + np.array([facets_by_definition([v]) for v in grid])
+    assert res.status == Status.OPTIMAL
+    assert res.objective == pytest.approx(values.min(), abs=1e-9)
+    w = res.x[0]
+    assert w == pytest.approx(round(w), abs=1e-9)
+    assert w == pytest.approx(grid[values.argmin()], abs=1e-3)
+
+
+def test_one_row_per_facet_per_coefficient():
+    X, y = tiny(0, d=3)
+    program = FacetsProgram("hinge", bound=4).relaxed(X, y)
+    assert program.row_blocks["facets_facets"].stop - program.row_blocks["facets_facets"].start == 4 * 3
+    assert program.row_blocks["abs_pos"].stop - program.row_blocks["abs_pos"].start == 3
+
+
+# ---------------------------------------------------------------- fixed models: epigraphs tight
+@pytest.mark.parametrize("eps", [0.0, 0.3])
+@pytest.mark.parametrize("gamma", [1.0, 0.4])
+def test_hinge_program_at_fixed_model_equals_closed_form(eps, gamma):
+    """With w and b fixed, min over the auxiliaries = loss + penalty (epigraphs are tight)."""
+    X, y = tiny(1)
+    fp = FacetsProgram("hinge", lam=0.07, gamma=gamma, eps=eps, bound=3)
+    rng = np.random.default_rng(2)
+    w_real = rng.uniform(-3, 3, X.shape[1])
+    w_int = np.array([2.0, -3.0, 1.0])
+    for program, w in ((fp.exact(X, y), w_int), (fp.relaxed(X, y) if eps == 0 else None, w_real)):
+        if program is None:
+            continue
+        res = solve_highs(fix_model(program, w, 0.3))
+        expected = (loss_values("hinge", X @ (gamma * w) + 0.3, y).mean()
+                    + penalty_by_definition(w, fp.lam, eps))
+        assert res.objective == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "least_squares", "hinge"])
+@pytest.mark.parametrize("eps", [0.0, 0.25])
+def test_conic_program_at_fixed_model_equals_closed_form(loss, eps):
+    X, y = tiny(3, n=30)
+    fp = FacetsProgram(loss, lam=0.05, gamma=0.6, eps=eps, bound=3)
+    w = np.array([1.3, -2.2, 0.4])
+    res = solve_ecos(fix_model(fp.relaxed(X, y), w, -0.2))
+    expected = loss_values(loss, X @ (0.6 * w) - 0.2, y).mean() + penalty_by_definition(w, 0.05, eps)
+    assert res.status == Status.OPTIMAL
+    assert res.objective == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "least_squares"])
+@pytest.mark.parametrize("eps", [0.0, 0.25])
+def test_lift_is_feasible_and_has_the_true_objective(loss, eps):
+    X, y = tiny(4)
+    fp = FacetsProgram(loss, lam=0.1, gamma=0.5, eps=eps, bound=3)
+    coef, b = 0.5 * np.array([1.0, -3.0, 2.0]), 0.25
+    expected = fp.objective_value(X, y, coef, b)
+    programs = [fp.relaxed(X, y), fp.exact(X, y)]
+    if loss != "hinge":
+        programs.append(fp.outer_approximation(X, y).program)
+    for program in programs:
+        x = fp.lift(program, X, y, coef, b)
+        assert program.is_feasible(x, tol=1e-9), program.violations(x)
+        if eps == 0 or program.is_mip:  # the SCF square is exact at integers
+            assert program.objective(x) == pytest.approx(expected, rel=1e-12)
+        decoded = fp.decode(x, program)
+        assert np.allclose(decoded[0], coef) and decoded[1] == pytest.approx(b)
+
+
+def test_objective_value_matches_definitions():
+    X, y = tiny(5)
+    coef = np.array([0.7, -1.9, 0.0])
+    for loss in ("hinge", "logistic", "least_squares"):
+        fp = FacetsProgram(loss, lam=0.3, gamma=0.5, eps=0.1, bound=4)
+        expected = loss_values(loss, X @ coef + 0.1, y).mean() + penalty_by_definition(coef / 0.5, 0.3, 0.1)
+        assert fp.objective_value(X, y, coef, 0.1) == pytest.approx(expected, rel=1e-12)
+        assert LOSS_1D[loss][0](np.zeros(1)).shape == (1,)
+    assert SCF_SQUARE == 0.5
+
+
+# ------------------------------------------------------------------- exact = brute force
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("eps,gamma,lam", [(0.0, 1.0, 0.05), (0.0, 0.5, 0.02), (0.3, 0.7, 0.04)])
+def test_exact_hinge_milp_equals_brute_force(seed, eps, gamma, lam):
+    X, y = tiny(seed)
+    fp = FacetsProgram("hinge", lam=lam, gamma=gamma, eps=eps, bound=2)
+    exact = fp.exact(X, y)
+    res = solve_highs(exact, mip_rel_gap=1e-9)
+    best, w_best, b_best = brute_force(fp, X, y)
+    assert res.status == Status.OPTIMAL
+    assert res.objective == pytest.approx(best, rel=1e-7, abs=1e-9)
+    coef, b = fp.decode(res.x, exact)
+    assert np.allclose(coef / gamma, np.round(coef / gamma))
+    assert fp.objective_value(X, y, coef, b) == pytest.approx(best, rel=1e-7, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("eps", [0.0, 0.3])
+def test_relaxed_is_below_exact(seed, eps):
+    X, y = tiny(seed, n=40)
+    fp = FacetsProgram("hinge", lam=0.03, gamma=0.6, eps=eps, bound=3)
+    exact = solve_highs(fp.exact(X, y), mip_rel_gap=1e-9)
+    relaxed = (solve_highs if eps == 0 else solve_ecos)(fp.relaxed(X, y))
+    lp_relaxation = solve_highs(fp.exact(X, y).relax())
+    assert relaxed.objective <= exact.objective + 1e-7
+    assert lp_relaxation.objective <= exact.objective + 1e-9
+    if eps == 0:  # without the square the exact program's relaxation is the relaxed program
+        assert lp_relaxation.objective == pytest.approx(relaxed.objective, rel=1e-9)
+
+
+# -------------------------------------------------------------------------------- validation
+@pytest.mark.parametrize("kwargs,match", [
+    ({"loss": "squared_hinge"}, "loss must be one of"),
+    ({"gamma": 0.0}, "gamma must be > 0"),
+    ({"eps": 1.0}, "eps must lie in"),
+    ({"bound": 2.5}, "bound must be an integer"),
+    ({"bound": 0}, "bound must be an integer"),
+    ({"lam": -1.0}, "lam must be"),
+    ({"intercept_bounds": (1.0, -1.0)}, "intercept_bounds"),
+])
+def test_bad_parameters_raise(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        FacetsProgram(**kwargs)
+
+
+def test_bad_data_raise():
+    X, y = tiny(0)
+    fp = FacetsProgram("logistic")
+    with pytest.raises(ValueError, match="coded -1/\\+1"):
+        fp.relaxed(X, (y > 0).astype(float))
+    with pytest.raises(ValueError, match="rows but y has"):
+        fp.relaxed(X, y[:-1])
+    with pytest.raises(ValueError, match="2-D"):
+        fp.relaxed(X[:, 0], y)
+    with pytest.raises(ValueError, match="hinge loss is already linear"):
+        FacetsProgram("hinge").outer_approximation(X, y)
