@@ -1,0 +1,266 @@
+"""Ordered one-hot binning of a mixed table: the binarisation step of a points table.
+
+Each column ``j`` becomes an ordered block of ``d_j`` indicator columns, as in the binarsity
+slides (``binarsity-weighted-tv.txt``, "Features binarization: setup"):
+
+* numeric columns are cut into contiguous intervals ``I_{j,1} < ... < I_{j,d_j}`` at cut points
+  ``t_1 < ... < t_{d_j - 1}`` chosen by :func:`milpscore.binarize.cut_points` (every distinct
+  value when there are at most ``n_bins`` of them, else quantiles of the column, always values
+  that occur in the data): ``I_{j,1} = (-inf, t_1)``, ``I_{j,k} = [t_{k-1}, t_k)``,
+  ``I_{j,d_j} = [t_{d_j-1}, +inf)``. So a value outside the training range falls in an end bin;
+* categorical columns (object, string, category, bool, or any column listed in
+  ``categories``) get one indicator per category, ordered as the user gives them, as a pandas
+  ordered categorical declares them, ``(False, True)`` for booleans, or else by decreasing
+  frequency (ties by text). A category not seen in ``fit`` raises a ``ValueError`` unless
+  ``unknown_category="first"``, which puts it in the first bin of the order (documented rule).
+
+Bins read like a clinical score: ``"< 40"``, ``"40-49"``, ``">= 60"`` for integer-valued
+columns (the interval ``[40, 50)`` is printed ``40-49``), ``"0.05 to < 0.12"`` otherwise.
+Everything is vectorised (``np.searchsorted`` for numbers, ``pandas.Index.get_indexer`` for
+categories).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from milpscore.binarize import cut_points
+
+NUMERIC = "numeric"
+CATEGORICAL = "categorical"
+_UNKNOWN_RULES = ("error", "first")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+@dataclass(frozen=True)
+class VariableBins:
+    """The ordered bins of one column.
+
+    Attributes
+    ----------
+    name : column name.
+    kind : ``"numeric"`` or ``"categorical"``.
+    cuts : numeric: increasing cut points ``t_1 .. t_{k-1}`` (bin ``m`` is ``[t_m, t_{m+1})``
+        with ``t_0 = -inf``, ``t_k = +inf``); empty for categorical columns.
+    categories : categorical: the categories in bin order; empty for numeric columns.
+    integer_valued : numeric column whose training values are all integers (labels ``40-49``).
+    """
+
+    name: str
+    kind: str
+    cuts: np.ndarray
+    categories: tuple = ()
+    integer_valued: bool = False
+
+    @property
+    def n_bins(self) -> int:
+        return len(self.categories) if self.kind == CATEGORICAL else self.cuts.size + 1
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Readable label of each bin."""
+        return tuple(self.range_label(k, k) for k in range(self.n_bins))
+
+    def range_label(self, first: int, last: int) -> str:
+        """Label of the union of bins ``first..last`` (contiguous, inclusive)."""
+        if not 0 <= first <= last < self.n_bins:
+            raise ValueError(f"bins {first}..{last} out of range for {self.name!r} ({self.n_bins} bins)")
+        if self.kind == CATEGORICAL:
+            return ", ".join(str(c) for c in self.categories[first:last + 1])
+        if self.n_bins == 1:
+            return "any value"
+        lo = None if first == 0 else float(self.cuts[first - 1])
+        hi = None if last == self.n_bins - 1 else float(self.cuts[last])
+        if lo is None:
+            return f"< {_fmt(hi)}"
+        if hi is None:
+            return f">= {_fmt(lo)}"
+        if self.integer_valued:
+            top = hi - 1
+            return _fmt(lo) if top == lo else f"{_fmt(lo)}-{_fmt(top)}"
+        return f"{_fmt(lo)} to < {_fmt(hi)}"
+
+    def codes(self, values: Any, *, unknown_category: str = "error") -> np.ndarray:
+        """Bin index (0-based, int64) of each value of this column.
+
+        Raises ``ValueError`` for NaN / inf numbers, missing categories, and (by default)
+        categories not seen in ``fit``.
+        """
+        if self.kind == NUMERIC:
+            try:
+                v = np.asarray(values, dtype=float)
+            except (TypeError, ValueError):
+                raise TypeError(f"column {self.name!r} was numeric in fit but now holds non-numbers; "
+                                "pass the same columns as in fit") from None
+            bad = ~np.isfinite(v)
+            if bad.any():
+                kind = "NaN" if np.isnan(v).any() else "inf"
+                raise ValueError(f"column {self.name!r} contains {kind} in {int(bad.sum())} row(s); "
+                                 "drop or impute those rows before binning")
+            return np.searchsorted(self.cuts, v, side="right").astype(np.int64)
+        series = pd.Series(values)
+        if series.isna().any():
+            raise ValueError(f"column {self.name!r} has {int(series.isna().sum())} missing value(s); "
+                             "fill them (e.g. with a 'missing' category) before binning")
+        index = pd.Index(list(self.categories), dtype=object)
+        codes = index.get_indexer(series.to_numpy(dtype=object)).astype(np.int64)
+        unknown = codes < 0
+        if unknown.any():
+            if unknown_category == "error":
+                seen = sorted({str(v) for v in series[unknown]})[:5]
+                raise ValueError(f"column {self.name!r} has categories {seen} not seen in fit (known: "
+                                 f"{list(self.categories)[:10]}); add them to `categories` or use "
+                                 "unknown_category='first'")
+            codes[unknown] = 0
+        return codes
+
+
+def _is_categorical(series: pd.Series) -> bool:
+    return not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
+
+
+def _category_order(series: pd.Series, given: Sequence | None, name: str) -> tuple:
+    if series.isna().any():
+        raise ValueError(f"column {name!r} has {int(series.isna().sum())} missing value(s); fill them "
+                         "(e.g. with a 'missing' category) before binning")
+    present = pd.unique(series)
+    if given is not None:
+        order = tuple(given)
+        if len(set(order)) != len(order):
+            raise ValueError(f"categories for {name!r} contain duplicates: {list(order)}")
+        missing = [v for v in present if v not in set(order)]
+        if missing:
+            raise ValueError(f"column {name!r} has values {missing[:5]} missing from the categories "
+                             f"given for it ({list(order)[:10]}); list every category")
+        return order
+    if isinstance(series.dtype, pd.CategoricalDtype) and series.dtype.ordered:
+        return tuple(series.dtype.categories)
+    if pd.api.types.is_bool_dtype(series):
+        return tuple(v for v in (False, True) if v in set(present))
+    counts = series.value_counts(sort=False)
+    keys = sorted(counts.index, key=lambda v: (-counts[v], str(v)))
+    return tuple(keys)
+
+
+def _as_frame(X: Any, name: str = "X") -> pd.DataFrame:
+    if isinstance(X, pd.Series):
+        X = X.to_frame()
+    if isinstance(X, pd.DataFrame):
+        return X.set_axis([str(c) for c in X.columns], axis=1)
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}; "
+                         "use X.reshape(-1, 1) for a single feature")
+    return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+
+
+class OrderedBinner(TransformerMixin, BaseEstimator):
+    """Ordered one-hot binning of a mixed DataFrame (see the module docstring).
+
+    Parameters
+    ----------
+    n_bins : int or dict column -> int
+        Maximum number of bins per numeric column (>= 2); a column with at most that many
+        distinct values gets one bin per value. Missing dict entries use 5.
+    categories : dict column -> sequence, optional
+        Bin order of categorical columns (listing a numeric column here makes it categorical).
+    unknown_category : ``"error"`` or ``"first"``
+        What ``transform`` does with a category unseen in ``fit``.
+
+    Attributes
+    ----------
+    variables_ : tuple of :class:`VariableBins`, one per column.
+    blocks_ : tuple of slices, the columns of each variable in the one-hot matrix.
+    feature_names_in_ : column names; n_features_in_ : number of columns.
+    """
+
+    def __init__(self, n_bins: int | Mapping[str, int] = 5, categories: Mapping[str, Sequence] | None = None,
+                 unknown_category: str = "error"):
+        self.n_bins = n_bins
+        self.categories = categories
+        self.unknown_category = unknown_category
+
+    def _bins_for(self, name: str) -> int:
+        k = self.n_bins.get(name, 5) if isinstance(self.n_bins, Mapping) else self.n_bins
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+            raise ValueError(f"n_bins for {name!r} must be an integer >= 2, got {k!r}")
+        return int(k)
+
+    def fit(self, X: Any, y: Any = None) -> "OrderedBinner":
+        """Choose cut points / category orders from the training table ``X``."""
+        if self.unknown_category not in _UNKNOWN_RULES:
+            raise ValueError(f"unknown_category must be one of {_UNKNOWN_RULES}, got {self.unknown_category!r}")
+        frame = _as_frame(X)
+        if frame.shape[0] == 0 or frame.shape[1] == 0:
+            raise ValueError(f"X is empty (shape {frame.shape}); need at least one sample and one column")
+        if frame.columns.duplicated().any():
+            raise ValueError(f"X has duplicate column names {list(frame.columns[frame.columns.duplicated()])}")
+        given = dict(self.categories or {})
+        unknown = set(given) - set(frame.columns)
+        if unknown:
+            raise ValueError(f"categories names unknown columns {sorted(unknown)}; columns are {list(frame.columns)}")
+        variables = []
+        for name in frame.columns:
+            series = frame[name]
+            if name in given or _is_categorical(series):
+                order = _category_order(series, given.get(name), name)
+                variables.append(VariableBins(name, CATEGORICAL, np.zeros(0), order))
+                continue
+            values = series.to_numpy(dtype=float)
+            probe = VariableBins(name, NUMERIC, np.zeros(0))
+            probe.codes(values)  # NaN / inf check with the column named
+            integer_valued = bool(np.all(values == np.round(values)))
+            variables.append(VariableBins(name, NUMERIC, cut_points(values, self._bins_for(name) - 1),
+                                          integer_valued=integer_valued))
+        sizes = np.array([v.n_bins for v in variables])
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        self.variables_ = tuple(variables)
+        self.blocks_ = tuple(slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:]))
+        self.feature_names_in_ = np.array(frame.columns, dtype=object)
+        self.n_features_in_ = frame.shape[1]
+        return self
+
+    def _check_frame(self, X: Any) -> pd.DataFrame:
+        if not hasattr(self, "variables_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("this OrderedBinner is not fitted yet; call fit(X) first")
+        frame = _as_frame(X)
+        missing = [c for c in self.feature_names_in_ if c not in frame.columns]
+        if missing:
+            raise ValueError(f"columns {missing[:5]} seen in fit are missing from X")
+        return frame
+
+    def codes(self, X: Any) -> np.ndarray:
+        """``(n, p)`` int64 matrix: the bin of each value, column by column."""
+        frame = self._check_frame(X)
+        if len(frame) == 0:
+            return np.zeros((0, len(self.variables_)), dtype=np.int64)
+        return np.column_stack([v.codes(frame[v.name].to_numpy(), unknown_category=self.unknown_category)
+                                for v in self.variables_])
+
+    def transform(self, X: Any) -> sp.csr_matrix:
+        """Ordered one-hot matrix ``(n, sum_j d_j)`` (CSR, exactly one 1 per variable per row)."""
+        codes = self.codes(X)
+        n, p = codes.shape
+        offsets = np.array([b.start for b in self.blocks_], dtype=np.int64)
+        cols = (codes + offsets[None, :]).reshape(-1)
+        indptr = np.arange(0, n * p + 1, p, dtype=np.int64)
+        return sp.csr_matrix((np.ones(n * p), cols, indptr), shape=(n, self.n_bins_out))
+
+    @property
+    def n_bins_out(self) -> int:
+        """Total number of one-hot columns."""
+        return self.blocks_[-1].stop if self.blocks_ else 0
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """``"column: bin label"`` for every one-hot column."""
+        return np.array([f"{v.name}: {label}" for v in self.variables_ for label in v.labels], dtype=object)
