@@ -39,8 +39,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.conic_encodings import add_loss
+from formulations.conic_encodings import add_loss, add_penalty, register_penalty_encoder
 from formulations.encodings import add_abs
+from formulations.errors import NotRepresentableError
+from formulations.penalties import Facets, Scaled, StronglyConvexFacets
 from formulations.program import Program, ProgramBuilder, SOC
 
 LOSSES = ("hinge", "logistic", "least_squares")
@@ -119,6 +121,64 @@ def add_squared_norm(builder: ProgramBuilder, block: str, *, name: str = "square
     builder.add_cones(SOC, d + 2, {name: qcol, block: xmat}, constant=np.r_[1.0, -1.0, np.zeros(d)],
                       name=name)
     return q
+
+
+# ----------------------------------------------- dispatch-table encoders of the penalty classes
+def _box(builder: ProgramBuilder, weights: str, penalty) -> np.ndarray:
+    lb, ub = builder.bounds(weights)
+    box = np.maximum(np.abs(lb), np.abs(ub))
+    if not np.all(np.isfinite(box)):
+        raise NotRepresentableError(
+            f"{type(penalty).__name__} is piecewise linear with infinitely many facets: its epigraph "
+            f"needs a box on block {weights!r}; add the variables with finite lb/ub (|w_j| <= U * mu), "
+            "or use the proximal solver")
+    return box
+
+
+@register_penalty_encoder(Facets)
+@register_penalty_encoder(StronglyConvexFacets)
+def encode_facets_penalty(builder: ProgramBuilder, penalty, *, weights: str, name: str, scale: float):
+    """``scale * penalty.value(w)`` for :class:`Facets` / :class:`StronglyConvexFacets` (eqs. 3, 14).
+
+    With ``x = w / mu`` on the box of block ``weights`` (``U = ceil(max |w_j| / mu)`` facets):
+    ``a >= |w|`` (block ``name_abs``), facets ``t_j >= (k+1) a_j / mu - k(k+1)/2`` (block
+    ``name_facets``, cost ``scale lam (1 - eps)``) and, for SCF, ``eps lam (a / mu + q / (2 mu^2))``
+    with ``||w||^2 <= q`` one rotated SOC (block ``name_square``). Returns ``lift(w)``.
+    """
+    eps = getattr(penalty, "eps", 0.0)
+    mu, lam = penalty.mu, penalty.lam * scale
+    U = max(int(np.ceil(_box(builder, weights, penalty).max(initial=0.0) / mu - 1e-12)), 1)
+    add_abs(builder, weights, name=name + "_abs", cost=lam * eps / mu)
+    slopes, offsets = facet_pieces(U)
+    add_max_affine(builder, name + "_abs", slopes / mu, offsets, name=name + "_facets", cost=lam * (1 - eps))
+    if eps > 0:
+        add_squared_norm(builder, weights, name=name + "_square", cost=lam * eps * SCF_SQUARE / mu ** 2)
+
+    def lift(w):
+        w = np.asarray(w, dtype=float)
+        out = {name + "_abs": np.abs(w),
+               name + "_facets": np.max(np.maximum(slopes[:, None] * np.abs(w) / mu - offsets[:, None], 0), axis=0)}
+        if eps > 0:
+            out[name + "_square"] = np.array([w @ w])
+        return out
+
+    return lift
+
+
+@register_penalty_encoder(Scaled)
+def encode_scaled_penalty(builder: ProgramBuilder, penalty, *, weights: str, name: str, scale: float):
+    """``scale * penalty.penalty.value(w / gamma)`` (eq. 9): the inner penalty on ``v = w / gamma``.
+
+    Adds block ``name_scaled`` (``v``, box of ``w`` divided by gamma) and rows ``gamma v = w``,
+    then encodes the inner penalty on ``v`` through the dispatch table. Returns ``lift(w)``.
+    """
+    g = penalty.gamma
+    lb, ub = builder.bounds(weights)
+    builder.add_variables(name + "_scaled", lb.size, lb=lb / g, ub=ub / g)
+    eye = sp.identity(lb.size, format="csr")
+    builder.add_rows(name + "_scaled_rows", {name + "_scaled": g * eye, weights: -eye}, lb=0.0, ub=0.0)
+    inner = add_penalty(builder, penalty.penalty, weights=name + "_scaled", name=name, scale=scale)
+    return lambda w: {name + "_scaled": np.asarray(w, dtype=float) / g, **inner(np.asarray(w, dtype=float) / g)}
 
 
 # ------------------------------------------------------------------------------ loss maths
@@ -210,6 +270,16 @@ class FacetsProgram:
                 raise ValueError(f"intercept_bounds must satisfy lo <= hi, got {self.intercept_bounds}")
 
     # ------------------------------------------------------------------ true objective
+    def penalty(self) -> Facets | StronglyConvexFacets:
+        """The same penalty as a :mod:`formulations.penalties` object (model units, grid ``gamma``).
+
+        ``Facets(lam, mu=gamma)`` or ``StronglyConvexFacets(lam, mu=gamma, eps)``; equivalently
+        ``Scaled(Facets(lam), gamma)`` (eq. 9). Its ``prox`` drives the proximal path.
+        """
+        if self.eps == 0:
+            return Facets(self.lam, mu=self.gamma)
+        return StronglyConvexFacets(self.lam, mu=self.gamma, eps=self.eps)
+
     def penalty_value(self, coef: np.ndarray) -> float:
         """``lam * Omega(coef / gamma)`` (eq. 9 form) for model coefficients ``coef``."""
         w = np.asarray(coef, dtype=float) / self.gamma

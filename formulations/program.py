@@ -223,6 +223,11 @@ class ProgramBuilder:
         s = self._blocks[name]
         return s.stop - s.start
 
+    def bounds(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the lower and upper bounds of a variable block (encoders read boxes here)."""
+        i = list(self._blocks).index(name)
+        return self._lb[i].copy(), self._ub[i].copy()
+
     def add_cost(self, name: str, cost) -> None:
         """Add ``cost`` (scalar or vector) to the objective coefficients of a block."""
         i = list(self._blocks).index(name)

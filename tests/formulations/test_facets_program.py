@@ -255,3 +255,81 @@ def test_bad_data_raise():
         fp.relaxed(X[:, 0], y)
     with pytest.raises(ValueError, match="hinge loss is already linear"):
         FacetsProgram("hinge").outer_approximation(X, y)
+
+
+# ----------------------------------------------- agreement with formulations.penalties (value)
+@pytest.mark.parametrize("eps,gamma", [(0.0, 1.0), (0.0, 0.35), (0.2, 0.5), (0.01, 2.0)])
+def test_penalty_value_equals_penalties_package(eps, gamma):
+    from formulations.penalties import Facets, Scaled, StronglyConvexFacets
+
+    fp = FacetsProgram("hinge", lam=0.3, gamma=gamma, eps=eps, bound=5)
+    coef = np.random.default_rng(1).uniform(-4 * gamma, 4 * gamma, 20)
+    reference = (Scaled(Facets(0.3), gamma) if eps == 0 else Scaled(StronglyConvexFacets(0.3, eps=eps), gamma))
+    assert fp.penalty_value(coef) == pytest.approx(reference.value(coef), rel=1e-12)
+    assert fp.penalty().value(coef) == pytest.approx(reference.value(coef), rel=1e-12)
+    assert fp.penalty_value(coef) == pytest.approx(penalty_by_definition(coef / gamma, 0.3, eps), rel=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "least_squares"])
+@pytest.mark.parametrize("eps", [0.0, 0.2])
+def test_encoding_objective_at_solution_equals_penalty_value(loss, eps):
+    """At the ECOS optimum: program objective = mean loss + penalties.value(coef)."""
+    X, y = tiny(6, n=50)
+    fp = FacetsProgram(loss, lam=0.04, gamma=0.5, eps=eps, bound=4)
+    program = fp.relaxed(X, y)
+    res = solve_ecos(program)
+    coef, b = fp.decode(res.x, program)
+    expected = loss_values(loss, X @ coef + b, y).mean() + fp.penalty().value(coef)
+    assert res.status == Status.OPTIMAL
+    assert res.objective == pytest.approx(expected, rel=1e-7)
+
+
+def _penalised_logistic(penalty, X, y, box):
+    from formulations.conic_encodings import add_loss, add_penalty
+
+    b = ProgramBuilder()
+    b.add_variables("w", X.shape[1], lb=-box, ub=box)
+    b.add_variables("b", 1)
+    lift = add_penalty(b, penalty, weights="w", name="pen")
+    add_loss(b, "logistic", X, y, weights="w", intercept="b", scale=1.0 / y.size)
+    return b.build(), lift
+
+
+@pytest.mark.parametrize("make", [
+    lambda P: P.Facets(0.05, mu=0.5),
+    lambda P: P.StronglyConvexFacets(0.05, mu=0.5, eps=0.3),
+    lambda P: P.Scaled(P.Facets(0.05), 0.5),
+    lambda P: P.Scaled(P.StronglyConvexFacets(0.05, mu=2.0, eps=0.2), 0.25),
+])
+def test_dispatch_encoders_match_value_and_lift(make):
+    import formulations.penalties as P
+
+    penalty = make(P)
+    X, y = tiny(7, n=40)
+    program, lift = _penalised_logistic(penalty, X, y, box=3.0)
+    res = solve_ecos(program)
+    w, b = program.block(res.x, "w"), program.block(res.x, "b")[0]
+    assert res.objective == pytest.approx(np.log1p(np.exp(-y * (X @ w + b))).mean() + penalty.value(w), rel=1e-7)
+    # lift of the penalty blocks at a random model: feasible for the penalty rows and exact value
+    w0 = np.random.default_rng(0).uniform(-3, 3, X.shape[1])
+    x = np.zeros(program.n_variables)
+    x[program.blocks["w"]] = w0
+    for name, values in lift(w0).items():
+        x[program.blocks[name]] = values
+    penalty_cost = sum(program.c[program.blocks[name]] @ x[program.blocks[name]] for name in lift(w0))
+    assert penalty_cost == pytest.approx(penalty.value(w0), rel=1e-12)
+    pen_rows = [s for name, s in program.row_blocks.items() if name.startswith("pen")]
+    ax = program.A @ x
+    for s in pen_rows:
+        assert np.all(ax[s] >= program.row_lb[s] - 1e-9) and np.all(ax[s] <= program.row_ub[s] + 1e-9)
+
+
+def test_facets_encoder_needs_a_box():
+    from formulations.conic_encodings import add_penalty
+    from formulations.errors import NotRepresentableError
+    from formulations.penalties import Facets
+
+    b = ProgramBuilder()
+    b.add_variables("w", 2)
+    with pytest.raises(NotRepresentableError, match="needs a box"):
+        add_penalty(b, Facets(1.0), weights="w")
