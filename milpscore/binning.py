@@ -75,10 +75,10 @@ class VariableBins:
             raise ValueError(f"bins {first}..{last} out of range for {self.name!r} ({self.n_bins} bins)")
         if self.kind == CATEGORICAL:
             return ", ".join(str(c) for c in self.categories[first:last + 1])
-        if self.n_bins == 1:
-            return "any value"
         lo = None if first == 0 else float(self.cuts[first - 1])
         hi = None if last == self.n_bins - 1 else float(self.cuts[last])
+        if lo is None and hi is None:
+            return "any value"
         if lo is None:
             return f"< {_fmt(hi)}"
         if hi is None:

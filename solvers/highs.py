@@ -37,7 +37,7 @@ _FEASIBLE_SOLUTION = 2  # kSolutionStatusFeasible
 def to_highs(program: Program, *, names: bool = False) -> highspy.Highs:
     """Load ``program`` into a fresh :class:`highspy.Highs` (one ``passModel`` call).
 
-    With ``names=True`` columns and rows get readable names (``w[3]``, ``loss[17]``) so that
+    With ``names=True`` columns and rows get readable names (``w_3``, ``loss_17``) so that
     ``writeModel('model.lp')`` is readable.
     """
     if program.cones:
@@ -56,12 +56,12 @@ def to_highs(program: Program, *, names: bool = False) -> highspy.Highs:
                 A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64),
                 program.integer.astype(np.int32))
     if names:
-        for block, s in program.blocks.items():
-            for k, j in enumerate(range(s.start, s.stop)):
-                h.passColName(j, f"{block}[{k}]")
-        for block, s in program.row_blocks.items():
-            for k, i in enumerate(range(s.start, s.stop)):
-                h.passRowName(i, f"{block}[{k}]")
+        lp = h.getLp()
+        lp.col_names_ = [f"{block}_{k}" for block, sl in program.blocks.items()
+                         for k in range(sl.stop - sl.start)]
+        lp.row_names_ = [f"{block}_{k}" for block, sl in program.row_blocks.items()
+                         for k in range(sl.stop - sl.start)]
+        h.passModel(lp)
     return h
 
 

@@ -1,0 +1,98 @@
+"""HiGHS backend on the standard problems, warm starts, time limits, export."""
+import numpy as np
+import pytest
+import highspy
+
+from formulations.errors import NotRepresentableError
+from formulations.program import ProgramBuilder
+from solvers import solve
+from solvers.highs import solve_highs, write_model
+from solvers.result import Status
+from standard_problems import linear_problems
+
+
+@pytest.mark.parametrize("problem", linear_problems(), ids=lambda p: p.name)
+def test_standard_problems(problem):
+    r = solve_highs(problem.program)
+    if problem.status == "optimal":
+        assert r.status == Status.OPTIMAL
+        assert r.objective == pytest.approx(problem.objective, abs=1e-8)
+        assert problem.program.is_feasible(r.x, tol=1e-7)
+        if problem.x is not None:
+            np.testing.assert_allclose(r.x, problem.x, atol=1e-7)
+        assert r.gap == pytest.approx(0.0, abs=1e-6)
+    elif problem.status == "infeasible":
+        assert r.status in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
+        assert r.x is None
+    else:
+        assert r.status in (Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED)
+
+
+def test_relaxation_is_lower_bound():
+    from standard_problems import milp
+    p = milp().program
+    assert solve_highs(p.relax()).objective == pytest.approx(-3.5)
+    assert solve_highs(p).objective == pytest.approx(-3.0)
+
+
+def test_registry_rejects_conic_program_for_highs():
+    b = ProgramBuilder()
+    b.add_variables("t", 1, cost=1.0)
+    b.add_variables("x", 2, lb=1.0)
+    b.add_cones("soc", 3, {"t": np.array([[1.0], [0], [0]]), "x": np.array([[0, 0], [1.0, 0], [0, 1.0]])})
+    with pytest.raises(NotRepresentableError, match="ecos"):
+        solve(b.build(), backend="highs")
+
+
+def test_unknown_backend_named():
+    from standard_problems import lp
+    with pytest.raises(ValueError, match="unknown backend 'gurobbi'"):
+        solve(lp().program, backend="gurobbi")
+
+
+def _hard_knapsack(n=60, seed=0):
+    """Random multi-constraint 0-1 knapsack: many nodes, so a tiny time limit binds."""
+    rng = np.random.default_rng(seed)
+    b = ProgramBuilder()
+    b.add_variables("x", n, lb=0, ub=1, integer=True, cost=-rng.integers(50, 100, n).astype(float))
+    W = rng.integers(20, 60, (5, n)).astype(float)
+    b.add_rows("cap", {"x": W}, ub=W.sum(axis=1) / 2)
+    return b.build()
+
+
+def test_time_limit_returns_incumbent_not_exception():
+    p = _hard_knapsack()
+    start = np.zeros(p.n_variables)  # feasible: take nothing
+    r = solve_highs(p, time_limit=0.05, warm_start=start)
+    assert r.status in (Status.FEASIBLE, Status.OPTIMAL)
+    assert r.x is not None and p.is_feasible(r.x)
+    assert r.objective <= 0.0 + 1e-9  # never worse than the start
+    assert r.bound <= r.objective + 1e-9
+    if r.status == Status.FEASIBLE:
+        assert r.gap >= 0
+
+
+def test_warm_start_kept_when_feasible():
+    from standard_problems import knapsack
+    p = knapsack().program
+    r = solve_highs(p, warm_start=np.array([0.0, 1.0, 0.0, 1.0]), options={"mip_max_nodes": 0})
+    assert r.objective == pytest.approx(-21.0)
+
+
+def test_warm_start_shape_checked():
+    from standard_problems import knapsack
+    with pytest.raises(ValueError, match="warm_start has shape"):
+        solve_highs(knapsack().program, warm_start=np.zeros(3))
+
+
+def test_write_lp_and_mps_read_back(tmp_path):
+    from standard_problems import milp
+    p = milp().program
+    for suffix in (".lp", ".mps"):
+        path = write_model(p, tmp_path / f"model{suffix}")
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.readModel(str(path))
+        h.run()
+        assert h.getInfo().objective_function_value == pytest.approx(-3.0)
+    assert "x_0" in (tmp_path / "model.lp").read_text()
