@@ -225,6 +225,11 @@ class FusedScoreClassifier(IntegerLinearClassifier):
             total += pts[which]
         return total
 
+    def predict(self, X: Any) -> np.ndarray:
+        """Positive class where total points + intercept > 0 (ranges applied to raw values)."""
+        self._check_fitted()
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
     def total_points(self, X: Any) -> np.ndarray:
         """Card score per row (sum of the points of the row's ranges, without the intercept)."""
         return self.decision_function(X) - self.intercept_

@@ -56,6 +56,7 @@ def test_labels_read_like_a_clinical_score():
     assert age.labels == ("< 40", "40-49", "50-59", ">= 60")
     assert age.range_label(1, 3) == ">= 40"
     assert age.range_label(0, 1) == "< 50"
+    assert age.range_label(0, 3) == "any value"
     x = pd.DataFrame({"x": [0.5, 1.5, 2.5, 3.5]})
     v = OrderedBinner(n_bins=2).fit(x).variables_[0]
     assert v.labels == ("< 2.5", ">= 2.5")
