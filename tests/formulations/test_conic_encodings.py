@@ -228,3 +228,46 @@ def test_dispatch_table():
     assert solve_ecos(b.build()).objective == pytest.approx(2 * D, rel=1e-7)
     with pytest.raises(ValueError, match="entries"):
         _penalty_program(WeightedL1(np.ones(D + 1)))
+
+
+# ----------------------------------------------------------- PenalizedProgram exact
+def test_penalized_exact_hinge_l1_matches_enumeration():
+    """Integer weights in {-2..2}^2, hinge + L1: HiGHS on exact() = brute force over w (and b)."""
+    from formulations.coefficients import CoefficientSet
+    from formulations.penalized import PenalizedProgram
+    from solvers.highs import solve_highs
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(25, 2))
+    y = np.where(X @ [1.0, -0.5] + 0.3 * rng.normal(size=25) > 0, 1.0, -1.0)
+    cs = CoefficientSet.uniform(2, bound=2, integer=True)
+    spec = PenalizedProgram(L1(0.05), loss="hinge", coefficients=cs)
+    exact = spec.exact(X, y)
+    lo, hi = cs.intercept_bounds(X, 1.0)
+    best = np.inf
+    for w in np.array(np.meshgrid(range(-2, 3), range(-2, 3))).T.reshape(-1, 2):
+        # hinge in b is convex piecewise linear: its minimum is at a breakpoint or a bound
+        candidates = np.clip(np.r_[y - X @ w, lo, hi], lo, hi)
+        best = min(best, min(spec.objective_value(X, y, w, b) for b in candidates))
+    r = solve_highs(exact)
+    assert r.objective == pytest.approx(best, abs=1e-9)
+    w, b = spec.decode(exact, r.x)
+    np.testing.assert_allclose(w, np.round(w))
+    assert spec.objective_value(X, y, w, b) == pytest.approx(best, abs=1e-9)
+    relaxed = solve_highs(spec.relaxed(X, y))
+    assert relaxed.objective <= r.objective + 1e-9
+    assert not spec.relaxed(X, y).is_mip and exact.is_mip
+
+
+def test_penalized_rejects_bad_input():
+    from formulations.penalized import PenalizedProgram
+
+    with pytest.raises(ValueError, match="loss"):
+        PenalizedProgram(L1(1.0), loss="poisson")
+    with pytest.raises(NotRepresentableError):
+        PenalizedProgram(object())
+    spec = PenalizedProgram(L1(1.0))
+    with pytest.raises(ValueError, match="y in"):
+        spec.exact(np.ones((3, 2)), np.array([0.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="rows"):
+        spec.exact(np.ones((3, 2)), np.array([1.0, -1.0]))
