@@ -18,7 +18,7 @@ from milpscore.credibility import average_precision, sparsity
 from milpscore.estimators.base import FitOutcome, IntegerLinearClassifier
 from solvers.registry import solve
 
-SOLVERS = ("ecos", "clarabel")
+SOLVERS = ("ecos", "clarabel", "prox")
 
 
 def known_factor_mask(known: Any, names: Sequence[str]) -> np.ndarray:
@@ -55,8 +55,9 @@ class EYEClassifier(IntegerLinearClassifier):
         Penalty weight ``lambda`` (the paper's, since the loss is averaged over samples).
     fit_intercept : bool
         Fit an unpenalised intercept.
-    solver : {"ecos", "clarabel"}
-        Conic backend (``solvers.ecos`` directly, or Clarabel through cvxpy).
+    solver : {"ecos", "clarabel", "prox"}
+        Conic backend (``solvers.ecos`` directly, or Clarabel through cvxpy), or FISTA with the
+        EYE prox (``solvers.proximal``, no sample weights).
     zero_tol : float
         Weights with ``|theta_j| <= zero_tol * max(1, max_k |theta_k|)`` are set to 0 (an
         interior-point method stops about 1e-8 away from exact zeros).
@@ -92,15 +93,30 @@ class EYEClassifier(IntegerLinearClassifier):
         r = known_factor_mask(self.known, names)
         self.known_mask_ = r
         spec = PenalizedProgram(EYE(r, self.lam), loss="logistic", fit_intercept=self.fit_intercept)
-        program = spec.relaxed(X, y, sample_weight)
-        result = solve(program, backend=self.solver, **(self.solver_options or {}))
-        if not result.has_solution:
-            raise RuntimeError(f"{self.solver} found no solution (status {result.status.value}: {result.message}); "
-                               "try solver='clarabel' or a larger lam")
-        coef, intercept = spec.decode(program, result.x)
+        if self.solver == "prox":
+            coef, intercept, result = self._fit_prox(X, y, sample_weight, spec.penalty)
+        else:
+            program = spec.relaxed(X, y, sample_weight)
+            result = solve(program, backend=self.solver, **(self.solver_options or {}))
+            if not result.has_solution:
+                raise RuntimeError(f"{self.solver} found no solution (status {result.status.value}: "
+                                   f"{result.message}); try solver='clarabel' or a larger lam")
+            coef, intercept = spec.decode(program, result.x)
         coef[np.abs(coef) <= self.zero_tol * max(1.0, float(np.abs(coef).max(initial=0.0)))] = 0.0
         extras = {"objective": spec.objective_value(X, y, coef, intercept, sample_weight),
                   "sparsity": sparsity(coef) if coef.any() else 1.0}
         if np.all(np.isin(r, (0.0, 1.0))) and r.any():
             extras["ap"] = average_precision(coef, r)
         return FitOutcome(coef, intercept, result, None, extras)
+
+    def _fit_prox(self, X, y, sample_weight, penalty):
+        from formulations.losses import Logistic
+        from solvers.proximal import fista
+
+        if not np.allclose(sample_weight, 1.0):
+            raise ValueError("solver='prox' does not take sample weights; use solver='ecos'")
+        result = fista(Logistic(X, y, fit_intercept=self.fit_intercept), penalty,
+                       **{"tol": 1e-9, "max_iter": 100_000, **(self.solver_options or {})})
+        if not result.has_solution:
+            raise RuntimeError(f"FISTA found no solution (status {result.status.value}: {result.message})")
+        return np.array(result.x, dtype=float), float(result.raw.get("intercept", 0.0)), result
