@@ -52,6 +52,7 @@ class SLIM:
     max_size : optional maximum number of non-zero coefficients K.
     class_weight : ``(w_minus, w_plus)`` multipliers of the negative / positive rows.
     integer_intercept : None = integer exactly when ``X`` is integer-valued.
+    merge_duplicates : merge identical ``(x, y)`` rows into one weighted row (exact; default).
     """
 
     coefficients: CoefficientSet | None = None
@@ -61,6 +62,7 @@ class SLIM:
     max_size: int | None = None
     class_weight: tuple[float, float] = (1.0, 1.0)
     integer_intercept: bool | None = None
+    merge_duplicates: bool = True
 
     def __post_init__(self) -> None:
         if self.c0 < 0:
@@ -91,8 +93,11 @@ class SLIM:
         cw = np.where(y > 0, self.class_weight[1], self.class_weight[0])
         weights = sw * cw / sw.sum()
         keys = np.column_stack([X, y])
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        merged_w = np.bincount(inverse.reshape(-1), weights=weights, minlength=uniq.shape[0])
+        if self.merge_duplicates:
+            uniq, inverse = unique_rows(keys)
+            merged_w = np.bincount(inverse, weights=weights, minlength=uniq.shape[0])
+        else:
+            uniq, merged_w = keys, weights
         keep = merged_w > 0
         Xu, yu, wu = uniq[keep, :d], uniq[keep, d], merged_w[keep]
         integral_x = bool(np.all(Xu == np.round(Xu)))
@@ -106,6 +111,18 @@ class SLIM:
         unit = min(wu.min(), pos_costs.min() if pos_costs.size else np.inf)
         eps = 0.5 * unit / max(coefs.magnitude.sum(), 1.0)
         return SLIMInstance(self, coefs, Xu, yu, wu, big_m, (lo, hi), int_icpt, eps, n_rows_in=n)
+
+
+def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a 2-D float array and the inverse index, exact (byte comparison).
+
+    Rows are viewed as one opaque byte string each, so one 1-D sort replaces the much slower
+    lexicographic ``np.unique(axis=0)`` (0.10 s vs 0.73 s on adult, 32561 x 37).
+    """
+    a = np.ascontiguousarray(a, dtype=float) + 0.0  # + 0.0 turns -0.0 into 0.0 for the byte view
+    rows = a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    return a[first], inverse.reshape(-1)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,67 @@
+"""Bad input gets a clear error naming the column/argument and the fix (parametrised)."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from milpscore.binarize import ThresholdBinarizer, cut_points
+from milpscore.data import encode_labels, validate_xy
+from milpscore.estimators.slim import SLIMClassifier
+
+GOOD_X = pd.DataFrame({"age": [30, 40, 50, 60], "bp": [1.0, 2.0, 3.0, 4.0]})
+GOOD_Y = [0, 1, 0, 1]
+
+
+@pytest.mark.parametrize("X, y, error, match", [
+    (GOOD_X.assign(bp=[1.0, np.nan, 3.0, 4.0]), GOOD_Y, ValueError, "column 'bp' contains NaN in 1 row"),
+    (GOOD_X.assign(age=[1.0, np.inf, 3.0, 4.0]), GOOD_Y, ValueError, "column 'age' contains inf"),
+    (GOOD_X.assign(sex=["m", "f", "m", "f"]), GOOD_Y, TypeError, "column 'sex' is not numeric.*ThresholdBinarizer"),
+    (GOOD_X, [1, 1, 1, 1], ValueError, "only one class"),
+    (GOOD_X, [0, 1, 2, 1], ValueError, "3 classes"),
+    (GOOD_X.iloc[:1], [1], ValueError, "need at least 2"),
+    (GOOD_X, [0, 1, 0], ValueError, "X has 4 rows but y has 3"),
+    (np.arange(4.0), GOOD_Y, ValueError, "must be 2-D"),
+    (GOOD_X, [0.0, 1.0, np.nan, 1.0], ValueError, "NaN or inf labels"),
+    (np.array([["a", "b"], ["c", "d"]]), [0, 1], TypeError, "must be numeric"),
+])
+def test_bad_input_raises_documented_error(X, y, error, match):
+    with pytest.raises(error, match=match):
+        validate_xy(X, y)
+    with pytest.raises(error, match=match):
+        SLIMClassifier(time_limit=1).fit(X, y)
+
+
+@pytest.mark.parametrize("y, negative, positive", [
+    ([0, 1, 1, 0], 0, 1), ([-1, 1, 1, -1], -1, 1), ([False, True, True, False], False, True),
+    (["no", "yes", "yes", "no"], "no", "yes"), (["malignant", "benign", "benign", "malignant"], "benign", "malignant"),
+])
+def test_label_mapping_recorded(y, negative, positive):
+    y_pm1, labels = encode_labels(y)
+    assert (labels.negative, labels.positive) == (negative, positive)
+    np.testing.assert_array_equal(labels.decode(y_pm1), np.asarray(y))
+    assert set(y_pm1) == {-1.0, 1.0}
+
+
+def test_predict_checks_columns_and_shape():
+    model = SLIMClassifier(time_limit=2).fit(GOOD_X, GOOD_Y)
+    with pytest.raises(ValueError, match="3 features"):
+        model.predict(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="columns differ"):
+        model.predict(GOOD_X.rename(columns={"bp": "BP"}))
+    with pytest.raises(ValueError, match="sample_weight"):
+        SLIMClassifier(time_limit=1).fit(GOOD_X, GOOD_Y, sample_weight=[1, 2])
+
+
+def test_cut_points_and_binarizer_names():
+    v = np.array([1, 2, 2, 3, 4, 5, 6, 7, 8, 9.0])
+    cuts = cut_points(v, 3)
+    assert len(cuts) <= 3 and (cuts > v.min()).all() and np.isin(cuts, v).all()
+    np.testing.assert_array_equal(cut_points(np.array([0, 1, 2, 0.0]), 5), [1, 2])
+    frame = pd.DataFrame({"radius": [10.0, 12.0, 14.0, 20.0], "smoker": [0, 1, 1, 0], "site": ["a", "b", "a", "c"]})
+    out = ThresholdBinarizer(max_cuts=2).fit_transform(frame)
+    assert "smoker" in out.columns and "site == a" in out.columns
+    assert any(c.startswith("radius >= ") for c in out.columns)
+    col = [c for c in out.columns if c.startswith("radius >= ")][0]
+    t = float(col.split(">= ")[1])
+    np.testing.assert_array_equal(out[col].to_numpy(), (frame["radius"] >= t).astype(float))
+    with pytest.raises(ValueError, match="column 'radius' contains NaN"):
+        ThresholdBinarizer().fit(frame.assign(radius=[1.0, np.nan, 2.0, 3.0]))

@@ -1,0 +1,67 @@
+"""SLIMClassifier end to end on real data, and the score card it prints."""
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import GridSearchCV
+
+from milpscore.datasets import load_default
+from milpscore.estimators.slim import SLIMClassifier
+from milpscore.scorecard import ScoreCard
+from solvers.result import Status
+
+
+def _check_card(model, X, y):
+    card = model.scorecard_
+    assert isinstance(card, ScoreCard)
+    np.testing.assert_array_equal(card.table["points"], np.round(card.table["points"]))
+    assert set(card.table["condition"]) == {c for c, w in zip(X.columns, model.coef_) if w != 0}
+    # the card's rule reproduces predict() exactly
+    total = card.total(X)
+    card_pred = np.where(total > card.threshold, model.classes_[1], model.classes_[0])
+    np.testing.assert_array_equal(card_pred, model.predict(X))
+    text = str(card)
+    assert "predict" in text and "total score >=" in text
+    assert "<table>" in card._repr_html_()
+
+
+@pytest.mark.parametrize("name, max_size", [("breastcancer_data.csv", 5), ("mammo_data.csv", 4)])
+def test_slim_on_shared_data(shared_data, name, max_size):
+    frame = pd.read_csv(shared_data / name)
+    y, X = frame.iloc[:, 0], frame.iloc[:, 1:]
+    model = SLIMClassifier(c0=0.005, max_size=max_size, coef_bound=5, time_limit=5, relaxed=True).fit(X, y)
+    assert model.status_ in ("optimal", "feasible")
+    assert np.count_nonzero(model.coef_) <= max_size
+    assert model.result_.bound <= model.result_.objective + 1e-9
+    assert model.relaxed_result_.objective <= model.result_.objective + 1e-9
+    # never worse than the warm start
+    assert model.result_.objective <= model.fit_info_["heuristic_objective"] + 1e-9
+    assert model.score(X, y) > 0.75
+    _check_card(model, X, y)
+
+
+def test_slim_on_bundled_default_data():
+    X, y = load_default()
+    model = SLIMClassifier(c0=0.01, max_size=4, time_limit=3).fit(X, y)
+    assert model.score(X, y) > 0.9
+    assert model.classes_.tolist() == ["benign", "malignant"]
+    _check_card(model, X, y)
+
+
+def test_objective_matches_misclassification_rate():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.integers(0, 2, (120, 4)).astype(float), columns=list("abcd"))
+    y = np.where(X["a"] + X["b"] - X["c"] + rng.normal(0, 0.4, 120) > 0.5, "yes", "no")
+    model = SLIMClassifier(c0=0.0, coef_bound=3, time_limit=10).fit(X, y)
+    assert model.status_ == Status.OPTIMAL.value
+    error = np.mean(model.predict(X) != y)
+    # objective = weighted margin error + eps * L1 (no L0 cost): error within eps part
+    assert model.result_.objective == pytest.approx(error, abs=model.fit_info_["epsilon"] * 3 * 4 + 1e-9)
+
+
+def test_grid_search_cv_works():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 2, (80, 3)).astype(float)
+    y = (X[:, 0] + rng.normal(0, 0.3, 80) > 0.5).astype(int)
+    grid = GridSearchCV(SLIMClassifier(time_limit=2, coef_bound=2), {"c0": [0.001, 0.05]}, cv=2).fit(X, y)
+    assert grid.best_score_ > 0.7
+    assert set(grid.best_estimator_.get_params()) >= {"c0", "coef_bound", "max_size", "time_limit"}
