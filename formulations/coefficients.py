@@ -119,16 +119,17 @@ class CoefficientSet:
         smin = pos @ self.lb + neg @ self.ub
         return smin, smax
 
-    def intercept_bounds(self, X: np.ndarray, margin: float = 1.0) -> tuple[float, float]:
+    def intercept_bounds(self, X: np.ndarray, margin: float = 1.0,
+                         score_range: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
         """Intercept range that loses no classifier.
 
         With scores ``s_i = x_i . lambda`` in ``[smin_i, smax_i]``, an intercept above
         ``margin - min_i smin_i`` already classifies every row positive (and one below
         ``-margin - max_i smax_i`` every row negative), so ``[-max smax - margin,
         -min smin + margin]`` contains an optimal intercept. Explicit bounds take precedence;
-        integer-rounded outwards.
+        integer-rounded outwards. ``score_range`` may pass a precomputed :meth:`score_range`.
         """
-        smin, smax = self.score_range(X)
+        smin, smax = self.score_range(X) if score_range is None else score_range
         lo = float(np.floor(-smax.max() - margin)) if smax.size else -margin
         hi = float(np.ceil(-smin.min() + margin)) if smin.size else margin
         if self.intercept_lb is not None:

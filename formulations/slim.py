@@ -100,10 +100,10 @@ class SLIM:
             uniq, merged_w = keys, weights
         keep = merged_w > 0
         Xu, yu, wu = uniq[keep, :d], uniq[keep, d], merged_w[keep]
-        integral_x = bool(np.all(Xu == np.round(Xu)))
+        integral_x = bool(np.array_equal(Xu, np.rint(Xu)))
         int_icpt = integral_x and bool(coefs.integer.all()) if self.integer_intercept is None else self.integer_intercept
-        lo, hi = coefs.intercept_bounds(Xu, self.margin)
         smin, smax = coefs.score_range(Xu)
+        lo, hi = coefs.intercept_bounds(Xu, self.margin, score_range=(smin, smax))
         # worst case of gamma - y (s + b) over the box
         worst = np.where(yu > 0, self.margin - (smin + lo), self.margin + (smax + hi))
         big_m = np.maximum(worst, 0.0)
