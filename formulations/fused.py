@@ -347,6 +347,26 @@ class FusedLassoHinge:
             theta = rounded + 0.0
         return FusedPoints(theta, float(program.block(x, "b")[0]), inst["blocks"])
 
+    def normalise(self, theta: np.ndarray, intercept: float) -> FusedPoints:
+        """The same score function with each block shifted to the builder's reference level.
+
+        Block ``j`` is shifted by its minimum (``"min"``), its first bin (``"first"``) or its mean
+        (``"sum_to_zero"``), and the shifts are added to the intercept: every score
+        ``theta . x̄_i + b`` is unchanged because each row has exactly one 1 per block.
+        """
+        inst = self._require()
+        slices, member = inst["blocks"], inst["member"]
+        theta = np.asarray(theta, dtype=float).copy()
+        if theta.shape != (member.shape[0],):
+            raise ValueError(f"theta has shape {theta.shape}, expected ({member.shape[0]},)")
+        if self.reference == "min":
+            shift = np.minimum.reduceat(theta, [s.start for s in slices])
+        elif self.reference == "first":
+            shift = theta[[s.start for s in slices]]
+        else:
+            shift = (member.T @ theta) / np.array([s.stop - s.start for s in slices])
+        return FusedPoints(theta - member @ shift, float(intercept) + float(shift.sum()), slices)
+
     def lift(self, theta: np.ndarray, intercept: float | None = None) -> np.ndarray:
         """Full variable vector of the last program from points ``theta`` (for warm starts).
 
@@ -357,25 +377,16 @@ class FusedLassoHinge:
         the range or breaking monotonicity stay infeasible.
         """
         inst = self._require()
-        program, slices, member = inst["program"], inst["blocks"], inst["member"]
-        theta = np.asarray(theta, dtype=float).copy()
-        if theta.shape != (member.shape[0],):
-            raise ValueError(f"theta has shape {theta.shape}, expected ({member.shape[0]},)")
+        program, slices = inst["program"], inst["blocks"]
         sizes = np.array([s.stop - s.start for s in slices])
-        if self.reference == "min":
-            shift = np.minimum.reduceat(theta, [s.start for s in slices])
-        elif self.reference == "first":
-            shift = theta[[s.start for s in slices]]
-        else:
-            shift = (member.T @ theta) / sizes
-        theta -= member @ shift
+        normal = self.normalise(theta, 0.0 if intercept is None else intercept)
+        theta = normal.theta
         scores = np.asarray(inst["X"] @ theta).ravel()
         if intercept is None:
             b = best_intercept(scores, inst["y"], inst["w"], self.margin)
-        else:
-            b = float(intercept) - shift.sum()
-        if intercept is None:
             b = float(np.clip(b, program.col_lb[program.blocks["b"]][0], program.col_ub[program.blocks["b"]][0]))
+        else:
+            b = normal.intercept
         x = np.zeros(program.n_variables)
         x[program.blocks["theta"]] = theta
         x[program.blocks["b"]] = b
@@ -386,7 +397,7 @@ class FusedLassoHinge:
                                 for j in inst["free"]])
             x[program.blocks["z"]] = z
         if "u" in program.blocks:
-            used = np.abs(theta) @ member > 1e-9
+            used = np.abs(theta) @ inst["member"] > 1e-9
             x[program.blocks["u"]] = np.maximum(used, program.col_lb[program.blocks["u"]])
         return x
 

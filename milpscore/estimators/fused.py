@@ -58,6 +58,8 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         model, with status ``"feasible"`` and its gap).
     relaxed : bool
         Also solve the LP relaxation and keep it in ``relaxed_result_``.
+    margin : hinge margin (1 in eq. 3).
+    prox_smoothing : width delta of the Huberised hinge used by the proximal path.
 
     Attributes
     ----------
@@ -78,7 +80,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
                  must_include: Sequence[str] = (), categories: Mapping[str, Sequence] | None = None,
                  unknown_category: str = "error", solver: str = "highs", warm_start: str | None = None,
                  time_limit: float | None = 60.0, mip_rel_gap: float = 1e-4, threads: int = 1,
-                 verbose: bool = False, relaxed: bool = False, margin: float = 1.0):
+                 verbose: bool = False, relaxed: bool = False, margin: float = 1.0, prox_smoothing: float = 0.1):
         self.n_bins = n_bins
         self.penalty = penalty
         self.points_range = points_range
@@ -96,6 +98,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         self.verbose = verbose
         self.relaxed = relaxed
         self.margin = margin
+        self.prox_smoothing = prox_smoothing
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "FusedScoreClassifier":
@@ -157,14 +160,12 @@ class FusedScoreClassifier(IntegerLinearClassifier):
                        verbose=self.verbose)
         prox_points = None
         if self.solver == "prox" or self.warm_start == "prox":
-            from milpscore.estimators._fused_prox import binarsity_points
-
-            prox_points, prox_info = binarsity_points(onehot, y, w, sizes, builder)
-            extras.update(prox_info)
+            prox_points, prox_result = binarsity_points(onehot, y, w, sizes, builder, self.prox_smoothing)
+            extras.update(prox_result=prox_result, prox_objective=builder_objective(program, builder, prox_points))
         relaxed = solve(program.relax(), "highs", **options) if (self.relaxed or self.solver == "lp") else None
         if self.solver == "prox":
             extras["points"] = prox_points
-            return FitOutcome(prox_points.theta, prox_points.intercept, None, relaxed, extras)
+            return FitOutcome(prox_points.theta, prox_points.intercept, prox_result, relaxed, extras)
         if self.solver == "lp":
             _require_solution(relaxed, "LP relaxation")
             extras["points"] = builder.decode(relaxed.x)
@@ -201,10 +202,11 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         if self.result_ is not None:
             notes.append(f"solver: {self.result_.backend} status={self.status_} objective={self.result_.objective:.6g} "
                          f"bound={self.result_.bound:.6g} gap={self.gap_:.3g}")
-        elif self.solver == "prox":
+        if self.solver == "prox":
             notes.append("continuous points from the binarsity proximal path (no ILP solved)")
+        title = self._card_title if self.solver == "highs" else f"Points table (continuous points, solver={self.solver!r})"
         return ScoreCard(table.reset_index(drop=True), self.intercept_ + constant, labels.positive,
-                         labels.negative, self._card_title, tuple(notes))
+                         labels.negative, title, tuple(notes))
 
     # -------------------------------------------------------------- predict
     def decision_function(self, X: Any) -> np.ndarray:
@@ -239,6 +241,37 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         self._check_fitted()
         scores = self.decision_function(X) - self.scorecard_.intercept  # points of the card's rows
         return self.scorecard_.plot(scores=scores, y=np.asarray(y), ax=ax)
+
+
+def binarsity_points(onehot, y: np.ndarray, w: np.ndarray, sizes: list[int], builder: FusedLassoHinge,
+                     smoothing: float = 0.1, tol: float = 1e-6, max_iter: int = 20000):
+    """Continuous points of eq. (1) by FISTA with the binarsity prox (binarsity slides, Algorithm 2).
+
+    Solves ``min (1/N) sum_i h_delta(y_i (theta . x̄_i + b)) + (lambda / N) sum_j TV(theta_j)`` with
+    every block summing to zero (binarsity's ``delta_1``), ``h_delta`` the Huberised hinge
+    (``hinge - delta/2 <= h_delta <= hinge``), so it is eq. (1) divided by N up to ``N delta / 2``
+    in the objective. Box, monotone and L0 options do not exist in this convex problem. The points
+    are returned shifted to the builder's reference level (scores unchanged).
+    """
+    from formulations.losses import SmoothedHinge
+    from formulations.penalties import Binarsity
+    from solvers.proximal import fista
+
+    if not np.allclose(w, w[0]):
+        raise ValueError("the proximal path (solver='prox' or warm_start='prox') has no sample weights; "
+                         "use solver='highs' or duplicate rows instead")
+    n = len(y)
+    loss = SmoothedHinge(onehot, y, smoothing=smoothing)
+    penalty = Binarsity(np.asarray(sizes, dtype=np.int64), weights=builder.penalty / n)
+    result = fista(loss, penalty, tol=tol, max_iter=max_iter)
+    if result.x is None:
+        raise RuntimeError(f"the proximal path returned no solution ({result.message})")
+    return builder.normalise(result.x, result.raw["intercept"]), result
+
+
+def builder_objective(program, builder: FusedLassoHinge, points: FusedPoints) -> float:
+    """Objective of eq. (1) (unsmoothed hinge, this intercept) at continuous points."""
+    return program.objective(builder.lift(points.theta, points.intercept))
 
 
 def _points_bounds(points_range, names: list[str]) -> tuple[np.ndarray, np.ndarray]:

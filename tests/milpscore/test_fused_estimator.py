@@ -132,6 +132,34 @@ def test_lp_solver_and_relaxed_bound():
     assert lp.predict(df).shape == (120,)
 
 
+def test_prox_points_are_within_the_smoothing_bound_of_the_lp_optimum():
+    """Huberised hinge: hinge - delta/2 <= h_delta <= hinge, so the binarsity prox solution's exact
+    objective (eq. 1) lies in [F*, F* + N delta / 2] with F* the LP optimum (continuous points,
+    sum-to-zero reference, box wide enough to be inactive)."""
+    df, y = diarem_like(120, seed=9)
+    delta = 0.1
+    params = dict(n_bins=4, penalty=0.5, reference="sum_to_zero", points_range=(-50, 50), prox_smoothing=delta)
+    lp = FusedScoreClassifier(solver="lp", **params).fit(df, y)
+    prox = FusedScoreClassifier(solver="prox", **params).fit(df, y)
+    f_star, f_prox = lp.result_.objective, prox.fit_info_["prox_objective"]
+    assert f_star - 1e-6 <= f_prox <= f_star + 120 * delta / 2
+    assert prox.result_.status.value == "optimal"
+    sums = [prox.points_.block_points(j).sum() for j in range(4)]
+    np.testing.assert_allclose(sums, 0.0, atol=1e-9)  # binarsity centring
+    assert prox.score(df, y) > 0.8
+    assert "continuous" in prox.scorecard_.title
+
+
+def test_prox_warm_start_reaches_the_same_optimum():
+    df, y = diarem_like(120, seed=10)
+    cold = FusedScoreClassifier(n_bins=4, penalty=0.5, mip_rel_gap=0.0).fit(df, y)
+    warm = FusedScoreClassifier(n_bins=4, penalty=0.5, mip_rel_gap=0.0, warm_start="prox").fit(df, y)
+    assert warm.result_.objective == pytest.approx(cold.result_.objective, abs=1e-7)
+    assert warm.fit_info_["warm_start_objective"] >= warm.result_.objective - 1e-7
+    with pytest.raises(ValueError, match="sample weights"):
+        FusedScoreClassifier(solver="prox").fit(df, y, sample_weight=np.arange(1, 121))
+
+
 def test_plot_scores_draws_per_class_histograms(fitted):
     import matplotlib.pyplot as plt
 
