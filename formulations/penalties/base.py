@@ -39,6 +39,34 @@ class Penalty:
         step = check_step(step)
         return self._prox(v, step)
 
+    def zero_gauge(self, z: Any) -> float:
+        """Gauge of :math:`\\partial\\Omega(0)` at ``z``: :math:`\\min\\{s \\ge 0: z \\in s\\,\\partial\\Omega(0)\\}`.
+
+        The dual norm for a norm penalty; 0 minimises :math:`f + \\lambda\\Omega` iff
+        ``zero_gauge(-grad f(0)) <= lambda`` (so it gives :math:`\\lambda_{max}`). This default uses
+        :math:`\\operatorname{prox}_{s\\Omega}(z) = 0 \\iff z \\in s\\,\\partial\\Omega(0)` (monotone in
+        ``s``): doubling then bisection to 1e-12 relative; ``inf`` if no ``s <= 2^200`` works.
+        Subclasses with a closed form override it.
+        """
+        z = as_vector(z, "z")
+        if not np.any(z):
+            return 0.0
+        hi = 1.0
+        for _ in range(200):
+            if not np.any(self._prox(z, hi)):
+                break
+            hi *= 2.0
+        else:
+            return math.inf
+        lo = 0.0
+        while hi - lo > 1e-12 * hi:
+            mid = 0.5 * (lo + hi)
+            if np.any(self._prox(z, mid)):
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
     def _value(self, w: np.ndarray) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -57,6 +57,11 @@ class Facets(Penalty):
     def _value(self, w: np.ndarray) -> float:
         return self.lam * float(facets_1d(w / self.mu).sum())
 
+    def zero_gauge(self, z: np.ndarray) -> float:
+        """:math:`\\mu\\|z\\|_\\infty/\\lambda`: the slope of the first facet is :math:`\\lambda/\\mu` (eq. 2)."""
+        m = float(np.abs(z).max()) if np.size(z) else 0.0
+        return self.mu * m / self.lam if self.lam > 0 else (np.inf if m > 0 else 0.0)
+
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         m = step * self.lam / self.mu ** 2
         return kernels.facets_prox(v, self.mu, m, np.empty_like(v))
@@ -96,6 +101,11 @@ class StronglyConvexFacets(Penalty):
         e = self.eps
         return self.lam * float(((1.0 - e) * facets_1d(x) + e * (np.abs(x) + 0.5 * x * x)).sum())
 
+    def zero_gauge(self, z: np.ndarray) -> float:
+        """:math:`\\mu\\|z\\|_\\infty/\\lambda` (slope at 0: :math:`\\lambda((1-\\epsilon) + \\epsilon)/\\mu`)."""
+        m = float(np.abs(z).max()) if np.size(z) else 0.0
+        return self.mu * m / self.lam if self.lam > 0 else (np.inf if m > 0 else 0.0)
+
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         m = step * self.lam / self.mu ** 2
         return kernels.scf_prox(v, self.mu, m, self.eps, np.empty_like(v))
@@ -129,6 +139,10 @@ class Scaled(Penalty):
 
     def _value(self, w: np.ndarray) -> float:
         return self.penalty._value(w / self.gamma)
+
+    def zero_gauge(self, z: np.ndarray) -> float:
+        """:math:`\\partial[\\Omega(\\cdot/\\gamma)](0) = \\partial\\Omega(0)/\\gamma`, so the gauge is that of ``penalty`` at :math:`\\gamma z`."""
+        return self.penalty.zero_gauge(self.gamma * np.asarray(z, dtype=np.float64))
 
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         g = self.gamma

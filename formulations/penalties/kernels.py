@@ -287,10 +287,12 @@ def pava_decreasing_nonnegative(y, out):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _project_eye_level(v, a, b, u, out):  # pragma: no cover - compiled
-    """Projection of ``v`` on ``{x : ||b x||^2 + 2 u ||a x||_1 <= u^2}``; returns (rho, A(x)).
+    """Projection of ``v`` on ``{x : ||b x||^2 + 2 u ||a x||_1 <= u^2}``; returns (rho, N(x)).
 
     KKT: ``x_j = sign(v_j) max(|v_j| - 2 rho u a_j, 0) / (1 + 2 rho b_j^2)`` with the multiplier
     ``rho >= 0`` the root of the decreasing function ``g(rho) = ||b x||^2 + 2u ||a x||_1 - u^2``.
+    ``N(x) = sqrt(||a x||_1^2 + ||b x||^2)`` (equal to ``u - ||a x||_1`` on the boundary, computed
+    without that cancellation).
     """
     n = v.shape[0]
     bb = 0.0
@@ -301,12 +303,11 @@ def _project_eye_level(v, a, b, u, out):  # pragma: no cover - compiled
     if bb + 2.0 * u * aa <= u * u:
         for j in range(n):
             out[j] = v[j]
-        return 0.0, aa
+        return 0.0, math.sqrt(aa * aa + bb)
     lo = 0.0
     hi = 1.0 / u
     for _ in range(200):
-        g = _eye_level_gap(v, a, b, u, hi)
-        if g <= 0.0:
+        if _eye_level_gap(v, a, b, u, hi) <= 0.0:
             break
         lo = hi
         hi *= 4.0
@@ -320,15 +321,17 @@ def _project_eye_level(v, a, b, u, out):  # pragma: no cover - compiled
             hi = mid
     rho = hi
     aa = 0.0
+    bb = 0.0
     for j in range(n):
         x = abs(v[j]) - 2.0 * rho * u * a[j]
         if x > 0.0:
             x /= 1.0 + 2.0 * rho * b[j] * b[j]
             aa += a[j] * x
+            bb += (b[j] * x) ** 2
             out[j] = x if v[j] > 0.0 else -x
         else:
             out[j] = 0.0
-    return rho, aa
+    return rho, math.sqrt(aa * aa + bb)
 
 
 @njit(cache=True)
@@ -350,8 +353,9 @@ def eye_prox(v, r, s, out):  # pragma: no cover - compiled
 
     ``eye`` is the gauge of ``C = {x : ||r x||^2 + 2 ||(1-r) x||_1 <= 1}``, so the prox problem
     is ``min_u s u + 1/2 dist(v, u C)^2``, convex in ``u >= 0`` with non-decreasing derivative
-    ``phi'(u) = s - 2 rho(u) (u - A(x_u))`` where ``x_u`` is the projection of ``v`` on ``u C``
-    and ``rho(u)`` its multiplier. Bisection on ``u`` in ``[0, eye(v)]`` (``phi'(eye(v)) = s > 0``).
+    ``phi'(u) = s - 2 rho(u) N(x_u)`` where ``x_u`` is the projection of ``v`` on ``u C`` and
+    ``rho(u)`` its multiplier. Bisection on ``u`` in ``[0, eye(v)]`` (``phi'(eye(v)) = s > 0``) to
+    an absolute width ``1e-14 eye(v)``; if ``phi' >= 0`` at every tested ``u`` the prox is 0.
     """
     n = v.shape[0]
     a = 1.0 - r
@@ -360,26 +364,21 @@ def eye_prox(v, r, s, out):  # pragma: no cover - compiled
     for j in range(n):
         aa += a[j] * abs(v[j])
         bb += (r[j] * v[j]) ** 2
-    hi = aa + math.sqrt(aa * aa + bb)
-    if hi == 0.0:
-        for j in range(n):
-            out[j] = 0.0
-        return out
-    tiny = 1e-15 * hi
-    rho, ax = _project_eye_level(v, a, r, tiny, out)
-    if s - 2.0 * rho * (tiny - ax) >= 0.0:  # phi'(0+) >= 0: the prox is 0
-        for j in range(n):
-            out[j] = 0.0
-        return out
-    lo = tiny
+    top = aa + math.sqrt(aa * aa + bb)
+    lo = 0.0
+    hi = top
     for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
+        if hi - lo <= 1e-14 * top:
             break
-        rho, ax = _project_eye_level(v, a, r, mid, out)
-        if s - 2.0 * rho * (mid - ax) < 0.0:
+        mid = 0.5 * (lo + hi)
+        rho, norm = _project_eye_level(v, a, r, mid, out)
+        if s - 2.0 * rho * norm < 0.0:
             lo = mid
         else:
             hi = mid
+    if lo == 0.0:
+        for j in range(n):
+            out[j] = 0.0
+        return out
     _project_eye_level(v, a, r, 0.5 * (lo + hi), out)
     return out

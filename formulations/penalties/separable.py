@@ -34,7 +34,7 @@ class L1(Penalty):
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         return kernels.soft_threshold(v, step * self.lam, np.empty_like(v))
 
-    def dual_norm(self, z: np.ndarray) -> float:
+    def zero_gauge(self, z: np.ndarray) -> float:
         """Dual norm of ``w -> ||w||_1 / 1`` scaled: :math:`\\|z\\|_\\infty / \\lambda` (inf if lam = 0)."""
         m = float(np.abs(z).max()) if z.size else 0.0
         return m / self.lam if self.lam > 0 else (np.inf if m > 0 else 0.0)
@@ -83,6 +83,12 @@ class ElasticNet(Penalty):
         return kernels.shrink_threshold(v, t * self.l1_ratio, 1.0 / (1.0 + t * (1.0 - self.l1_ratio)),
                                         np.empty_like(v))
 
+    def zero_gauge(self, z: np.ndarray) -> float:
+        """:math:`\\|z\\|_\\infty / (\\lambda\\rho)` (the subdifferential at 0 is :math:`\\lambda\\rho[-1, 1]^p`)."""
+        m = float(np.abs(z).max()) if np.size(z) else 0.0
+        c = self.lam * self.l1_ratio
+        return m / c if c > 0 else (np.inf if m > 0 else 0.0)
+
     def conjugate(self, z: np.ndarray) -> float:
         """Fenchel conjugate :math:`\\Omega^*(z) = \\sum_j (|z_j| - \\lambda\\rho)_+^2 / (2\\lambda(1-\\rho))`.
 
@@ -116,7 +122,7 @@ class WeightedL1(Penalty):
         check_length(v, self.weights.size, "v", "weights")
         return kernels.weighted_soft_threshold(v, step * self.weights, np.empty_like(v))
 
-    def dual_norm(self, z: np.ndarray) -> float:
+    def zero_gauge(self, z: np.ndarray) -> float:
         """:math:`\\max_j |z_j| / c_j` (0/0 = 0, x/0 = inf)."""
         az = np.abs(z)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -50,7 +50,7 @@ class OWL(Penalty):
         np.copysign(out, v, out=out)
         return out
 
-    def dual_norm(self, z: np.ndarray) -> float:
+    def zero_gauge(self, z: np.ndarray) -> float:
         """Dual norm :math:`\\max_k \\sum_{i \\le k} |z|_{(i)} / \\sum_{i \\le k} c_i` (inf when a prefix of c is 0)."""
         if z.size == 0:
             return 0.0
