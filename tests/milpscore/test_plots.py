@@ -1,0 +1,95 @@
+"""Plots render to a file (Agg backend) and contain the expected artists."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.image import AxesImage  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from milpscore import plots  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _save(ax, tmp_path, name):
+    path = tmp_path / f"{name}.png"
+    ax.figure.savefig(path)
+    assert path.stat().st_size > 1000
+
+
+def test_path_plot_has_one_line_per_moving_feature(tmp_path):
+    path = pd.DataFrame({"a": [2.0, 1.0, 0.0], "b": [-1.0, -0.5, 0.0], "never": [0.0, 0.0, 0.0]},
+                        index=pd.Index([0.01, 0.1, 1.0], name="lam"))
+    ax = plots.plot_path(path, gamma=0.5)
+    data_lines = [ln for ln in ax.get_lines() if ln.get_label() in {"a", "b", "never"}]
+    assert sorted(ln.get_label() for ln in data_lines) == ["a", "b"]
+    np.testing.assert_allclose(data_lines[0].get_ydata(), path["a"])
+    assert ax.get_xscale() == "log"
+    grid_lines = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":"]
+    assert len(grid_lines) == 9  # multiples of 0.5 in [-2, 2]
+    _save(ax, tmp_path, "path")
+    with pytest.raises(ValueError, match="regularisation_path"):
+        plots.plot_path(pd.DataFrame())
+
+
+def test_heatmap_shows_the_grid_values(tmp_path):
+    grid = pd.DataFrame({"lam": [0.1, 1.0, 0.1, 1.0], "gamma": [0.5, 0.5, 1.0, 1.0],
+                         "integrity": [0.2, 0.4, 0.6, 0.8]})
+    ax = plots.plot_grid_heatmap(grid, "integrity")
+    images = [a for a in ax.get_children() if isinstance(a, AxesImage)]
+    assert len(images) == 1
+    np.testing.assert_allclose(images[0].get_array(), [[0.2, 0.4], [0.6, 0.8]])  # rows gamma, columns lambda
+    assert len(ax.texts) == 4 and len(ax.figure.axes) == 2  # annotations and colour bar
+    _save(ax, tmp_path, "heatmap")
+    with pytest.raises(ValueError, match="path_grid"):
+        plots.plot_grid_heatmap(grid, "accuracy")
+
+
+def test_score_histograms_of_a_score_card(tmp_path):
+    from milpscore.estimators.slim import SLIMClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(60, 3)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] > 0.5, "sick", "well")
+    model = SLIMClassifier(coef_bound=3, c0=0.01, time_limit=10).fit(X, y)
+    ax = plots.plot_score_histograms(model, X, y)
+    bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+    total = sum(b.get_height() for b in bars)
+    assert total == 60  # every sample in one bar of its class
+    assert {t.get_text() for t in ax.get_legend().get_texts()} == {"sick", "well", "threshold"}
+    threshold = [ln for ln in ax.get_lines() if ln.get_label() == "threshold"][0]
+    assert threshold.get_xdata()[0] == pytest.approx(model.scorecard_.threshold)
+    _save(ax, tmp_path, "hist")
+
+
+def test_exact_vs_relaxed_bars_from_a_compare_table(tmp_path):
+    table = pd.DataFrame({"formulation": ["slim", "slim"], "method": ["exact", "relaxed"],
+                          "objective": [0.3, 0.1], "bound": [0.25, 0.1], "solve_time": [1.0, 0.1],
+                          "build_time": [0.01, 0.01]})
+    ax = plots.plot_exact_vs_relaxed(table)
+    heights = [r.get_height() for r in ax.patches]
+    assert heights == pytest.approx([0.3, 0.1, 0.25, 0.1])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["slim\nexact", "slim\nrelaxed"]
+    np.testing.assert_allclose(ax.time_axis.get_lines()[0].get_ydata(), [1.01, 0.11])
+    _save(ax, tmp_path, "bars")
+
+
+def test_rounding_error_with_band_and_bound(tmp_path):
+    gammas = [0.5, 1.0, 2.0]
+    errors = np.array([[1.0, 2.0], [0.5, 1.5], [0.2, 0.4]])
+    ax = plots.plot_rounding_error(gammas, errors, bound=[10, 5, 2.5])
+    assert len(ax.get_lines()) == 2
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), [1.5, 1.0, 0.3])
+    assert any(isinstance(c, PolyCollection) for c in ax.collections)
+    _save(ax, tmp_path, "rounding")
+    with pytest.raises(ValueError, match="one row per gamma"):
+        plots.plot_rounding_error([1.0], errors)
