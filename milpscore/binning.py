@@ -151,14 +151,19 @@ def _category_order(series: pd.Series, given: Sequence | None, name: str) -> tup
 
 
 def _as_frame(X: Any, name: str = "X") -> pd.DataFrame:
+    if sp.issparse(X):
+        raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array or a "
+                        "DataFrame of raw values (the binner builds the one-hot matrix itself)")
     if isinstance(X, pd.Series):
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
         return X.set_axis([str(c) for c in X.columns], axis=1)
     arr = np.asarray(X)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex numbers: Complex data not supported; pass real values")
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}; "
-                         "use X.reshape(-1, 1) for a single feature")
+                         "Reshape your data: X.reshape(-1, 1) for a single feature")
     return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
 
 
@@ -200,7 +205,8 @@ class OrderedBinner(TransformerMixin, BaseEstimator):
             raise ValueError(f"unknown_category must be one of {_UNKNOWN_RULES}, got {self.unknown_category!r}")
         frame = _as_frame(X)
         if frame.shape[0] == 0 or frame.shape[1] == 0:
-            raise ValueError(f"X is empty (shape {frame.shape}); need at least one sample and one column")
+            raise ValueError(f"X is empty: {frame.shape[1]} feature(s) (shape={frame.shape}) while a minimum of 1 is "
+                             "required; need at least one sample and one column")
         if frame.columns.duplicated().any():
             raise ValueError(f"X has duplicate column names {list(frame.columns[frame.columns.duplicated()])}")
         given = dict(self.categories or {})
@@ -234,6 +240,9 @@ class OrderedBinner(TransformerMixin, BaseEstimator):
 
             raise NotFittedError("this OrderedBinner is not fitted yet; call fit(X) first")
         frame = _as_frame(X)
+        if not isinstance(X, (pd.DataFrame, pd.Series)) and frame.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {frame.shape[1]} features, but OrderedBinner is expecting "
+                             f"{self.n_features_in_} features as input")
         missing = [c for c in self.feature_names_in_ if c not in frame.columns]
         if missing:
             raise ValueError(f"columns {missing[:5]} seen in fit are missing from X")

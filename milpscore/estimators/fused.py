@@ -9,7 +9,7 @@ merges adjacent bins with equal points into ranges ("Age < 40: 0, 40-49: 1, ..."
 
 ``solver="prox"`` learns continuous points instead, with the binarsity penalty
 (``binarsity-weighted-tv.txt``: per-block TV + sum-to-zero, Algorithm 2) by the proximal
-gradient method on a smoothed hinge; ``warm_start="prox"`` rounds those points into a MIP start
+gradient method on a smoothed hinge; ``mip_start="prox"`` rounds those points into a MIP start
 for the ILP.
 """
 from __future__ import annotations
@@ -53,7 +53,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
     unknown_category : ``"error"`` or ``"first"`` (bin of an unseen category at predict time).
     solver : ``"highs"`` (the ILP), ``"lp"`` (its LP relaxation: continuous points) or ``"prox"``
         (continuous binarsity points by proximal gradient).
-    warm_start : None or ``"prox"``: MIP start from the rounded proximal points.
+    mip_start : None or ``"prox"``: MIP start from the rounded proximal points.
     time_limit, mip_rel_gap, threads, verbose : HiGHS options (a time-limited ILP keeps its best
         model, with status ``"feasible"`` and its gap).
     relaxed : bool
@@ -78,7 +78,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
                  points_range: tuple[int, int] | Mapping[str, tuple[int, int]] = (0, 5), reference: str = "min",
                  monotone: Mapping[str, Any] | None = None, max_variables: int | None = None,
                  must_include: Sequence[str] = (), categories: Mapping[str, Sequence] | None = None,
-                 unknown_category: str = "error", solver: str = "highs", warm_start: str | None = None,
+                 unknown_category: str = "error", solver: str = "highs", mip_start: str | None = None,
                  time_limit: float | None = 60.0, mip_rel_gap: float = 1e-4, threads: int = 1,
                  verbose: bool = False, relaxed: bool = False, margin: float = 1.0, prox_smoothing: float = 0.1):
         self.n_bins = n_bins
@@ -91,7 +91,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         self.categories = categories
         self.unknown_category = unknown_category
         self.solver = solver
-        self.warm_start = warm_start
+        self.mip_start = mip_start
         self.time_limit = time_limit
         self.mip_rel_gap = mip_rel_gap
         self.threads = threads
@@ -105,8 +105,8 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         """Bin ``X`` (DataFrame of numeric / categorical columns), solve, and build the points table."""
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
-        if self.warm_start not in (None, "prox"):
-            raise ValueError(f"warm_start must be None or 'prox', got {self.warm_start!r}")
+        if self.mip_start not in (None, "prox"):
+            raise ValueError(f"mip_start must be None or 'prox', got {self.mip_start!r}")
         frame = _as_frame(X)
         y_pm1, labels = encode_labels(y)
         if len(frame) != len(y_pm1):
@@ -159,7 +159,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         options = dict(time_limit=self.time_limit, mip_rel_gap=self.mip_rel_gap, threads=self.threads,
                        verbose=self.verbose)
         prox_points = None
-        if self.solver == "prox" or self.warm_start == "prox":
+        if self.solver == "prox" or self.mip_start == "prox":
             prox_points, prox_result = binarsity_points(onehot, y, w, sizes, builder, self.prox_smoothing)
             extras.update(prox_result=prox_result, prox_objective=builder_objective(program, builder, prox_points))
         relaxed = solve(program.relax(), "highs", **options) if (self.relaxed or self.solver == "lp") else None
@@ -258,7 +258,7 @@ def binarsity_points(onehot, y: np.ndarray, w: np.ndarray, sizes: list[int], bui
     from solvers.proximal import fista
 
     if not np.allclose(w, w[0]):
-        raise ValueError("the proximal path (solver='prox' or warm_start='prox') has no sample weights; "
+        raise ValueError("the proximal path (solver='prox' or mip_start='prox') has no sample weights; "
                          "use solver='highs' or duplicate rows instead")
     n = len(y)
     loss = SmoothedHinge(onehot, y, smoothing=smoothing)

@@ -153,7 +153,7 @@ def test_prox_points_are_within_the_smoothing_bound_of_the_lp_optimum():
 def test_prox_warm_start_reaches_the_same_optimum():
     df, y = diarem_like(120, seed=10)
     cold = FusedScoreClassifier(n_bins=4, penalty=0.5, mip_rel_gap=0.0).fit(df, y)
-    warm = FusedScoreClassifier(n_bins=4, penalty=0.5, mip_rel_gap=0.0, warm_start="prox").fit(df, y)
+    warm = FusedScoreClassifier(n_bins=4, penalty=0.5, mip_rel_gap=0.0, mip_start="prox").fit(df, y)
     assert warm.result_.objective == pytest.approx(cold.result_.objective, abs=1e-7)
     assert warm.fit_info_["warm_start_objective"] >= warm.result_.objective - 1e-7
     with pytest.raises(ValueError, match="sample weights"):
@@ -196,7 +196,7 @@ def test_bad_training_inputs(change, match):
     (dict(points_range=(0, 2.5)), "points_range"),
     (dict(points_range={"weight": (0, 3)}), "points_range"),
     (dict(penalty=-1.0), "penalty"),
-    (dict(warm_start="lp"), "warm_start"),
+    (dict(mip_start="lp"), "mip_start"),
 ])
 def test_bad_parameters(params, match):
     df, y = diarem_like(40, seed=8)
@@ -212,6 +212,11 @@ def test_bad_prediction_inputs(fitted):
         clf.predict(df.head(2).assign(insulin=["maybe", "yes"]))
     with pytest.raises(ValueError, match="contains NaN"):
         clf.predict(df.head(2).assign(age=[np.nan, 40.0]))
+    with pytest.raises(ValueError, match="X has 3 features, but OrderedBinner is expecting 4"):
+        clf.predict(np.zeros((2, 3)))
+    import scipy.sparse as sp
+    with pytest.raises(TypeError, match="sparse input is not supported"):
+        clf.predict(sp.csr_matrix(np.ones((2, 4))))
     from sklearn.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         FusedScoreClassifier().predict(df)
