@@ -202,8 +202,11 @@ class _MarginLoss:
         w = np.asarray(w, dtype=np.float64)
         return self.gradient_state(self.state(w, b))
 
-    def intercept(self, w: np.ndarray) -> float:  # pragma: no cover - margin losses carry b
-        raise AttributeError("margin losses optimise the intercept as a variable")
+    def intercept(self, w: np.ndarray) -> float:
+        """0 without intercept; with one, the intercept is a solver variable (no closed form)."""
+        if self.fit_intercept:
+            raise ValueError("margin losses optimise the intercept as a variable; read it from the solver result")
+        return 0.0
 
 
 @dataclass(frozen=True, eq=False)

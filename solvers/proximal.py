@@ -65,6 +65,8 @@ def duality_gap(loss: Any, penalty: Penalty, w: np.ndarray, b: float, state: np.
     if isinstance(penalty, _NORM_PENALTIES):
         xt_theta, loss_dual = loss.dual_point(w, b, state)
         gauge = penalty.zero_gauge(xt_theta)
+        if not math.isfinite(gauge):  # unpenalised coordinates with a non-zero gradient
+            return math.nan, math.nan
         alpha = 1.0 if gauge <= 1.0 else 1.0 / gauge
         dual = loss_dual(alpha)
     elif isinstance(penalty, ElasticNet) and penalty.l1_ratio < 1.0:
