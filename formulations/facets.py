@@ -220,6 +220,12 @@ def _check_xy(X, y, loss: str, sample_weight) -> tuple[np.ndarray, np.ndarray, n
     return X, y, s
 
 
+def merge_duplicates(X: np.ndarray, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct rows of ``[X, y]`` (sorted) with the weights of their copies added."""
+    rows, inverse = np.unique(np.column_stack([X, y]), axis=0, return_inverse=True)
+    return rows[:, :-1], rows[:, -1], np.bincount(inverse.reshape(-1), weights=s, minlength=rows.shape[0])
+
+
 # --------------------------------------------------------------------------------- builder
 @dataclass(frozen=True)
 class FacetsProgram:
@@ -372,13 +378,18 @@ class FacetsProgram:
                             ) -> "LossOuterApproximation":
         """Exact program with the loss replaced by tangent cuts at ``points`` (a MILP).
 
-        Each sample's loss ``f(z_i)``, ``z_i = M_i x + o_i``, gets an epigraph variable
+        Identical samples ``(x_i, y_i)`` are merged first (their weights added: the objective is
+        unchanged and binary data shrink several-fold, e.g. mammo 961 -> 146 rows). Each
+        distinct sample's loss ``f(z_i)``, ``z_i = M_i x + o_i``, gets an epigraph variable
         ``t_i >= 0`` (cost ``s_i / n``) and one tangent row per point; tangents under-estimate
         the convex ``f``, so the MILP optimum is a lower bound on the exact optimum.
         """
         X, y, s = _check_xy(X, y, self.loss, sample_weight)
         if self.loss == "hinge":
             raise ValueError("the hinge loss is already linear: solve exact(X, y) with HiGHS directly")
+        n_samples = y.shape[0]
+        X, y, s = merge_duplicates(X, y, s)
+        s = s * (y.shape[0] / n_samples)  # keep the weights s_i / n of the full data
         b = self._penalised(X, y, integer=True)
         n = y.shape[0]
         b.add_variables("loss", n, lb=0.0, cost=s / n)
@@ -422,7 +433,8 @@ class FacetsProgram:
             else:
                 slopes, offsets = integer_square_chords(int(self.bound))
                 x[blocks["square"]] = np.max(np.maximum(slopes[:, None] * a - offsets[:, None], 0.0), axis=0)
-        if "tangents" in program.row_blocks:
+        if "tangents" in program.row_blocks:  # outer approximation: one t_i per distinct sample
+            X, y, s = merge_duplicates(X, y, s)
             scores = X @ (self.gamma * w) + intercept
             x[blocks["loss"]] = LOSS_1D[self.loss][0](self._argument(scores, y))
         else:  # the loss encoder's own lift, from a scratch builder with the same blocks

@@ -62,13 +62,14 @@ def solve_outer_approximation(oa: LossOuterApproximation, *, tol: float = 1e-4,
     build_time = time.perf_counter() - t0
 
     best_x, best, bound = None, np.inf, -np.inf
+    history, nodes, cuts, rounds = [], 0, 0, 0
     if warm_start is not None:
         start = np.asarray(warm_start, dtype=float)
         if start.shape != (program.n_variables,):
             raise ValueError(f"warm_start has shape {start.shape}; the program has {program.n_variables} variables")
         best_x = polish(oa, start)
         best = oa.true_objective(best_x)
-    history, nodes, cuts, rounds = [], 0, 0, 0
+        cuts += _add_cuts(h, oa, oa.arguments(best_x), np.arange(oa.offset.size))  # tangents at the start
     status, message = Status.FEASIBLE, "round limit reached"
     for rounds in range(1, int(max_rounds) + 1):
         if time_limit is not None:
@@ -110,13 +111,7 @@ def solve_outer_approximation(oa: LossOuterApproximation, *, tol: float = 1e-4,
         if violated.size == 0 and oa.true_objective(x_milp) >= best:
             message = "no violated tangent: the gap left is the inner MILP gap"
             break
-        samples = np.r_[violated, np.arange(z_best.size)]
-        rows, lb = oa.cuts(np.r_[z_milp[violated], z_best], samples)
-        csr = rows.tocsr()
-        h.addRows(csr.shape[0], lb.astype(np.float64), np.full(lb.size, highspy.kHighsInf),
-                  int(csr.nnz), csr.indptr[:-1].astype(np.int32), csr.indices.astype(np.int32),
-                  csr.data.astype(np.float64))
-        cuts += csr.shape[0]
+        cuts += _add_cuts(h, oa, np.r_[z_milp[violated], z_best], np.r_[violated, np.arange(z_best.size)])
     if best_x is None:
         status = status if status in (Status.INFEASIBLE, Status.UNBOUNDED,
                                       Status.INFEASIBLE_OR_UNBOUNDED) else Status.NO_SOLUTION_FOUND
@@ -125,6 +120,15 @@ def solve_outer_approximation(oa: LossOuterApproximation, *, tol: float = 1e-4,
                   solve_time=time.perf_counter() - t0 - build_time, build_time=build_time,
                   iterations=rounds, nodes=nodes, backend="highs-outer-approximation", message=message,
                   raw={"history": history, "cuts": cuts, "tol": tol})
+
+
+def _add_cuts(h: highspy.Highs, oa: LossOuterApproximation, z0: np.ndarray, samples: np.ndarray) -> int:
+    """Append the tangents at ``z0`` to the loaded model as one sparse row block."""
+    rows, lb = oa.cuts(z0, samples)
+    rows = rows.tocsr()
+    h.addRows(rows.shape[0], lb.astype(np.float64), np.full(lb.size, highspy.kHighsInf), int(rows.nnz),
+              rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32), rows.data.astype(np.float64))
+    return rows.shape[0]
 
 
 def polish(oa: LossOuterApproximation, x: np.ndarray) -> np.ndarray:

@@ -43,7 +43,7 @@ def loss_values(loss, z_scores, y, margin=1.0):
     return 0.5 * (y - z_scores) ** 2
 
 
-def brute_force(fp: FacetsProgram, X, y):
+def brute_force(fp: FacetsProgram, X, y, s=None):
     """Minimum over every integer ``w`` in the box and the intercept in its box.
 
     The intercept is minimised exactly per model: for the hinge at the breakpoints of the
@@ -56,10 +56,12 @@ def brute_force(fp: FacetsProgram, X, y):
     S = X @ (fp.gamma * W.T)  # (n, K) scores without intercept
     lo, hi = fp.intercept_range(X, y)
     n = y.size
+    s = np.ones(n) if s is None else np.asarray(s, dtype=float)
     if fp.loss == "hinge":
         cand = np.clip(np.concatenate([(y[:, None] * fp.margin - S), np.full((1, W.shape[0]), lo),
                                        np.full((1, W.shape[0]), hi)]), lo, hi)  # (n+2, K)
-        vals = np.maximum(0.0, fp.margin - y[None, :, None] * (S[None, :, :] + cand[:, None, :])).mean(axis=1)
+        vals = np.einsum("i,cik->ck", s / n, np.maximum(0.0, fp.margin - y[None, :, None]
+                                                           * (S[None, :, :] + cand[:, None, :])))
         best = vals.argmin(axis=0)
         B = cand[best, np.arange(W.shape[0])]
         L = vals[best, np.arange(W.shape[0])]
@@ -67,15 +69,15 @@ def brute_force(fp: FacetsProgram, X, y):
         def slope(B):
             z = S + B
             if fp.loss == "logistic":
-                return (-y[:, None] / (1.0 + np.exp(y[:, None] * z))).mean(axis=0)
-            return (z - y[:, None]).mean(axis=0)
+                return s @ (-y[:, None] / (1.0 + np.exp(y[:, None] * z)))
+            return s @ (z - y[:, None])
         a, c = np.full(W.shape[0], lo), np.full(W.shape[0], hi)
         for _ in range(200):
             m = 0.5 * (a + c)
             neg = slope(m) < 0
             a, c = np.where(neg, m, a), np.where(neg, c, m)
         B = 0.5 * (a + c)
-        L = loss_values(fp.loss, S + B, y[:, None]).sum(axis=0) / n
+        L = s @ loss_values(fp.loss, S + B, y[:, None]) / n
     P = np.array([penalty_by_definition(w, fp.lam, fp.eps) for w in W])
     k = int(np.argmin(L + P))
     return float(L[k] + P[k]), W[k], float(B[k])

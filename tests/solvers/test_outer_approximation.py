@@ -95,3 +95,20 @@ def test_bad_options_raise():
         solve_outer_approximation(oa, time_limit=-1)
     with pytest.raises(ValueError, match="warm_start has shape"):
         solve_outer_approximation(oa, warm_start=np.zeros(2))
+
+
+def test_duplicate_samples_are_merged_without_changing_the_optimum():
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 2, size=(80, 3)).astype(float)
+    y = np.where(X @ np.array([1.0, -1.0, 0.5]) + 0.7 * rng.normal(size=80) > 0.2, 1.0, -1.0)
+    s = rng.uniform(0.5, 2.0, 80)
+    fp = FacetsProgram("logistic", lam=0.02, gamma=0.5, eps=0.1, bound=2)
+    oa = fp.outer_approximation(X, y, s)
+    n_distinct = np.unique(np.column_stack([X, y]), axis=0).shape[0]
+    assert oa.loss_block.stop - oa.loss_block.start == n_distinct < 80
+    res = solve_outer_approximation(oa, tol=1e-7)
+    coef, b = fp.decode(res.x, oa.program)
+    true = fp.objective_value(X, y, coef, b, s)
+    assert res.objective == pytest.approx(true, rel=1e-12)
+    best, _, _ = brute_force(fp, X, y, s)  # on the full (unmerged) weighted data
+    assert res.bound <= best + 1e-7 and true - best <= res.gap * true + 1e-9
