@@ -1,0 +1,207 @@
+"""Supermodular local search (Figure 6) and random-restart hill climbing for ternary weights.
+
+Chevaleyre, Koriche & Zucker, ``papers/ternary-weights-convex-rounding.txt``, section 4.
+
+The objective is Proposition 3's ``f(c) = sum_t s_t max[0, gamma - y_t(<c, x_t> - r)]``, i.e.
+``gamma * L_gamma(c; S)``; losses are reported as ``L_gamma = f / gamma`` so they compare with
+the LP / ILP objectives of :class:`formulations.rounding.ConvexRounding`.
+
+* Figure 6 (binary weights, class ``C_r[0,1]``): start at ``c = 0``; repeatedly take the best
+  single flip ``c*`` (Hamming distance 1) and move while ``f(c*) < (1 - eps / d^2) f(c)``.
+  ``f`` is supermodular for non-negative features (Proposition 3's proof needs
+  ``<c, x_t>`` monotone in ``c``). Theorem 4 is printed as ``L(c) <= (1/3 - o(1)) L(c*)``, which
+  cannot hold for a minimisation (ratio below 1); it is Vondrák's maximisation guarantee, so no
+  approximation ratio is claimed here.
+* Ternary weights (class ``C_0[-1,0,+1]``, section 4 end): the hinge is no longer supermodular;
+  random-restart hill climbing runs the same local search over ``{-1,0,+1}^n`` (each move changes
+  one coordinate to one of its two other values) from ``0`` and from random sparse starts, and
+  keeps the best.
+
+Incremental evaluation: the margins ``g_t = gamma - y_t(<c, x_t> + b)`` are kept; the change of
+``f`` for moving coordinate ``j`` by ``delta`` is
+``sum_{t: x_tj != 0} s_t (max(0, g_t - y_t delta x_tj) - max(0, g_t))``, computed for every ``j``
+at once from the CSC non-zeros: one pass costs ``O(nnz(X))`` (``O(m d)`` dense), and accepting a
+move updates ``g`` in ``O(nnz(x_j))``, instead of the ``O(m d^2)`` of re-scoring each neighbour.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from formulations.rounding import check_training_set
+
+
+@dataclass
+class LocalSearchOutcome:
+    """Result of a local search (or the best of several restarts).
+
+    Attributes
+    ----------
+    weights : (d,) weights found (binary in {0,1} or ternary in {-1,0,+1}).
+    loss : ``L_gamma(weights; S) = f(weights) / gamma``.
+    trajectory : losses after each accepted move of the returned run (first entry: start).
+    n_moves : accepted moves of the returned run; n_passes : neighbourhood evaluations, all runs.
+    converged : True when the run stopped on Figure 6's rule (not on ``max_moves``).
+    restart_losses : final loss of every run (one entry for a single search).
+    """
+
+    weights: np.ndarray
+    loss: float
+    trajectory: np.ndarray
+    n_moves: int
+    n_passes: int
+    converged: bool
+    restart_losses: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+class _Margins:
+    """Hinge margins ``g_t`` of the current weights with O(nnz) evaluation of all single moves."""
+
+    def __init__(self, X, y: np.ndarray, s: np.ndarray, gamma: float, intercept: float, c: np.ndarray):
+        self.X = sp.csc_matrix(X, dtype=float)
+        self.rows = self.X.indices
+        self.cols = np.repeat(np.arange(self.X.shape[1]), np.diff(self.X.indptr))
+        self.yx = self.X.data * y[self.rows]  # y_t x_tj per non-zero
+        self.s_rows = s[self.rows]
+        self.y, self.s, self.gamma = y, s, gamma
+        self.reset(c, intercept)
+
+    def reset(self, c: np.ndarray, intercept: float) -> "_Margins":
+        """Margins of new weights ``c`` (one O(nnz) product)."""
+        self.g = self.gamma - self.y * (np.asarray(self.X @ c).ravel() + intercept)
+        return self
+
+    @property
+    def f(self) -> float:
+        return float(self.s @ np.maximum(0.0, self.g))
+
+    def move_changes(self, delta: np.ndarray) -> np.ndarray:
+        """``f(c + delta_j e_j) - f(c)`` for every ``j`` (shape (d,)), one pass over the non-zeros."""
+        g = self.g[self.rows]
+        change = np.maximum(0.0, g - delta[self.cols] * self.yx) - np.maximum(0.0, g)
+        return np.bincount(self.cols, weights=self.s_rows * change, minlength=self.X.shape[1])
+
+    def apply(self, j: int, delta: float) -> None:
+        lo, hi = self.X.indptr[j], self.X.indptr[j + 1]
+        self.g[self.rows[lo:hi]] -= delta * self.yx[lo:hi]
+
+
+def _search(margins: _Margins, c: np.ndarray, alternatives, epsilon: float, max_moves: int):
+    """Figure 6 loop: best move among ``alternatives(c)`` while it improves by the factor ``eps/d^2``."""
+    d = c.size
+    factor = 1.0 - epsilon / float(d) ** 2
+    f = margins.f
+    trajectory, passes, converged = [f], 0, False
+    while len(trajectory) <= max_moves:
+        if f <= 0.0:
+            converged = True
+            break
+        best_change, best_j, best_delta = np.inf, -1, 0.0
+        for delta in alternatives(c):
+            change = margins.move_changes(delta)
+            passes += 1
+            j = int(np.argmin(change))
+            if change[j] < best_change:
+                best_change, best_j, best_delta = float(change[j]), j, float(delta[j])
+        if not f + best_change < factor * f:
+            converged = True
+            break
+        c[best_j] += best_delta
+        margins.apply(best_j, best_delta)
+        f = margins.f  # recomputed in O(m): no drift from accumulated changes
+        trajectory.append(f)
+    return c, np.asarray(trajectory), passes, converged
+
+
+def _prepare(X, y, sample_weight, gamma, epsilon, max_moves):
+    X, y, s = check_training_set(X, y, sample_weight)
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"gamma must be a finite number > 0 (the hinge margin), got {gamma!r}")
+    if not (np.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be > 0 (Figure 6 accepts moves improving f by a factor eps/d^2), got {epsilon!r}")
+    d = X.shape[1]
+    max_moves = 10 * d if max_moves is None else int(max_moves)
+    if max_moves < 0:
+        raise ValueError(f"max_moves must be >= 0, got {max_moves}")
+    return X, y, s, max_moves
+
+
+def _start(start, d: int, allowed: tuple[float, ...]) -> np.ndarray:
+    if start is None:
+        return np.zeros(d)
+    c = np.asarray(start, dtype=float).copy()
+    if c.shape != (d,) or not np.isin(c, allowed).all():
+        raise ValueError(f"start must be a vector of {d} values in {allowed}")
+    return c
+
+
+def supermodular_local_search(X, y: np.ndarray, *, gamma: float, intercept: float = 0.0,
+                              sample_weight: np.ndarray | None = None, epsilon: float = 1.0,
+                              start: np.ndarray | None = None, max_moves: int | None = None) -> LocalSearchOutcome:
+    """Supermodular local search of Figure 6 over binary weights ``c in {0,1}^d``.
+
+    Parameters
+    ----------
+    X : (m, d) features (dense or sparse; non-negative for Proposition 3's supermodularity; the
+        doubled features of section 2 run too, without that guarantee); y : (m,) in {-1,+1}.
+    gamma : hinge margin; intercept : ``b = -r`` (the fixed threshold ``r`` of ``C_r[0,1]``).
+    epsilon : Figure 6's ``eps``: a move is taken while ``f(c*) < (1 - eps/d^2) f(c)``.
+    start : initial binary vector (Figure 6: ``0``); max_moves : cap on accepted moves (10 d).
+    """
+    X, y, s, max_moves = _prepare(X, y, sample_weight, gamma, epsilon, max_moves)
+    c = _start(start, X.shape[1], (0.0, 1.0))
+    margins = _Margins(X, y, s, gamma, intercept, c)
+    c, trajectory, passes, converged = _search(margins, c, lambda c: (1.0 - 2.0 * c,), epsilon, max_moves)
+    return LocalSearchOutcome(weights=c, loss=float(trajectory[-1] / gamma), trajectory=trajectory / gamma,
+                              n_moves=trajectory.size - 1, n_passes=passes, converged=converged,
+                              restart_losses=np.array([trajectory[-1] / gamma]))
+
+
+def _ternary_moves(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two moves of each coordinate to its other values in {-1,0,+1}: 0 -> +-1, +1 -> 0/-1, -1 -> 0/+1."""
+    first = np.where(c == 0, 1.0, -c)  # to +1 from 0, to 0 from +-1
+    second = np.where(c == 0, -1.0, -2.0 * c)  # to -1 from 0, to the opposite sign from +-1
+    return first, second
+
+
+def ternary_hill_climbing(X, y: np.ndarray, *, gamma: float, intercept: float = 0.0,
+                          sample_weight: np.ndarray | None = None, n_restarts: int = 10,
+                          start_nonzeros: int = 10, epsilon: float = 1.0, max_moves: int | None = None,
+                          seed: int | None = None) -> LocalSearchOutcome:
+    """Random-restart hill climbing over ternary weights ``c in {-1,0,+1}^n`` (section 4).
+
+    Run 0 starts at ``c = 0`` (Figure 6's initialisation); each of the ``n_restarts`` further
+    runs starts from ``start_nonzeros`` random coordinates set to random signs. Each run is the
+    local search of Figure 6 with the ternary neighbourhood (``2n`` moves per pass). Returns the
+    best run; ``restart_losses`` holds every run's final ``L_gamma``.
+
+    Parameters
+    ----------
+    X : (m, n) features, dense or sparse (not doubled); y : (m,) in {-1,+1}; gamma : margin;
+    intercept : fixed ``b`` (``0`` for the class ``C_0[-1,0,+1]``); seed : numpy seed.
+    """
+    X, y, s, max_moves = _prepare(X, y, sample_weight, gamma, epsilon, max_moves)
+    if not isinstance(n_restarts, (int, np.integer)) or n_restarts < 0:
+        raise ValueError(f"n_restarts must be an integer >= 0, got {n_restarts!r}")
+    if not isinstance(start_nonzeros, (int, np.integer)) or start_nonzeros < 1:
+        raise ValueError(f"start_nonzeros must be an integer >= 1, got {start_nonzeros!r}")
+    n = X.shape[1]
+    rng = np.random.default_rng(seed)
+    best, finals, total_passes = None, [], 0
+    for run in range(n_restarts + 1):
+        c = np.zeros(n)
+        if run > 0:
+            support = rng.choice(n, size=min(start_nonzeros, n), replace=False)
+            c[support] = rng.choice((-1.0, 1.0), size=support.size)
+        margins = _Margins(X, y, s, gamma, intercept, c) if run == 0 else margins.reset(c, intercept)
+        c, trajectory, passes, converged = _search(margins, c, _ternary_moves, epsilon, max_moves)
+        total_passes += passes
+        finals.append(trajectory[-1] / gamma)
+        if best is None or finals[-1] < best[1][-1] / gamma:
+            best = (c.copy(), trajectory, converged)
+    c, trajectory, converged = best
+    return LocalSearchOutcome(weights=c, loss=float(trajectory[-1] / gamma), trajectory=trajectory / gamma,
+                              n_moves=trajectory.size - 1, n_passes=total_passes, converged=converged,
+                              restart_losses=np.asarray(finals))

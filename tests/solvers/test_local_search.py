@@ -1,0 +1,121 @@
+"""Local search (Figure 6) and ternary hill climbing against enumeration and brute-force neighbourhoods."""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from formulations.rounding import cumulative_hinge_loss
+from solvers.local_search import supermodular_local_search, ternary_hill_climbing
+
+
+def _data(m=30, n=6, seed=0, labels=None):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, (m, n)).astype(float)
+    if labels is None:
+        y = np.where(X @ rng.choice([-1.0, 1.0], n) + rng.normal(0, 1.0, m) > 0, 1.0, -1.0)
+    else:
+        y = np.full(m, float(labels))
+    return X, y
+
+
+def _f(c, X, y, gamma, intercept=0.0):
+    """Proposition 3's f(c) = gamma * L_gamma(c), from scratch."""
+    return gamma * cumulative_hinge_loss(c, X, y, gamma=gamma, intercept=intercept)
+
+
+def _enumerate(X, y, gamma, values, intercept=0.0):
+    C = np.array(list(itertools.product(values, repeat=X.shape[1])), dtype=float)
+    return (np.maximum(0.0, gamma - y * (C @ X.T + intercept)) / gamma).sum(axis=1).min()
+
+
+def test_hinge_is_supermodular_on_nonnegative_features():
+    """Proposition 3, checked on every pair of the lattice {0,1}^5."""
+    X, y = _data(m=12, n=5, seed=1)
+    C = [np.array(c, float) for c in itertools.product((0, 1), repeat=5)]
+    f = {tuple(c): _f(c, X, y, 1.5, intercept=-2.0) for c in C}
+    for a, b in itertools.product(C, C):
+        join, meet = np.maximum(a, b), np.minimum(a, b)
+        assert f[tuple(join)] + f[tuple(meet)] >= f[tuple(a)] + f[tuple(b)] - 1e-9
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_figure6_never_increases_f_and_stops_at_a_local_optimum(seed):
+    X, y = _data(seed=seed)
+    gamma, intercept, eps = 2.0, -3.0, 1.0
+    out = supermodular_local_search(X, y, gamma=gamma, intercept=intercept, epsilon=eps)
+    assert np.all(np.diff(out.trajectory) < 0)
+    assert out.trajectory[0] == pytest.approx(_f(np.zeros(6), X, y, gamma, intercept) / gamma)
+    assert out.loss == pytest.approx(cumulative_hinge_loss(out.weights, X, y, gamma=gamma, intercept=intercept))
+    assert out.converged and set(np.unique(out.weights)) <= {0.0, 1.0}
+    f = _f(out.weights, X, y, gamma, intercept)
+    for j in range(6):  # Figure 6's stopping rule, by brute-force re-scoring of every neighbour
+        flipped = out.weights.copy()
+        flipped[j] = 1 - flipped[j]
+        assert _f(flipped, X, y, gamma, intercept) >= (1 - eps / 36) * f - 1e-9
+    assert out.loss >= _enumerate(X, y, gamma, (0, 1), intercept) - 1e-9
+
+
+@pytest.mark.parametrize("label, seed", [(1, 0), (1, 1), (-1, 2)])
+def test_figure6_is_exact_on_monotone_instances(label, seed):
+    """All labels equal and x >= 0: f is monotone, and the local search reaches the enumerated optimum."""
+    X, y = _data(m=15, n=7, seed=seed, labels=label)
+    gamma, intercept = 3.0, -8.0
+    out = supermodular_local_search(X, y, gamma=gamma, intercept=intercept)
+    assert out.loss == pytest.approx(_enumerate(X, y, gamma, (0, 1), intercept), abs=1e-9)
+
+
+def test_sparse_and_dense_give_the_same_search():
+    X, y = _data(m=50, n=20, seed=4)
+    a = supermodular_local_search(X, y, gamma=1.0, intercept=-4.0)
+    b = supermodular_local_search(sp.csr_matrix(X), y, gamma=1.0, intercept=-4.0)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    np.testing.assert_allclose(a.trajectory, b.trajectory)
+
+
+def test_max_moves_and_start():
+    X, y = _data(seed=5)
+    out = supermodular_local_search(X, y, gamma=1.0, intercept=-2.0, max_moves=1)
+    assert out.n_moves <= 1
+    start = np.ones(6)
+    out = supermodular_local_search(X, y, gamma=1.0, intercept=-2.0, start=start)
+    assert out.trajectory[0] == pytest.approx(cumulative_hinge_loss(start, X, y, gamma=1.0, intercept=-2.0))
+    np.testing.assert_array_equal(start, np.ones(6))  # the caller's start is not modified
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ternary_hill_climbing(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(25, 5))
+    y = np.where(X @ rng.integers(-1, 2, 5) + rng.normal(0, 0.5, 25) > 0, 1.0, -1.0)
+    gamma = 1.0
+    out = ternary_hill_climbing(X, y, gamma=gamma, n_restarts=4, start_nonzeros=3, seed=seed)
+    assert set(np.unique(out.weights)) <= {-1.0, 0.0, 1.0}
+    assert out.restart_losses.shape == (5,)
+    assert out.loss == pytest.approx(out.restart_losses.min())
+    assert out.loss == pytest.approx(cumulative_hinge_loss(out.weights, X, y, gamma=gamma))
+    assert np.all(np.diff(out.trajectory) < 0)
+    assert out.loss <= cumulative_hinge_loss(np.zeros(5), X, y, gamma=gamma)
+    assert out.loss >= _enumerate(X, y, gamma, (-1, 0, 1)) - 1e-9
+    f = _f(out.weights, X, y, gamma)
+    for j in range(5):  # no move to another value of one coordinate improves by the factor
+        for v in {-1.0, 0.0, 1.0} - {out.weights[j]}:
+            moved = out.weights.copy()
+            moved[j] = v
+            assert _f(moved, X, y, gamma) >= (1 - 1.0 / 25) * f - 1e-9
+    again = ternary_hill_climbing(X, y, gamma=gamma, n_restarts=4, start_nonzeros=3, seed=seed)
+    np.testing.assert_array_equal(out.restart_losses, again.restart_losses)
+
+
+def test_bad_inputs_are_rejected():
+    X, y = _data()
+    with pytest.raises(ValueError, match="gamma"):
+        supermodular_local_search(X, y, gamma=0.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        supermodular_local_search(X, y, gamma=1.0, epsilon=0.0)
+    with pytest.raises(ValueError, match="start"):
+        supermodular_local_search(X, y, gamma=1.0, start=np.full(6, 2.0))
+    with pytest.raises(ValueError, match="n_restarts"):
+        ternary_hill_climbing(X, y, gamma=1.0, n_restarts=-1)
+    with pytest.raises(ValueError, match="start_nonzeros"):
+        ternary_hill_climbing(X, y, gamma=1.0, start_nonzeros=0)
