@@ -20,7 +20,7 @@ prox of eq. 15. The square enters the convex program as one rotated second-order
 
 Programs (variables ``w`` in grid units, ``intercept`` in model units)::
 
-    min_w,b  (1/n) sum_i s_i loss(y_i, gamma x_i . w + b) + lam * Omega(w)
+    min_w,b  (1/S) sum_i s_i loss(y_i, gamma x_i . w + b) + lam * Omega(w),   S = sum_i s_i
     s.t.     |w_j| <= U,  b in [b_lo, b_hi]          (w integer in the exact program)
 
 with ``loss`` hinge (LP / MILP), logistic (exponential cones) or least squares (one SOC). The
@@ -215,8 +215,8 @@ def _check_xy(X, y, loss: str, sample_weight) -> tuple[np.ndarray, np.ndarray, n
         raise ValueError(f"y must be coded -1/+1 for the {loss} loss (use milpscore.data.validate_xy "
                          "to map 0/1 or string labels)")
     s = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    if s.shape != y.shape or np.any(s < 0) or not np.all(np.isfinite(s)):
-        raise ValueError(f"sample_weight must be {y.shape[0]} finite non-negative numbers")
+    if s.shape != y.shape or np.any(s < 0) or not np.all(np.isfinite(s)) or not s.sum() > 0:
+        raise ValueError(f"sample_weight must be {y.shape[0]} finite non-negative numbers with a positive sum")
     return X, y, s
 
 
@@ -231,7 +231,8 @@ def merge_duplicates(X: np.ndarray, y: np.ndarray, s: np.ndarray) -> tuple[np.nd
 class FacetsProgram:
     """Builder of the Facets-penalised programs (eqs. 3, 8-9, 14), convex and exact.
 
-    Objective ``(1/n) sum_i s_i loss_i + lam * Omega(w)`` with model ``theta = gamma * w``
+    Objective ``(1/S) sum_i s_i loss_i + lam * Omega(w)`` (``S = sum_i s_i``: ``n`` without
+    weights, and integer weights act as repeated rows) with model ``theta = gamma * w``
     (eq. 8) and ``Omega = (1 - eps) Facets + eps (L1 + L2^2)`` (eq. 14; ``eps = 0``: Facets).
 
     Parameters
@@ -295,10 +296,10 @@ class FacetsProgram:
         return self.lam * ((1 - self.eps) * facets + self.eps * (np.abs(w).sum() + SCF_SQUARE * (w @ w)))
 
     def loss_value(self, X, y, coef: np.ndarray, intercept: float = 0.0, sample_weight=None) -> float:
-        """``(1/n) sum_i s_i loss(y_i, x_i . coef + intercept)`` (model units)."""
+        """``(1/S) sum_i s_i loss(y_i, x_i . coef + intercept)``, ``S = sum_i s_i`` (model units)."""
         X, y, s = _check_xy(X, y, self.loss, sample_weight)
         z = self._argument(X @ np.asarray(coef, dtype=float) + intercept, y)
-        return float(s @ LOSS_1D[self.loss][0](z) / y.shape[0])
+        return float(s @ LOSS_1D[self.loss][0](z) / s.sum())
 
     def objective_value(self, X, y, coef: np.ndarray, intercept: float = 0.0, sample_weight=None) -> float:
         """True objective ``loss + lam * Omega`` of a model (coefficients in model units)."""
@@ -351,10 +352,10 @@ class FacetsProgram:
         return b
 
     def _add_loss(self, b: ProgramBuilder, X, y, s):
-        """Loss epigraph on ``f = gamma X w + b`` with weight ``s_i / n``; returns its lift."""
+        """Loss epigraph on ``f = gamma X w + b`` with weight ``s_i / S``; returns its lift."""
         options = {"margin": self.margin} if self.loss == "hinge" else {}
         return add_loss(b, _ENCODER_LOSS[self.loss], self.gamma * X, y, weights="w", intercept="intercept",
-                        sample_weight=s, name="loss", scale=1.0 / y.shape[0], **options)
+                        sample_weight=s, name="loss", scale=1.0 / s.sum(), **options)
 
     def relaxed(self, X, y, sample_weight=None) -> Program:
         """The convex program: LP (hinge, Facets), SOCP/exp-cone program otherwise."""
@@ -381,25 +382,23 @@ class FacetsProgram:
         Identical samples ``(x_i, y_i)`` are merged first (their weights added: the objective is
         unchanged and binary data shrink several-fold, e.g. mammo 961 -> 146 rows). Each
         distinct sample's loss ``f(z_i)``, ``z_i = M_i x + o_i``, gets an epigraph variable
-        ``t_i >= 0`` (cost ``s_i / n``) and one tangent row per point; tangents under-estimate
+        ``t_i >= 0`` (cost ``s_i / S``) and one tangent row per point; tangents under-estimate
         the convex ``f``, so the MILP optimum is a lower bound on the exact optimum.
         """
         X, y, s = _check_xy(X, y, self.loss, sample_weight)
         if self.loss == "hinge":
             raise ValueError("the hinge loss is already linear: solve exact(X, y) with HiGHS directly")
-        n_samples = y.shape[0]
         X, y, s = merge_duplicates(X, y, s)
-        s = s * (y.shape[0] / n_samples)  # keep the weights s_i / n of the full data
         b = self._penalised(X, y, integer=True)
         n = y.shape[0]
-        b.add_variables("loss", n, lb=0.0, cost=s / n)
+        b.add_variables("loss", n, lb=0.0, cost=s / s.sum())
         base = b.build()
         yg = y if self.loss != "least_squares" else np.ones(n)
         M = sp.lil_matrix((n, base.n_variables))
         M[:, base.blocks["w"]] = yg[:, None] * (self.gamma * X)
         M[:, base.blocks["intercept"]] = yg[:, None]
         offset = -y if self.loss == "least_squares" else np.zeros(n)
-        oa = LossOuterApproximation(self.loss, base, M.tocsr(), offset, base.blocks["loss"], s / n)
+        oa = LossOuterApproximation(self.loss, base, M.tocsr(), offset, base.blocks["loss"], s / s.sum())
         z0 = np.repeat(np.asarray(points, dtype=float), n)
         return oa.with_cuts(z0, np.tile(np.arange(n), len(points)))
 
@@ -458,7 +457,7 @@ class LossOuterApproximation:
         sample (margin ``y_i f_i`` for logistic, residual ``f_i - y_i`` for least squares).
     offset : (n,) ``o``.
     loss_block : slice of the epigraph variables ``t``.
-    weights : (n,) objective cost of ``t`` (``s_i / n``).
+    weights : (n,) objective cost of ``t`` (``s_i / S``).
     """
 
     loss: str

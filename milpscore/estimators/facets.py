@@ -42,9 +42,10 @@ class FacetsClassifier(IntegerLinearClassifier):
     bound : integer box ``|coef_j| <= bound * gamma`` (the facets represented; prox ignores it
         unless the solution leaves it, which is then reported in ``fit_info_``).
     margin : hinge margin.
-    tol : prox: stopping tolerance on the prox-gradient residual; highs-exact: certified
-        relative gap of the outer approximation.
+    tol : prox: stopping tolerance of the certified criterion (scaled prox-gradient norm).
     max_iter : prox iterations.
+    mip_gap : highs-exact: relative gap (MILP gap; certified gap on the true objective for the
+        outer approximation).
     accelerated : prox: FISTA (True) or ISTA (False; the paper notes acceleration may hurt
         integrity along the path).
     time_limit, threads, verbose : HiGHS options for ``"highs-exact"``.
@@ -61,7 +62,8 @@ class FacetsClassifier(IntegerLinearClassifier):
 
     def __init__(self, solver: str = "prox", loss: str = "logistic", lam: float = 0.01, gamma: float = 1.0,
                  eps: float = 0.0, bound: int = 5, margin: float = 1.0, tol: float = 1e-6,
-                 max_iter: int = 20000, accelerated: bool = True, time_limit: float | None = 60.0,
+                 max_iter: int = 20000, accelerated: bool = True, mip_gap: float = 1e-4,
+                 time_limit: float | None = 60.0,
                  threads: int = 1, verbose: bool = False):
         self.solver = solver
         self.loss = loss
@@ -73,6 +75,7 @@ class FacetsClassifier(IntegerLinearClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.accelerated = accelerated
+        self.mip_gap = mip_gap
         self.time_limit = time_limit
         self.threads = threads
         self.verbose = verbose
@@ -110,13 +113,13 @@ class FacetsClassifier(IntegerLinearClassifier):
         if fp.loss == "hinge":
             program = fp.exact(X, y, s)
             start = fp.lift(program, X, y, start_coef, float(np.clip(b0, *fp.intercept_range(X, y))), s)
-            result = solve_highs(program, time_limit=self.time_limit, mip_rel_gap=self.tol, threads=self.threads,
+            result = solve_highs(program, time_limit=self.time_limit, mip_rel_gap=self.mip_gap, threads=self.threads,
                                  verbose=self.verbose, warm_start=start)
         else:
             oa = fp.outer_approximation(X, y, s)
             program = oa.program
             start = polish(oa, fp.lift(program, X, y, start_coef, 0.0, s))
-            result = solve_outer_approximation(oa, tol=self.tol, time_limit=self.time_limit, threads=self.threads,
+            result = solve_outer_approximation(oa, tol=self.mip_gap, time_limit=self.time_limit, threads=self.threads,
                                                warm_start=start, verbose=self.verbose)
         if not result.has_solution:
             raise RuntimeError(f"the exact Facets program returned no model ({result.status.value}: "
@@ -148,7 +151,12 @@ def _solve_convex(fp: FacetsProgram, X, y, s) -> tuple[np.ndarray, float, Result
 
 
 def _solve_prox(fp: FacetsProgram, X, y, s, *, tol: float, max_iter: int, accelerated: bool):
-    """The convex problem by the proximal path (solvers.proximal) with the Facets / SCF prox."""
-    from solvers.proximal import solve_prox_facets  # noqa: F401  (placeholder, see below)
+    """The convex problem by FISTA / ISTA (:mod:`solvers.proximal`) with ``fp.penalty()``'s prox."""
+    from formulations.losses import LeastSquares, Logistic
+    from solvers.proximal import proximal_gradient
 
-    raise NotImplementedError
+    if not np.allclose(s, 1.0):
+        raise ValueError("solver='prox' fits unweighted losses; pass no sample_weight, or use solver='ecos'")
+    loss = Logistic(X, y) if fp.loss == "logistic" else LeastSquares(X, y)
+    result = proximal_gradient(loss, fp.penalty(), accelerated=accelerated, tol=tol, max_iter=max_iter)
+    return result.x, float(result.raw["intercept"]), result

@@ -57,6 +57,7 @@ def brute_force(fp: FacetsProgram, X, y, s=None):
     lo, hi = fp.intercept_range(X, y)
     n = y.size
     s = np.ones(n) if s is None else np.asarray(s, dtype=float)
+    n = s.sum()  # the loss is the weighted mean sum_i s_i loss_i / sum_i s_i
     if fp.loss == "hinge":
         cand = np.clip(np.concatenate([(y[:, None] * fp.margin - S), np.full((1, W.shape[0]), lo),
                                        np.full((1, W.shape[0]), hi)]), lo, hi)  # (n+2, K)
@@ -335,3 +336,58 @@ def test_facets_encoder_needs_a_box():
     b.add_variables("w", 2)
     with pytest.raises(NotRepresentableError, match="needs a box"):
         add_penalty(b, Facets(1.0), weights="w")
+
+
+# ------------------------------------- convex program: ECOS vs proximal path vs cvxpy's atoms
+def cvxpy_facets(fp: FacetsProgram, X, y):
+    """The convex problem written independently with cvxpy atoms (no Program, no encoder)."""
+    import cvxpy as cp
+
+    n, d = X.shape
+    w, b = cp.Variable(d), cp.Variable()
+    v = w / fp.gamma
+    scores = X @ w + b
+    loss = (cp.sum(cp.logistic(-cp.multiply(y, scores))) / n if fp.loss == "logistic"
+            else cp.sum_squares(y - scores) / (2 * n))
+    pieces = [(k + 1) * cp.abs(v) - k * (k + 1) / 2 for k in range(fp.bound)]
+    facets = cp.sum(cp.max(cp.vstack(pieces), axis=0))
+    penalty = fp.lam * ((1 - fp.eps) * facets + fp.eps * (cp.norm1(v) + 0.5 * cp.sum_squares(v)))
+    problem = cp.Problem(cp.Minimize(loss + penalty), [cp.abs(v) <= fp.bound])
+    problem.solve(solver=cp.CLARABEL)
+    return problem.value
+
+
+@pytest.mark.parametrize("loss,eps,gamma,lam", [("logistic", 0.0, 0.5, 0.02), ("logistic", 0.0, 1.0, 0.05),
+                                                ("least_squares", 0.01, 0.5, 0.05), ("least_squares", 0.3, 0.25, 0.02)])
+def test_ecos_prox_and_cvxpy_agree_on_the_convex_program(loss, eps, gamma, lam):
+    from formulations.losses import LeastSquares, Logistic
+    from solvers.proximal import proximal_gradient
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(120, 5))
+    y = np.where(X @ np.array([1.5, -1.0, 0.5, 0.0, 0.2]) + 0.5 * rng.normal(size=120) > 0, 1.0, -1.0)
+    fp = FacetsProgram(loss, lam=lam, gamma=gamma, eps=eps, bound=6)
+    program = fp.relaxed(X, y)
+    ecos = solve_ecos(program)
+    data = Logistic(X, y) if loss == "logistic" else LeastSquares(X, y)
+    prox = proximal_gradient(data, fp.penalty(), tol=1e-10, max_iter=200000)
+    assert np.all(np.abs(prox.x / gamma) < fp.bound)  # the box is inactive: same problem
+    reference = cvxpy_facets(fp, X, y)
+    prox_objective = fp.objective_value(X, y, prox.x, prox.raw["intercept"])
+    assert ecos.status == Status.OPTIMAL and prox.status == Status.OPTIMAL
+    assert ecos.objective == pytest.approx(reference, rel=1e-5)
+    assert prox_objective == pytest.approx(reference, rel=1e-5)
+    assert prox.objective == pytest.approx(prox_objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_integer_sample_weights_act_as_repeated_rows(loss):
+    X, y = tiny(13, n=20)
+    counts = np.random.default_rng(0).integers(0, 4, size=20).astype(float)
+    counts[0] = 1.0
+    Xr, yr = np.repeat(X, counts.astype(int), axis=0), np.repeat(y, counts.astype(int))
+    fp = FacetsProgram(loss, lam=0.05, gamma=0.5, bound=3, intercept_bounds=(-20.0, 20.0))
+    solve = solve_highs if loss == "hinge" else solve_ecos
+    weighted = solve(fp.relaxed(X, y, counts))
+    repeated = solve(fp.relaxed(Xr, yr))
+    assert weighted.objective == pytest.approx(repeated.objective, rel=1e-7)
