@@ -124,7 +124,8 @@ def _as_blocks(blocks, d: int) -> tuple[slice, ...]:
     pos = 0
     for k, s in enumerate(out):
         if s.start != pos or s.stop <= s.start:
-            raise ValueError(f"blocks must be contiguous, non-empty and in order; block {k} is {s}, expected start {pos}")
+            raise ValueError(f"blocks must be contiguous, non-empty and in order; block {k} is {s}, "
+                             f"expected start {pos}")
         pos = s.stop
     if pos != d:
         raise ValueError(f"blocks cover {pos} columns but X_onehot has {d}; one block per variable, all columns")
@@ -197,7 +198,8 @@ class FusedLassoHinge:
         lb = self._per_block(self.points_lb, p, "points_lb")
         ub = self._per_block(self.points_ub, p, "points_ub")
         if np.any(lb > 0) or np.any(ub < 0) or np.any(lb > ub):
-            raise ValueError(f"each points range must contain 0 (lb <= 0 <= ub); got lb={lb.tolist()}, ub={ub.tolist()}")
+            raise ValueError(f"each points range must contain 0 (lb <= 0 <= ub); got lb={lb.tolist()}, "
+                             f"ub={ub.tolist()}")
         if self.reference == "min" and np.any(lb != 0):
             raise ValueError("reference='min' sets the smallest points of each variable to 0, so points_lb must "
                              "be 0; for signed points use reference='first' or 'sum_to_zero'")
@@ -253,8 +255,7 @@ class FusedLassoHinge:
         sample_weight : (N,) non-negative weights ``w_i`` (default 1).
         """
         Xs, yv, slices, member, w, lb, ub, mono, must = self._check(X_onehot, y, blocks, sample_weight)
-        n, d = Xs.shape
-        p = len(slices)
+        d, p = Xs.shape[1], len(slices)
         owner_lb, owner_ub = member @ lb, member @ ub
         col_lb, col_ub = owner_lb.copy(), owner_ub.copy()
         pinned, free = self._reference_split(slices, mono)

@@ -204,7 +204,8 @@ class FusedScoreClassifier(IntegerLinearClassifier):
                          f"bound={self.result_.bound:.6g} gap={self.gap_:.3g}")
         if self.solver == "prox":
             notes.append("continuous points from the binarsity proximal path (no ILP solved)")
-        title = self._card_title if self.solver == "highs" else f"Points table (continuous points, solver={self.solver!r})"
+        title = (self._card_title if self.solver == "highs"
+                 else f"Points table (continuous points, solver={self.solver!r})")
         return ScoreCard(table.reset_index(drop=True), self.intercept_ + constant, labels.positive,
                          labels.negative, title, tuple(notes))
 
