@@ -110,6 +110,18 @@ def sparsity(coef, threshold: float = 0.01) -> float:
     return float(np.mean(a <= threshold * a.max()))
 
 
+def gini(coef) -> float:
+    """Gini coefficient of ``|coef|`` (Hurley & Rickard 2009), the sparsity measure the EYE paper
+    uses to pick the sparsest model (section 4.1): 0 for equal magnitudes, ``1 - 1/d`` for one
+    non-zero. ``G = 1 - 2 sum_k (a_(k) / ||a||_1) (d - k + 1/2) / d`` with ``a`` sorted ascending."""
+    a = np.sort(np.abs(_vector(coef, "coef")))
+    if a.size == 0 or a.sum() == 0:
+        return 0.0
+    d = a.size
+    k = np.arange(1, d + 1)
+    return float(1.0 - 2.0 * np.sum(a / a.sum() * (d - k + 0.5) / d))
+
+
 def integrity(coef, unit: float = 1.0, tol: float = 1e-6) -> float:
     """Share of coefficients on the grid ``unit * Z`` (within ``tol`` units; Facets paper, section 2)."""
     if not unit > 0:

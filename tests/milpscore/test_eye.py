@@ -9,7 +9,7 @@ from sklearn.linear_model import Lasso
 
 from formulations.penalized import PenalizedProgram
 from formulations.penalties import EYE, L1
-from milpscore.credibility import (average_precision, credibility_report, group_sym_kl, integrity,
+from milpscore.credibility import (average_precision, credibility_report, gini, group_sym_kl, integrity,
                                    magnitude, sparsity, sym_kl)
 from milpscore.estimators.eye import EYEClassifier, known_factor_mask
 from solvers.ecos import solve_ecos
@@ -183,6 +183,8 @@ def test_sparsity_integrity_magnitude():
     assert sparsity([1.0, 0.005, 0.0, 0.02]) == pytest.approx(0.5)
     assert integrity([1.0, 2.0000001, 0.5]) == pytest.approx(2 / 3)
     assert integrity([0.5, 1.0, 0.75], unit=0.25) == pytest.approx(1.0)
+    assert gini([2.0, 2.0, 2.0]) == pytest.approx(0.0) and gini([0, 0, 0, 5.0]) == pytest.approx(0.75)
+    assert gini([1.0, 2.0, 3.0, 4.0]) == pytest.approx(0.25)  # 1 - 2 (1*3.5 + 2*2.5 + 3*1.5 + 4*.5) / 40
     assert magnitude([1.0, -3.0, 2.0]) == 3.0 and magnitude([1.0, -3.0], ord=1) == 4.0
     report = credibility_report([1.0, 0.0, -2.0], r=[1, 0, 0], groups=[[0, 1], [2]])
     assert set(report) == {"sparsity", "integrity", "magnitude", "n_nonzero", "ap", "sum_sym_kl"}

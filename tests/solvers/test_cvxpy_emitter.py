@@ -28,14 +28,14 @@ def test_feasibility_agrees_with_program_on_random_points(seed):
     agree, inside = 0, 0
     x0 = solve_clarabel(program).x
     for scale in (0.0, 0.05, 0.3, 1.0, 3.0):
-        for _ in range(20):
+        for _ in range(8):
             x = x0 + scale * rng.normal(size=program.n_variables)
             x[program.blocks["t"]] = np.abs(x[program.blocks["t"]]) * 5 * rng.uniform()  # vary exp feasibility
             ours = program.is_feasible(x, tol=1e-7)
             theirs = _constraints_hold(problem, x, tol=1e-7)
             agree += ours == theirs
             inside += ours
-    assert agree == 100 and 0 < inside < 100
+    assert agree == 40 and 0 < inside < 40
     problem.variables()[0].value = x0
     assert problem.objective.value == pytest.approx(program.objective(x0), rel=1e-12)
 
