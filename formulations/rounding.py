@@ -137,8 +137,8 @@ def check_training_set(X, y, sample_weight=None) -> tuple[object, np.ndarray, np
         s = np.ones(X.shape[0])
     else:
         s = np.asarray(sample_weight, dtype=float).ravel()
-        if s.shape != y.shape or not np.isfinite(s).all() or (s < 0).any():
-            raise ValueError(f"sample_weight must be {y.shape[0]} finite non-negative numbers")
+        if s.shape != y.shape or not np.isfinite(s).all() or (s < 0).any() or s.sum() <= 0:
+            raise ValueError(f"sample_weight must be {y.shape[0]} finite non-negative numbers, not all zero")
     return X, y, s
 
 

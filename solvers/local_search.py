@@ -88,8 +88,12 @@ class _Margins:
         self.g[self.rows[lo:hi]] -= delta * self.yx[lo:hi]
 
 
-def _search(margins: _Margins, c: np.ndarray, alternatives, epsilon: float, max_moves: int):
-    """Figure 6 loop: best move among ``alternatives(c)`` while it improves by the factor ``eps/d^2``."""
+def _search(margins: _Margins, c: np.ndarray, alternatives, epsilon: float, max_moves: int,
+            max_l1: float | None = None):
+    """Figure 6 loop: best move among ``alternatives(c)`` while it improves by the factor ``eps/d^2``.
+
+    With ``max_l1 = k`` moves that would take ``||c||_1`` above ``k`` are not considered.
+    """
     d = c.size
     factor = 1.0 - epsilon / float(d) ** 2
     f = margins.f
@@ -99,9 +103,12 @@ def _search(margins: _Margins, c: np.ndarray, alternatives, epsilon: float, max_
             converged = True
             break
         best_change, best_j, best_delta = np.inf, -1, 0.0
+        full = max_l1 is not None and np.abs(c).sum() + 1 > max_l1 + 1e-9
         for delta in alternatives(c):
             change = margins.move_changes(delta)
             passes += 1
+            if full:
+                change[np.abs(c + delta) > np.abs(c)] = np.inf
             j = int(np.argmin(change))
             if change[j] < best_change:
                 best_change, best_j, best_delta = float(change[j]), j, float(delta[j])
@@ -115,8 +122,10 @@ def _search(margins: _Margins, c: np.ndarray, alternatives, epsilon: float, max_
     return c, np.asarray(trajectory), passes, converged
 
 
-def _prepare(X, y, sample_weight, gamma, epsilon, max_moves):
+def _prepare(X, y, sample_weight, gamma, epsilon, max_moves, max_l1):
     X, y, s = check_training_set(X, y, sample_weight)
+    if max_l1 is not None and not (np.isfinite(max_l1) and max_l1 >= 0):
+        raise ValueError(f"max_l1 must be None or a budget k >= 0 on the number of non-zero weights, got {max_l1!r}")
     if not (np.isfinite(gamma) and gamma > 0):
         raise ValueError(f"gamma must be a finite number > 0 (the hinge margin), got {gamma!r}")
     if not (np.isfinite(epsilon) and epsilon > 0):
@@ -128,18 +137,21 @@ def _prepare(X, y, sample_weight, gamma, epsilon, max_moves):
     return X, y, s, max_moves
 
 
-def _start(start, d: int, allowed: tuple[float, ...]) -> np.ndarray:
+def _start(start, d: int, allowed: tuple[float, ...], max_l1: float | None) -> np.ndarray:
     if start is None:
         return np.zeros(d)
     c = np.asarray(start, dtype=float).copy()
     if c.shape != (d,) or not np.isin(c, allowed).all():
         raise ValueError(f"start must be a vector of {d} values in {allowed}")
+    if max_l1 is not None and np.abs(c).sum() > max_l1 + 1e-9:
+        raise ValueError(f"start has {int(np.abs(c).sum())} non-zeros, more than max_l1={max_l1}")
     return c
 
 
 def supermodular_local_search(X, y: np.ndarray, *, gamma: float, intercept: float = 0.0,
                               sample_weight: np.ndarray | None = None, epsilon: float = 1.0,
-                              start: np.ndarray | None = None, max_moves: int | None = None) -> LocalSearchOutcome:
+                              start: np.ndarray | None = None, max_moves: int | None = None,
+                              max_l1: float | None = None) -> LocalSearchOutcome:
     """Supermodular local search of Figure 6 over binary weights ``c in {0,1}^d``.
 
     Parameters
@@ -149,11 +161,12 @@ def supermodular_local_search(X, y: np.ndarray, *, gamma: float, intercept: floa
     gamma : hinge margin; intercept : ``b = -r`` (the fixed threshold ``r`` of ``C_r[0,1]``).
     epsilon : Figure 6's ``eps``: a move is taken while ``f(c*) < (1 - eps/d^2) f(c)``.
     start : initial binary vector (Figure 6: ``0``); max_moves : cap on accepted moves (10 d).
+    max_l1 : sparsity budget ``k`` (section 3.2's class): moves beyond ``||c||_1 = k`` are skipped.
     """
-    X, y, s, max_moves = _prepare(X, y, sample_weight, gamma, epsilon, max_moves)
-    c = _start(start, X.shape[1], (0.0, 1.0))
+    X, y, s, max_moves = _prepare(X, y, sample_weight, gamma, epsilon, max_moves, max_l1)
+    c = _start(start, X.shape[1], (0.0, 1.0), max_l1)
     margins = _Margins(X, y, s, gamma, intercept, c)
-    c, trajectory, passes, converged = _search(margins, c, lambda c: (1.0 - 2.0 * c,), epsilon, max_moves)
+    c, trajectory, passes, converged = _search(margins, c, lambda c: (1.0 - 2.0 * c,), epsilon, max_moves, max_l1)
     return LocalSearchOutcome(weights=c, loss=float(trajectory[-1] / gamma), trajectory=trajectory / gamma,
                               n_moves=trajectory.size - 1, n_passes=passes, converged=converged,
                               restart_losses=np.array([trajectory[-1] / gamma]))
@@ -169,7 +182,7 @@ def _ternary_moves(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def ternary_hill_climbing(X, y: np.ndarray, *, gamma: float, intercept: float = 0.0,
                           sample_weight: np.ndarray | None = None, n_restarts: int = 10,
                           start_nonzeros: int = 10, epsilon: float = 1.0, max_moves: int | None = None,
-                          seed: int | None = None) -> LocalSearchOutcome:
+                          max_l1: float | None = None, seed: int | None = None) -> LocalSearchOutcome:
     """Random-restart hill climbing over ternary weights ``c in {-1,0,+1}^n`` (section 4).
 
     Run 0 starts at ``c = 0`` (Figure 6's initialisation); each of the ``n_restarts`` further
@@ -181,8 +194,9 @@ def ternary_hill_climbing(X, y: np.ndarray, *, gamma: float, intercept: float = 
     ----------
     X : (m, n) features, dense or sparse (not doubled); y : (m,) in {-1,+1}; gamma : margin;
     intercept : fixed ``b`` (``0`` for the class ``C_0[-1,0,+1]``); seed : numpy seed.
+    max_l1 : sparsity budget ``k`` on ``||c||_1`` (random starts use at most ``floor(k)`` non-zeros).
     """
-    X, y, s, max_moves = _prepare(X, y, sample_weight, gamma, epsilon, max_moves)
+    X, y, s, max_moves = _prepare(X, y, sample_weight, gamma, epsilon, max_moves, max_l1)
     if not isinstance(n_restarts, (int, np.integer)) or n_restarts < 0:
         raise ValueError(f"n_restarts must be an integer >= 0, got {n_restarts!r}")
     if not isinstance(start_nonzeros, (int, np.integer)) or start_nonzeros < 1:
@@ -193,10 +207,11 @@ def ternary_hill_climbing(X, y: np.ndarray, *, gamma: float, intercept: float = 
     for run in range(n_restarts + 1):
         c = np.zeros(n)
         if run > 0:
-            support = rng.choice(n, size=min(start_nonzeros, n), replace=False)
+            size = min(start_nonzeros, n, n if max_l1 is None else int(np.floor(max_l1 + 1e-9)))
+            support = rng.choice(n, size=size, replace=False)
             c[support] = rng.choice((-1.0, 1.0), size=support.size)
         margins = _Margins(X, y, s, gamma, intercept, c) if run == 0 else margins.reset(c, intercept)
-        c, trajectory, passes, converged = _search(margins, c, _ternary_moves, epsilon, max_moves)
+        c, trajectory, passes, converged = _search(margins, c, _ternary_moves, epsilon, max_moves, max_l1)
         total_passes += passes
         finals.append(trajectory[-1] / gamma)
         if best is None or finals[-1] < best[1][-1] / gamma:

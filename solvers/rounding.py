@@ -38,6 +38,8 @@ class RoundingOutcome:
         ``max_l1`` when a budget was given and at least one draw meets it).
     loss : ``L_gamma(weights; S)``.
     losses : (n_draws,) ``L_gamma`` of every draw; l1_norms : (n_draws,) ``||c||_1`` of every draw.
+    error_rates : (n_draws,) weighted training error of every draw (a sample counts as correct
+        when ``sign(<c, x_t> + b) == y_t`` with a zero score predicting -1, the estimators' rule).
     relaxed_loss : ``L_gamma(w_hat; S)``.
     expected_l1 : ``sum_i w_hat_i = E||c||_1`` (Proposition 2).
     bound_prop1 : ``L(w_hat) + sum_t s_t X_1 / (2 gamma)`` >= ``E[L(c)]`` (Proposition 1).
@@ -45,13 +47,14 @@ class RoundingOutcome:
     n_fractional : number of coordinates of ``w_hat`` strictly inside (0, 1).
     within_budget : (n_draws,) bool, draw meets ``max_l1`` (all True without a budget).
     best_within_budget : whether ``weights`` meets the budget.
-    seed : the seed used; draws : (n_draws, d) bool draws when ``keep_draws`` was set, else None.
+    seed : the seed used; best : index of the best draw; draws : (n_draws, d) bool draws when ``keep_draws`` was set, else None.
     """
 
     weights: np.ndarray
     loss: float
     losses: np.ndarray
     l1_norms: np.ndarray
+    error_rates: np.ndarray
     relaxed_loss: float
     expected_l1: float
     bound_prop1: float
@@ -60,6 +63,7 @@ class RoundingOutcome:
     within_budget: np.ndarray
     best_within_budget: bool
     seed: int | None
+    best: int
     draws: np.ndarray | None = None
 
     @property
@@ -77,6 +81,7 @@ class RoundingOutcome:
         return {"relaxed_loss": self.relaxed_loss, "best_loss": self.loss, "mean_loss": self.mean_loss,
                 "std_loss": self.std_loss, "q10_loss": q[0], "median_loss": q[1], "q90_loss": q[2],
                 "bound_prop1": self.bound_prop1, "bound_variance": self.bound_variance,
+                "mean_error": float(self.error_rates.mean()), "best_error": float(self.error_rates[self.best]),
                 "expected_l1": self.expected_l1, "mean_l1": float(self.l1_norms.mean()),
                 "n_fractional": self.n_fractional, "n_draws": int(self.losses.size)}
 
@@ -149,6 +154,7 @@ def randomized_rounding(w_hat: np.ndarray, X, y: np.ndarray, *, gamma: float, in
     chunk = max(1, int(4e6 // max(1, X.shape[0] + fractional.size)))
     losses = np.empty(n_draws)
     l1 = np.empty(n_draws)
+    errors = np.empty(n_draws)
     kept = np.zeros((n_draws, fractional.size), bool) if keep_draws else None
     best, best_key, best_draw = -1, (True, np.inf), None
     for start in range(0, n_draws, chunk):
@@ -156,6 +162,7 @@ def randomized_rounding(w_hat: np.ndarray, X, y: np.ndarray, *, gamma: float, in
         scores = base_score[None, :] + np.asarray(X_frac @ draws.T.astype(float)).T  # (chunk, m)
         block = slice(start, start + draws.shape[0])
         losses[block] = (np.maximum(0.0, gamma - y[None, :] * scores) / gamma) @ s
+        errors[block] = ((scores > 0) != (y[None, :] > 0)) @ s / s.sum()
         l1[block] = fixed.sum() + draws.sum(axis=1)
         if kept is not None:
             kept[block] = draws
@@ -171,11 +178,11 @@ def randomized_rounding(w_hat: np.ndarray, X, y: np.ndarray, *, gamma: float, in
         full = np.repeat(fixed[None, :] > 0, n_draws, axis=0)
         full[:, fractional] = kept
     bounds = rounding_bounds(w, X, y, gamma=gamma, intercept=intercept, sample_weight=s)
-    return RoundingOutcome(weights=c, loss=float(losses[best]), losses=losses, l1_norms=l1.astype(float),
+    return RoundingOutcome(weights=c, loss=float(losses[best]), losses=losses, l1_norms=l1, error_rates=errors,
                            relaxed_loss=bounds["relaxed_loss"], expected_l1=float(w.sum()),
                            bound_prop1=bounds["bound_prop1"], bound_variance=bounds["bound_variance"],
                            n_fractional=int(fractional.size), within_budget=within,
-                           best_within_budget=bool(within[best]), seed=seed, draws=full)
+                           best_within_budget=bool(within[best]), seed=seed, best=best, draws=full)
 
 
 def deterministic_rounding(w_hat: np.ndarray, *, cutoff: float = 0.5, max_l1: float | None = None) -> np.ndarray:

@@ -119,3 +119,25 @@ def test_bad_inputs_are_rejected():
         ternary_hill_climbing(X, y, gamma=1.0, n_restarts=-1)
     with pytest.raises(ValueError, match="start_nonzeros"):
         ternary_hill_climbing(X, y, gamma=1.0, start_nonzeros=0)
+
+
+@pytest.mark.parametrize("ternary", [False, True])
+def test_sparsity_budget_is_respected(ternary):
+    X, y = _data(m=30, n=6, seed=7)
+    X = X - 1.5  # mixed signs, so that many weights help
+    k = 1
+    if ternary:
+        out = ternary_hill_climbing(X, y, gamma=1.0, max_l1=k, n_restarts=3, start_nonzeros=5, seed=0)
+        values = (-1, 0, 1)
+    else:
+        out = supermodular_local_search(X, y, gamma=1.0, intercept=-1.0, max_l1=k)
+        values = (0, 1)
+    intercept = 0.0 if ternary else -1.0
+    assert np.abs(out.weights).sum() <= k
+    C = np.array(list(itertools.product(values, repeat=6)), dtype=float)
+    C = C[np.abs(C).sum(axis=1) <= k]
+    best_k = (np.maximum(0.0, 1.0 - y * (C @ X.T + intercept))).sum(axis=1).min()
+    assert out.loss >= best_k - 1e-9
+    unconstrained = ternary_hill_climbing(X, y, gamma=1.0, n_restarts=0) if ternary else \
+        supermodular_local_search(X, y, gamma=1.0, intercept=-1.0)
+    assert np.abs(unconstrained.weights).sum() > k  # the budget is active on this instance

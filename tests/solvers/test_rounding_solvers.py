@@ -34,6 +34,9 @@ def test_mean_of_draws_is_w_hat_within_clt_tolerance():
     # each draw's loss, recomputed from the kept draw with the plain formula
     recomputed = np.array([cumulative_hinge_loss(c.astype(float), X, y, gamma=1.0) for c in out.draws[:200]])
     np.testing.assert_allclose(out.losses[:200], recomputed, atol=1e-12)
+    errors = [np.mean(np.where(X @ c > 0, 1.0, -1.0) != y) for c in out.draws[:200].astype(float)]
+    np.testing.assert_allclose(out.error_rates[:200], errors)
+    assert out.summary()["best_error"] == out.error_rates[out.best]
     assert out.loss == pytest.approx(out.losses.min())
     assert cumulative_hinge_loss(out.weights, X, y, gamma=1.0) == pytest.approx(out.loss)
 
