@@ -179,8 +179,6 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
     DataFrame with the columns :data:`COLUMNS` (module docstring), one row per
     ``(formulation, method)``.
     """
-    from tqdm.auto import tqdm
-
     import milpscore.compare_adapters  # noqa: F401  (registers the built-in formulations)
 
     if isinstance(formulations, str):
@@ -209,13 +207,14 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
     X_train, y_train = take(idx_train), y_pm1[idx_train]
     X_test, y_test = (take(idx_test), y_pm1[idx_test]) if idx_test is not None else (None, None)
     rows = []
-    bar = tqdm(formulations, desc="compare", disable=not progress)
-    for name in bar:
+    bar = _progress_bar(formulations) if progress else None
+    for name in formulations if bar is None else bar:
         spec = FORMULATIONS[name]
         todo = spec.methods if wanted is None else tuple(m for m in spec.methods if m in wanted)
         if not todo:
             continue
-        bar.set_postfix_str(name)
+        if bar is not None:
+            bar.set_postfix_str(name)
         t0 = time.perf_counter()
         fits = spec.adapter(X_train, y_train, FitContext(todo, time_limit, seed, dict(params.get(name, {}))))
         block = [_row(name, fit, X_train, y_train, X_test, y_test) for fit in fits]
@@ -226,8 +225,15 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
         for r in block:
             r["integrality_gap"] = gap
         rows.extend(block)
-        bar.set_postfix_str(f"{name}: {time.perf_counter() - t0:.1f}s")
+        if bar is not None:
+            bar.set_postfix_str(f"{name}: {time.perf_counter() - t0:.1f}s")
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _progress_bar(formulations: Sequence[str]) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(formulations, desc="compare")
 
 
 def list_formulations() -> dict[str, tuple[str, ...]]:

@@ -29,8 +29,8 @@ GRIDS = [
     ("facets", "FacetsClassifier", {"solver": "ecos", "loss": "hinge"}, {"lam": [0.01, 0.1], "gamma": [0.5, 1.0]}),
     ("eye", "EYEClassifier", {}, {"lam": [0.01, 0.1]}),
     ("fused", "FusedScoreClassifier", {"n_bins": 3, "time_limit": 5}, {"penalty": [0.1, 1.0]}),
-    ("rounding", "ConvexRoundingClassifier", {}, {"gamma": [0.5, 1.0]}),
-    ("rounding", "LocalSearchClassifier", {}, {"gamma": [0.5, 1.0]}),
+    ("rounding", "ConvexRoundingClassifier", {"random_state": 0, "time_limit": 5}, {"gamma": [0.5, 1.0]}),
+    ("rounding", "LocalSearchClassifier", {"random_state": 0}, {"gamma": [0.5, 1.0]}),
 ]
 
 
