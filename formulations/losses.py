@@ -45,11 +45,16 @@ def _design(X: Any) -> Any:
 
 
 def _largest_eigenvalue(matvec: Callable[[np.ndarray], np.ndarray], dim: int) -> float:
-    """Largest eigenvalue of a symmetric PSD operator of size ``dim`` (Lanczos, tol 1e-10)."""
-    if dim == 1:
-        return float(matvec(np.ones(1))[0])
+    """Largest eigenvalue of a symmetric PSD operator of size ``dim``.
+
+    Dense eigenvalues for ``dim <= 64`` (``dim`` products with the unit vectors), Lanczos (ARPACK,
+    tol 1e-10, seeded random start) above.
+    """
+    if dim <= 64:
+        dense = np.column_stack([matvec(e) for e in np.eye(dim)])
+        return float(np.linalg.eigvalsh(0.5 * (dense + dense.T))[-1])
     op = LinearOperator((dim, dim), matvec=matvec, dtype=np.float64)
-    v0 = np.ones(dim) / np.sqrt(dim)
+    v0 = np.random.default_rng(0).uniform(0.5, 1.5, size=dim)
     return float(eigsh(op, k=1, which="LA", tol=1e-10, v0=v0, return_eigenvectors=False)[0])
 
 
@@ -88,7 +93,7 @@ class LeastSquares:
             G = (X.T @ X) / n - np.outer(x_mean, x_mean)
             set_("G", G)
             set_("Xty", (X.T @ yc) / n)
-            L = float(np.linalg.eigvalsh(G)[-1]) if p <= 64 else _largest_eigenvalue(G.__matmul__, p)
+            L = _largest_eigenvalue(G.__matmul__, p)
         else:
             L = _largest_eigenvalue(lambda v: self._rmatvec(self._matvec(v)), p) / n if p else 0.0
         set_("lipschitz", max(L, 0.0))
@@ -105,8 +110,16 @@ class LeastSquares:
         return self.y_mean - float(self.x_mean @ w) if self.fit_intercept else 0.0
 
     def state(self, w: np.ndarray, b: float = 0.0) -> np.ndarray:
-        """Linear state: :math:`G w` (Gram form) or the centred scores :math:`X_c w`."""
-        return self.G @ w if self.gram else self._matvec(w)
+        """Linear state: :math:`G w` (Gram form) or the centred scores :math:`X_c w`.
+
+        In the Gram form a sparse ``w`` (support below p/4) costs O(p |support|), not O(p^2).
+        """
+        if not self.gram:
+            return self._matvec(w)
+        support = np.flatnonzero(w)
+        if support.size * 4 < self.p:
+            return self.G[:, support] @ w[support] if support.size else np.zeros(self.p)
+        return self.G @ w
 
     def value_state(self, w: np.ndarray, b: float, state: np.ndarray) -> float:
         if self.gram:

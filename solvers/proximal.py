@@ -136,7 +136,7 @@ def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every
     for it in range(1, max_iter + 1):
         while True:
             step = 1.0 / L
-            xn = penalty.prox(y - step * gy, step)
+            xn = penalty._prox(y - step * gy, step)
             bn = by - step * gby if has_b else 0.0
             sn = loss.state(xn, bn)
             fn = loss.value_state(xn, bn, sn)

@@ -28,11 +28,11 @@ def soft_threshold(v, threshold, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def weighted_soft_threshold(v, thresholds, out):  # pragma: no cover - compiled
-    """``out_j = sign(v_j) * max(|v_j| - thresholds_j, 0)``."""
+def weighted_soft_threshold(v, weights, step, out):  # pragma: no cover - compiled
+    """``out_j = sign(v_j) * max(|v_j| - step * weights_j, 0)``."""
     for i in range(v.shape[0]):
         x = v[i]
-        a = abs(x) - thresholds[i]
+        a = abs(x) - step * weights[i]
         if a > 0.0:
             out[i] = a if x > 0.0 else -a
         else:
@@ -69,10 +69,10 @@ def weighted_shrink_threshold(v, thresholds, scales, out):  # pragma: no cover -
 
 
 @njit(cache=True)
-def weighted_scale(v, scales, out):  # pragma: no cover - compiled
-    """``out_j = v_j * scales_j`` (weighted ridge prox)."""
+def weighted_scale(v, weights, step, out):  # pragma: no cover - compiled
+    """``out_j = v_j / (1 + step * weights_j)`` (weighted ridge prox)."""
     for i in range(v.shape[0]):
-        out[i] = v[i] * scales[i]
+        out[i] = v[i] / (1.0 + step * weights[i])
     return out
 
 
@@ -123,10 +123,10 @@ def scf_prox(v, grid, mu, eps, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def tv_prox(y, lam, out):  # pragma: no cover - compiled
+def tv_prox(y, lam, scale, out):  # pragma: no cover - compiled
     """Weighted 1-D total-variation prox by Condat's direct algorithm (Condat 2013, weighted).
 
-    Solves ``min_x 1/2 ||x - y||^2 + sum_k lam[k] |x[k+1] - x[k]|`` with ``lam`` of length
+    Solves ``min_x 1/2 ||x - y||^2 + scale * sum_k lam[k] |x[k+1] - x[k]|`` with ``lam`` of length
     ``n - 1`` (non-negative). Follows Condat's reference C code line by line, with the scalar
     lambda replaced by the weight of the current edge; the incoming dual value of a new segment
     is the weight of the edge where the previous jump happened (binarsity slides, Algorithm 1).
@@ -146,8 +146,8 @@ def tv_prox(y, lam, out):  # pragma: no cover - compiled
     # w[k] = weight of edge (k, k+1); w[n-1] repeats the last weight (Condat's boundary value).
     w = np.empty(n)
     for k in range(n - 1):
-        w[k] = lam[k]
-    w[n - 1] = lam[n - 2]
+        w[k] = scale * lam[k]
+    w[n - 1] = w[n - 2]
     k = 0
     k0 = 0
     kplus = 0
@@ -232,7 +232,7 @@ def tv_prox(y, lam, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def binarsity_prox(y, lam, starts, out):  # pragma: no cover - compiled
+def binarsity_prox(y, lam, scale, starts, out):  # pragma: no cover - compiled
     """Binarsity prox (binarsity slides, Algorithm 2): per block weighted TV prox, then centring.
 
     Block ``j`` is ``y[starts[j]:starts[j+1]]``; its edge weights are
@@ -245,7 +245,7 @@ def binarsity_prox(y, lam, starts, out):  # pragma: no cover - compiled
         b = starts[j + 1]
         if b <= a:
             continue
-        tv_prox(y[a:b], lam[a - j:b - j - 1], out[a:b])
+        tv_prox(y[a:b], lam[a - j:b - j - 1], scale, out[a:b])
         mean = 0.0
         for i in range(a, b):
             mean += out[i]

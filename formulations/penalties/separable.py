@@ -120,7 +120,7 @@ class WeightedL1(Penalty):
 
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         check_length(v, self.weights.size, "v", "weights")
-        return kernels.weighted_soft_threshold(v, step * self.weights, np.empty_like(v))
+        return kernels.weighted_soft_threshold(v, self.weights, step, np.empty_like(v))
 
     def zero_gauge(self, z: np.ndarray) -> float:
         """:math:`\\max_j |z_j| / c_j` (0/0 = 0, x/0 = inf)."""
@@ -149,4 +149,4 @@ class WeightedL2Squared(Penalty):
 
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         check_length(v, self.weights.size, "v", "weights")
-        return kernels.weighted_scale(v, 1.0 / (1.0 + step * self.weights), np.empty_like(v))
+        return kernels.weighted_scale(v, self.weights, step, np.empty_like(v))

@@ -50,7 +50,7 @@ class TotalVariation(Penalty):
 
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         c = self._edges(v, "v")
-        return kernels.tv_prox(v, np.ascontiguousarray(step * c), np.empty_like(v))
+        return kernels.tv_prox(v, np.ascontiguousarray(c), step, np.empty_like(v))
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class FusedLasso(Penalty):
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         out = np.empty_like(v)
         if v.size > 1:
-            kernels.tv_prox(v, np.full(v.size - 1, step * self.lam_tv), out)
+            kernels.tv_prox(v, np.full(v.size - 1, self.lam_tv), step, out)
         else:
             out[:] = v
         return kernels.soft_threshold(out, step * self.lam_l1, out)
@@ -158,4 +158,4 @@ class Binarsity(Penalty):
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         starts = self.starts
         check_length(v, int(starts[-1]), "v", "sum(block_sizes)")
-        return kernels.binarsity_prox(v, np.ascontiguousarray(step * self.weights), starts, np.empty_like(v))
+        return kernels.binarsity_prox(v, self.weights, step, starts, np.empty_like(v))
