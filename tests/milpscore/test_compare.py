@@ -129,3 +129,17 @@ def test_methods_filter_and_errors():
         compare(X, y, ["slim"], params={"facets": {}}, progress=False)
     with pytest.raises(ValueError, match="rows"):
         compare(X[:10], y, ["slim"], progress=False)
+
+
+def test_facets_logistic_exact_outer_approximation_between_relaxation_and_roundings(shared_data):
+    frame = pd.read_csv(shared_data / "mammo_data.csv").sample(200, random_state=0)
+    df = compare(frame.iloc[:, 1:], frame.iloc[:, 0], ["facets_logistic"], time_limit=20,
+                 params={"facets_logistic": {"lam": 0.01, "gamma": 0.5}}, progress=False)
+    rows = df.set_index("method")
+    assert list(rows.index) == ["exact", "relaxed", "rounding", "prox_rounding"]
+    assert rows.loc["exact", "status"] == "optimal" and rows.loc["exact", "integrity"] == 1.0
+    assert rows.loc["relaxed", "objective"] <= rows.loc["exact", "objective"] + 1e-6
+    for rounded in ("rounding", "prox_rounding"):
+        assert rows.loc[rounded, "objective"] >= rows.loc["exact", "objective"] - 1e-6
+        assert rows.loc[rounded, "bound"] == pytest.approx(rows.loc["relaxed", "objective"], abs=1e-6)
+    assert not df[["objective", "bound", "train_accuracy", "test_accuracy", "integrality_gap"]].isna().any().any()
