@@ -143,3 +143,23 @@ def test_facets_logistic_exact_outer_approximation_between_relaxation_and_roundi
         assert rows.loc[rounded, "objective"] >= rows.loc["exact", "objective"] - 1e-6
         assert rows.loc[rounded, "bound"] == pytest.approx(rows.loc["relaxed", "objective"], abs=1e-6)
     assert not df[["objective", "bound", "train_accuracy", "test_accuracy", "integrality_gap"]].isna().any().any()
+
+
+def test_metrics_against_hand_counts():
+    from milpscore.metrics import accuracy, auc, integrity, magnitude, model_metrics, model_size
+
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    y = np.array([1, 0, 1, 0])
+    coef, b = np.array([2.0, -1.0]), -1.0  # scores 1, -2, 0, -1: row 3 ties at 0 -> negative -> wrong
+    assert accuracy(X, y, coef, b) == 0.75
+    # AUC by counting positive/negative pairs: (1 > -2), (1 > -1), (0 > -2), (0 > -1) -> 4 of 4
+    assert auc(X, y, coef, b) == 1.0
+    assert integrity([0.5, 1.0, -2.0, 0.25], unit=0.5) == 0.75
+    assert magnitude([0.5, -1.5], unit=0.5) == 3.0
+    assert model_size([0.0, 1e-12, 2.0]) == 1
+    out = model_metrics(coef, b, X_train=X, y_train=y)
+    assert out == {"train_accuracy": 0.75, "train_auc": 1.0, "size": 2, "integrity": 1.0, "magnitude": 2.0}
+    with pytest.raises(ValueError, match="unit"):
+        magnitude([1.0], unit=0.0)
+    with pytest.raises(ValueError, match="must match"):
+        accuracy(X, y, np.ones(3), 0.0)
