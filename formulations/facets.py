@@ -375,7 +375,7 @@ class FacetsProgram:
         self._add_loss(b, X, y, s)
         return b.build()
 
-    def outer_approximation(self, X, y, sample_weight=None, points=(-4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0)
+    def outer_approximation(self, X, y, sample_weight=None, points=(-2.0, 0.0, 2.0)
                             ) -> "LossOuterApproximation":
         """Exact program with the loss replaced by tangent cuts at ``points`` (a MILP).
 
@@ -392,13 +392,19 @@ class FacetsProgram:
         b = self._penalised(X, y, integer=True)
         n = y.shape[0]
         b.add_variables("loss", n, lb=0.0, cost=s / s.sum())
-        base = b.build()
+        # z_i = yg_i (gamma x_i . w + b) + o_i as variables: each tangent row then has 2 non-zeros
         yg = y if self.loss != "least_squares" else np.ones(n)
+        offset = -y if self.loss == "least_squares" else np.zeros(n)
+        b.add_variables("argument", n)
+        b.add_rows("argument_rows", {"argument": sp.identity(n, format="csr"),
+                                     "w": -yg[:, None] * (self.gamma * X), "intercept": -yg[:, None]},
+                   lb=offset, ub=offset)
+        base = b.build()
         M = sp.lil_matrix((n, base.n_variables))
         M[:, base.blocks["w"]] = yg[:, None] * (self.gamma * X)
         M[:, base.blocks["intercept"]] = yg[:, None]
-        offset = -y if self.loss == "least_squares" else np.zeros(n)
-        oa = LossOuterApproximation(self.loss, base, M.tocsr(), offset, base.blocks["loss"], s / s.sum())
+        oa = LossOuterApproximation(self.loss, base, M.tocsr(), offset, base.blocks["loss"], s / s.sum(),
+                                    base.blocks["argument"])
         z0 = np.repeat(np.asarray(points, dtype=float), n)
         return oa.with_cuts(z0, np.tile(np.arange(n), len(points)))
 
@@ -413,8 +419,10 @@ class FacetsProgram:
         """Full solution vector of ``program`` (built by this builder on ``X, y``) from a model.
 
         Fills ``w = coef / gamma``, the intercept, the penalty epigraphs at their values and the
-        loss epigraph (hinge slacks, outer-approximation ``t_i``, or the conic loss variables
-        through :func:`formulations.conic_encodings.lift_loss`). Check with ``violations``.
+        loss epigraph (outer approximation: ``z_i`` and ``t_i = f(z_i)`` per distinct sample;
+        otherwise the lift of the loss encoder of :mod:`formulations.conic_encodings`). The
+        objective of the lifted point is the true objective (except the relaxed SCF square,
+        which holds ``||w||^2`` exactly too). Check with ``violations``.
         """
         X, y, s = _check_xy(X, y, self.loss, sample_weight)
         w = np.asarray(coef, dtype=float) / self.gamma
@@ -434,8 +442,9 @@ class FacetsProgram:
                 x[blocks["square"]] = np.max(np.maximum(slopes[:, None] * a - offsets[:, None], 0.0), axis=0)
         if "tangents" in program.row_blocks:  # outer approximation: one t_i per distinct sample
             X, y, s = merge_duplicates(X, y, s)
-            scores = X @ (self.gamma * w) + intercept
-            x[blocks["loss"]] = LOSS_1D[self.loss][0](self._argument(scores, y))
+            z = self._argument(X @ (self.gamma * w) + intercept, y)
+            x[blocks["argument"]] = z
+            x[blocks["loss"]] = LOSS_1D[self.loss][0](z)
         else:  # the loss encoder's own lift, from a scratch builder with the same blocks
             scratch = ProgramBuilder()
             scratch.add_variables("w", X.shape[1])
@@ -458,6 +467,8 @@ class LossOuterApproximation:
     offset : (n,) ``o``.
     loss_block : slice of the epigraph variables ``t``.
     weights : (n,) objective cost of ``t`` (``s_i / S``).
+    argument_block : slice of the variables ``z`` (rows ``z = M x + o`` in the program): the
+        tangents are written on ``(t_i, z_i)`` only, two non-zeros per row.
     """
 
     loss: str
@@ -466,23 +477,23 @@ class LossOuterApproximation:
     offset: np.ndarray
     loss_block: slice
     weights: np.ndarray
+    argument_block: slice
 
     def cuts(self, z0: np.ndarray, samples: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Tangent rows ``t_i - f'(z0) M_i x >= f(z0) + f'(z0) (o_i - z0)`` at points ``z0``.
+        """Tangent rows ``t_i - f'(z0) z_i >= f(z0) - f'(z0) z0`` at points ``z0``.
 
         ``samples[k]`` is the sample of the ``k``-th cut. Returns the rows (over all variables,
-        one sparse block) and their lower bounds.
+        one sparse block, two non-zeros per row) and their lower bounds.
         """
         value, slope = LOSS_1D[self.loss]
         z0 = np.asarray(z0, dtype=float)
         samples = np.asarray(samples)
         g = slope(z0)
-        n_var = self.argument.shape[1]
-        t_part = sp.csr_matrix((np.ones(samples.size), (np.arange(samples.size),
-                                                        self.loss_block.start + samples)),
-                               shape=(samples.size, n_var))
-        rows = (t_part - sp.diags(g) @ self.argument[samples]).tocsr()
-        return rows, value(z0) + g * (self.offset[samples] - z0)
+        k = np.arange(samples.size)
+        rows = sp.csr_matrix((np.r_[np.ones(samples.size), -g],
+                              (np.r_[k, k], np.r_[self.loss_block.start + samples, self.argument_block.start + samples])),
+                             shape=(samples.size, self.argument.shape[1]))
+        return rows, value(z0) - g * z0
 
     def with_cuts(self, z0: np.ndarray, samples: np.ndarray) -> "LossOuterApproximation":
         """Copy whose program has the tangent rows at ``z0`` appended to row block ``"tangents"``."""

@@ -58,7 +58,7 @@ def solve_outer_approximation(oa: LossOuterApproximation, *, tol: float = 1e-4,
     h = to_highs(program)
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("threads", int(threads))
-    h.setOptionValue("mip_rel_gap", float(tol) / 10)
+    h.setOptionValue("mip_rel_gap", float(tol) / 4)  # leaves room for the tangent error
     build_time = time.perf_counter() - t0
 
     best_x, best, bound = None, np.inf, -np.inf
@@ -96,7 +96,8 @@ def solve_outer_approximation(oa: LossOuterApproximation, *, tol: float = 1e-4,
         x_milp = np.array(h.getSolution().col_value, dtype=float)
         x = polish(oa, x_milp)
         value = oa.true_objective(x)
-        if value < best:
+        improved = value < best
+        if improved:
             best, best_x = value, x
         history.append((best, bound))
         if relative_gap(best, bound) <= tol:
@@ -107,11 +108,12 @@ def solve_outer_approximation(oa: LossOuterApproximation, *, tol: float = 1e-4,
             break
         z_milp = oa.arguments(x_milp)
         violated = np.flatnonzero(x_milp[oa.loss_block] < LOSS_1D[oa.loss][0](z_milp) - 1e-9)
-        z_best = oa.arguments(best_x)
-        if violated.size == 0 and oa.true_objective(x_milp) >= best:
+        if violated.size == 0 and not improved:
             message = "no violated tangent: the gap left is the inner MILP gap"
             break
-        cuts += _add_cuts(h, oa, np.r_[z_milp[violated], z_best], np.r_[violated, np.arange(z_best.size)])
+        # tangents the MILP point violates, and (when it improved) at the polished incumbent
+        z_new = oa.arguments(best_x) if improved else np.zeros(0)
+        cuts += _add_cuts(h, oa, np.r_[z_milp[violated], z_new], np.r_[violated, np.arange(z_new.size)])
     if best_x is None:
         status = status if status in (Status.INFEASIBLE, Status.UNBOUNDED,
                                       Status.INFEASIBLE_OR_UNBOUNDED) else Status.NO_SOLUTION_FOUND
@@ -136,8 +138,9 @@ def polish(oa: LossOuterApproximation, x: np.ndarray) -> np.ndarray:
 
     The intercept is the variable of block ``"intercept"`` (a column of the argument matrix
     ``M``); the true objective is convex in it, so its derivative is bisected on the column
-    bounds (60 halvings: exact to machine precision on any box). The result satisfies every
-    tangent row (tangents lie below ``f``), so it is a valid MILP start.
+    bounds (60 halvings: exact to machine precision on any box). The arguments ``z`` are then
+    recomputed; the result satisfies every tangent row (tangents lie below ``f``), so it is a
+    valid MILP start.
     """
     x = np.array(x, dtype=float)
     program = oa.program
@@ -159,5 +162,7 @@ def polish(oa: LossOuterApproximation, x: np.ndarray) -> np.ndarray:
                     mid = 0.5 * (a + b)
                     a, b = (mid, b) if derivative(mid) < 0 else (a, mid)
                 x[j] = 0.5 * (a + b)
-    x[oa.loss_block] = value(oa.arguments(x))
+    z = oa.arguments(x)
+    x[oa.argument_block] = z
+    x[oa.loss_block] = value(z)
     return x
