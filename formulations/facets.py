@@ -421,8 +421,7 @@ class FacetsProgram:
         Fills ``w = coef / gamma``, the intercept, the penalty epigraphs at their values and the
         loss epigraph (outer approximation: ``z_i`` and ``t_i = f(z_i)`` per distinct sample;
         otherwise the lift of the loss encoder of :mod:`formulations.conic_encodings`). The
-        objective of the lifted point is the true objective (except the relaxed SCF square,
-        which holds ``||w||^2`` exactly too). Check with ``violations``.
+        lifted point's objective is the true objective of the model. Check with ``violations``.
         """
         X, y, s = _check_xy(X, y, self.loss, sample_weight)
         w = np.asarray(coef, dtype=float) / self.gamma

@@ -15,6 +15,7 @@ from formulations.facets import (FacetsProgram, LOSS_1D, SCF_SQUARE, add_facets,
                                  integer_square_chords)
 from formulations.encodings import add_abs
 from formulations.program import ProgramBuilder
+from solvers.cvxpy import solve_cvxpy
 from solvers.ecos import solve_ecos
 from solvers.highs import solve_highs
 from solvers.result import Status
@@ -185,8 +186,7 @@ def test_lift_is_feasible_and_has_the_true_objective(loss, eps):
     for program in programs:
         x = fp.lift(program, X, y, coef, b)
         assert program.is_feasible(x, tol=1e-9), program.violations(x)
-        if eps == 0 or program.is_mip:  # the SCF square is exact at integers
-            assert program.objective(x) == pytest.approx(expected, rel=1e-12)
+        assert program.objective(x) == pytest.approx(expected, rel=1e-12)  # chords exact at integers
         decoded = fp.decode(x, program)
         assert np.allclose(decoded[0], coef) and decoded[1] == pytest.approx(b)
 
@@ -376,6 +376,7 @@ def test_ecos_prox_and_cvxpy_agree_on_the_convex_program(loss, eps, gamma, lam):
     prox_objective = fp.objective_value(X, y, prox.x, prox.raw["intercept"])
     assert ecos.status == Status.OPTIMAL and prox.status == Status.OPTIMAL
     assert ecos.objective == pytest.approx(reference, rel=1e-5)
+    assert solve_cvxpy(program).objective == pytest.approx(reference, rel=1e-5)  # the cvxpy emitter
     assert prox_objective == pytest.approx(reference, rel=1e-5)
     assert prox.objective == pytest.approx(prox_objective, rel=1e-9)
 
