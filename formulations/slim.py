@@ -71,8 +71,9 @@ class SLIM:
             raise ValueError(f"margin must be > 0, got {self.margin}")
         if self.max_size is not None and self.max_size < 0:
             raise ValueError(f"max_size must be >= 0 or None, got {self.max_size}")
-        if len(self.class_weight) != 2 or min(self.class_weight) <= 0:
-            raise ValueError(f"class_weight must be two positive numbers (w_minus, w_plus), got {self.class_weight}")
+        if len(self.class_weight) != 2 or min(self.class_weight) < 0 or max(self.class_weight) <= 0:
+            raise ValueError(f"class_weight must be two non-negative numbers (w_minus, w_plus), not both 0; "
+                             f"got {self.class_weight}")
 
     def instance(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> "SLIMInstance":
         """Merge duplicate rows, compute weights, big-M values and bounds for this data."""

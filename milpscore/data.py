@@ -9,8 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import warnings
+
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import DataConversionWarning
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ def feature_names(X: Any, n_features: int) -> list[str]:
 
 
 def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
-                      columns: Sequence[str] | None = None) -> np.ndarray:
+                      columns: Sequence[str] | None = None, owner: str = "the model") -> np.ndarray:
     """Return ``X`` as a 2-D float array after checking dtype, shape and finiteness.
 
     Raises
@@ -51,6 +54,12 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
         for NaN / inf (column named, with the number of bad rows), a 1-D or empty input, or a
         column count different from the fitted one.
     """
+    if X is None:
+        raise ValueError(f"{name} is None; pass a 2-D array or DataFrame of features")
+    if hasattr(X, "tocsr") or hasattr(X, "sparse"):
+        if hasattr(X, "tocsr"):
+            raise TypeError(f"A sparse matrix was passed as {name}, but dense data is required. "
+                            "Use '.toarray()' to convert to a dense numpy array.")
     if isinstance(X, pd.Series):
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
@@ -67,18 +76,26 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
         arr = X.to_numpy(dtype=float)
     else:
         cols = None
+        arr = np.asarray(X)
+        if arr.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported in {name}; pass real numbers")
         try:
-            arr = np.asarray(X, dtype=float)
+            arr = arr.astype(float)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{name} must be numeric; got values that cannot be converted to float ({exc}). "
                             "Encode text columns first (milpscore.binarize.ThresholdBinarizer or one-hot).") from None
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}; "
-                         "use X.reshape(-1, 1) for a single feature")
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape}); need at least one sample and one feature")
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}. Reshape your data "
+                         "with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample")
+    if arr.shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required "
+                         f"in {name}")
+    if arr.shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required "
+                         f"in {name}")
     if n_features is not None and arr.shape[1] != n_features:
-        raise ValueError(f"{name} has {arr.shape[1]} features, but the model was fitted with {n_features}")
+        raise ValueError(f"{name} has {arr.shape[1]} features, but {owner} is expecting {n_features} features "
+                         "as input (the number seen in fit)")
     finite = np.isfinite(arr)
     if not finite.all():
         j = int(np.flatnonzero(~finite.all(axis=0))[0])
@@ -95,8 +112,12 @@ def encode_labels(y: Any, *, name: str = "y") -> tuple[np.ndarray, LabelMap]:
     ``{0, 1}`` and ``{-1, 1}`` and booleans map the larger value to ``+1``; two strings map in
     sorted order (the second is positive), as ``classes_`` of scikit-learn.
     """
+    if y is None:
+        raise ValueError(f"this estimator requires y to be passed, but the target {name} is None")
     arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
     if arr.ndim == 2 and arr.shape[1] == 1:
+        warnings.warn(f"A column-vector {name} was passed when a 1d array was expected; it was flattened",
+                      DataConversionWarning, stacklevel=3)
         arr = arr[:, 0]
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D with one label per sample, got shape {arr.shape}")
@@ -110,8 +131,11 @@ def encode_labels(y: Any, *, name: str = "y") -> tuple[np.ndarray, LabelMap]:
     if classes.size == 1:
         raise ValueError(f"{name} has only one class ({classes[0]!r}); a classifier needs samples of two classes")
     if classes.size > 2:
-        raise ValueError(f"{name} has {classes.size} classes {list(classes[:5])}...; milpscore learns binary "
-                         "classifiers: map the labels to two classes first")
+        if arr.dtype.kind == "f" and not np.array_equal(arr, np.round(arr)):
+            raise ValueError(f"Unknown label type: continuous ({name} has {classes.size} distinct real values); "
+                             "milpscore learns binary classifiers: threshold the target into two classes")
+        raise ValueError(f"Only binary classification is supported; {name} has {classes.size} classes "
+                         f"{list(classes[:5])}. Map the labels to two classes first")
     labels = LabelMap(negative=classes[0].item() if hasattr(classes[0], "item") else classes[0],
                       positive=classes[1].item() if hasattr(classes[1], "item") else classes[1])
     return np.where(arr == classes[1], 1.0, -1.0), labels

@@ -85,9 +85,10 @@ class IntegerLinearClassifier(ClassifierMixin, BaseEstimator):
         """Total score ``x . coef_ + intercept_`` per row."""
         self._check_fitted()
         columns = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") and hasattr(X, "columns") else None
-        Xa = validate_features(X, n_features=self.n_features_in_, columns=columns)
+        Xa = validate_features(X, n_features=self.n_features_in_, columns=columns, owner=type(self).__name__)
         return Xa @ self.coef_ + self.intercept_
 
     def predict(self, X: Any) -> np.ndarray:
         """Positive class where the score is strictly positive, else the negative class."""
+        self._check_fitted()
         return self.classes_[(self.decision_function(X) > 0).astype(int)]

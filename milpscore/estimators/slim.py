@@ -24,7 +24,7 @@ class SLIMClassifier(IntegerLinearClassifier):
         Maximum number of features with non-zero points.
     margin : float
         Score margin gamma (1 = exact 0-1 loss for integer data; see formulations.slim).
-    class_weight : (w_negative, w_positive) or "balanced" or None.
+    class_weight : (w_negative, w_positive), {label: weight}, "balanced" or None.
     coefficients : CoefficientSet or None
         Per-feature bounds / signs / costs / must-include (names must match the columns).
     time_limit : float or None
@@ -60,6 +60,12 @@ class SLIMClassifier(IntegerLinearClassifier):
 
     def _spec(self, y: np.ndarray, names: list[str]) -> SLIM:
         cw = self.class_weight
+        if isinstance(cw, dict):
+            labels = self.labels_
+            unknown = set(cw) - {labels.negative, labels.positive}
+            if unknown:
+                raise ValueError(f"class_weight keys {sorted(map(str, unknown))} are not labels of y")
+            cw = (cw.get(labels.negative, 1.0), cw.get(labels.positive, 1.0))
         if cw is None:
             cw = (1.0, 1.0)
         elif isinstance(cw, str):

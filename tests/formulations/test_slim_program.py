@@ -63,7 +63,7 @@ def test_relaxed_is_relax_of_exact():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"c0": -1}, "c0 must be >= 0"), ({"margin": 0}, "margin must be > 0"),
-    ({"max_size": -1}, "max_size"), ({"class_weight": (1, 0)}, "class_weight"),
+    ({"max_size": -1}, "max_size"), ({"class_weight": (0, 0)}, "class_weight"), ({"class_weight": (-1, 1)}, "class_weight"),
 ])
 def test_bad_choices_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):

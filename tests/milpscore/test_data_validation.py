@@ -16,7 +16,8 @@ GOOD_Y = [0, 1, 0, 1]
     (GOOD_X.assign(age=[1.0, np.inf, 3.0, 4.0]), GOOD_Y, ValueError, "column 'age' contains inf"),
     (GOOD_X.assign(sex=["m", "f", "m", "f"]), GOOD_Y, TypeError, "column 'sex' is not numeric.*ThresholdBinarizer"),
     (GOOD_X, [1, 1, 1, 1], ValueError, "only one class"),
-    (GOOD_X, [0, 1, 2, 1], ValueError, "3 classes"),
+    (GOOD_X, [0, 1, 2, 1], ValueError, "Only binary classification is supported; y has 3 classes"),
+    (GOOD_X, [0.1, 1.5, 2.2, 1.0], ValueError, "Unknown label type: continuous"),
     (GOOD_X.iloc[:1], [1], ValueError, "need at least 2"),
     (GOOD_X, [0, 1, 0], ValueError, "X has 4 rows but y has 3"),
     (np.arange(4.0), GOOD_Y, ValueError, "must be 2-D"),
@@ -43,7 +44,7 @@ def test_label_mapping_recorded(y, negative, positive):
 
 def test_predict_checks_columns_and_shape():
     model = SLIMClassifier(time_limit=2).fit(GOOD_X, GOOD_Y)
-    with pytest.raises(ValueError, match="3 features"):
+    with pytest.raises(ValueError, match="3 features, but SLIMClassifier is expecting 2"):
         model.predict(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="columns differ"):
         model.predict(GOOD_X.rename(columns={"bp": "BP"}))
