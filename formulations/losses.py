@@ -13,13 +13,14 @@ states instead of recomputing matrix products: ``state(a x + (1-a) y) = a state(
   :math:`h_\\delta(m) = 0` for :math:`m \\ge 1`, :math:`(1-m)^2/(2\\delta)` on :math:`[1-\\delta, 1]`,
   :math:`1 - m - \\delta/2` below.
 
-``dual_point`` returns the Fenchel-dual candidate :math:`\\theta = -\\nabla_z F` (centred when an
-intercept is fitted, so that :math:`\\mathbf 1^\\top\\theta = 0`), :math:`X^\\top\\theta`, and the loss
-part of the dual objective :math:`\\alpha \\mapsto -F^*(-\\alpha\\theta)` (least squares, logistic).
+``dual_point`` returns, for the Fenchel-dual candidate :math:`\\theta = -\\nabla_z F` (centred when an
+intercept is fitted, so that :math:`\\mathbf 1^\\top\\theta = 0`), the vector :math:`X^\\top\\theta` and
+the loss part of the dual objective :math:`\\alpha \\mapsto -F^*(-\\alpha\\theta)` (least squares,
+logistic), from quantities the solver already has (no extra product with X).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -145,17 +146,39 @@ class LeastSquares:
     def intercept_at_zero(self) -> float:
         return self.y_mean
 
-    def dual_point(self, w: np.ndarray, b: float, state: np.ndarray) -> DualPoint:
-        """:math:`\\theta = (y_c - X_c w)/n`; :math:`-F^*(-\\alpha\\theta) = -\\tfrac n2\\alpha^2\\|\\theta\\|^2 + \\alpha\\theta^\\top y_c`."""
-        f = self.value_state(w, b, state)  # = n ||theta||^2 / 2
+    def restrict(self, cols: np.ndarray) -> "LeastSquares":
+        """The same loss on the columns ``cols`` only (Gram form: a sub-block of G, no new product).
+
+        In the Gram form the Lipschitz constant of the restriction is the upper bound
+        :math:`\\min(L, \\max_i \\sum_j |G_{ij}|)` (interlacing and Gershgorin over ``cols``).
+        """
+        cols = np.asarray(cols, dtype=np.intp)
+        if not self.gram:
+            return replace(self, X=self.X[:, cols])
+        sub = object.__new__(LeastSquares)
+        sub.__dict__.update(self.__dict__)
+        G = np.ascontiguousarray(self.G[np.ix_(cols, cols)])
+        # Valid upper bound on lambda_max(G_WW) without an eigen-solve: Gershgorin, capped by the
+        # parent's constant (interlacing: lambda_max(G_WW) <= lambda_max(G)).
+        gershgorin = float(np.abs(G).sum(axis=1).max()) if cols.size else 0.0
+        for k, v in (("G", G), ("Xty", self.Xty[cols]), ("x_mean", self.x_mean[cols]), ("p", cols.size),
+                     ("X", self.X[:0, cols]), ("lipschitz", min(self.lipschitz, gershgorin))):
+            object.__setattr__(sub, k, v)
+        return sub
+
+    def dual_point(self, w: np.ndarray, b: float, state: np.ndarray, value: float,
+                   gradient: np.ndarray) -> DualPoint:
+        """Dual candidate at ``w`` from its state, value and gradient (no extra matrix product).
+
+        :math:`\\theta = (y_c - X_c w)/n`, so :math:`X^\\top\\theta = -\\nabla f(w)` and
+        :math:`-F^*(-\\alpha\\theta) = -\\tfrac n2\\alpha^2\\|\\theta\\|^2 + \\alpha\\theta^\\top y_c`
+        with :math:`\\tfrac n2\\|\\theta\\|^2 = f(w)`.
+        """
         if self.gram:
-            xt_theta = self.Xty - state
             theta_y = 2 * self.half_yy - float(self.Xty @ w)
         else:
-            r = self.yc - state
-            xt_theta = self._rmatvec(r) / self.n
-            theta_y = float(r @ self.yc) / self.n
-        return xt_theta, lambda alpha: -alpha * alpha * f + alpha * theta_y
+            theta_y = float((self.yc - state) @ self.yc) / self.n
+        return -gradient, lambda alpha: -alpha * alpha * value + alpha * theta_y
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,6 +205,7 @@ class _MarginLoss:
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "n", X.shape[0])
         object.__setattr__(self, "p", X.shape[1])
+        object.__setattr__(self, "column_sums", np.asarray(X.sum(axis=0)).ravel())
         n, p = X.shape
         k = 1 if self.fit_intercept else 0
 
@@ -215,6 +239,10 @@ class _MarginLoss:
         w = np.asarray(w, dtype=np.float64)
         return self.gradient_state(self.state(w, b))
 
+    def restrict(self, cols: np.ndarray) -> "_MarginLoss":
+        """The same loss on the columns ``cols`` only (a copy of those columns; L recomputed)."""
+        return replace(self, X=self.X[:, np.asarray(cols, dtype=np.intp)])
+
     def intercept(self, w: np.ndarray) -> float:
         """0 without intercept; with one, the intercept is a solver variable (no closed form)."""
         if self.fit_intercept:
@@ -243,17 +271,22 @@ class Logistic(_MarginLoss):
         pos = float(np.clip(np.mean(self.y > 0), 1e-12, 1 - 1e-12))
         return float(np.log(pos / (1 - pos)))
 
-    def dual_point(self, w: np.ndarray, b: float, state: np.ndarray) -> DualPoint:
-        """:math:`\\theta_i = y_i\\sigma(-y_i z_i)/n`; :math:`-F^*(-\\alpha\\theta) = -\\frac1n\\sum H(n\\alpha y_i\\theta_i)`.
+    def dual_point(self, w: np.ndarray, b: float, state: np.ndarray, value: float,
+                   gradient: np.ndarray) -> DualPoint:
+        """Dual candidate from the state and gradient at ``(w, b)`` (no extra matrix product).
 
-        :math:`H(s) = s\\log s + (1-s)\\log(1-s)` on [0, 1] (``-inf`` outside: the point is not
-        dual feasible, which can happen after centring; the solver then uses the prox-gradient
-        criterion).
+        :math:`\\theta_i = y_i\\sigma(-y_i z_i)/n`, centred when an intercept is fitted (then
+        :math:`X^\\top\\theta = -\\nabla_w f - \\bar\\theta X^\\top\\mathbf 1`);
+        :math:`-F^*(-\\alpha\\theta) = -\\frac1n\\sum_i H(n\\alpha y_i\\theta_i)` with
+        :math:`H(s) = s\\log s + (1-s)\\log(1-s)` on [0, 1] and ``-inf`` outside (a centred point
+        may leave [0, 1]: the solver then uses its other criterion).
         """
         theta = self.y * expit(-self.y * state) / self.n
+        xt_theta = -gradient
         if self.fit_intercept:
-            theta = theta - theta.mean()
-        xt_theta = self.X.T @ theta
+            shift = theta.mean()
+            theta = theta - shift
+            xt_theta = xt_theta - shift * self.column_sums
 
         def loss_dual(alpha: float) -> float:
             s = self.n * alpha * self.y * theta

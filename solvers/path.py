@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from formulations.penalties import Facets, Penalty, StronglyConvexFacets
-from solvers.proximal import proximal_gradient
+from solvers.proximal import proximal_gradient, working_set_solve
 from solvers.result import Result
 
 PenaltyFamily = Callable[[float], Penalty]
@@ -89,8 +89,15 @@ def lambda_grid(lam_max: float, n_lambdas: int = 50, ratio: float = 1e-3) -> np.
     return lam_max * np.logspace(0.0, np.log10(ratio), int(n_lambdas))
 
 
+def _solve(loss: Any, penalty: Penalty, w0, b0, working_set: bool, options: dict) -> Result:
+    if working_set:
+        return working_set_solve(loss, penalty, w0=w0, b0=b0, **options)
+    return proximal_gradient(loss, penalty, w0=w0, b0=b0, **options)
+
+
 def regularisation_path(loss: Any, family: PenaltyFamily, lambdas: Any = None, *, n_lambdas: int = 50,
-                        ratio: float = 1e-3, gamma: float = 1.0, **solver_options: Any) -> list[PathPoint]:
+                        ratio: float = 1e-3, gamma: float = 1.0, working_set: bool = True,
+                        **solver_options: Any) -> list[PathPoint]:
     """Solve ``loss + family(lam)`` along a decreasing grid of ``lam`` with warm starts.
 
     Parameters
@@ -101,6 +108,8 @@ def regularisation_path(loss: Any, family: PenaltyFamily, lambdas: Any = None, *
     lambdas : explicit grid (sorted decreasingly here); default :func:`lambda_grid` from
         :func:`lambda_max`.
     gamma : grid unit used for the integrity / magnitude records.
+    working_set : solve each point by :func:`solvers.proximal.working_set_solve` (growing set of
+        coordinates, certified on all) when the penalty is separable; else plain FISTA/ISTA.
     solver_options : passed to :func:`solvers.proximal.proximal_gradient` (``accelerated``,
         ``tol``, ``max_iter``, ...).
     """
@@ -112,13 +121,13 @@ def regularisation_path(loss: Any, family: PenaltyFamily, lambdas: Any = None, *
     points: list[PathPoint] = []
     w, b = None, None
     for lam in grid:
-        result = proximal_gradient(loss, family(float(lam)), w0=w, b0=b, **solver_options)
+        result = _solve(loss, family(float(lam)), w, b, working_set, solver_options)
         w, b = result.x, result.raw["intercept"]
         points.append(_point(lam, gamma, result))
     return points
 
 
-def facets_path(loss: Any, alphas: Any, betas: Any, *, eps: float | None = None,
+def facets_path(loss: Any, alphas: Any, betas: Any, *, eps: float | None = None, working_set: bool = True,
                 **solver_options: Any) -> list[PathPoint]:
     """Facets (or SCF_eps when ``eps`` is given) over the (alpha, beta) grid of section 6.
 
@@ -126,7 +135,8 @@ def facets_path(loss: Any, alphas: Any, betas: Any, *, eps: float | None = None,
     warm-starting each solve from the previous one of the same shape after rescaling to the new
     grid unit (``w * gamma_new / gamma_old`` keeps ``w / gamma`` fixed). Returns points in
     (beta, decreasing alpha) order; point ``k`` has ``lam = alpha^2 / beta`` and
-    ``gamma = alpha / beta``.
+    ``gamma = alpha / beta``. ``working_set`` and ``solver_options`` as in
+    :func:`regularisation_path` (pass ``accelerated=False`` for ISTA).
     """
     alphas = np.sort(np.asarray(alphas, dtype=np.float64).reshape(-1))[::-1]
     betas = np.asarray(betas, dtype=np.float64).reshape(-1)
@@ -139,7 +149,7 @@ def facets_path(loss: Any, alphas: Any, betas: Any, *, eps: float | None = None,
             gamma, lam = alpha / beta, alpha * alpha / beta
             pen = Facets(lam, mu=gamma) if eps is None else StronglyConvexFacets(lam, mu=gamma, eps=eps)
             w0 = None if w is None else w * (gamma / prev_gamma)
-            result = proximal_gradient(loss, pen, w0=w0, b0=b, **solver_options)
+            result = _solve(loss, pen, w0, b, working_set, solver_options)
             w, b, prev_gamma = result.x, result.raw["intercept"], gamma
             points.append(_point(lam, gamma, result))
     return points

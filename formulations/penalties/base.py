@@ -29,6 +29,10 @@ class Penalty:
 
     separable: bool = False
 
+    # Optional working-set contract (separable penalties): ``coordinate_thresholds(p)`` gives
+    # tau with ``partial Omega_j(0) = [-tau_j, tau_j]`` and ``restrict(cols)`` the penalty on
+    # the coordinates ``cols``. Solvers use them to screen coordinates that stay at 0.
+
     def value(self, w: Any) -> float:
         """Penalty value :math:`\\Omega(w)` for a 1-D array ``w`` of shape (p,)."""
         return float(self._value(as_vector(w, "w")))

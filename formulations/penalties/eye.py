@@ -92,3 +92,18 @@ class NaiveQ(Penalty):
         thresholds = 2.0 * s * self.beta * (1.0 - self.r)
         scales = 1.0 / (1.0 + 2.0 * s * (1.0 - self.beta) * self.r ** 2)
         return kernels.weighted_shrink_threshold(v, thresholds, scales, np.empty_like(v))
+
+    def coordinate_thresholds(self, p: int) -> np.ndarray:
+        """:math:`\\partial\\Omega_j(0) = [-2\\lambda\\beta(1-r_j), 2\\lambda\\beta(1-r_j)]`."""
+        return 2.0 * self.lam * self.beta * (1.0 - self.r)
+
+    def restrict(self, cols: np.ndarray) -> "NaiveQ":
+        return NaiveQ(self.r[cols], self.lam, self.beta)
+
+    def zero_gauge(self, z: np.ndarray) -> float:
+        """:math:`\\max_j |z_j| / (2\\lambda\\beta(1 - r_j))` (0/0 = 0, x/0 = inf)."""
+        az = np.abs(np.asarray(z, dtype=np.float64))
+        tau = self.coordinate_thresholds(az.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(az > 0, az / tau, 0.0)
+        return float(ratio.max()) if ratio.size else 0.0

@@ -57,6 +57,13 @@ class Facets(Penalty):
     def _value(self, w: np.ndarray) -> float:
         return self.lam * float(facets_1d(w / self.mu).sum())
 
+    def coordinate_thresholds(self, p: int) -> np.ndarray:
+        """:math:`\\partial\\Omega_j(0) = [-\\lambda/\\mu, \\lambda/\\mu]` (first facet, eq. 2)."""
+        return np.full(p, self.lam / self.mu)
+
+    def restrict(self, cols: np.ndarray) -> "Facets":
+        return self
+
     def zero_gauge(self, z: np.ndarray) -> float:
         """:math:`\\mu\\|z\\|_\\infty/\\lambda`: the slope of the first facet is :math:`\\lambda/\\mu` (eq. 2)."""
         m = float(np.abs(z).max()) if np.size(z) else 0.0
@@ -101,6 +108,13 @@ class StronglyConvexFacets(Penalty):
         e = self.eps
         return self.lam * float(((1.0 - e) * facets_1d(x) + e * (np.abs(x) + 0.5 * x * x)).sum())
 
+    def coordinate_thresholds(self, p: int) -> np.ndarray:
+        """:math:`\\partial\\Omega_j(0) = [-\\lambda/\\mu, \\lambda/\\mu]`."""
+        return np.full(p, self.lam / self.mu)
+
+    def restrict(self, cols: np.ndarray) -> "StronglyConvexFacets":
+        return self
+
     def zero_gauge(self, z: np.ndarray) -> float:
         """:math:`\\mu\\|z\\|_\\infty/\\lambda` (slope at 0: :math:`\\lambda((1-\\epsilon) + \\epsilon)/\\mu`)."""
         m = float(np.abs(z).max()) if np.size(z) else 0.0
@@ -143,6 +157,13 @@ class Scaled(Penalty):
     def zero_gauge(self, z: np.ndarray) -> float:
         """:math:`\\partial[\\Omega(\\cdot/\\gamma)](0) = \\partial\\Omega(0)/\\gamma`, so the gauge is that of ``penalty`` at :math:`\\gamma z`."""
         return self.penalty.zero_gauge(self.gamma * np.asarray(z, dtype=np.float64))
+
+    def coordinate_thresholds(self, p: int) -> np.ndarray:
+        """Thresholds of ``penalty`` divided by gamma (only for separable inner penalties)."""
+        return self.penalty.coordinate_thresholds(p) / self.gamma
+
+    def restrict(self, cols: np.ndarray) -> "Scaled":
+        return Scaled(self.penalty.restrict(cols), self.gamma)
 
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         g = self.gamma

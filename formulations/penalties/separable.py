@@ -34,6 +34,13 @@ class L1(Penalty):
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         return kernels.soft_threshold(v, step * self.lam, np.empty_like(v))
 
+    def coordinate_thresholds(self, p: int) -> np.ndarray:
+        """:math:`\\partial\\Omega_j(0) = [-\\lambda, \\lambda]`."""
+        return np.full(p, self.lam)
+
+    def restrict(self, cols: np.ndarray) -> "L1":
+        return self
+
     def zero_gauge(self, z: np.ndarray) -> float:
         """Dual norm of ``w -> ||w||_1 / 1`` scaled: :math:`\\|z\\|_\\infty / \\lambda` (inf if lam = 0)."""
         m = float(np.abs(z).max()) if z.size else 0.0
@@ -55,6 +62,13 @@ class L2Squared(Penalty):
 
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         return np.multiply(v, 1.0 / (1.0 + step * self.lam))
+
+    def coordinate_thresholds(self, p: int) -> np.ndarray:
+        """Differentiable at 0: every threshold is 0."""
+        return np.zeros(p)
+
+    def restrict(self, cols: np.ndarray) -> "L2Squared":
+        return self
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,13 @@ class ElasticNet(Penalty):
         t = step * self.lam
         return kernels.shrink_threshold(v, t * self.l1_ratio, 1.0 / (1.0 + t * (1.0 - self.l1_ratio)),
                                         np.empty_like(v))
+
+    def coordinate_thresholds(self, p: int) -> np.ndarray:
+        """:math:`\\partial\\Omega_j(0) = [-\\lambda\\rho, \\lambda\\rho]`."""
+        return np.full(p, self.lam * self.l1_ratio)
+
+    def restrict(self, cols: np.ndarray) -> "ElasticNet":
+        return self
 
     def zero_gauge(self, z: np.ndarray) -> float:
         """:math:`\\|z\\|_\\infty / (\\lambda\\rho)` (the subdifferential at 0 is :math:`\\lambda\\rho[-1, 1]^p`)."""
@@ -122,6 +143,13 @@ class WeightedL1(Penalty):
         check_length(v, self.weights.size, "v", "weights")
         return kernels.weighted_soft_threshold(v, self.weights, step, np.empty_like(v))
 
+    def coordinate_thresholds(self, p: int) -> np.ndarray:
+        """:math:`\\partial\\Omega_j(0) = [-c_j, c_j]`."""
+        return np.array(self.weights)
+
+    def restrict(self, cols: np.ndarray) -> "WeightedL1":
+        return WeightedL1(self.weights[cols])
+
     def zero_gauge(self, z: np.ndarray) -> float:
         """:math:`\\max_j |z_j| / c_j` (0/0 = 0, x/0 = inf)."""
         az = np.abs(z)
@@ -150,3 +178,10 @@ class WeightedL2Squared(Penalty):
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
         check_length(v, self.weights.size, "v", "weights")
         return kernels.weighted_scale(v, self.weights, step, np.empty_like(v))
+
+    def coordinate_thresholds(self, p: int) -> np.ndarray:
+        """Differentiable at 0: every threshold is 0."""
+        return np.zeros(p)
+
+    def restrict(self, cols: np.ndarray) -> "WeightedL2Squared":
+        return WeightedL2Squared(self.weights[cols])

@@ -185,3 +185,35 @@ def test_invalid_parameters_raise_value_error(bad):
 def test_scaled_requires_a_penalty():
     with pytest.raises(TypeError, match="penalty"):
         Scaled(np.abs, 2.0)
+
+
+@pytest.mark.parametrize("name", [k for k in SEPARABLE if hasattr(PENALTIES[k], "coordinate_thresholds")])
+def test_coordinate_thresholds_and_restrict(name):
+    """tau_j is the exact zero threshold of the prox; restrict(cols) is the penalty on cols."""
+    pen = PENALTIES[name]
+    tau = pen.coordinate_thresholds(P)
+    step = 0.8
+    below = pen.prox(0.999 * step * tau * np.sign(np.arange(P) - 3.5), step)
+    assert np.all(below == 0.0)
+    above = pen.prox(1.001 * step * tau + 1e-9, step)
+    assert np.all(above != 0.0)
+    cols = np.array([1, 4, 6])
+    w = np.zeros(P)
+    w[cols] = [0.7, -1.9, 2.6]
+    assert pen.restrict(cols).value(w[cols]) == pytest.approx(pen.value(w))
+    assert np.allclose(pen.restrict(cols).prox(w[cols], step), pen.prox(w, step)[cols])
+
+
+@pytest.mark.parametrize("name", ["L1", "ElasticNet", "WeightedL1", "OWL", "Facets", "SCF", "ScaledFacets",
+                                  "EYE", "NaiveQ"])
+def test_zero_gauge_is_the_prox_zero_threshold(name):
+    pen = PENALTIES[name]
+    z = np.random.default_rng(8).normal(size=P)
+    if name == "WeightedL1":
+        z[0] = 0.0  # zero weight: no threshold there, keep the gauge finite
+    if name == "NaiveQ":
+        z[[0, 1, 6]] = 0.0  # r = 1 coordinates have no threshold
+    g = pen.zero_gauge(z)
+    assert np.isfinite(g) and g > 0
+    assert np.all(pen.prox(z, g * (1 + 1e-9)) == 0.0)
+    assert np.any(pen.prox(z, g * (1 - 1e-6)) != 0.0)
