@@ -183,10 +183,6 @@ class ConvexRounding:
         """The matrix the program's weights act on: ``X`` (binary) or its doubling (ternary)."""
         return double_features(X) if self.weights == "ternary" else X
 
-    def n_weights(self, n_features: int) -> int:
-        """Length ``d`` of the program's weight block for ``n_features`` columns of ``X``."""
-        return 2 * n_features if self.weights == "ternary" else n_features
-
     # --------------------------------------------------------------- programs
     def exact(self, X, y: np.ndarray, sample_weight: np.ndarray | None = None) -> Program:
         """Binary ILP ``min L_gamma(c; S) s.t. c in {0,1}^d`` (``+ sum c <= k`` if sparse).

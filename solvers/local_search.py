@@ -129,7 +129,8 @@ def _prepare(X, y, sample_weight, gamma, epsilon, max_moves, max_l1):
     if not (np.isfinite(gamma) and gamma > 0):
         raise ValueError(f"gamma must be a finite number > 0 (the hinge margin), got {gamma!r}")
     if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be > 0 (Figure 6 accepts moves improving f by a factor eps/d^2), got {epsilon!r}")
+        raise ValueError("epsilon must be > 0 (Figure 6 accepts moves improving f by a factor eps/d^2), "
+                         f"got {epsilon!r}")
     d = X.shape[1]
     max_moves = 10 * d if max_moves is None else int(max_moves)
     if max_moves < 0:

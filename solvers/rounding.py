@@ -47,7 +47,8 @@ class RoundingOutcome:
     n_fractional : number of coordinates of ``w_hat`` strictly inside (0, 1).
     within_budget : (n_draws,) bool, draw meets ``max_l1`` (all True without a budget).
     best_within_budget : whether ``weights`` meets the budget.
-    seed : the seed used; best : index of the best draw; draws : (n_draws, d) bool draws when ``keep_draws`` was set, else None.
+    seed : the seed used; best : index of the best draw.
+    draws : (n_draws, d) bool draws when ``keep_draws`` was set, else None.
     """
 
     weights: np.ndarray

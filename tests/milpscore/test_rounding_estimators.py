@@ -105,7 +105,8 @@ def test_grid_search_clones_the_estimators(breast):
 
 @pytest.mark.parametrize("model, match", [
     (ConvexRoundingClassifier(gamma=0.0), "gamma"), (ConvexRoundingClassifier(weights="real"), "weights"),
-    (ConvexRoundingClassifier(rounding="nearest"), "rounding"), (ConvexRoundingClassifier(lp_solver="cg"), "lp_solver"), (ConvexRoundingClassifier(sparsity=-2), "sparsity"),
+    (ConvexRoundingClassifier(rounding="nearest"), "rounding"), (ConvexRoundingClassifier(lp_solver="cg"), "lp_solver"),
+    (ConvexRoundingClassifier(sparsity=-2), "sparsity"),
     (LocalSearchClassifier(threshold=None), "fixed threshold"), (LocalSearchClassifier(n_restarts=-1), "n_restarts"),
 ])
 def test_bad_parameters_fail_at_fit_with_a_clear_message(breast, model, match):
