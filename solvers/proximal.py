@@ -194,8 +194,9 @@ def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every
 
 
 def supports_working_set(loss: Any, penalty: Penalty) -> bool:
-    """True when ``penalty`` declares per-coordinate zero thresholds and ``loss`` can be restricted."""
-    return hasattr(penalty, "coordinate_thresholds") and hasattr(penalty, "restrict") and hasattr(loss, "restrict")
+    """True when ``penalty`` is separable with per-coordinate zero thresholds and ``loss`` can be restricted."""
+    return (bool(getattr(penalty, "separable", False)) and hasattr(penalty, "coordinate_thresholds")
+            and hasattr(penalty, "restrict") and hasattr(loss, "restrict"))
 
 
 def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0: float | None = None,

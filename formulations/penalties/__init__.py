@@ -1,7 +1,11 @@
 """Penalties with exact, vectorised proximal operators (issue 4).
 
-Every class is a frozen dataclass with ``value(w) -> float`` and ``prox(v, step) -> ndarray``
-(``prox_{step * Omega}(v)``, ``step > 0`` or ValueError; length-0 and all-zero input handled).
+Every class is a frozen dataclass with ``value(w) -> float`` and ``prox(v, step, out=None) ->
+ndarray`` (``prox_{step * Omega}(v)``, ``step > 0`` or ValueError; length-0 and all-zero input
+handled; ``out`` a preallocated result array, may be ``v``), and ``zero_gauge(z)`` (the smallest
+``s`` with ``z in s * subdifferential(Omega)(0)``: the dual norm for norms, used for lambda_max
+and duality gaps). Separable penalties also give ``coordinate_thresholds(p)`` and
+``restrict(cols)`` (working sets in :mod:`solvers.proximal`).
 ``t`` below is the prox step, :math:`F` the 1-D Facets function of eq. 3 of the Facets paper,
 :math:`A = \\|(1-r)\\odot w\\|_1`, :math:`B = \\|r\\odot w\\|_2`.
 

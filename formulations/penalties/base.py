@@ -28,6 +28,7 @@ class Penalty:
     """
 
     separable: bool = False
+    _writes_out: bool = False  # True when ``_prox(v, step, out)`` fills ``out`` itself
 
     # Optional working-set contract (separable penalties): ``coordinate_thresholds(p)`` gives
     # tau with ``partial Omega_j(0) = [-tau_j, tau_j]`` and ``restrict(cols)`` the penalty on
@@ -37,11 +38,23 @@ class Penalty:
         """Penalty value :math:`\\Omega(w)` for a 1-D array ``w`` of shape (p,)."""
         return float(self._value(as_vector(w, "w")))
 
-    def prox(self, v: Any, step: float) -> np.ndarray:
-        """Proximal operator :math:`\\operatorname{prox}_{t\\Omega}(v)`, shape (p,), with ``t = step > 0``."""
+    def prox(self, v: Any, step: float, out: np.ndarray | None = None) -> np.ndarray:
+        """Proximal operator :math:`\\operatorname{prox}_{t\\Omega}(v)`, shape (p,), with ``t = step > 0``.
+
+        ``out``: optional preallocated float64 array of shape (p,) receiving the result (may be
+        ``v`` itself); elementwise penalties write into it in one compiled pass.
+        """
         v = as_vector(v, "v")
         step = check_step(step)
-        return self._prox(v, step)
+        if out is None:
+            return self._prox(v, step)
+        if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == v.shape
+                and out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError(f"out must be a writeable contiguous float64 array of shape {v.shape}")
+        if self._writes_out:
+            return self._prox(v, step, out)
+        np.copyto(out, self._prox(v, step))
+        return out
 
     def zero_gauge(self, z: Any) -> float:
         """Gauge of :math:`\\partial\\Omega(0)` at ``z``: :math:`\\min\\{s \\ge 0: z \\in s\\,\\partial\\Omega(0)\\}`.
@@ -86,7 +99,8 @@ def as_vector(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be a 1-D array of real numbers, got {type(x).__name__}") from exc
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}; pass a flat vector (use .ravel())")
-    if not np.all(np.isfinite(arr)):
+    # one cheap pass: a finite sum proves every entry finite; otherwise check entry by entry
+    if not np.isfinite(arr.sum()) and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values; clean the input first")
     return arr
 

@@ -74,6 +74,7 @@ class NaiveQ(Penalty):
     lam: float = 1.0
     beta: float = 0.5
     separable = True
+    _writes_out = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "r", _check_r(self.r))
@@ -86,12 +87,12 @@ class NaiveQ(Penalty):
         return self.lam * ((1.0 - b) * float(np.square(self.r * w).sum())
                            + 2.0 * b * float((1.0 - self.r) @ np.abs(w)))
 
-    def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
+    def _prox(self, v: np.ndarray, step: float, out: np.ndarray | None = None) -> np.ndarray:
         check_length(v, self.r.size, "v", "r")
         s = step * self.lam
         thresholds = 2.0 * s * self.beta * (1.0 - self.r)
         scales = 1.0 / (1.0 + 2.0 * s * (1.0 - self.beta) * self.r ** 2)
-        return kernels.weighted_shrink_threshold(v, thresholds, scales, np.empty_like(v))
+        return kernels.weighted_shrink_threshold(v, thresholds, scales, np.empty_like(v) if out is None else out)
 
     def coordinate_thresholds(self, p: int) -> np.ndarray:
         """:math:`\\partial\\Omega_j(0) = [-2\\lambda\\beta(1-r_j), 2\\lambda\\beta(1-r_j)]`."""

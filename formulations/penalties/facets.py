@@ -49,6 +49,7 @@ class Facets(Penalty):
     lam: float
     mu: float = 1.0
     separable = True
+    _writes_out = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))
@@ -69,9 +70,9 @@ class Facets(Penalty):
         m = float(np.abs(z).max()) if np.size(z) else 0.0
         return self.mu * m / self.lam if self.lam > 0 else (np.inf if m > 0 else 0.0)
 
-    def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
+    def _prox(self, v: np.ndarray, step: float, out: np.ndarray | None = None) -> np.ndarray:
         m = step * self.lam / self.mu ** 2
-        return kernels.facets_prox(v, self.mu, m, np.empty_like(v))
+        return kernels.facets_prox(v, self.mu, m, np.empty_like(v) if out is None else out)
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class StronglyConvexFacets(Penalty):
     mu: float = 1.0
     eps: float = 0.01
     separable = True
+    _writes_out = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))
@@ -120,9 +122,9 @@ class StronglyConvexFacets(Penalty):
         m = float(np.abs(z).max()) if np.size(z) else 0.0
         return self.mu * m / self.lam if self.lam > 0 else (np.inf if m > 0 else 0.0)
 
-    def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
+    def _prox(self, v: np.ndarray, step: float, out: np.ndarray | None = None) -> np.ndarray:
         m = step * self.lam / self.mu ** 2
-        return kernels.scf_prox(v, self.mu, m, self.eps, np.empty_like(v))
+        return kernels.scf_prox(v, self.mu, m, self.eps, np.empty_like(v) if out is None else out)
 
     @property
     def strong_convexity(self) -> float:

@@ -24,6 +24,7 @@ class L1(Penalty):
 
     lam: float
     separable = True
+    _writes_out = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))
@@ -31,8 +32,8 @@ class L1(Penalty):
     def _value(self, w: np.ndarray) -> float:
         return self.lam * float(np.abs(w).sum())
 
-    def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
-        return kernels.soft_threshold(v, step * self.lam, np.empty_like(v))
+    def _prox(self, v: np.ndarray, step: float, out: np.ndarray | None = None) -> np.ndarray:
+        return kernels.soft_threshold(v, step * self.lam, np.empty_like(v) if out is None else out)
 
     def coordinate_thresholds(self, p: int) -> np.ndarray:
         """:math:`\\partial\\Omega_j(0) = [-\\lambda, \\lambda]`."""
@@ -53,6 +54,7 @@ class L2Squared(Penalty):
 
     lam: float
     separable = True
+    _writes_out = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))
@@ -60,8 +62,8 @@ class L2Squared(Penalty):
     def _value(self, w: np.ndarray) -> float:
         return 0.5 * self.lam * float(w @ w)
 
-    def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
-        return np.multiply(v, 1.0 / (1.0 + step * self.lam))
+    def _prox(self, v: np.ndarray, step: float, out: np.ndarray | None = None) -> np.ndarray:
+        return np.multiply(v, 1.0 / (1.0 + step * self.lam), out=out)
 
     def coordinate_thresholds(self, p: int) -> np.ndarray:
         """Differentiable at 0: every threshold is 0."""
@@ -83,6 +85,7 @@ class ElasticNet(Penalty):
     l1_ratio: float
 
     separable = True
+    _writes_out = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))
@@ -92,10 +95,10 @@ class ElasticNet(Penalty):
         rho = self.l1_ratio
         return self.lam * (rho * float(np.abs(w).sum()) + 0.5 * (1.0 - rho) * float(w @ w))
 
-    def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
+    def _prox(self, v: np.ndarray, step: float, out: np.ndarray | None = None) -> np.ndarray:
         t = step * self.lam
         return kernels.shrink_threshold(v, t * self.l1_ratio, 1.0 / (1.0 + t * (1.0 - self.l1_ratio)),
-                                        np.empty_like(v))
+                                        np.empty_like(v) if out is None else out)
 
     def coordinate_thresholds(self, p: int) -> np.ndarray:
         """:math:`\\partial\\Omega_j(0) = [-\\lambda\\rho, \\lambda\\rho]`."""
@@ -131,6 +134,7 @@ class WeightedL1(Penalty):
 
     weights: np.ndarray = field(repr=False)
     separable = True
+    _writes_out = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", check_weights(self.weights, "weights"))
@@ -139,9 +143,9 @@ class WeightedL1(Penalty):
         check_length(w, self.weights.size, "w", "weights")
         return float(self.weights @ np.abs(w))
 
-    def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
+    def _prox(self, v: np.ndarray, step: float, out: np.ndarray | None = None) -> np.ndarray:
         check_length(v, self.weights.size, "v", "weights")
-        return kernels.weighted_soft_threshold(v, self.weights, step, np.empty_like(v))
+        return kernels.weighted_soft_threshold(v, self.weights, step, np.empty_like(v) if out is None else out)
 
     def coordinate_thresholds(self, p: int) -> np.ndarray:
         """:math:`\\partial\\Omega_j(0) = [-c_j, c_j]`."""
@@ -167,6 +171,7 @@ class WeightedL2Squared(Penalty):
 
     weights: np.ndarray = field(repr=False)
     separable = True
+    _writes_out = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", check_weights(self.weights, "weights"))
@@ -175,9 +180,9 @@ class WeightedL2Squared(Penalty):
         check_length(w, self.weights.size, "w", "weights")
         return 0.5 * float(self.weights @ (w * w))
 
-    def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
+    def _prox(self, v: np.ndarray, step: float, out: np.ndarray | None = None) -> np.ndarray:
         check_length(v, self.weights.size, "v", "weights")
-        return kernels.weighted_scale(v, self.weights, step, np.empty_like(v))
+        return kernels.weighted_scale(v, self.weights, step, np.empty_like(v) if out is None else out)
 
     def coordinate_thresholds(self, p: int) -> np.ndarray:
         """Differentiable at 0: every threshold is 0."""

@@ -217,3 +217,17 @@ def test_zero_gauge_is_the_prox_zero_threshold(name):
     assert np.isfinite(g) and g > 0
     assert np.all(pen.prox(z, g * (1 + 1e-9)) == 0.0)
     assert np.any(pen.prox(z, g * (1 - 1e-6)) != 0.0)
+
+
+@pytest.mark.parametrize("name", PENALTIES)
+def test_prox_into_preallocated_output_and_in_place(name):
+    pen = PENALTIES[name]
+    v = _inputs(9)[1]
+    expected = pen.prox(v, 0.7)
+    buf = np.empty(P)
+    assert pen.prox(v, 0.7, out=buf) is buf and np.array_equal(buf, expected)
+    inplace = v.copy()
+    pen.prox(inplace, 0.7, out=inplace)
+    assert np.array_equal(inplace, expected)
+    with pytest.raises(ValueError, match="out"):
+        pen.prox(v, 0.7, out=np.empty(P + 1))
