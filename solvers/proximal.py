@@ -26,15 +26,28 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import nullcontext
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from formulations.penalties import OWL, L1, ElasticNet, Penalty, WeightedL1
 from solvers.result import Result, Status
 
 _NORM_PENALTIES = (L1, WeightedL1, OWL)
+
+
+@lru_cache(maxsize=1)
+def _controller() -> ThreadpoolController:
+    """One scan of the loaded BLAS/OpenMP libraries (a scan reads /proc: ~2 ms, too slow per solve)."""
+    return ThreadpoolController()
+
+
+def blas_limit(threads: int | None):
+    """Context manager capping BLAS threads to ``threads`` (None: no change)."""
+    return _controller().limit(limits=int(threads), user_api="blas") if threads else nullcontext()
 
 
 def fista(loss: Any, penalty: Penalty, **options: Any) -> Result:
@@ -110,12 +123,8 @@ def proximal_gradient(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     _check_options(tol, max_iter, check_every)
     if not isinstance(penalty, Penalty):
         raise TypeError(f"penalty must be a formulations.penalties.Penalty, got {type(penalty).__name__}")
-    limiter = threadpool_limits(blas_threads) if blas_threads else None
-    try:
+    with blas_limit(blas_threads):
         return _run(loss, penalty, w0, b0, accelerated, restart, float(tol), int(max_iter), int(check_every))
-    finally:
-        if limiter is not None:
-            limiter.unregister()
 
 
 def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every) -> Result:
@@ -226,7 +235,7 @@ def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     in_set = np.zeros(p, dtype=bool)
     sub_tol, iterations, sub = tol, 0, None
     status, criterion, crit_name, dual = Status.FEASIBLE, math.inf, "subgradient_distance", math.nan
-    with threadpool_limits(options.get("blas_threads", 1) or None):
+    with blas_limit(options.get("blas_threads", 1)):
         for _ in range(max_rounds):
             state = loss.state(w, b)
             value = loss.value_state(w, b, state)
