@@ -1,0 +1,187 @@
+"""Reproduce Table 1 of the Facets paper: 10-fold CV accuracy of SLIM, Lasso, Ridge, Facets,
+convex rounding on the ../shared/data sets; writes docs/results.md.
+
+Run: ``python benchmarks/reproduce.py [--datasets breastcancer mammo ...] [--folds 10]
+[--time-limit 5] [--max-rows 2000]``. Defaults finish in under 20 minutes on 2 cores.
+
+Protocol (stated in the generated document, with every difference from the paper):
+* features: binary columns as given; other columns binarised at 3 quantile thresholds
+  (:class:`milpscore.binarize.ThresholdBinarizer`, unsupervised, fitted on all rows); every
+  method sees the same binary features;
+* rows: a stratified, seeded subsample of at most ``--max-rows`` rows (adult has 32561);
+* folds: stratified, shuffled with seed 0 (breastcancer: the published fold ids are 5 folds, we
+  use our own 10);
+* hyper-parameters fixed, not tuned by nested CV (the paper tuned Facets over a 2400-point grid):
+  SLIM ``C0 = 0.01, points in [-5, 5]``, time limit per fold; Lasso / Ridge = L1 / L2 logistic
+  regression with ``C = 1``; Facets = convex Facets, logistic loss, ``lambda = 1e-3, gamma = 0.5``
+  (ECOS); convex rounding = ternary weights, learned intercept, margin 1, LP + best of 100
+  seeded randomized roundings.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold, train_test_split
+from threadpoolctl import threadpool_limits
+
+from formulations.rounding import ConvexRounding
+from milpscore.binarize import ThresholdBinarizer
+from milpscore.estimators.facets import FacetsClassifier
+from milpscore.estimators.slim import SLIMClassifier
+from milpscore.metrics import accuracy, model_size
+from solvers.highs import solve_highs
+from solvers.rounding import randomized_rounding
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+FILES = {"adult": "adult_data.csv", "breastcancer": "breastcancer_data.csv", "mammo": "mammo_data.csv",
+         "mushroom": "mushroom_data.csv", "spambase": "spambase_data.csv"}
+# Facets paper, Table 1 (mean 10-fold test accuracy): SLIM, Lasso, Ridge, Facets
+PAPER = {"adult": (0.82, 0.82, 0.82, 0.70), "breastcancer": (0.97, 0.97, 0.97, 0.97),
+         "mammo": (0.81, 0.80, 0.81, 0.80), "mushroom": (1.00, 1.00, 0.98, 0.92),
+         "spambase": (0.93, 0.90, 0.74, 0.89)}
+METHODS = ("SLIM", "Lasso", "Ridge", "Facets", "convex rounding")
+
+
+def load(name: str, max_rows: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Binary features and labels in {-1, +1} of one shared data set (subsampled, stratified)."""
+    frame = pd.read_csv(DATA / FILES[name])
+    y = np.where(frame.iloc[:, 0].to_numpy() == 1, 1.0, -1.0)
+    X = frame.iloc[:, 1:]
+    if len(frame) > max_rows:
+        keep, _ = train_test_split(np.arange(len(frame)), train_size=max_rows, random_state=seed, stratify=y)
+        X, y = X.iloc[np.sort(keep)], y[np.sort(keep)]
+    binary = [c for c in X.columns if set(np.unique(X[c])) <= {0, 1}]
+    other = [c for c in X.columns if c not in binary]
+    parts = [X[binary].astype(float)]
+    if other:
+        parts.append(ThresholdBinarizer(max_cuts=3).fit_transform(X[other]).astype(float))
+    return pd.concat(parts, axis=1).to_numpy(float), y
+
+
+def convex_rounding_fit(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, float]:
+    """Ternary convex rounding: LP (Figure 1 step 1), best of 100 randomized roundings (step 2)."""
+    spec = ConvexRounding(gamma=1.0, weights="ternary", threshold=None)
+    program = spec.relaxed(X, y)
+    lp = solve_highs(program)
+    b = float(program.block(lp.x, "intercept")[0])
+    out = randomized_rounding(program.block(lp.x, "w"), spec.design(X), y, gamma=1.0, intercept=b, n_draws=100,
+                              seed=seed)
+    return out.weights[0::2] - out.weights[1::2], b
+
+
+def fit(method: str, X: np.ndarray, y: np.ndarray, time_limit: float, seed: int) -> tuple[np.ndarray, float, str]:
+    """``(coef, intercept, solver status)`` of one method on one training fold."""
+    if method == "SLIM":
+        m = SLIMClassifier(coef_bound=5, c0=0.01, time_limit=time_limit).fit(X, y)
+    elif method in ("Lasso", "Ridge"):
+        m = LogisticRegression(l1_ratio=1.0 if method == "Lasso" else 0.0, C=1.0, solver="liblinear").fit(X, y)
+        return m.coef_.ravel(), float(m.intercept_[0]), "converged"
+    elif method == "Facets":
+        m = FacetsClassifier(solver="ecos", loss="logistic", lam=1e-3, gamma=0.5, bound=10).fit(X, y)
+    else:
+        return (*convex_rounding_fit(X, y, seed), "feasible")
+    return m.coef_, m.intercept_, m.status_
+
+
+def run(names: list[str], folds: int, time_limit: float, max_rows: int) -> pd.DataFrame:
+    rows = []
+    for name in names:
+        X, y = load(name, max_rows)
+        cv = StratifiedKFold(folds, shuffle=True, random_state=0)
+        for k, (tr, te) in enumerate(cv.split(X, y)):
+            for method in METHODS:
+                t0 = time.perf_counter()
+                coef, b, status = fit(method, X[tr], y[tr], time_limit, seed=k)
+                rows.append({"data": name, "n": len(y), "d": X.shape[1], "method": method, "fold": k, "status": status,
+                             "accuracy": accuracy(X[te], y[te], coef, b), "size": model_size(coef, 1e-6),
+                             "time": time.perf_counter() - t0})
+            print(f"{name} fold {k}: " + ", ".join(f"{r['method']} {r['accuracy']:.3f}" for r in rows[-5:]),
+                  flush=True)
+    return pd.DataFrame(rows)
+
+
+def _optimal(r: pd.Series) -> str:
+    return f"{int(r['optimal'])}/{int(r['folds'])}" if r["method"] in ("SLIM", "Facets") else "-"
+
+
+def report(results: pd.DataFrame, args: argparse.Namespace, wall: float) -> str:
+    g = results.groupby(["data", "method"])
+    summary = pd.DataFrame({"accuracy": g["accuracy"].mean(), "std": g["accuracy"].std(ddof=0),
+                            "size": g["size"].mean(), "time_s": g["time"].mean(),
+                            "optimal": g["status"].apply(lambda st: int((st == "optimal").sum())),
+                            "folds": g["status"].size()}).reset_index()
+    protocol = __doc__.split("from the paper):")[1].strip()
+    lines = ["# Results: 10-fold CV accuracy next to Table 1 of the Facets paper", "",
+             f"Generated by `python benchmarks/reproduce.py {' '.join(args.argv)}` in {wall / 60:.1f} min "
+             f"({platform.processor() or platform.machine()}, BLAS threads capped at 1 by threadpoolctl).", "",
+             "## Protocol", "", *[("* " + " ".join(item.split())) for item in protocol.split("* ") if item.strip()], "",
+             "## Mean test accuracy (ours) and the paper's Table 1", "",
+             "| data | n | d | method | ours (mean +- std over folds) | paper | ours - paper | mean size | "
+             "mean fit time (s) | folds solved to optimality |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for _, r in summary.iterrows():
+        meta = results[results["data"] == r["data"]].iloc[0]
+        paper = dict(zip(METHODS[:4], PAPER[r["data"]])).get(r["method"])
+        diff = f"{r['accuracy'] - paper:+.3f}" if paper is not None else "n/a (not in Table 1)"
+        lines.append(f"| {r['data']} | {meta['n']} | {meta['d']} | {r['method']} | {r['accuracy']:.3f} +- "
+                     f"{r['std']:.3f} | {paper if paper is not None else '-'} | {diff} | {r['size']:.1f} | "
+                     f"{r['time_s']:.2f} | {_optimal(r)} |")
+    big = summary.merge(pd.DataFrame([{"data": d, "method": m, "paper": v} for d, vals in PAPER.items()
+                                      for m, v in zip(METHODS[:4], vals)]), on=["data", "method"])
+    big["diff"] = big["accuracy"] - big["paper"]
+    far = big[big["diff"].abs() > 2 * big["std"].clip(lower=0.005)].sort_values("diff")
+    slim = summary[summary["method"] == "SLIM"]
+    lines += ["", "## Where we differ", "",
+              f"* {len(big) - len(far)} of {len(big)} (data, method) cells are within two standard deviations "
+              "(over folds) of the paper's value. Beyond that:"]
+    lines += [f"  * {r['method']} on {r['data']}: {r['accuracy']:.3f} vs {r['paper']:.2f} ({r['diff']:+.3f})"
+              for _, r in far.iterrows()] or ["  * none"]
+    lines += ["* Our hyper-parameters are fixed; the paper tuned Facets on a 2400-point (lambda, gamma) grid (its "
+              "Table 2) and took SLIM / Lasso / Ridge from Ustun & Rudin (2016), who tuned them. Our fixed "
+              "`lambda = 1e-3` gives dense, mostly fractional Facets models (see the size column), close to "
+              "Lasso/Ridge; the paper's Facets column reports its grid-searched models, so where our Facets is "
+              "above the paper (e.g. adult, mushroom) the two columns describe different models.",
+              f"* SLIM had {args.time_limit:g} s per fold: {int(slim['optimal'].sum())} of {int(slim['folds'].sum())} "
+              "SLIM fits were proven optimal, the rest stopped at the time limit with a MIP gap (status "
+              "`feasible`), so SLIM here is a lower estimate of what the exact MILP reaches with the paper's "
+              "longer solver runs. SLIM's `C0 = 0.01` also buys sparsity with accuracy: its cards have 1-6 "
+              "features (size column) against 10-110 for the other methods.",
+              "* Continuous columns are binarised (3 quantile cuts) for every method, including Lasso and Ridge; "
+              "the paper's Lasso/Ridge used the original features. Large data sets are subsampled to "
+              f"{args.max_rows} rows (stratified, seed 0).",
+              "* Convex rounding is not in Table 1; its ternary weights with one global margin are the most "
+              "constrained model here.", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=list(FILES), choices=list(FILES))
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--time-limit", type=float, default=5.0, help="seconds per SLIM fit")
+    parser.add_argument("--max-rows", type=int, default=2000)
+    parser.add_argument("--out", default=str(ROOT / "docs" / "results.md"))
+    import sys
+
+    args = parser.parse_args()
+    args.argv = sys.argv[1:]
+    if not DATA.is_dir():
+        raise SystemExit(f"shared data not found at {DATA}")
+    print("threadpoolctl: BLAS threads limited to 1")
+    t0 = time.perf_counter()
+    with threadpool_limits(1):
+        results = run(args.datasets, args.folds, args.time_limit, args.max_rows)
+    text = report(results, args, time.perf_counter() - t0)
+    Path(args.out).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
