@@ -29,6 +29,7 @@ class Penalty:
 
     separable: bool = False
     _writes_out: bool = False  # True when ``_prox(v, step, out)`` fills ``out`` itself
+    _checks_finite: bool = False  # True when ``_prox`` raises ValueError on NaN / inf itself
 
     # Optional working-set contract (separable penalties): ``coordinate_thresholds(p)`` gives
     # tau with ``partial Omega_j(0) = [-tau_j, tau_j]`` and ``restrict(cols)`` the penalty on
@@ -44,7 +45,7 @@ class Penalty:
         ``out``: optional preallocated float64 array of shape (p,) receiving the result (may be
         ``v`` itself); elementwise penalties write into it in one compiled pass.
         """
-        v = as_vector(v, "v")
+        v = as_vector(v, "v", check_finite=not self._checks_finite)
         step = check_step(step)
         if out is None:
             return self._prox(v, step)
@@ -91,7 +92,7 @@ class Penalty:
         raise NotImplementedError
 
 
-def as_vector(x: Any, name: str) -> np.ndarray:
+def as_vector(x: Any, name: str, check_finite: bool = True) -> np.ndarray:
     """``x`` as a contiguous 1-D float64 array; ValueError naming ``name`` otherwise."""
     try:
         arr = np.ascontiguousarray(x, dtype=np.float64)
@@ -100,7 +101,7 @@ def as_vector(x: Any, name: str) -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}; pass a flat vector (use .ravel())")
     # one cheap pass: a finite sum proves every entry finite; otherwise check entry by entry
-    if not np.isfinite(arr.sum()) and not np.all(np.isfinite(arr)):
+    if check_finite and not np.isfinite(arr.sum()) and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values; clean the input first")
     return arr
 

@@ -75,6 +75,7 @@ class NaiveQ(Penalty):
     beta: float = 0.5
     separable = True
     _writes_out = True
+    _checks_finite = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "r", _check_r(self.r))

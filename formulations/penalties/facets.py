@@ -50,6 +50,7 @@ class Facets(Penalty):
     mu: float = 1.0
     separable = True
     _writes_out = True
+    _checks_finite = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))
@@ -99,6 +100,7 @@ class StronglyConvexFacets(Penalty):
     eps: float = 0.01
     separable = True
     _writes_out = True
+    _checks_finite = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))

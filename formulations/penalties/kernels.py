@@ -1,7 +1,8 @@
 """Compiled (numba, ``cache=True``) loops behind the proximal operators.
 
 Each kernel writes into a preallocated ``out`` array and works on float64 vectors validated by
-the penalty classes; all maths is documented on the classes that call them. Elementwise kernels
+the penalty classes (the elementwise kernels count non-finite entries themselves, for free
+inside the same pass, and raise ValueError); all maths is documented on the classes that call them. Elementwise kernels
 are single fused passes (one read, one write per coordinate); the structured ones (weighted TV by
 Condat's direct algorithm, binarsity, pool-adjacent-violators, EYE root search) are the O(p) or
 O(p log(1/eps)) loops that numpy cannot express without Python-level iteration.
@@ -13,37 +14,49 @@ import math
 import numpy as np
 from numba import njit
 
+NON_FINITE = "v contains NaN or infinite values; clean the input first"
+
 
 @njit(cache=True)
 def soft_threshold(v, threshold, out):  # pragma: no cover - compiled
     """``out = sign(v) * max(|v| - threshold, 0)`` with a scalar threshold >= 0."""
+    bad = 0  # number of NaN / infinite entries (an integer count vectorises: free)
     for i in range(v.shape[0]):
+        bad += not (abs(v[i]) < math.inf)
         x = v[i]
         a = abs(x) - threshold
         if a > 0.0:
             out[i] = a if x > 0.0 else -a
         else:
             out[i] = 0.0
+    if bad:
+        raise ValueError(NON_FINITE)
     return out
 
 
 @njit(cache=True)
 def weighted_soft_threshold(v, weights, step, out):  # pragma: no cover - compiled
     """``out_j = sign(v_j) * max(|v_j| - step * weights_j, 0)``."""
+    bad = 0  # number of NaN / infinite entries (an integer count vectorises: free)
     for i in range(v.shape[0]):
+        bad += not (abs(v[i]) < math.inf)
         x = v[i]
         a = abs(x) - step * weights[i]
         if a > 0.0:
             out[i] = a if x > 0.0 else -a
         else:
             out[i] = 0.0
+    if bad:
+        raise ValueError(NON_FINITE)
     return out
 
 
 @njit(cache=True)
 def shrink_threshold(v, threshold, scale, out):  # pragma: no cover - compiled
     """Elastic-net prox: ``out = sign(v) * max(|v| - threshold, 0) * scale``."""
+    bad = 0  # number of NaN / infinite entries (an integer count vectorises: free)
     for i in range(v.shape[0]):
+        bad += not (abs(v[i]) < math.inf)
         x = v[i]
         a = abs(x) - threshold
         if a > 0.0:
@@ -51,13 +64,17 @@ def shrink_threshold(v, threshold, scale, out):  # pragma: no cover - compiled
             out[i] = a if x > 0.0 else -a
         else:
             out[i] = 0.0
+    if bad:
+        raise ValueError(NON_FINITE)
     return out
 
 
 @njit(cache=True)
 def weighted_shrink_threshold(v, thresholds, scales, out):  # pragma: no cover - compiled
     """``out_j = sign(v_j) * max(|v_j| - thresholds_j, 0) * scales_j`` (naive q, weighted EN)."""
+    bad = 0  # number of NaN / infinite entries (an integer count vectorises: free)
     for i in range(v.shape[0]):
+        bad += not (abs(v[i]) < math.inf)
         x = v[i]
         a = abs(x) - thresholds[i]
         if a > 0.0:
@@ -65,14 +82,20 @@ def weighted_shrink_threshold(v, thresholds, scales, out):  # pragma: no cover -
             out[i] = a if x > 0.0 else -a
         else:
             out[i] = 0.0
+    if bad:
+        raise ValueError(NON_FINITE)
     return out
 
 
 @njit(cache=True)
 def weighted_scale(v, weights, step, out):  # pragma: no cover - compiled
     """``out_j = v_j / (1 + step * weights_j)`` (weighted ridge prox)."""
+    bad = 0  # number of NaN / infinite entries (an integer count vectorises: free)
     for i in range(v.shape[0]):
+        bad += not (abs(v[i]) < math.inf)
         out[i] = v[i] / (1.0 + step * weights[i])
+    if bad:
+        raise ValueError(NON_FINITE)
     return out
 
 
@@ -85,7 +108,9 @@ def facets_prox(v, grid, mu, out):  # pragma: no cover - compiled
     """
     shift = grid * mu
     inv_period = 1.0 / (grid * (mu + 1.0))
+    bad = 0  # number of NaN / infinite entries (an integer count vectorises: free)
     for i in range(v.shape[0]):
+        bad += not (abs(v[i]) < math.inf)
         x = v[i]
         a = abs(x)
         q = math.floor(a * inv_period)
@@ -94,6 +119,8 @@ def facets_prox(v, grid, mu, out):  # pragma: no cover - compiled
         if g > r:
             r = g
         out[i] = r if x >= 0.0 else -r
+    if bad:
+        raise ValueError(NON_FINITE)
     return out
 
 
@@ -107,18 +134,16 @@ def scf_prox(v, grid, mu, eps, out):  # pragma: no cover - compiled
     inv = 1.0 / (grid * (1.0 + mu))
     off = mu / (1.0 + mu)
     slope = (1.0 + mu) / (1.0 + mu * eps)
+    bad = 0  # number of NaN / infinite entries (an integer count vectorises: free)
     for i in range(v.shape[0]):
+        bad += not (abs(v[i]) < math.inf)
         x = v[i]
-        a = abs(x) * inv - off
-        if a <= 0.0:
-            out[i] = 0.0
-            continue
+        a = max(abs(x) * inv - off, 0.0)
         f = math.floor(a)
-        frac = slope * (a - f)
-        if frac > 1.0:
-            frac = 1.0
-        r = grid * (f + frac)
-        out[i] = r if x >= 0.0 else -r
+        r = grid * (f + min(slope * (a - f), 1.0))
+        out[i] = math.copysign(r, x)
+    if bad:
+        raise ValueError(NON_FINITE)
     return out
 
 

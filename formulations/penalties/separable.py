@@ -25,6 +25,7 @@ class L1(Penalty):
     lam: float
     separable = True
     _writes_out = True
+    _checks_finite = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))
@@ -86,6 +87,7 @@ class ElasticNet(Penalty):
 
     separable = True
     _writes_out = True
+    _checks_finite = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))
@@ -135,6 +137,7 @@ class WeightedL1(Penalty):
     weights: np.ndarray = field(repr=False)
     separable = True
     _writes_out = True
+    _checks_finite = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", check_weights(self.weights, "weights"))
@@ -172,6 +175,7 @@ class WeightedL2Squared(Penalty):
     weights: np.ndarray = field(repr=False)
     separable = True
     _writes_out = True
+    _checks_finite = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", check_weights(self.weights, "weights"))

@@ -231,3 +231,12 @@ def test_prox_into_preallocated_output_and_in_place(name):
     assert np.array_equal(inplace, expected)
     with pytest.raises(ValueError, match="out"):
         pen.prox(v, 0.7, out=np.empty(P + 1))
+
+
+@pytest.mark.parametrize("name", PENALTIES)
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_prox_rejects_non_finite_input(name, bad):
+    v = np.ones(P)
+    v[3] = bad
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        PENALTIES[name].prox(v, 1.0)
