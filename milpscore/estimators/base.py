@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from milpscore.data import LabelMap, validate_features, validate_sample_weight, validate_xy
+from milpscore.data import LabelMap, feature_names, validate_features, validate_sample_weight, validate_xy
 from milpscore.scorecard import ScoreCard
 from solvers.result import Result
 
@@ -66,6 +66,10 @@ class IntegerLinearClassifier(ClassifierMixin, BaseEstimator):
         self.gap_ = outcome.result.gap if outcome.result is not None else float("nan")
         self.scorecard_ = self._make_scorecard(names, labels)
         return self
+
+    def _feature_names(self, n_features: int) -> list[str]:
+        """Column names seen in fit (``x0 .. x{d-1}`` for arrays), usable inside ``_fit_coefficients``."""
+        return list(getattr(self, "feature_names_in_", feature_names(None, n_features)))
 
     def _make_scorecard(self, names: list[str], labels: LabelMap) -> ScoreCard:
         notes = []

@@ -89,7 +89,7 @@ class EYEClassifier(IntegerLinearClassifier):
             raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
         if not self.zero_tol >= 0:
             raise ValueError(f"zero_tol must be >= 0, got {self.zero_tol!r}")
-        names = list(getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])]))
+        names = self._feature_names(X.shape[1])
         r = known_factor_mask(self.known, names)
         self.known_mask_ = r
         spec = PenalizedProgram(EYE(r, self.lam), loss="logistic", fit_intercept=self.fit_intercept)

@@ -82,7 +82,7 @@ class SLIMClassifier(IntegerLinearClassifier):
                     max_size=self.max_size, class_weight=tuple(cw))
 
     def _fit_coefficients(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> FitOutcome:
-        names = list(getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])]))
+        names = self._feature_names(X.shape[1])
         instance = self._spec(y, names).instance(X, y, sample_weight)
         coef, intercept, result = solve_slim(instance, time_limit=self.time_limit, mip_rel_gap=self.mip_rel_gap,
                                              threads=self.threads, verbose=self.verbose)
