@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 from formulations.penalties import (OWL, L1, Binarsity, ElasticNet, Facets, StronglyConvexFacets,  # noqa: E402
-                                    TotalVariation, WeightedL1, kernels)
+                                    WeightedL1, kernels)
 
 
 def best_time(fn, repeats: int) -> float:

@@ -155,19 +155,23 @@ def facets_path(loss: Any, alphas: Any, betas: Any, *, eps: float | None = None,
     return points
 
 
-def warm_start_from_path(point: PathPoint, lift: Callable[..., np.ndarray], gamma: float | None = None,
+def warm_start_from_path(point: PathPoint, lift: Any, gamma: float | None = None,
                          *, round_intercept: bool = True) -> np.ndarray:
     """Round a path point to integers on the grid ``gamma`` and lift it into a Program vector.
 
     ``w_int = round(coef / gamma)``, ``b_int = round(intercept / gamma)`` (or ``intercept /
     gamma`` unrounded when ``round_intercept`` is False), then ``x = lift(w_int, b_int)``:
-    ``lift`` is a builder's ``lift`` (bind any extra arguments with ``functools.partial``).
+    ``lift`` is a builder whose ``lift(coef, intercept)`` returns the variable vector, or any
+    such callable (bind extra arguments of other builders with ``functools.partial``).
     The returned full vector is what ``solve_highs(program, warm_start=x)`` passes to HiGHS'
     ``setSolution``; check it with ``program.violations(x)``.
     """
     g = point.gamma if gamma is None else float(gamma)
     if not (g > 0 and math.isfinite(g)):
         raise ValueError(f"gamma must be positive and finite, got {gamma!r}")
+    lift = getattr(lift, "lift", lift)
+    if not callable(lift):
+        raise TypeError("lift must be a builder with a lift(coef, intercept) method or such a callable")
     w_int = np.round(point.coef / g)
     b = point.intercept / g
     x = lift(w_int, float(np.round(b)) if round_intercept else float(b))

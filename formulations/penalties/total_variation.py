@@ -6,7 +6,7 @@ weighted form of the binarsity slides' Algorithm 1), compiled with numba.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np

@@ -136,8 +136,16 @@ def test_warm_start_from_path_lifts_a_feasible_highs_start():
                for bb in range(-10, 11))
     assert res.objective == pytest.approx(best, abs=1e-9)
 
+    class Builder:  # a builder-like object exposing lift(coef, intercept)
+        pass
+    builder = Builder()
+    builder.lift = lift
+    assert np.array_equal(warm_start_from_path(point, builder), x)
+
 
 def test_warm_start_rejects_bad_gamma():
     pt = regularisation_path(LeastSquares(X, Y_REG), L1, lambdas=[1.0])[0]
     with pytest.raises(ValueError, match="gamma"):
         warm_start_from_path(pt, lambda w, b: np.append(w, b), gamma=0.0)
+    with pytest.raises(TypeError, match="lift"):
+        warm_start_from_path(pt, object())
