@@ -59,8 +59,27 @@ def _largest_eigenvalue(matvec: Callable[[np.ndarray], np.ndarray], dim: int) ->
     return float(eigsh(op, k=1, which="LA", tol=1e-10, v0=v0, return_eigenvectors=False)[0])
 
 
+class _StateLoss:
+    """Shared ``value`` / ``gradient`` of the losses, from their cached linear ``state(w, b)``.
+
+    Subclasses define ``state``, ``value_state`` and ``gradient_state``; the solvers call those
+    directly to reuse one matrix product per iteration. Least squares ignores ``b`` (its
+    intercept is profiled out) and returns a zero intercept gradient.
+    """
+
+    def value(self, w: np.ndarray, b: float = 0.0) -> float:
+        """:math:`f(w, b)`."""
+        w = np.asarray(w, dtype=np.float64)
+        return self.value_state(w, b, self.state(w, b))
+
+    def gradient(self, w: np.ndarray, b: float = 0.0) -> tuple[np.ndarray, float]:
+        """:math:`(\\nabla_w f, \\partial_b f)` (the second is 0 without a fitted intercept)."""
+        w = np.asarray(w, dtype=np.float64)
+        return self.gradient_state(self.state(w, b))
+
+
 @dataclass(frozen=True, eq=False)
-class LeastSquares:
+class LeastSquares(_StateLoss):
     """Least squares :math:`f(w) = \\frac{1}{2n}\\|y_c - X_c w\\|^2` (centred data when ``fit_intercept``).
 
     With ``fit_intercept`` the intercept is profiled out exactly: :math:`b^*(w) = \\bar y - \\bar x^\\top w`
@@ -133,16 +152,6 @@ class LeastSquares:
             return state - self.Xty, 0.0
         return self._rmatvec(state - self.yc) / self.n, 0.0
 
-    def value(self, w: np.ndarray, b: float = 0.0) -> float:
-        """:math:`f(w)` (the intercept is the profiled one; ``b`` is ignored)."""
-        w = np.asarray(w, dtype=np.float64)
-        return self.value_state(w, b, self.state(w, b))
-
-    def gradient(self, w: np.ndarray, b: float = 0.0) -> tuple[np.ndarray, float]:
-        """:math:`(\\nabla_w f, 0)`, shape ((p,), scalar)."""
-        w = np.asarray(w, dtype=np.float64)
-        return self.gradient_state(self.state(w, b))
-
     def intercept_at_zero(self) -> float:
         return self.y_mean
 
@@ -182,7 +191,7 @@ class LeastSquares:
 
 
 @dataclass(frozen=True, eq=False)
-class _MarginLoss:
+class _MarginLoss(_StateLoss):
     """Shared code of the margin losses :math:`\\frac1n\\sum_i\\phi(y_i z_i)`, :math:`z = Xw + b`."""
 
     X: Any = field(repr=False)
@@ -228,16 +237,6 @@ class _MarginLoss:
     def gradient_state(self, state: np.ndarray) -> tuple[np.ndarray, float]:
         dz = self.y * self._dphi(self.y * state) / self.n
         return self.X.T @ dz, (float(dz.sum()) if self.fit_intercept else 0.0)
-
-    def value(self, w: np.ndarray, b: float = 0.0) -> float:
-        """:math:`f(w, b)`."""
-        w = np.asarray(w, dtype=np.float64)
-        return self.value_state(w, b, self.state(w, b))
-
-    def gradient(self, w: np.ndarray, b: float = 0.0) -> tuple[np.ndarray, float]:
-        """:math:`(\\nabla_w f, \\partial_b f)` (the second is 0 without intercept)."""
-        w = np.asarray(w, dtype=np.float64)
-        return self.gradient_state(self.state(w, b))
 
     def restrict(self, cols: np.ndarray) -> "_MarginLoss":
         """The same loss on the columns ``cols`` only (a copy of those columns; L recomputed)."""
