@@ -6,7 +6,7 @@ that formulation's exact program, so ``relaxed <= exact`` can be read off the ta
 
 * ``slim`` (Ustun & Rudin 2016; :mod:`formulations.slim`): exact MILP (heuristic start + HiGHS),
   its LP relaxation, and the LP solution rounded to the nearest integer points with the best
-  intercept (:func:`solvers.slim.best_intercept`), scored by the SLIM objective.
+  intercept (:func:`solvers.slim.round_into_set`), scored by the SLIM objective.
 * ``facets`` (Belahcene et al. 2020, eqs. 3, 8-9; hinge loss): exact MILP with ``coef / gamma``
   integer (:class:`milpscore.estimators.facets.FacetsClassifier`, ``solver="highs-exact"``),
   the LP relaxation (the convex Facets problem), and the relaxation rounded to ``gamma * Z``.
@@ -51,7 +51,7 @@ def slim_adapter(X: Any, y: np.ndarray, ctx: FitContext) -> list[MethodFit]:
     """SLIM: exact MILP, LP relaxation, nearest-integer rounding of the LP solution."""
     from formulations.slim import SLIM
     from solvers.highs import solve_highs
-    from solvers.slim import best_intercept, solve_slim
+    from solvers.slim import round_into_set, solve_slim
 
     Xa = validate_features(X)
     params = {"coef_bound": 5, "c0": 0.01, **ctx.params}
@@ -75,14 +75,7 @@ def slim_adapter(X: Any, y: np.ndarray, ctx: FitContext) -> list[MethodFit]:
         fits.append(MethodFit("relaxed", coef_lp, b_lp, lp, bound=lp.objective))
     if "rounding" in ctx.methods:
         t1 = time.perf_counter()
-        cs = instance.coefficients
-        coef = np.clip(np.where(cs.integer, np.round(coef_lp), coef_lp), cs.lb, cs.ub)
-        k = instance.spec.max_size
-        if k is not None and np.count_nonzero(coef) > k:  # keep the k largest rounded points
-            coef[np.argsort(-np.abs(coef), kind="stable")[k:]] = 0.0
-        b, _ = best_intercept(instance.X @ coef, instance.y, instance.weights, instance.spec.margin,
-                              instance.intercept_bounds, instance.integer_intercept)
-        objective = instance.objective(coef, b)
+        coef, b, objective = round_into_set(instance, coef_lp)
         res = _rounded_result(objective, lp.objective, instance.lift(coef, b),
                               lp.solve_time + time.perf_counter() - t1, build, "highs+rounding")
         fits.append(MethodFit("rounding", coef, b, res))

@@ -83,17 +83,28 @@ def rounded_logistic_start(instance: SLIMInstance, l2: float = 1e-3) -> tuple[np
         return float(w @ loss + 0.5 * l2 * theta[:d] @ theta[:d]), np.append(X.T @ g + l2 * theta[:d], g.sum())
 
     theta = minimize(f, np.zeros(d + 1), jac=True, method="L-BFGS-B").x[:d]
-    best = (np.zeros(d),) + _with_intercept(instance, np.zeros(d))
+    best = round_into_set(instance, np.zeros(d))
     peak = np.abs(theta).max()
     if peak > 0:
         for scale in cs.magnitude.max() * np.array([1.0, 0.5, 0.25, 0.125, 1 / 16]):
-            coef = np.clip(theta * (scale / peak), cs.lb, cs.ub)
-            coef = np.where(cs.integer, np.round(coef), coef)
-            coef = _feasible_size(instance, coef)
-            b, obj = _with_intercept(instance, coef)
-            if obj < best[2]:
-                best = (coef, b, obj)
+            candidate = round_into_set(instance, theta * (scale / peak))
+            if candidate[2] < best[2]:
+                best = candidate
     return best
+
+
+def round_into_set(instance: SLIMInstance, coef: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Round real coefficients into the SLIM coefficient set and give them their best intercept.
+
+    Clips to the box, rounds the integer coordinates, zeroes the smallest free coefficients until
+    ``max_size`` holds, then picks the intercept exactly (:func:`best_intercept`). Returns
+    ``(coef, intercept, objective)``.
+    """
+    cs = instance.coefficients
+    coef = np.clip(np.asarray(coef, dtype=float), cs.lb, cs.ub)
+    coef = _feasible_size(instance, np.where(cs.integer, np.round(coef), coef))
+    b, objective = _with_intercept(instance, coef)
+    return coef, b, objective
 
 
 def _feasible_size(instance: SLIMInstance, coef: np.ndarray) -> np.ndarray:
