@@ -101,6 +101,23 @@ class CoefficientSet:
                 arrays[key][j] = value
         return replace(self, **arrays)
 
+    def aligned(self, names: Sequence[str]) -> "CoefficientSet":
+        """The same set with its features in the order of ``names`` (matched by name, not position).
+
+        Raises ``ValueError`` naming the columns missing from the set and the set's features
+        missing from ``names``.
+        """
+        names = tuple(str(n) for n in names)
+        if names == self.names:
+            return self
+        missing, unknown = sorted(set(names) - set(self.names)), sorted(set(self.names) - set(names))
+        if missing or unknown or len(names) != len(self.names):
+            raise ValueError(f"the CoefficientSet does not match the columns of X: columns without an entry {missing}, "
+                             f"entries without a column {unknown}; build it from the same column names")
+        order = np.array([self.names.index(n) for n in names])
+        arrays = {k: np.asarray(getattr(self, k))[order] for k in ("lb", "ub", "integer", "c0", "must_include")}
+        return replace(self, names=names, **arrays)
+
     # ------------------------------------------------------------- properties
     @property
     def d(self) -> int:

@@ -9,32 +9,75 @@ weight, divided by the total sample weight, so the loss term is the weighted 0-1
         \\sum_i v_i z_i + C_0 \\sum_j c_{0,j} a_j + \\epsilon \\sum_j t_j
 
     \\text{s.t.}\\quad M_i z_i \\ge \\gamma - y_i (x_i \\cdot \\lambda + \\lambda_0)
-        \\quad (0\\text{-}1 \\text{ loss by big-M})
+        \\quad (0\\text{-}1 \\text{ loss by big-M, SLIM eq. 3})
 
     L_j a_j \\le \\lambda_j \\le U_j a_j \\quad (L_0 \\text{ indicator}), \\qquad
     t_j \\ge |\\lambda_j| \\quad (L_1 \\text{ tie-breaker}), \\qquad \\sum_j a_j \\le K
 
 with ``lambda_j`` integer in ``[L_j, U_j]`` (a :class:`~formulations.coefficients.CoefficientSet`),
-``z_i, a_j`` binary, and
+``z_i, a_j`` binary, ``gamma`` the ``margin``, and
 
 * ``M_i = max(0, gamma + max over the box of -y_i (x_i . lambda + lambda_0))``: the tightest
   big-M implied by the coefficient and intercept bounds for row ``i``;
-* ``epsilon = 0.5 min(min_i v_i, C_0 min_j c_{0,j}) / sum_j max(|L_j|, |U_j|)``: small enough
-  that the whole L1 term is worth less than one misclassified row or one feature, so it only
-  breaks ties (SLIM section 3.1).
+* ``epsilon``: the tie-breaker (SLIM section 3.1) must never trade accuracy or sparsity. Every
+  value of ``loss + L0 = sum_i v_i z_i + C0 sum_j c0_j a_j`` is a sum of a subset of the numbers
+  ``{v_i} u {C0 c0_j}``. When all of them are integer multiples of a unit ``u`` (always the case
+  for unweighted data: ``u`` divides ``1/n`` and ``C0``), two different values of ``loss + L0``
+  differ by at least ``u``, while the L1 terms of two models differ by at most
+  ``Lmax = sum_j max(|L_j|, |U_j|)``. With ``epsilon = u / (2 Lmax)`` the L1 term changes the
+  objective by less than ``u / 2``: a model with smaller ``loss + L0`` always has the smaller
+  objective, so the L1 term only breaks ties. ``u`` is found exactly with rational arithmetic
+  (:func:`common_unit`); when the weights have no common unit (arbitrary real weights) the
+  tie-breaker is switched off (``epsilon = 0``) rather than risk a trade.
 
 Merging identical rows is exact: they share the indicator ``z_i``. Units: the objective is in
 "fraction of weighted training error"; ``C0`` is the error one feature must save to be used.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from formulations.base import Model
 from formulations.coefficients import CoefficientSet
+from formulations.intercept import margin_error_intercept
 from formulations.program import Program, ProgramBuilder
+from formulations.rows import merge_rows
+from formulations.validation import check_training_set
+
+#: relative round-off allowed when a row is tested against its margin (see SLIMInstance.errors)
+MARGIN_ROUNDOFF = 1e-9
+#: largest denominator accepted for the common unit of the weights (1e-9 resolution at most)
+_MAX_DENOMINATOR = 10**9
+
+
+def common_unit(values: np.ndarray, *, max_denominator: int = _MAX_DENOMINATOR) -> float:
+    """Largest ``u > 0`` with every value an integer multiple of ``u``, or 0.0 if there is none.
+
+    Each value is read as the fraction with denominator at most ``max_denominator`` closest to
+    it; the fractions are accepted only if they reproduce the values to 1e-12 relative. Then
+    ``u = gcd(numerators) / lcm(denominators)`` exactly.
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[values > 0]
+    if values.size == 0:
+        return 0.0
+    numerator, denominator = 0, 1
+    for v in np.unique(values):
+        f = Fraction(float(v)).limit_denominator(max_denominator)
+        if abs(float(f) - v) > 1e-12 * v:
+            return 0.0
+        denominator_new = denominator * f.denominator // math.gcd(denominator, f.denominator)
+        numerator = math.gcd(numerator * (denominator_new // denominator), f.numerator * (denominator_new // f.denominator))
+        denominator = denominator_new
+        if denominator > max_denominator * 1000:
+            return 0.0
+    return numerator / denominator
 
 
 @dataclass(frozen=True)
@@ -44,13 +87,14 @@ class SLIM:
     Parameters
     ----------
     coefficients : per-feature integer set; None means ``CoefficientSet.uniform(d, coef_bound)``.
+        Its features must be in the column order of ``X`` (estimators align them by name).
     coef_bound : U of the default coefficient set ``{-U..U}``.
     c0 : L0 cost ``C0`` per feature, in units of training error rate.
-    margin : gamma, the score margin a row needs to count as correct. With integer data,
-        integer points and an integer intercept, ``margin=1`` makes the loss exactly the 0-1 loss
-        of ``sign(score)`` with ties counted as errors.
+    margin : the score margin a row needs to count as correct. With integer data, integer points
+        and an integer intercept, ``margin=1`` makes the loss exactly the 0-1 loss of
+        ``sign(score)`` with ties counted as errors.
     max_size : optional maximum number of non-zero coefficients K.
-    class_weight : ``(w_minus, w_plus)`` multipliers of the negative / positive rows.
+    class_weight : ``(w_negative, w_positive)`` multipliers of the negative / positive rows.
     integer_intercept : None = integer exactly when ``X`` is integer-valued.
     merge_duplicates : merge identical ``(x, y)`` rows into one weighted row (exact; default).
     """
@@ -65,70 +109,79 @@ class SLIM:
     merge_duplicates: bool = True
 
     def __post_init__(self) -> None:
-        if self.c0 < 0:
-            raise ValueError(f"c0 must be >= 0, got {self.c0}")
-        if self.margin <= 0:
-            raise ValueError(f"margin must be > 0, got {self.margin}")
-        if self.max_size is not None and self.max_size < 0:
-            raise ValueError(f"max_size must be >= 0 or None, got {self.max_size}")
-        if len(self.class_weight) != 2 or min(self.class_weight) < 0 or max(self.class_weight) <= 0:
-            raise ValueError(f"class_weight must be two non-negative numbers (w_minus, w_plus), not both 0; "
-                             f"got {self.class_weight}")
+        if not (isinstance(self.c0, (int, float)) and math.isfinite(self.c0) and self.c0 >= 0):
+            raise ValueError(f"c0 must be a finite number >= 0, got {self.c0!r}")
+        if not (isinstance(self.margin, (int, float)) and math.isfinite(self.margin) and self.margin > 0):
+            raise ValueError(f"margin must be a finite number > 0, got {self.margin!r}")
+        if not (isinstance(self.coef_bound, (int, float)) and math.isfinite(self.coef_bound) and self.coef_bound >= 0):
+            raise ValueError(f"coef_bound must be a finite number >= 0, got {self.coef_bound!r}")
+        if self.max_size is not None and (int(self.max_size) != self.max_size or self.max_size < 0):
+            raise ValueError(f"max_size must be an integer >= 0 or None, got {self.max_size!r}")
+        cw = tuple(self.class_weight)
+        if (len(cw) != 2 or not all(isinstance(w, (int, float)) and math.isfinite(w) and w >= 0 for w in cw)
+                or max(cw) <= 0):
+            raise ValueError(f"class_weight must be two finite non-negative numbers (w_negative, w_positive), not both "
+                             f"0; got {self.class_weight!r}")
+        if self.coefficients is not None:
+            self._check_coefficients(self.coefficients)
 
-    def instance(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> "SLIMInstance":
+    def _check_coefficients(self, cs: CoefficientSet) -> None:
+        """Refuse specifications that are infeasible on their face (no data needed)."""
+        empty = cs.integer & (np.ceil(cs.lb - 1e-9) > np.floor(cs.ub + 1e-9))
+        if empty.any():
+            j = int(np.flatnonzero(empty)[0])
+            raise ValueError(f"feature {cs.names[j]!r} must take an integer value in [{cs.lb[j]}, {cs.ub[j]}], which "
+                             "holds none; widen its bounds or make it continuous")
+        forced = (cs.lb > 0) | (cs.ub < 0) | cs.must_include
+        if self.max_size is not None and int(forced.sum()) > self.max_size:
+            names = [cs.names[j] for j in np.flatnonzero(forced)]
+            raise ValueError(f"max_size={self.max_size} but {int(forced.sum())} features must be used (must-include or a "
+                             f"range excluding 0: {names}); raise max_size or relax those features")
+        lo, hi = cs.intercept_lb, cs.intercept_ub
+        if self.integer_intercept and lo is not None and hi is not None and math.ceil(lo - 1e-9) > math.floor(hi + 1e-9):
+            raise ValueError(f"the integer intercept must lie in [{lo}, {hi}], which holds no integer; widen the "
+                             "intercept bounds or set integer_intercept=False")
+
+    def instance(self, X: Any, y: Any, sample_weight: Any = None) -> "SLIMInstance":
         """Merge duplicate rows, compute weights, big-M values and bounds for this data."""
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y, dtype=float)
+        X, y, sw = check_training_set(X, y, sample_weight)
+        X = X.toarray() if sp.issparse(X) else X
         n, d = X.shape
-        if y.shape != (n,):
-            raise ValueError(f"y has shape {y.shape}, expected ({n},)")
-        if not np.isin(y, (-1.0, 1.0)).all():
-            raise ValueError("y must be in {-1, +1} (use milpscore.data.encode_labels)")
-        sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         coefs = self.coefficients or CoefficientSet.uniform(d, self.coef_bound)
         if coefs.d != d:
             raise ValueError(f"coefficient set has {coefs.d} features but X has {d} columns")
-        if self.max_size is not None and self.max_size < int(coefs.must_include.sum()):
-            raise ValueError(f"max_size={self.max_size} is smaller than the {int(coefs.must_include.sum())} "
-                             "must-include features; raise max_size or drop must_include")
         cw = np.where(y > 0, self.class_weight[1], self.class_weight[0])
         weights = sw * cw / sw.sum()
-        keys = np.column_stack([X, y])
         if self.merge_duplicates:
-            uniq, inverse = unique_rows(keys)
-            merged_w = np.bincount(inverse, weights=weights, minlength=uniq.shape[0])
+            Xu, yu, wu = merge_rows(X, y, weights)
         else:
-            uniq, merged_w = keys, weights
-        keep = merged_w > 0
-        Xu, yu, wu = uniq[keep, :d], uniq[keep, d], merged_w[keep]
+            keep = weights > 0
+            Xu, yu, wu = X[keep], y[keep], weights[keep]
+        if wu.size == 0:
+            raise ValueError("every row has weight 0 after class and sample weights; give some rows positive weight")
         integral_x = bool(np.array_equal(Xu, np.rint(Xu)))
         int_icpt = integral_x and bool(coefs.integer.all()) if self.integer_intercept is None else self.integer_intercept
+        if int_icpt and coefs.intercept_lb is not None and coefs.intercept_ub is not None:
+            if math.ceil(coefs.intercept_lb - 1e-9) > math.floor(coefs.intercept_ub + 1e-9):
+                raise ValueError(f"the integer intercept must lie in [{coefs.intercept_lb}, {coefs.intercept_ub}], "
+                                 "which holds no integer; widen the intercept bounds")
+        self._check_coefficients(coefs)
         smin, smax = coefs.score_range(Xu)
         lo, hi = coefs.intercept_bounds(Xu, self.margin, score_range=(smin, smax))
-        # worst case of gamma - y (s + b) over the box
+        if int_icpt:
+            lo, hi = float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
+        # worst case of margin - y (s + b) over the box
         worst = np.where(yu > 0, self.margin - (smin + lo), self.margin + (smax + hi))
         big_m = np.maximum(worst, 0.0)
-        pos_costs = coefs.c0[coefs.c0 > 0] * self.c0
-        unit = min(wu.min(), pos_costs.min() if pos_costs.size else np.inf)
-        eps = 0.5 * unit / max(coefs.magnitude.sum(), 1.0)
+        costs = self.c0 * coefs.c0
+        unit = common_unit(np.concatenate([wu, costs]))
+        eps = 0.5 * unit / max(float(coefs.magnitude.sum()), 1.0)
         return SLIMInstance(self, coefs, Xu, yu, wu, big_m, (lo, hi), int_icpt, eps, n_rows_in=n)
-
-
-def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of a 2-D float array and the inverse index, exact (byte comparison).
-
-    Rows are viewed as one opaque byte string each, so one 1-D sort replaces the much slower
-    lexicographic ``np.unique(axis=0)`` (0.10 s vs 0.73 s on adult, 32561 x 37).
-    """
-    a = np.ascontiguousarray(a, dtype=float) + 0.0  # + 0.0 turns -0.0 into 0.0 for the byte view
-    rows = a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
-    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
-    return a[first], inverse.reshape(-1)
 
 
 @dataclass(frozen=True)
 class SLIMInstance:
-    """A SLIM problem on merged data: builds the exact MILP and its relaxation, decodes, lifts."""
+    """A SLIM problem on merged data: the exact MILP and its relaxation, decode / lift / round."""
 
     spec: SLIM
     coefficients: CoefficientSet
@@ -146,6 +199,11 @@ class SLIMInstance:
     def n_rows_kept(self) -> int:
         """Number of distinct (x, y) rows after merging duplicates."""
         return self.X.shape[0]
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return {"n_rows": self.n_rows_in, "n_rows_kept": self.n_rows_kept, "epsilon": self.epsilon,
+                "intercept_bounds": self.intercept_bounds, "integer_intercept": self.integer_intercept}
 
     # ------------------------------------------------------------- program
     def exact(self) -> Program:
@@ -166,15 +224,16 @@ class SLIMInstance:
         lo, hi = self.intercept_bounds
         b.add_variables("intercept", 1, lb=lo, ub=hi, integer=self.integer_intercept)
         b.add_variables("loss", n, lb=0.0, ub=1.0, integer=True, cost=self.weights)
-        b.add_variables("size", d, lb=cs.must_include.astype(float), ub=1.0, integer=True, cost=spec.c0 * cs.c0)
+        forced = cs.must_include | (cs.lb > 0) | (cs.ub < 0)
+        b.add_variables("size", d, lb=forced.astype(float), ub=1.0, integer=True, cost=spec.c0 * cs.c0)
         b.add_variables("abs", d, lb=0.0, ub=cs.magnitude, cost=self.epsilon)
-        # M_i z_i + y_i x_i . lambda + y_i lambda_0 >= gamma
+        # M_i z_i + y_i x_i . lambda + y_i lambda_0 >= margin
         yX = sp.csr_matrix(self.X * self.y[:, None])
         b.add_rows("zero_one", {"loss": sp.diags(self.big_m, format="csr"), "coef": yX,
                                 "intercept": sp.csr_matrix(self.y[:, None])}, lb=spec.margin)
         eye = sp.identity(d, format="csr")
-        b.add_rows("l0_upper", {"size": sp.diags(cs.ub, format="csr"), "coef": -eye}, lb=0.0)
-        b.add_rows("l0_lower", {"coef": eye, "size": -sp.diags(cs.lb, format="csr")}, lb=0.0)
+        b.add_rows("l0_upper", {"size": sp.diags(np.maximum(cs.ub, 0.0), format="csr"), "coef": -eye}, lb=0.0)
+        b.add_rows("l0_lower", {"coef": eye, "size": -sp.diags(np.minimum(cs.lb, 0.0), format="csr")}, lb=0.0)
         b.add_rows("l1_pos", {"abs": eye, "coef": -eye}, lb=0.0)
         b.add_rows("l1_neg", {"abs": eye, "coef": eye}, lb=0.0)
         if spec.max_size is not None:
@@ -182,35 +241,72 @@ class SLIMInstance:
         return b.build()
 
     # ------------------------------------------------------------ mappings
-    def decode(self, x: np.ndarray) -> tuple[np.ndarray, float]:
-        """Coefficients and intercept from a solution vector (rounded where integer)."""
+    def decode(self, x: np.ndarray) -> Model:
+        """Coefficients and intercept of a solution vector, as solved (no rounding)."""
         p = self.exact()
-        coef = p.block(x, "coef").copy()
-        coef[self.coefficients.integer] = np.round(coef[self.coefficients.integer])
-        intercept = float(p.block(x, "intercept")[0])
-        if self.integer_intercept:
-            intercept = float(np.round(intercept))
-        return coef, intercept
+        return Model(p.block(x, "coef").copy(), float(p.block(x, "intercept")[0]))
 
-    def scores(self, coef: np.ndarray, intercept: float) -> np.ndarray:
-        return self.X @ coef + intercept
+    def errors(self, model: Model) -> np.ndarray:
+        """Per merged row: 1 where the row misses the margin, ``y_i (x_i . coef + b) < margin``.
 
-    def lift(self, coef: np.ndarray, intercept: float) -> np.ndarray:
+        The comparison allows a relative round-off of :data:`MARGIN_ROUNDOFF` (``1e-9 (1 + |s_i| +
+        |b|)``): a row exactly on its margin (e.g. a positive and a negative row that both hold
+        only at ``b = margin - s_i = -margin - s_k``) counts as correct however the sum rounds.
+        """
+        scores = self.X @ model.coef
+        slack = MARGIN_ROUNDOFF * (1.0 + np.abs(scores) + abs(model.intercept))
+        return (self.y * (scores + model.intercept) < self.spec.margin - slack).astype(float)
+
+    def used(self, model: Model) -> np.ndarray:
+        """L0 indicators: feature used (non-zero points) or forced into the model."""
+        cs = self.coefficients
+        return ((model.coef != 0) | cs.must_include | (cs.lb > 0) | (cs.ub < 0)).astype(float)
+
+    def lift(self, model: Model) -> np.ndarray:
         """Full solution vector of :meth:`exact` for a model: fills loss, size and abs blocks."""
         p = self.exact()
-        coef = np.asarray(coef, dtype=float)
         x = np.zeros(p.n_variables)
-        x[p.blocks["coef"]] = coef
-        x[p.blocks["intercept"]] = intercept
-        x[p.blocks["loss"]] = (self.y * self.scores(coef, intercept) < self.spec.margin).astype(float)
-        x[p.blocks["size"]] = ((coef != 0) | self.coefficients.must_include).astype(float)
-        x[p.blocks["abs"]] = np.abs(coef)
+        x[p.blocks["coef"]] = model.coef
+        x[p.blocks["intercept"]] = model.intercept
+        x[p.blocks["loss"]] = self.errors(model)
+        x[p.blocks["size"]] = self.used(model)
+        x[p.blocks["abs"]] = np.abs(model.coef)
         return x
 
-    def objective(self, coef: np.ndarray, intercept: float) -> float:
-        """SLIM objective of a model, computed directly from the data (no program needed)."""
-        coef = np.asarray(coef, dtype=float)
-        errors = self.y * self.scores(coef, intercept) < self.spec.margin
-        used = (coef != 0) | self.coefficients.must_include
-        return float(self.weights @ errors + self.spec.c0 * (self.coefficients.c0 @ used)
-                     + self.epsilon * np.abs(coef).sum())
+    def objective(self, model: Model) -> float:
+        """SLIM objective ``sum_i v_i z_i + C0 sum_j c0_j a_j + epsilon ||coef||_1`` from the data."""
+        return float(self.weights @ self.errors(model) + self.spec.c0 * (self.coefficients.c0 @ self.used(model))
+                     + self.epsilon * np.abs(model.coef).sum())
+
+    def round(self, model: Model) -> Model:
+        """Nearest model in the coefficient set: clip, round, keep ``max_size``, best intercept.
+
+        Coefficients are clipped to their bounds and rounded where integer; if more than
+        ``max_size`` features are used, the smallest free ones are set to 0 (or to the bound
+        nearest 0 for features whose range excludes 0, which are always counted as used). The
+        intercept is then re-optimised exactly (:func:`formulations.intercept.margin_error_intercept`)
+        and compared with the model's own intercept (clipped, rounded when integer): the better
+        one is kept, so for a solver's near-integral solution the rounded model is never worse
+        than the solver's own.
+        """
+        cs = self.coefficients
+        coef = np.clip(model.coef, cs.lb, cs.ub)
+        coef = np.where(cs.integer, np.clip(np.round(coef), np.ceil(cs.lb - 1e-9), np.floor(cs.ub + 1e-9)), coef)
+        k = self.spec.max_size
+        if k is not None:
+            forced = cs.must_include | (cs.lb > 0) | (cs.ub < 0)
+            free_used = np.flatnonzero((coef != 0) & ~forced)
+            excess = int(((coef != 0) | forced).sum()) - k
+            if excess > 0:
+                drop = free_used[np.argsort(np.abs(coef[free_used]), kind="stable")[:excess]]
+                coef = coef.copy()
+                coef[drop] = 0.0
+        lo, hi = self.intercept_bounds
+        own = float(np.clip(np.round(model.intercept) if self.integer_intercept else model.intercept, lo, hi))
+        return min((self.with_best_intercept(coef), Model(coef, own)), key=self.objective)
+
+    def with_best_intercept(self, coef: np.ndarray) -> Model:
+        """The model ``coef`` with the intercept that minimises its weighted margin error."""
+        b, _ = margin_error_intercept(self.X @ coef, self.y, self.weights, self.spec.margin, self.intercept_bounds,
+                                      self.integer_intercept)
+        return Model(coef, b)

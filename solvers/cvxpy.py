@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from formulations.program import EXP, SOC, Cone, Program
+from solvers.registry import Backend
 from solvers.result import Result, Status, relative_gap
 
 CAPABILITIES = frozenset({"LP", "MILP", "SOC", "EXP"})
@@ -156,3 +157,8 @@ def solve_clarabel(program: Program, *, verbose: bool = False, **options) -> Res
             "Clarabel solves continuous conic programs; this program has integer variables. "
             "Use backend 'highs' for a MILP, or solve program.relax().")
     return solve_cvxpy(program, solver="CLARABEL", verbose=verbose, **options)
+
+
+# declared to solvers.registry (imported lazily there: no cycle)
+BACKENDS = {"cvxpy": Backend(solve_cvxpy, CAPABILITIES),
+            "clarabel": Backend(solve_clarabel, frozenset({"LP", "SOC", "EXP"}))}

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from formulations.errors import NotRepresentableError
 from formulations.program import EXP, SOC, Program
+from solvers.registry import Backend
 from solvers.result import Result, Status, relative_gap
 
 CAPABILITIES = frozenset({"LP", "SOC", "EXP"})
@@ -202,3 +203,7 @@ def _result(program: Program, sol: dict, build_time: float, solve_time: float,
     return Result(status=status, x=x if has_x else None, objective=objective, bound=bound, gap=gap,
                   solve_time=solve_time, build_time=build_time, iterations=int(info.get("iter", 0)),
                   backend="ecos", message=raw["infostring"], raw=raw)
+
+
+# declared to solvers.registry (imported lazily there: no cycle)
+BACKENDS = {"ecos": Backend(solve_ecos, CAPABILITIES)}

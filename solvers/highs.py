@@ -14,6 +14,7 @@ import highspy
 
 from formulations.errors import NotRepresentableError
 from formulations.program import Program
+from solvers.registry import Backend
 from solvers.result import Result, Status, relative_gap
 
 CAPABILITIES = frozenset({"LP", "MILP"})
@@ -77,7 +78,7 @@ def write_model(program: Program, path: str | Path) -> Path:
 
 def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_gap: float = 1e-6,
                 threads: int = 1, verbose: bool = False, warm_start: np.ndarray | None = None,
-                options: dict | None = None) -> Result:
+                node_limit: int | None = None, seed: int = 0, options: dict | None = None) -> Result:
     """Solve an LP or MILP with HiGHS.
 
     Parameters
@@ -86,6 +87,9 @@ def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_ga
         incumbent (or ``NO_SOLUTION_FOUND``), the dual bound and the gap.
     mip_rel_gap : relative MIP gap at which HiGHS stops (it reports OPTIMAL then).
     threads : HiGHS threads (1 is the safe default on 2-core machines).
+    node_limit : branch-and-bound node limit (``mip_max_nodes``); with no time limit and one
+        thread the run is reproducible.
+    seed : HiGHS ``random_seed``.
     warm_start : full variable vector used as MIP start (``setSolution``); it is kept only if
         HiGHS finds it feasible.
     options : further raw HiGHS options, e.g. ``{"mip_heuristic_effort": 0.2}``.
@@ -99,6 +103,12 @@ def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_ga
             raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
         h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+    # HiGHS also stops at an absolute gap of 1e-6 by default, coarser than the tie-breaking terms
+    # of the score-card objectives (SLIM's L1 epsilon): the certificate is relative only
+    h.setOptionValue("mip_abs_gap", 1e-12)
+    h.setOptionValue("random_seed", int(seed))
+    if node_limit is not None:
+        h.setOptionValue("mip_max_nodes", int(node_limit))
     for key, value in (options or {}).items():
         h.setOptionValue(key, value)
     if warm_start is not None:
@@ -144,3 +154,7 @@ def _result(h: highspy.Highs, program: Program, build_time: float, solve_time: f
                   iterations=int(max(info.simplex_iteration_count, 0) + max(info.ipm_iteration_count, 0)),
                   nodes=nodes, backend="highs", message=h.modelStatusToString(model_status),
                   raw={"model_status": model_status, "mip_gap": float(info.mip_gap)})
+
+
+# declared to solvers.registry (imported lazily there: no cycle)
+BACKENDS = {"highs": Backend(solve_highs, CAPABILITIES)}

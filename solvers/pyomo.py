@@ -15,7 +15,10 @@ import numpy as np
 
 from formulations.errors import NotRepresentableError
 from formulations.program import Program
+from solvers.registry import Backend
 from solvers.result import Result, Status, relative_gap
+
+CAPABILITIES = frozenset({"LP", "MILP"})
 
 
 def to_pyomo(program: Program):
@@ -91,3 +94,7 @@ def solve_pyomo(program: Program, *, solver: str = "highs", time_limit: float | 
     gap = 0.0 if status == Status.OPTIMAL and not program.is_mip else relative_gap(objective, bound)
     return Result(status=status, x=x, objective=objective, bound=bound, gap=gap, solve_time=solve_time,
                   build_time=build_time, backend=f"pyomo:{solver}", message=str(tc))
+
+
+# declared to solvers.registry (imported lazily there: no cycle)
+BACKENDS = {"pyomo": Backend(solve_pyomo, CAPABILITIES)}

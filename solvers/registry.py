@@ -1,29 +1,66 @@
-"""Backend registry: a name -> the function that solves a Program, with declared capabilities.
+"""Backend registry, derived from what each backend module declares about itself.
 
-``solve(program, backend="highs", **options)`` checks the program's needs (MILP, SOC, EXP)
-against the backend's ``CAPABILITIES`` before importing anything heavy, and raises a
-:class:`SolverNotFound` error naming the alternatives for an unknown backend.
+Every backend module declares ``BACKENDS = {name: Backend(solve_function, capabilities)}``.
+The registry imports each module once, qpsolvers-style (``try: import ... except ImportError``):
+a backend whose solver library is missing is listed with the ``pip install`` that brings it.
+:func:`solve` checks what a program needs (LP / MILP, SOC / EXP cones) against the backend's
+capabilities before anything is built, and passes each backend only the common options it takes
+(``time_limit``, ``node_limit``, ``mip_rel_gap``, ``threads``, ``seed``, ``verbose``,
+``warm_start``); backend-specific options pass through unchanged.
 """
 from __future__ import annotations
 
 import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Callable
 
 from formulations.errors import NotRepresentableError
 from formulations.program import Program
 from solvers.result import Result
 
-# name -> (module, solve function, capabilities)
-_BACKENDS: dict[str, tuple[str, str, frozenset[str]]] = {
-    "highs": ("solvers.highs", "solve_highs", frozenset({"LP", "MILP"})),
-    "ecos": ("solvers.ecos", "solve_ecos", frozenset({"LP", "SOC", "EXP"})),
-    "clarabel": ("solvers.cvxpy", "solve_clarabel", frozenset({"LP", "SOC", "EXP"})),
-    "cvxpy": ("solvers.cvxpy", "solve_cvxpy", frozenset({"LP", "MILP", "SOC", "EXP"})),
-    "pyomo": ("solvers.pyomo", "solve_pyomo", frozenset({"LP", "MILP"})),
-}
+#: backend modules and the package that makes each importable
+_MODULES = (("solvers.highs", "highspy"), ("solvers.ecos", "ecos"), ("solvers.cvxpy", "cvxpy"),
+            ("solvers.pyomo", "pyomo"))
+#: options the pipeline sends to every backend; a backend that does not take one ignores it
+COMMON_OPTIONS = ("time_limit", "node_limit", "mip_rel_gap", "threads", "seed", "verbose", "warm_start")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A solve function ``f(program, **options) -> Result`` and what it can solve."""
+
+    solve: Callable[..., Result]
+    capabilities: frozenset[str]
 
 
 class SolverNotFound(ValueError):
-    """Unknown backend name, or a backend that cannot be imported here."""
+    """Unknown backend name, or a backend whose solver library is not installed here."""
+
+
+def _load() -> tuple[dict[str, Backend], dict[str, str]]:
+    found: dict[str, Backend] = {}
+    missing: dict[str, str] = {}
+    for module_name, package in _MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            missing[module_name.rsplit(".", 1)[1]] = f"pip install {package} ({exc})"
+            continue
+        found.update(module.BACKENDS)
+    return found, missing
+
+
+_BACKENDS: dict[str, Backend] | None = None
+_MISSING: dict[str, str] = {}
+
+
+def backends() -> dict[str, Backend]:
+    """Importable backends by name (loaded once)."""
+    global _BACKENDS, _MISSING
+    if _BACKENDS is None:
+        _BACKENDS, _MISSING = _load()
+    return _BACKENDS
 
 
 def requirements(program: Program) -> set[str]:
@@ -35,25 +72,38 @@ def requirements(program: Program) -> set[str]:
 
 def available_backends() -> dict[str, frozenset[str]]:
     """Backends known by name and their capabilities (``pyomo:<solver>`` picks pyomo's solver)."""
-    return {name: caps for name, (_, _, caps) in _BACKENDS.items()}
+    return {name: b.capabilities for name, b in backends().items()}
+
+
+def capable_backends(program: Program) -> list[str]:
+    """Names of the backends that can solve ``program``."""
+    need = requirements(program)
+    return sorted(name for name, b in backends().items() if need <= b.capabilities)
+
+
+def get_backend(name: str) -> Backend:
+    """The backend called ``name`` (the part before ``:``), or a :class:`SolverNotFound` with the fix."""
+    base = name.partition(":")[0]
+    table = backends()
+    if base in table:
+        return table[base]
+    if base in _MISSING:
+        raise SolverNotFound(f"backend {base!r} is not installed here; {_MISSING[base]}")
+    raise SolverNotFound(f"unknown backend {name!r}; choose one of {sorted(table)}")
 
 
 def solve(program: Program, backend: str = "highs", **options) -> Result:
     """Solve ``program`` with a named backend (``"highs"``, ``"ecos"``, ``"pyomo:appsi_highs"``...)."""
     base, _, sub = backend.partition(":")
-    if base not in _BACKENDS:
-        raise SolverNotFound(f"unknown backend {backend!r}; choose one of {sorted(_BACKENDS)}")
-    module_name, function_name, caps = _BACKENDS[base]
-    missing = requirements(program) - caps
+    entry = get_backend(backend)
+    missing = requirements(program) - entry.capabilities
     if missing:
-        able = sorted(n for n, (_, _, c) in _BACKENDS.items() if requirements(program) <= c)
-        raise NotRepresentableError(
-            f"backend {base!r} cannot solve a program needing {sorted(missing)}; use one of {able}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise SolverNotFound(f"backend {base!r} is not importable here ({exc}); "
-                             "reinstall with `pip install milpscore`") from exc
+        raise NotRepresentableError(f"backend {base!r} cannot solve a program needing {sorted(missing)}; "
+                                    f"use one of {capable_backends(program)}")
+    accepted = inspect.signature(entry.solve).parameters
+    for key in COMMON_OPTIONS:
+        if key in options and key not in accepted:
+            options.pop(key)
     if sub:
         options["solver"] = sub
-    return getattr(module, function_name)(program, **options)
+    return entry.solve(program, **options)

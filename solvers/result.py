@@ -7,7 +7,7 @@ incumbent is ``FEASIBLE`` and carries ``x``, ``objective``, ``bound`` and ``gap`
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ class Status(str, enum.Enum):
         return self in (Status.OPTIMAL, Status.FEASIBLE, Status.IMPRECISE)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Result:
     """Outcome of one solve.
 
@@ -45,6 +45,9 @@ class Result:
     solve_time, build_time : seconds.
     iterations : simplex / interior-point / proximal iterations; nodes : branch-and-bound nodes.
     backend : name of the backend; message : solver's own words; raw : solver-specific extras.
+
+    Frozen: the status a backend reached is never relabelled afterwards. The pipeline
+    (:mod:`solvers.pipeline`) reports its own certificate on the true objective in a ``Fit``.
     """
 
     status: Status
@@ -63,6 +66,11 @@ class Result:
     @property
     def has_solution(self) -> bool:
         return self.x is not None and self.status.has_solution
+
+    def with_times(self, *, build_time: float | None = None, solve_time: float | None = None) -> "Result":
+        """Copy with the build / solve times replaced (the status and solution are never changed)."""
+        changes = {k: float(v) for k, v in (("build_time", build_time), ("solve_time", solve_time)) if v is not None}
+        return replace(self, **changes)
 
     def summary(self) -> dict[str, Any]:
         """Flat dict for tables: status, objective, bound, gap, times, iterations, nodes."""

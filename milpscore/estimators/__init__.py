@@ -1,20 +1,33 @@
-"""scikit-learn estimators, one per formulation, sharing :class:`IntegerLinearClassifier`.
+"""scikit-learn estimators: one generic estimator and one thin preset per formulation.
 
-=========================  ==========================================================
-``SLIMClassifier``         SLIM MILP (0-1 loss, L0 + tiny L1, integer points), HiGHS
-``ConvexRoundingClassifier``  convex-rounding / sparse-rounding LP + randomized rounding, or the ILP
-``LocalSearchClassifier``  supermodular local search / hill climbing, ternary weights
-``FacetsClassifier``       Facets / SCF penalty: proximal path, ECOS, or exact integer MILP
-``EYEClassifier``          EYE credible-model penalty (ECOS or proximal path)
-``FusedScoreClassifier``   fused-lasso hinge ILP: points table over ordered bins
-=========================  ==========================================================
+=============================  ==========================================================
+``IntegerLinearClassifier``    generic: any catalog formulation, any pipeline method
+``SLIMClassifier``             SLIM MILP (0-1 loss, L0 + tiny L1, integer points), HiGHS
+``ConvexRoundingClassifier``   convex-rounding / sparse-rounding LP + randomized rounding, or the ILP
+``LocalSearchClassifier``      supermodular local search / hill climbing, ternary weights
+``FacetsClassifier``           Facets / SCF penalty: proximal path, ECOS, or exact integer MILP
+``EYEClassifier``              EYE credible-model penalty (ECOS or proximal path)
+``FusedScoreClassifier``       fused-lasso hinge ILP: points table over ordered bins
+=============================  ==========================================================
+
+Imported lazily: ``from milpscore.estimators import SLIMClassifier`` loads only what it needs.
 """
-from milpscore.estimators.base import FitOutcome, IntegerLinearClassifier
-from milpscore.estimators.eye import EYEClassifier
-from milpscore.estimators.facets import FacetsClassifier
-from milpscore.estimators.fused import FusedScoreClassifier
-from milpscore.estimators.rounding import ConvexRoundingClassifier, LocalSearchClassifier
-from milpscore.estimators.slim import SLIMClassifier
+from __future__ import annotations
 
-__all__ = ["FitOutcome", "IntegerLinearClassifier", "SLIMClassifier", "ConvexRoundingClassifier",
-           "LocalSearchClassifier", "FacetsClassifier", "EYEClassifier", "FusedScoreClassifier"]
+import importlib
+
+_WHERE = {"IntegerLinearClassifier": "base", "SLIMClassifier": "slim", "ConvexRoundingClassifier": "rounding",
+          "LocalSearchClassifier": "rounding", "FacetsClassifier": "facets", "EYEClassifier": "eye",
+          "FusedScoreClassifier": "fused"}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"milpscore.estimators.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'milpscore.estimators' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

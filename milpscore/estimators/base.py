@@ -1,98 +1,200 @@
-"""Shared scikit-learn base for every milpscore classifier.
+"""One generic scikit-learn estimator over (formulation, pipeline options); the named classifiers
+are thin presets of it (skglm's ``GeneralizedLinearEstimator`` pattern).
 
-Subclasses store their parameters in ``__init__`` (nothing else) and implement
-:meth:`IntegerLinearClassifier._fit_coefficients`, which receives validated float ``X``,
-labels ``y`` in ``{-1, +1}`` and sample weights and returns a :class:`FitOutcome`. The base
-does validation, label mapping, fitted attributes (``coef_``, ``intercept_``, ``result_``,
-``status_``, ``gap_``, ``scorecard_``), prediction and scoring.
+:class:`IntegerLinearClassifier` validates the data, builds the formulation's instance, runs one
+method of :func:`solvers.pipeline.run` within one wall-clock budget and keeps the result:
+``coef_``, ``intercept_`` (the model), ``fit_`` (the pipeline's :class:`~solvers.pipeline.Fit`),
+``result_`` (the backend's own account), ``status_`` / ``gap_`` / ``objective_`` / ``bound_``
+(the certificate on the true objective), ``program_`` (the program solved) and ``scorecard_``.
+Prediction (``predict``) is scikit-learn's ``LinearClassifierMixin``: the positive class where
+``decision_function(X) = X . coef_ + intercept_ > 0``.
+
+A preset overrides :meth:`_formulation` (its spec from its own parameters) and, where it needs
+to, :meth:`_method` (which pipeline method and backend), :meth:`_design` (features the
+formulation sees, e.g. one-hot bins) and :meth:`_make_scorecard`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
+from formulations.base import Formulation, Instance, Model
 from milpscore.data import LabelMap, feature_names, validate_features, validate_sample_weight, validate_xy
 from milpscore.scorecard import ScoreCard
-from solvers.result import Result
+from solvers.catalog import get_entry
+from solvers.limits import Limits
+from solvers.pipeline import Fit, run
 
 
-@dataclass
-class FitOutcome:
-    """What a formulation's fit produced: the model and the solver's account of it."""
+def deprecated_alias(estimator: Any, old: str, new: str) -> Any:
+    """Value of the renamed parameter ``new``, taking ``old`` (with a DeprecationWarning) when set."""
+    value = getattr(estimator, old)
+    if isinstance(value, str) and value == "deprecated":
+        return getattr(estimator, new)
+    warnings.warn(f"{type(estimator).__name__}({old}=...) is deprecated and will be removed in the next release; "
+                  f"use {new}=...", DeprecationWarning, stacklevel=3)
+    return value
 
-    coef: np.ndarray
-    intercept: float
-    result: Result | None = None
-    relaxed: Result | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
 
+class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
+    """Linear classifier ``sign(x . coef + intercept)`` learned by any catalog formulation.
 
-class IntegerLinearClassifier(ClassifierMixin, BaseEstimator):
-    """Base class: linear classifier ``sign(x . coef + intercept)`` learned by a formulation.
-
-    Predicts the positive class when ``x . coef_ + intercept_ > 0``.
+    Parameters
+    ----------
+    formulation : str or formulation spec
+        A name of :data:`solvers.catalog.CATALOG` (``"slim"``, ``"facets"``, ...) or a frozen
+        spec (e.g. ``SLIM(c0=0.01, max_size=5)``).
+    params : dict or None
+        Keyword arguments of the spec when ``formulation`` is a name.
+    method : str
+        ``"exact"``, ``"relaxed"``, ``"rounding"``, ``"heuristic"`` or a catalog method.
+    backend : str or None
+        Registry backend of the exact / relaxed solve (None: the formulation's default).
+    time_limit : float or None
+        Wall-clock seconds of the whole fit (heuristics, relaxation and exact solve together).
+        Time-limited branch and bound can return different models from run to run; for
+        reproducible fits set ``time_limit=None`` and a ``node_limit``.
+    node_limit, mip_rel_gap, threads, seed : see :class:`solvers.limits.Limits`.
+    verbose : print the solver's log.
     """
 
     #: title printed on the score card
     _card_title = "Score card"
 
-    def _fit_coefficients(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> FitOutcome:
-        raise NotImplementedError  # pragma: no cover - abstract
+    def __init__(self, formulation: Any = "slim", params: dict | None = None, method: str = "exact",
+                 backend: str | None = None, time_limit: float | None = 60.0, node_limit: int | None = None,
+                 mip_rel_gap: float = 1e-6, threads: int = 1, seed: int = 0, verbose: bool = False):
+        self.formulation = formulation
+        self.params = params
+        self.method = method
+        self.backend = backend
+        self.time_limit = time_limit
+        self.node_limit = node_limit
+        self.mip_rel_gap = mip_rel_gap
+        self.threads = threads
+        self.seed = seed
+        self.verbose = verbose
 
+    # ------------------------------------------------------------------ hooks of presets
+    def _formulation(self, y: np.ndarray, names: list[str]) -> Formulation:
+        """The formulation spec to fit (presets build it from their own parameters)."""
+        if isinstance(self.formulation, str):
+            return get_entry(self.formulation).spec_class(**dict(self.params or {}))
+        if self.params:
+            raise ValueError("params are only used when formulation is a catalog name; pass the spec alone")
+        return self.formulation
+
+    def _method(self) -> tuple[str, str | None, dict]:
+        """``(method, backend, backend options)`` for :func:`solvers.pipeline.run`."""
+        return self.method, self.backend, {}
+
+    def _limits(self) -> Limits:
+        return Limits(time_limit=self.time_limit, node_limit=self.node_limit, mip_rel_gap=self.mip_rel_gap,
+                      threads=self.threads, seed=self.seed)
+
+    def _design(self, X: np.ndarray, names: list[str], *, fitting: bool) -> np.ndarray:
+        """Features the formulation sees (identity; the fused table bins them)."""
+        return X
+
+    def _model_coefficients(self, model: Model) -> tuple[np.ndarray, float]:
+        """``(coef_, intercept_)`` of a model (identity; presets may change units)."""
+        return model.coef, model.intercept
+
+    # ------------------------------------------------------------------------- fitting
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "IntegerLinearClassifier":
-        """Validate ``X`` and ``y``, solve the formulation, and build the score card."""
+        """Validate ``X`` and ``y``, solve the formulation by the pipeline, build the score card."""
         Xa, y_pm1, names, labels = validate_xy(X, y)
         w = validate_sample_weight(sample_weight, Xa.shape[0])
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.array(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self.n_features_in_ = Xa.shape[1]
         self.labels_ = labels
         self.classes_ = np.array([labels.negative, labels.positive])
-        outcome = self._fit_coefficients(Xa, y_pm1, w)
-        self.coef_ = np.asarray(outcome.coef, dtype=float)
-        self.intercept_ = float(outcome.intercept)
-        self.result_ = outcome.result
-        self.relaxed_result_ = outcome.relaxed
-        self.fit_info_ = dict(outcome.extras)
-        self.status_ = outcome.result.status.value if outcome.result is not None else "n/a"
-        self.gap_ = outcome.result.gap if outcome.result is not None else float("nan")
+        limits = self._limits()
+        clock = limits.clock()
+        method, backend, options = self._method()
+        spec = self._formulation(y_pm1, names)
+        instance = spec.instance(self._design(Xa, names, fitting=True), y_pm1, w)
+        fit = run(instance, method, backend, limits=limits, verbose=self.verbose, options=options)
+        if getattr(self, "relaxed", False) is True and method != "relaxed":
+            # the relaxation shares the fit's wall-clock budget
+            rest = replace(limits, time_limit=clock.remaining())
+            self.relaxed_fit_ = run(instance, "relaxed", backend, limits=rest, verbose=self.verbose, options=options)
+        if fit.model is None:
+            raise RuntimeError(f"{type(self).__name__} found no model: {fit.status.value} ({fit.message}). "
+                               + ("The specification is infeasible: relax the coefficient set or the constraints."
+                                  if fit.status.value.startswith("infeasible") else "Raise time_limit."))
+        self._keep(instance, fit)
+        coef, intercept = self._model_coefficients(fit.model)
+        self.coef_ = np.asarray(coef, dtype=float)
+        self.intercept_ = float(intercept)
+        self._warn_if_untrustworthy(method)
         self.scorecard_ = self._make_scorecard(names, labels)
         return self
 
+    def _keep(self, instance: Instance, fit: Fit) -> None:
+        self.instance_ = instance
+        self.fit_ = fit
+        self.result_ = fit.result
+        self.status_ = fit.status.value
+        self.gap_ = fit.gap
+        self.objective_ = fit.objective
+        self.bound_ = fit.bound
+        self.fit_info_ = dict(getattr(instance, "info", {}), times=dict(fit.times), message=fit.message)
+
+    @property
+    def program_(self):
+        """The program the fit solved (exact, or the relaxation for relaxed methods)."""
+        check_is_fitted(self, "fit_")
+        return self.instance_.exact() if self.fit_.method == "exact" else self.instance_.relaxed()
+
+    def write_program(self, path: str) -> str:
+        """Write :attr:`program_` as an LP or MPS file (by suffix) with readable names."""
+        from solvers.highs import write_model
+
+        return str(write_model(self.program_, path))
+
+    def _warn_if_untrustworthy(self, method: str) -> None:
+        if not np.any(self.coef_):
+            warnings.warn(f"{type(self).__name__} returned a constant model (no feature has points): every row "
+                          "gets the same class. Lower the L0 / penalty cost or check the data.", ConvergenceWarning,
+                          stacklevel=3)
+        if method == "relaxed" and self.status_ != "optimal":
+            warnings.warn(f"{type(self).__name__}: the relaxation stopped before convergence (status "
+                          f"{self.status_}: {self.fit_.message}); raise the iteration or time limit",
+                          ConvergenceWarning, stacklevel=3)
+
     def _feature_names(self, n_features: int) -> list[str]:
-        """Column names seen in fit (``x0 .. x{d-1}`` for arrays), usable inside ``_fit_coefficients``."""
+        """Column names seen in fit (``x0 .. x{d-1}`` for arrays)."""
         return list(getattr(self, "feature_names_in_", feature_names(None, n_features)))
 
     def _make_scorecard(self, names: list[str], labels: LabelMap) -> ScoreCard:
-        notes = []
-        if self.result_ is not None:
-            notes.append(f"solver: {self.result_.backend} status={self.status_} objective={self.result_.objective:.6g} "
-                         f"bound={self.result_.bound:.6g} gap={self.gap_:.3g}")
+        notes = [f"{self.fit_.method} ({self.result_.backend if self.result_ is not None else 'heuristic'}): "
+                 f"status={self.status_} objective={self.objective_:.6g} bound={self.bound_:.6g} gap={self.gap_:.3g}"]
         return ScoreCard.from_coefficients(self.coef_, self.intercept_, names, positive_label=labels.positive,
                                            negative_label=labels.negative, title=self._card_title, notes=notes)
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "coef_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Total score ``x . coef_ + intercept_`` per row."""
-        self._check_fitted()
+    # ---------------------------------------------------------------------- prediction
+    def _validated(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "coef_")
         columns = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") and hasattr(X, "columns") else None
         Xa = validate_features(X, n_features=self.n_features_in_, columns=columns, owner=type(self).__name__)
-        return Xa @ self.coef_ + self.intercept_
+        return self._design(Xa, self._feature_names(self.n_features_in_), fitting=False)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Positive class where the score is strictly positive, else the negative class."""
-        self._check_fitted()
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Total score ``x . coef_ + intercept_`` per row (the card's points plus its base score)."""
+        return np.asarray(self._validated(X) @ self.coef_, dtype=float).reshape(-1) + self.intercept_

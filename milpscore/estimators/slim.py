@@ -1,13 +1,37 @@
-"""SLIMClassifier: scikit-learn estimator for the SLIM MILP (formulations.slim, solvers.slim)."""
+"""SLIMClassifier: the SLIM MILP (Ustun & Rudin 2016) as a preset of the generic estimator."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from formulations.coefficients import CoefficientSet
 from formulations.slim import SLIM
-from milpscore.estimators.base import FitOutcome, IntegerLinearClassifier
-from solvers.highs import solve_highs
-from solvers.slim import solve_slim
+from milpscore.estimators.base import IntegerLinearClassifier
+
+
+def class_weight_pair(class_weight, labels, y: np.ndarray) -> tuple[float, float]:
+    """``(w_negative, w_positive)`` from None, ``"balanced"``, a pair or a ``{label: weight}`` dict."""
+    cw = class_weight
+    if isinstance(cw, dict):
+        unknown = set(cw) - {labels.negative, labels.positive}
+        if unknown:
+            raise ValueError(f"class_weight keys {sorted(map(str, unknown))} are not labels of y")
+        cw = (cw.get(labels.negative, 1.0), cw.get(labels.positive, 1.0))
+    elif cw is None:
+        cw = (1.0, 1.0)
+    elif isinstance(cw, str):
+        if cw != "balanced":
+            raise ValueError(f"class_weight must be None, 'balanced' or (w_negative, w_positive); got {cw!r}")
+        n_pos, n_neg = (y > 0).sum(), (y < 0).sum()
+        cw = (len(y) / (2.0 * n_neg), len(y) / (2.0 * n_pos))
+    try:
+        pair = tuple(float(w) for w in cw)
+    except (TypeError, ValueError):
+        raise ValueError(f"class_weight must be None, 'balanced', (w_negative, w_positive) or a dict; got {cw!r}") from None
+    if len(pair) != 2 or not all(math.isfinite(w) and w >= 0 for w in pair) or max(pair) <= 0:
+        raise ValueError(f"class_weight must hold two finite non-negative weights, not both 0; got {class_weight!r}")
+    return pair
 
 
 class SLIMClassifier(IntegerLinearClassifier):
@@ -23,29 +47,31 @@ class SLIMClassifier(IntegerLinearClassifier):
     max_size : int or None
         Maximum number of features with non-zero points.
     margin : float
-        Score margin gamma (1 = exact 0-1 loss for integer data; see formulations.slim).
+        Score margin (1 = exact 0-1 loss for integer data; see :mod:`formulations.slim`).
     class_weight : (w_negative, w_positive), {label: weight}, "balanced" or None.
     coefficients : CoefficientSet or None
-        Per-feature bounds / signs / costs / must-include (names must match the columns).
+        Per-feature bounds / signs / costs / must-include, matched to the columns by name.
     time_limit : float or None
-        Seconds for HiGHS. At the limit the best model found is returned with status "feasible"
-        and its gap.
-    mip_rel_gap, threads, verbose : HiGHS options.
+        Wall-clock seconds of the whole fit (heuristic, exact solve and, with ``relaxed=True``,
+        the LP). At the limit the best model found is returned with status "feasible" and its
+        gap. Time-limited runs can return different models; for reproducible fits use
+        ``time_limit=None`` and ``node_limit``.
+    node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and HiGHS.
     relaxed : bool
-        Also solve the LP relaxation and keep it in ``relaxed_result_``.
+        Also solve the LP relaxation (within the same time budget) and keep it in ``relaxed_fit_``.
 
     Attributes
     ----------
-    coef_, intercept_, classes_, result_, status_, gap_, scorecard_, relaxed_result_,
-    fit_info_ (``n_rows_kept``, ``heuristic_objective``, ...).
+    coef_, intercept_, classes_, fit_, result_, status_, gap_, objective_, bound_, scorecard_,
+    relaxed_fit_, fit_info_ (``n_rows_kept``, ``epsilon``, times, ...).
     """
 
     _card_title = "SLIM score card"
 
     def __init__(self, coef_bound: int = 10, c0: float = 1e-3, max_size: int | None = None,
                  margin: float = 1.0, class_weight=None, coefficients: CoefficientSet | None = None,
-                 time_limit: float | None = 60.0, mip_rel_gap: float = 1e-6, threads: int = 1,
-                 verbose: bool = False, relaxed: bool = False):
+                 time_limit: float | None = 60.0, node_limit: int | None = None, mip_rel_gap: float = 1e-6,
+                 threads: int = 1, seed: int = 0, verbose: bool = False, relaxed: bool = False):
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size
@@ -53,41 +79,17 @@ class SLIMClassifier(IntegerLinearClassifier):
         self.class_weight = class_weight
         self.coefficients = coefficients
         self.time_limit = time_limit
+        self.node_limit = node_limit
         self.mip_rel_gap = mip_rel_gap
         self.threads = threads
+        self.seed = seed
         self.verbose = verbose
         self.relaxed = relaxed
 
-    def _spec(self, y: np.ndarray, names: list[str]) -> SLIM:
-        cw = self.class_weight
-        if isinstance(cw, dict):
-            labels = self.labels_
-            unknown = set(cw) - {labels.negative, labels.positive}
-            if unknown:
-                raise ValueError(f"class_weight keys {sorted(map(str, unknown))} are not labels of y")
-            cw = (cw.get(labels.negative, 1.0), cw.get(labels.positive, 1.0))
-        if cw is None:
-            cw = (1.0, 1.0)
-        elif isinstance(cw, str):
-            if cw != "balanced":
-                raise ValueError(f"class_weight must be None, 'balanced' or (w_negative, w_positive); got {cw!r}")
-            n_pos, n_neg = (y > 0).sum(), (y < 0).sum()
-            cw = (len(y) / (2.0 * n_neg), len(y) / (2.0 * n_pos))
-        coefs = self.coefficients
-        if coefs is not None and list(coefs.names) != list(names) and len(coefs.names) == len(names):
-            if set(coefs.names) != set(names):
-                raise ValueError("coefficients.names do not match the columns of X; build the CoefficientSet "
-                                 "from the same column names")
-        return SLIM(coefficients=coefs, coef_bound=self.coef_bound, c0=self.c0, margin=self.margin,
-                    max_size=self.max_size, class_weight=tuple(cw))
+    def _method(self) -> tuple[str, str | None, dict]:
+        return "exact", "highs", {}
 
-    def _fit_coefficients(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> FitOutcome:
-        names = self._feature_names(X.shape[1])
-        instance = self._spec(y, names).instance(X, y, sample_weight)
-        coef, intercept, result = solve_slim(instance, time_limit=self.time_limit, mip_rel_gap=self.mip_rel_gap,
-                                             threads=self.threads, verbose=self.verbose)
-        relaxed = solve_highs(instance.relaxed(), threads=self.threads) if self.relaxed else None
-        extras = {"n_rows": instance.n_rows_in, "n_rows_kept": instance.n_rows_kept,
-                  "epsilon": instance.epsilon, **{k: result.raw[k] for k in ("heuristic_objective", "heuristic_time")
-                                                  if k in result.raw}}
-        return FitOutcome(coef, intercept, result, relaxed, extras)
+    def _formulation(self, y: np.ndarray, names: list[str]) -> SLIM:
+        coefs = self.coefficients.aligned(names) if self.coefficients is not None else None
+        return SLIM(coefficients=coefs, coef_bound=self.coef_bound, c0=self.c0, margin=self.margin,
+                    max_size=self.max_size, class_weight=class_weight_pair(self.class_weight, self.labels_, y))

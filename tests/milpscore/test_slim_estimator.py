@@ -31,10 +31,16 @@ def test_slim_on_shared_data(shared_data, name, max_size):
     model = SLIMClassifier(c0=0.005, max_size=max_size, coef_bound=5, time_limit=5, relaxed=True).fit(X, y)
     assert model.status_ in ("optimal", "feasible")
     assert np.count_nonzero(model.coef_) <= max_size
-    assert model.result_.bound <= model.result_.objective + 1e-9
-    assert model.relaxed_result_.objective <= model.result_.objective + 1e-9
-    # never worse than the warm start
-    assert model.result_.objective <= model.fit_info_["heuristic_objective"] + 1e-9
+    assert model.bound_ <= model.objective_ + 1e-9
+    assert model.relaxed_fit_.bound <= model.objective_ + 1e-9
+    # never worse than the heuristic start
+    from solvers.slim import heuristic
+    assert model.objective_ <= model.instance_.objective(heuristic(model.instance_)) + 1e-9
+    # the reported objective is the true objective of the returned points, recomputed from the data
+    v = model.instance_.weights
+    err = v @ (model.instance_.y * (model.instance_.X @ model.coef_ + model.intercept_) < 1)
+    assert model.objective_ == pytest.approx(err + 0.005 * np.count_nonzero(model.coef_)
+                                             + model.fit_info_["epsilon"] * np.abs(model.coef_).sum(), abs=1e-12)
     assert model.score(X, y) > 0.75
     _check_card(model, X, y)
 
@@ -55,7 +61,7 @@ def test_objective_matches_misclassification_rate():
     assert model.status_ == Status.OPTIMAL.value
     error = np.mean(model.predict(X) != y)
     # objective = weighted margin error + eps * L1 (no L0 cost): error within eps part
-    assert model.result_.objective == pytest.approx(error, abs=model.fit_info_["epsilon"] * 3 * 4 + 1e-9)
+    assert model.objective_ == pytest.approx(error, abs=model.fit_info_["epsilon"] * 3 * 4 + 1e-9)
 
 
 def test_grid_search_cv_works():
@@ -65,3 +71,23 @@ def test_grid_search_cv_works():
     grid = GridSearchCV(SLIMClassifier(time_limit=2, coef_bound=2), {"c0": [0.001, 0.05]}, cv=2).fit(X, y)
     assert grid.best_score_ > 0.7
     assert set(grid.best_estimator_.get_params()) >= {"c0", "coef_bound", "max_size", "time_limit"}
+
+
+def test_coefficient_set_in_another_column_order_gives_the_same_model():
+    from formulations.coefficients import CoefficientSet
+
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame(rng.integers(0, 2, (100, 3)).astype(float), columns=["a", "b", "c"])
+    y = (X["a"] + X["b"] + rng.normal(0, 0.3, 100) > 0.8).astype(int)
+    cs = CoefficientSet.uniform(["c", "b", "a"], 3).with_feature("b", lb=0, ub=0)
+    model = SLIMClassifier(coefficients=cs, c0=0.001, time_limit=10).fit(X, y)
+    assert model.coef_[1] == 0  # b is bounded to [0, 0] by name, whatever the order of the set
+
+
+@pytest.mark.parametrize("kwargs", [{"c0": float("nan")}, {"c0": float("inf")}, {"class_weight": (float("inf"), 1)},
+                                    {"class_weight": (float("nan"), 1)}, {"margin": float("inf")}, {"time_limit": 0},
+                                    {"time_limit": -5}, {"mip_rel_gap": float("nan")}, {"threads": 0}])
+def test_bad_hyper_parameters_are_named(kwargs):
+    X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]], float)
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        SLIMClassifier(**kwargs).fit(X, [0, 1, 1, 0])

@@ -1,0 +1,311 @@
+"""The one solve pipeline: exact, relaxed, rounded and heuristic solves of a formulation instance.
+
+Every caller (estimators, ``compare``, studies, the command line, benchmarks) goes through these
+functions; none re-implements a step of them. Each returns a :class:`Fit`:
+
+* :func:`solve_exact` -- heuristic and user starts (each checked with ``violations`` before use),
+  then the exact program on a backend warm-started from the best start; the returned model is
+  the better of the solver's (rounded into the coefficient set, :meth:`Instance.round`) and the
+  start's, by the **true** objective.
+* :func:`solve_relaxed` -- the relaxation on a backend (or the proximal path for instances with a
+  composite ``loss + penalty`` form); its value is a lower bound on the exact optimum.
+* :func:`solve_rounded` -- a model (usually the relaxed one) rounded into the coefficient set.
+* :func:`solve_method` -- a formulation's extra heuristics by name (local search, randomized
+  rounding, proximal path + rounding), declared in :mod:`solvers.catalog`.
+
+Certificates. A backend's :class:`~solvers.result.Result` is kept as it came (frozen). The
+``Fit`` reports its own status from the true objective ``f`` of the returned model and the
+backend's lower bound ``L``: OPTIMAL only when ``f - L <= mip_rel_gap * max(|f|, 1e-10) + 1e-9``;
+FEASIBLE for any other feasible model; INFEASIBLE only when the backend proved it and no start
+was feasible. ``limits.time_limit`` is the wall time of the whole call (:class:`~solvers.limits.Clock`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from formulations.base import Instance, Model
+from solvers.limits import Clock, Limits
+from solvers.registry import solve
+from solvers.result import Result, Status, relative_gap
+
+#: absolute slack of the optimality certificate (objectives are O(1) fractions of weighted error)
+CERTIFICATE_ABS_TOL = 1e-9
+#: constraint tolerance of the feasibility checks of starts and returned models
+FEASIBILITY_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A model and its certificate, as one pipeline call produced them.
+
+    Attributes
+    ----------
+    method : ``"exact"``, ``"relaxed"``, ``"rounding"``, ``"heuristic"`` or a catalog method.
+    model : the :class:`~formulations.base.Model` (None when there is none).
+    status : certificate on the true objective (module docstring); for ``"relaxed"`` the status
+        of the relaxation's solve.
+    objective : true objective of ``model`` (:meth:`Instance.objective`).
+    bound : valid lower bound on the exact optimum known to this call (nan when none).
+    gap : ``relative_gap(objective, bound)``.
+    violation : largest constraint violation of ``lift(model)`` in the exact program (0: feasible;
+        rounded or relaxed models may be infeasible).
+    result : the backend's own account (None for heuristics).
+    times : seconds per phase (``build``, ``heuristic``, ``solve``, ``total``).
+    message : what happened, in words (rejected starts, which model was kept).
+    """
+
+    method: str
+    model: Model | None
+    status: Status
+    objective: float = float("nan")
+    bound: float = float("nan")
+    gap: float = float("nan")
+    violation: float = 0.0
+    result: Result | None = None
+    times: Mapping[str, float] = field(default_factory=dict)
+    message: str = ""
+
+    @property
+    def has_model(self) -> bool:
+        return self.model is not None
+
+    def summary(self) -> dict[str, Any]:
+        """Flat dict for tables."""
+        return {"method": self.method, "status": self.status.value, "objective": self.objective,
+                "bound": self.bound, "gap": self.gap, "violation": self.violation,
+                "backend": self.result.backend if self.result is not None else "",
+                **{f"{k}_time": v for k, v in self.times.items()}}
+
+    def __repr__(self) -> str:
+        return (f"Fit(method={self.method!r}, status={self.status.value}, objective={self.objective:.6g}, "
+                f"bound={self.bound:.6g}, gap={self.gap:.3g}, violation={self.violation:.3g})")
+
+
+# ----------------------------------------------------------------------------- helpers
+def violation(instance: Instance, model: Model) -> float:
+    """Largest violation of ``lift(model)`` in the exact program (rows, bounds, integrality, cones)."""
+    v = instance.exact().violations(instance.lift(model), FEASIBILITY_TOL)
+    return float(max(v["rows"], v["bounds"], v["integrality"], v["cones"]))
+
+
+def certify(objective: float, bound: float, mip_rel_gap: float) -> tuple[Status, float]:
+    """Status and gap of a feasible model of true objective ``objective`` against ``bound``."""
+    gap = relative_gap(objective, bound)
+    proven = np.isfinite(bound) and objective - bound <= mip_rel_gap * max(abs(objective), 1e-10) + CERTIFICATE_ABS_TOL
+    return (Status.OPTIMAL if proven else Status.FEASIBLE), gap
+
+
+def _entry(instance: Instance):
+    from solvers.catalog import entry_for
+
+    return entry_for(instance.spec)
+
+
+def _backend_options(limits: Limits, clock: Clock, verbose: bool) -> dict[str, Any]:
+    return {"time_limit": clock.remaining(), "node_limit": limits.node_limit, "mip_rel_gap": limits.mip_rel_gap,
+            "threads": limits.threads, "seed": limits.seed, "verbose": verbose}
+
+
+def _as_model(start: Model | Fit | None) -> Model | None:
+    return start.model if isinstance(start, Fit) else start
+
+
+# ------------------------------------------------------------------------------- exact
+def solve_exact(instance: Instance, backend: str | None = None, *, start: Model | Fit | None = None,
+                limits: Limits = Limits(), heuristic: bool = True, verbose: bool = False,
+                options: Mapping[str, Any] | None = None) -> Fit:
+    """Solve the exact program of ``instance`` within ``limits`` (one wall-clock budget).
+
+    Parameters
+    ----------
+    backend : registry name; None takes the formulation's default (:mod:`solvers.catalog`).
+    start : a model (or a previous fit) to warm-start from; used only if feasible.
+    heuristic : also run the formulation's own heuristic (if it has one) for a start.
+    options : further backend options.
+
+    Returns a :class:`Fit` (module docstring for how its status is certified).
+    """
+    clock = limits.clock()
+    entry = _entry(instance)
+    backend = backend or entry.exact_backend
+    t0 = time.perf_counter()
+    program = instance.exact()
+    times = {"build": time.perf_counter() - t0}
+    notes: list[str] = []
+    candidates: list[tuple[str, Model]] = []
+    if _as_model(start) is not None:
+        candidates.append(("start", _as_model(start)))
+    t1 = time.perf_counter()
+    if heuristic and entry.heuristic is not None:
+        found = entry.heuristic_function(instance, clock, limits.seed)
+        if found is not None:
+            candidates.append(("heuristic", found))
+    times["heuristic"] = time.perf_counter() - t1
+    best: tuple[str, Model, float] | None = None
+    for label, model in candidates:
+        v = violation(instance, model)
+        if v > FEASIBILITY_TOL:
+            notes.append(f"{label} rejected (violates the constraints by {v:.3g})")
+            continue
+        value = instance.objective(model)
+        if best is None or value < best[2]:
+            best = (label, model, value)
+    warm = instance.lift(best[1]) if best is not None else None
+    t2 = time.perf_counter()
+    result = solve(program, backend, warm_start=warm, **_backend_options(limits, clock, verbose), **dict(options or {}))
+    times["solve"] = time.perf_counter() - t2
+    if result.has_solution:
+        solved = instance.round(instance.decode(result.x))
+        v = violation(instance, solved)
+        if v <= FEASIBILITY_TOL:
+            value = instance.objective(solved)
+            if best is None or value <= best[2]:
+                best = ("solver", solved, value)
+        else:
+            notes.append(f"solver's model rejected after rounding (violation {v:.3g})")
+    times["total"] = clock.elapsed()
+    bound = float(result.bound) if program.is_mip or result.status == Status.OPTIMAL else float("nan")
+    if best is None:
+        status = result.status if not result.status.has_solution else Status.NO_SOLUTION_FOUND
+        return Fit("exact", None, status, bound=bound, gap=float("inf"), result=result, times=times,
+                   message="; ".join(notes + [f"{result.backend}: {result.message}"]))
+    label, model, value = best
+    if result.status in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
+        notes.append(f"{result.backend} reported {result.status.value}, but the {label} is feasible")
+        bound = float("nan")
+    status, gap = certify(value, bound, limits.mip_rel_gap)
+    if result.status == Status.OPTIMAL and status != Status.OPTIMAL:
+        notes.append(f"{result.backend} reported optimal, but the true objective {value:.9g} exceeds the "
+                     f"bound {bound:.9g} beyond the gap tolerance")
+    notes.append(f"returned the {label}'s model; {result.backend}: {result.message}")
+    return Fit("exact", model, status, value, bound, gap, 0.0, result, times, "; ".join(notes))
+
+
+# ----------------------------------------------------------------------------- relaxed
+def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Limits = Limits(),
+                  verbose: bool = False, options: Mapping[str, Any] | None = None) -> Fit:
+    """Solve the relaxation of ``instance``; its optimal value bounds the exact optimum below.
+
+    ``backend="prox"`` runs the proximal path on the instance's composite form
+    (``instance.composite() -> (loss, penalty)``, coefficients in model units).
+    """
+    clock = limits.clock()
+    entry = _entry(instance)
+    backend = backend or entry.relaxed_backend
+    t0 = time.perf_counter()
+    if backend == "prox":
+        result = _solve_prox(instance, dict(options or {}))
+        times = {"build": 0.0}
+        model = Model(result.x, result.raw["intercept"]) if result.x is not None else None
+    else:
+        program = instance.relaxed()
+        times = {"build": time.perf_counter() - t0}
+        t1 = time.perf_counter()
+        result = solve(program, backend, **_backend_options(limits, clock, verbose), **dict(options or {}))
+        times["solve"] = time.perf_counter() - t1
+        model = instance.decode(result.x) if result.has_solution else None
+    times["total"] = clock.elapsed()
+    if model is None:
+        return Fit("relaxed", None, result.status, result=result, times=times, message=result.message)
+    value = instance.objective(model)
+    bound = float(result.bound) if np.isfinite(result.bound) else (
+        float(result.objective) if result.status == Status.OPTIMAL else float("nan"))
+    return Fit("relaxed", model, result.status, value, bound, relative_gap(value, bound),
+               violation(instance, model), result, times, result.message)
+
+
+def _solve_prox(instance: Instance, options: dict[str, Any]) -> Result:
+    from solvers.proximal import proximal_gradient
+
+    composite = getattr(instance, "composite", None)
+    if composite is None:
+        raise ValueError(f"{type(instance.spec).__name__} has no composite loss + penalty form for the proximal "
+                         "path; choose a program backend such as 'highs' or 'ecos'")
+    loss, penalty = composite()
+    return proximal_gradient(loss, penalty, **options)
+
+
+# ----------------------------------------------------------------------------- rounded
+def _heuristic_fit(instance: Instance, method: str, model: Model | None, bound: float, times: dict[str, float],
+                   message: str, source: Result | None = None) -> Fit:
+    if model is None:
+        return Fit(method, None, Status.NO_SOLUTION_FOUND, bound=bound, gap=float("inf"), result=source,
+                   times=times, message=message or "no model found")
+    value = instance.objective(model)
+    v = violation(instance, model)
+    if v > FEASIBILITY_TOL:
+        return Fit(method, model, Status.NO_SOLUTION_FOUND, value, bound, relative_gap(value, bound), v, source,
+                   times, f"{message}; the model violates the constraints by {v:.3g}".strip("; "))
+    status = Status.FEASIBLE  # a heuristic proves nothing, even when its gap happens to be 0
+    return Fit(method, model, status, value, bound, relative_gap(value, bound), 0.0, source, times,
+               message or "heuristic: feasible model, optimality not proven")
+
+
+def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits = Limits()) -> Fit:
+    """Round ``source``'s model into the coefficient set (:meth:`Instance.round`).
+
+    The bound is the source's bound (the relaxation value when ``source`` is a relaxed fit).
+    """
+    clock = limits.clock()
+    model = _as_model(source)
+    bound = source.bound if isinstance(source, Fit) else float("nan")
+    rounded = instance.round(model) if model is not None else None
+    times = {"solve": clock.elapsed(), "total": clock.elapsed()}
+    return _heuristic_fit(instance, "rounding", rounded, bound, times, "rounded into the coefficient set")
+
+
+def solve_heuristic(instance: Instance, *, limits: Limits = Limits()) -> Fit:
+    """The formulation's own heuristic alone (the start :func:`solve_exact` would use)."""
+    clock = limits.clock()
+    entry = _entry(instance)
+    if entry.heuristic is None:
+        raise ValueError(f"{type(instance.spec).__name__} has no heuristic; use solve_rounded or solve_exact")
+    model = entry.heuristic_function(instance, clock, limits.seed)
+    times = {"heuristic": clock.elapsed(), "total": clock.elapsed()}
+    return _heuristic_fit(instance, "heuristic", model, float("nan"), times, "")
+
+
+def solve_method(instance: Instance, method: str, *, source: Fit | None = None, limits: Limits = Limits()) -> Fit:
+    """Run a formulation's extra method by name (:attr:`solvers.catalog.Entry.methods`).
+
+    A method is ``fn(instance, source, clock, seed) -> (Model | None, message)``; ``source`` is
+    the relaxed fit when the method starts from it. The fit's bound is the source's bound.
+    """
+    clock = limits.clock()
+    entry = _entry(instance)
+    if method not in entry.method_paths:
+        raise ValueError(f"{type(instance.spec).__name__} has no method {method!r}; it has "
+                         f"{sorted(entry.method_paths)}")
+    model, message = entry.methods[method](instance, source, clock, limits.seed)
+    times = {"solve": clock.elapsed(), "total": clock.elapsed()}
+    bound = source.bound if source is not None else float("nan")
+    return _heuristic_fit(instance, method, model, bound, times, message)
+
+
+# ------------------------------------------------------------------------------ dispatch
+def run(instance: Instance, method: str = "exact", backend: str | None = None, *, limits: Limits = Limits(),
+        source: Fit | None = None, verbose: bool = False, options: Mapping[str, Any] | None = None) -> Fit:
+    """Run one method by name, all of it inside ``limits.time_limit``.
+
+    ``"exact"``, ``"relaxed"``, ``"rounding"`` (of ``source``, or of the relaxation solved here
+    first), ``"heuristic"``, or a catalog method of the formulation (which starts from ``source``
+    or from the relaxation when its source is needed). ``backend`` and ``options`` go to the
+    exact or relaxed solve.
+    """
+    if method == "exact":
+        return solve_exact(instance, backend, limits=limits, start=source, verbose=verbose, options=options)
+    if method == "relaxed":
+        return solve_relaxed(instance, backend, limits=limits, verbose=verbose, options=options)
+    if method == "heuristic":
+        return solve_heuristic(instance, limits=limits)
+    clock = limits.clock()
+    if source is None:
+        source = solve_relaxed(instance, backend, limits=limits, verbose=verbose, options=options)
+    rest = replace(limits, time_limit=clock.remaining())
+    if method == "rounding":
+        return solve_rounded(instance, source, limits=rest)
+    return solve_method(instance, method, source=source, limits=rest)
