@@ -2,7 +2,13 @@
 
 Score cards need binary features: a SLIM point is awarded when ``"worst radius >= 16.8"``.
 :func:`cut_points` chooses the thresholds (all interior unique values when few, else quantiles of
-the values), shared with the ordered one-hot bins of :mod:`milpscore.binning`.
+the values, with zero-inflated columns cut among their non-minimal values), shared with the
+ordered one-hot bins of :mod:`milpscore.binning`. Names print each threshold exactly
+(:func:`format_number`), so a condition read off a card is the rule the model applies.
+
+Policy for values not seen in fit (decided here, documented on the class): NaN, a new category
+and a value other than 0/1 in a column kept as binary raise a ``ValueError`` naming the column;
+``handle_unknown="ignore"`` maps them to all-zero indicators instead.
 """
 from __future__ import annotations
 
@@ -13,48 +19,77 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 
+def format_number(value: float) -> str:
+    """Shortest text that reads back as exactly ``value`` (``16.8``, ``0.01413059611``, ``45728.3``)."""
+    value = float(value)
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
 def cut_points(values: np.ndarray, max_cuts: int) -> np.ndarray:
     """Increasing thresholds ``t`` splitting ``values`` into at most ``max_cuts + 1`` groups.
 
     When the column has at most ``max_cuts + 1`` distinct values, every distinct value but the
-    smallest is a threshold; otherwise the ``k / (max_cuts + 1)`` quantiles (k = 1..max_cuts) of
-    the values, deduplicated, excluding the minimum (a threshold at the minimum selects every
-    row). Thresholds are values that occur in the data, so ``x >= t`` reads naturally.
+    smallest is a threshold. Otherwise the ``k / (max_cuts + 1)`` quantiles (k = 1..max_cuts)
+    of the values, deduplicated and above the minimum (a threshold at the minimum selects every
+    row); when the minimum holds most of the rows (zero-inflated columns, e.g. word frequencies)
+    these collapse, and the missing cuts are taken as quantiles of the values above the minimum.
+    Thresholds are values that occur in the data, so ``x >= t`` reads naturally.
     """
     v = np.asarray(values, dtype=float)
     if max_cuts < 1:
         raise ValueError(f"max_cuts must be >= 1, got {max_cuts}")
-    uniq = np.unique(v[np.isfinite(v)])
+    v = v[np.isfinite(v)]
+    uniq = np.unique(v)
     if uniq.size <= 1:
         return np.zeros(0)
     if uniq.size <= max_cuts + 1:
         return uniq[1:]
     q = np.quantile(v, np.arange(1, max_cuts + 1) / (max_cuts + 1), method="higher")
-    return np.unique(q[q > uniq[0]])
-
-
-def _fmt(t: float) -> str:
-    return f"{t:.4g}"
+    cuts = np.unique(q[q > uniq[0]])
+    if cuts.size < max_cuts:
+        extra = np.quantile(v[v > uniq[0]], np.arange(max_cuts) / max_cuts, method="higher")
+        extra = np.setdiff1d(extra, cuts)
+        cuts = np.unique(np.r_[cuts, extra[: max_cuts - cuts.size]])
+    return cuts
 
 
 class ThresholdBinarizer(TransformerMixin, BaseEstimator):
     """Turn each numeric column into indicators ``column >= t`` at :func:`cut_points` thresholds.
 
     Binary (0/1) columns are kept as they are; non-numeric columns become one indicator per
-    category (``column == value``). Output is a DataFrame with readable column names.
+    category (``column == value``). Output is a DataFrame whose column names state each rule
+    exactly. ``groups_`` maps each input column to the output columns made from it (for
+    one-threshold-per-variable constraints) and ``n_candidates_`` counts them.
 
     Parameters
     ----------
     max_cuts : int
         Maximum number of thresholds per numeric column.
+    handle_unknown : {"error", "ignore"}
+        At transform, NaN, an unseen category, or a value other than 0/1 in a column kept as
+        binary raise a ``ValueError`` naming the column ("error", default), or give all-zero
+        indicators ("ignore"; a binary column's value then counts as 0).
     """
 
-    def __init__(self, max_cuts: int = 3):
+    def __init__(self, max_cuts: int = 3, handle_unknown: str = "error"):
         self.max_cuts = max_cuts
+        self.handle_unknown = handle_unknown
+
+    @staticmethod
+    def _frame(X: Any) -> pd.DataFrame:
+        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+        return frame.set_axis([str(c) for c in frame.columns], axis=1)  # a copy: the caller's frame is untouched
 
     def fit(self, X: Any, y: Any = None) -> "ThresholdBinarizer":
-        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
-        frame.columns = [str(c) for c in frame.columns]
+        if self.handle_unknown not in ("error", "ignore"):
+            raise ValueError(f"handle_unknown must be 'error' or 'ignore', got {self.handle_unknown!r}")
+        if isinstance(self.max_cuts, bool) or not isinstance(self.max_cuts, (int, np.integer)) or self.max_cuts < 1:
+            raise ValueError(f"max_cuts must be an integer >= 1, got {self.max_cuts!r}")
+        frame = self._frame(X)
+        if frame.columns.duplicated().any():
+            raise ValueError(f"column names repeat: {sorted(set(frame.columns[frame.columns.duplicated()]))}; rename them")
         self.rules_: list[tuple[str, str, Any]] = []  # (column, op, value)
         for col in frame.columns:
             s = frame[col]
@@ -73,27 +108,41 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
                 counts = s.astype(str).value_counts()
                 self.rules_.extend((col, "==", cat) for cat in counts.index)
         self.feature_names_in_ = np.array(frame.columns, dtype=object)
+        names = self.get_feature_names_out()
+        self.groups_ = {col: [n for n, (c, _, _) in zip(names, self.rules_) if c == col] for col in frame.columns}
+        self.n_candidates_ = len(self.rules_)
         return self
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        names = [col if op == "id" else f"{col} {op} {_fmt(v) if op == '>=' else v}"
+        names = [col if op == "id" else f"{col} {op} {format_number(v) if op == '>=' else v}"
                  for col, op, v in self.rules_]
         return np.array(names, dtype=object)
 
+    def _unknown(self, col: str, bad: np.ndarray, what: str) -> None:
+        if bad.any() and self.handle_unknown == "error":
+            raise ValueError(f"column {col!r} has {what} in {int(bad.sum())} row(s) not seen in fit; clean them, or "
+                             "use ThresholdBinarizer(handle_unknown='ignore') to score them as all-zero indicators")
+
     def transform(self, X: Any) -> pd.DataFrame:
-        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
-        frame = frame.set_axis([str(c) for c in frame.columns], axis=1)
+        frame = self._frame(X)
         missing = [c for c in self.feature_names_in_ if c not in frame.columns]
         if missing:
             raise ValueError(f"columns {missing[:5]} seen in fit are missing from X")
         cols = []
         for col, op, v in self.rules_:
             s = frame[col]
+            if op == "==":
+                text = s.astype(str).to_numpy()
+                known = {value for c, o, value in self.rules_ if c == col}
+                self._unknown(col, s.isna().to_numpy() | ~np.isin(text, list(known)), "missing or unseen categories")
+                cols.append((text == v).astype(float))
+                continue
+            values = s.to_numpy(dtype=float)
+            self._unknown(col, np.isnan(values), "NaN")
             if op == "id":
-                cols.append(s.to_numpy(dtype=float))
-            elif op == ">=":
-                cols.append((s.to_numpy(dtype=float) >= v).astype(float))
+                self._unknown(col, ~np.isin(values, (0.0, 1.0)) & ~np.isnan(values), "values other than 0/1")
+                cols.append((values == 1.0).astype(float))
             else:
-                cols.append((s.astype(str).to_numpy() == v).astype(float))
+                cols.append((values >= v).astype(float))
         data = np.column_stack(cols) if cols else np.zeros((len(frame), 0))
         return pd.DataFrame(data, columns=self.get_feature_names_out(), index=frame.index)

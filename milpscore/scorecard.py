@@ -16,6 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from milpscore.binarize import format_number
+
 
 def _is_integral(values: np.ndarray, tol: float = 1e-9) -> bool:
     values = np.asarray(values, dtype=float)
@@ -23,7 +25,7 @@ def _is_integral(values: np.ndarray, tol: float = 1e-9) -> bool:
 
 
 def _fmt_points(p: float) -> str:
-    return f"{int(round(p)):d}" if abs(p - round(p)) <= 1e-9 else f"{p:.3g}"
+    return f"{int(round(p)):d}" if abs(p - round(p)) <= 1e-9 else format_number(p)
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ class ScoreCard:
         if self.is_integral:
             return (f"predict {self.positive_label!r} if total score >= {_fmt_points(self.threshold + 1)}, "
                     f"else {self.negative_label!r}")
-        return (f"predict {self.positive_label!r} if total score > {self.threshold:.4g}, "
+        return (f"predict {self.positive_label!r} if total score > {format_number(self.threshold)}, "
                 f"else {self.negative_label!r}")
 
     def total(self, conditions: pd.DataFrame) -> np.ndarray:
