@@ -34,6 +34,8 @@ from solvers.result import Result, Status, relative_gap
 
 #: absolute slack of the optimality certificate (objectives are O(1) fractions of weighted error)
 CERTIFICATE_ABS_TOL = 1e-9
+#: share of the remaining budget a heuristic may spend before the exact solve starts
+HEURISTIC_SHARE = 0.5
 #: constraint tolerance of the feasibility checks of starts and returned models
 FEASIBILITY_TOL = 1e-6
 
@@ -141,7 +143,10 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
         candidates.append(("start", _as_model(start)))
     t1 = time.perf_counter()
     if heuristic and entry.heuristic is not None:
-        found = entry.heuristic_function(instance, clock, limits.seed)
+        # the heuristic gets at most HEURISTIC_SHARE of the budget: the exact solve needs time for a bound
+        remaining = clock.remaining()
+        found = entry.heuristic_function(instance, Clock(None if remaining is None else HEURISTIC_SHARE * remaining),
+                                         limits.seed)
         if found is not None:
             candidates.append(("heuristic", found))
     times["heuristic"] = time.perf_counter() - t1
