@@ -47,7 +47,7 @@ from formulations.base import Model
 from formulations.coefficients import CoefficientSet
 from formulations.intercept import margin_error_intercept
 from formulations.program import Program, ProgramBuilder
-from formulations.rows import merge_rows
+from formulations.rows import merge_rows, unique_rows
 from formulations.validation import check_training_set
 
 #: relative round-off allowed when a row is tested against its margin (see SLIMInstance.errors)
@@ -238,7 +238,27 @@ class SLIMInstance:
         b.add_rows("l1_neg", {"abs": eye, "coef": eye}, lb=0.0)
         if spec.max_size is not None:
             b.add_rows("max_size", {"size": np.ones((1, d))}, ub=float(spec.max_size))
+        pos, neg = self.conflicting_rows()
+        if pos.size:
+            k = np.arange(pos.size)
+            pairs = sp.csr_matrix((np.ones(2 * pos.size), (np.r_[k, k], np.r_[pos, neg])), shape=(pos.size, n))
+            b.add_rows("conflicts", {"loss": pairs}, lb=1.0)
         return b.build()
+
+    def conflicting_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs of merged rows with the same ``x`` and opposite labels: at most one is correct.
+
+        A positive row is correct iff ``s + b >= margin`` and a negative one iff ``s + b <=
+        -margin``; with the same score ``s`` both cannot hold, so ``z_pos + z_neg >= 1`` is valid
+        for every model (an exact inequality of the 0-1 loss; it cuts off only fractional LP
+        points). Returns the indices of the positive and of the negative row of each pair.
+        """
+        _, group = unique_rows(self.X)
+        order = np.lexsort((self.y, group))
+        g, labels = group[order], self.y[order]
+        # after sorting by (group, label), a group holding both labels has its negative row first
+        both = (g[1:] == g[:-1]) & (labels[1:] > 0) & (labels[:-1] < 0)
+        return order[1:][both], order[:-1][both]
 
     # ------------------------------------------------------------ mappings
     def decode(self, x: np.ndarray) -> Model:
