@@ -1,4 +1,4 @@
-"""Penalties with exact, vectorised proximal operators (issue 4).
+"""Penalties with exact, vectorised proximal operators.
 
 Every class is a frozen dataclass with ``value(w) -> float`` and ``prox(v, step, out=None) ->
 ndarray`` (``prox_{step * Omega}(v)``, ``step > 0`` or ValueError; length-0 and all-zero input
