@@ -1,62 +1,63 @@
-"""Convex-rounding and sparse-convex-rounding programs for {0,1} and {-1,0,+1} weights.
+"""Convex-rounding programs for {0,1} and {-1,0,+1} weights (hinge loss over the box).
 
-Chevaleyre, Koriche & Zucker, "Learning linear classifiers with ternary weights from
-metagenomic data" (``papers/ternary-weights-convex-rounding.txt``).
+Chevaleyre, Koriche & Zucker (2013), "Rounding methods for discrete linear classification".
 
 Concept classes (section 2)
 ---------------------------
 * ``C_r[0,1]``: binary weights ``c in {0,1}^d`` with threshold ``r``; label ``sgn(<c,x> - r)``.
-* ``C_0[-1,0,+1]``: ternary weights ``c in {-1,0,+1}^n`` with zero threshold, reduced to binary
-  weights by the *doubling* ``x' = (x_1, -x_1, ..., x_n, -x_n)`` (``d = 2n``) and
-  ``c_i = c'_{2i-1} - c'_{2i}``, so that ``<c', x'> = <c, x>`` and ``L(c'; S') = L(c; S)``.
+* ``C_0[-1,0,+1]``: ternary weights ``c in {-1,0,+1}^n``, reduced to binary weights by the
+  *doubling* ``x' = (x_1, -x_1, ..., x_n, -x_n)`` (``d = 2n``) and ``c_i = c'_{2i-1} - c'_{2i}``,
+  so that ``<c', x'> = <c, x>`` and ``L(c'; S') = L(c; S)``.
 
-Loss (section 2): the hinge loss with margin ``gamma > 0``,
+Loss (section 2): the hinge loss with margin ``gamma > 0`` (called ``margin`` here),
 
-.. math:: \\ell_\\gamma(c; x, y) = \\frac{1}{\\gamma}\\max[0, \\gamma - y(\\langle c, x\\rangle - r)],
+.. math:: \\ell(c; x, y) = \\frac{1}{\\text{margin}}\\max[0, \\text{margin} - y(\\langle c, x\\rangle + b)],
 
-and the cumulative loss ``L_gamma(c; S) = sum_t s_t ell_gamma(c; x_t, y_t)`` (``s_t`` sample
-weights, all ones in the paper). Labels ``y in {-1,+1}``; in the project's convention the
-decision is ``<c, x> + b`` with intercept ``b = -r``.
+and the cumulative loss ``L(c; S) = sum_t s_t ell(c; x_t, y_t)`` (``s_t`` sample weights, all
+ones in the paper). In the project's convention the score is ``<c, x> + b`` with ``b = -r``;
+``threshold=None`` makes ``b`` a free variable (a learned intercept).
 
 Programs
 --------
 * Convex rounding, Figure 1 step (1) (section 3.1): ``relaxed()`` is the LP
-  ``min L_gamma(w; S) s.t. w in [0,1]^d`` (``conv({0,1}^d) = [0,1]^d``); ``exact()`` is the same
-  program with ``w`` binary (the ILP of the combinatorial loss minimisation).
-* Sparse convex rounding (section 3.2, Figure 5): add ``||w||_1 = sum_i w_i <= k``; the box
-  intersected with that l1 ball is the convex hull of the k-sparse binary vectors, so the
-  relaxation is again the LP of the exact k-sparse ILP.
+  ``min L(w; S) s.t. w in [0,1]^d`` (``conv({0,1}^d) = [0,1]^d``); ``exact()`` is the same program
+  with ``w`` binary (the combinatorial loss minimisation).
+* Sparse convex rounding (section 3.2, Figure 5): add ``sum_i w_i <= k`` (``max_size``); the box
+  intersected with that l1 ball is the convex hull of the k-sparse binary vectors.
 
-The hinge epigraph rows come from :func:`formulations.encodings.add_hinge`:
-``xi_t + y_t <w, x_t> + y_t b >= gamma``, ``xi_t >= 0``, objective ``(1/gamma) sum_t s_t xi_t``.
-Everything is built from whole sparse matrices: ``X`` may be a scipy.sparse matrix (the
-metagenomic regime: ``m ~ 200`` samples, ``n ~ 1e5`` count features).
+Variable blocks: ``"coef"`` (the program's own binary weights: ``2n`` doubled ones for ternary
+weights, ``n`` for binary), ``"intercept"`` (1; fixed to ``-r`` unless learned), ``"hinge"``
+(m slacks ``xi_t = margin * ell_t``). Row blocks ``"hinge_rows"`` and, with a budget,
+``"max_size"``. Objective ``L(w; S)`` (cumulative, not averaged). Everything is built from whole
+sparse matrices: ``X`` may be scipy.sparse (the metagenomic regime, ``m ~ 200``, ``n ~ 1e5``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from formulations.base import Model
 from formulations.encodings import add_hinge
+from formulations.intercept import hinge_intercept
 from formulations.program import Program, ProgramBuilder
+from formulations.rows import merge_rows
+from formulations.validation import check_training_set
 
 WEIGHT_KINDS = ("binary", "ternary")
+#: a relaxed weight at least this close to 0 or 1 counts as integral
+INTEGRAL_TOL = 1e-9
 
 
 # --------------------------------------------------------------------------- doubling (section 2)
 def double_features(X):
-    """Doubled instances ``x' = (x_1, -x_1, ..., x_n, -x_n)`` of section 2.
+    """Doubled instances ``x' = (x_1, -x_1, ..., x_n, -x_n)`` (Chevaleyre et al. 2013, section 2).
 
-    Parameters
-    ----------
-    X : (m, n) array or scipy.sparse matrix.
-
-    Returns
-    -------
-    (m, 2n) array of the same kind (CSR when ``X`` is sparse), column ``2i`` is ``x_i`` and
-    column ``2i + 1`` is ``-x_i`` (0-based).
+    ``X`` (m, n) dense or sparse; returns (m, 2n) of the same kind (CSR when sparse): column
+    ``2i`` is ``x_i`` and column ``2i + 1`` is ``-x_i`` (0-based).
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=float)
@@ -72,7 +73,7 @@ def double_features(X):
 
 
 def ternary_from_binary(c_doubled: np.ndarray) -> np.ndarray:
-    """Ternary weights ``c_i = c'_{2i-1} - c'_{2i}`` (section 2) from doubled weights, shape (2n,) -> (n,)."""
+    """Ternary weights ``c_i = c'_{2i-1} - c'_{2i}`` (section 2) from doubled weights, (2n,) -> (n,)."""
     c_doubled = np.asarray(c_doubled, dtype=float)
     if c_doubled.ndim != 1 or c_doubled.size % 2:
         raise ValueError(f"doubled weights must be a 1-D vector of even length, got shape {c_doubled.shape}")
@@ -82,8 +83,8 @@ def ternary_from_binary(c_doubled: np.ndarray) -> np.ndarray:
 def binary_from_ternary(c: np.ndarray) -> np.ndarray:
     """Doubled weights ``c' = (max(c_1,0), max(-c_1,0), ...)`` with ``ternary_from_binary(c') == c``.
 
-    Works for any real ``c`` (then ``c'`` is the split into positive and negative parts, the
-    point of the doubled box ``[0,1]^{2n}`` with the smallest l1 norm that maps to ``c``).
+    Works for any real ``c``: the split into positive and negative parts, the point of the
+    doubled box with the smallest l1 norm that maps to ``c``.
     """
     c = np.asarray(c, dtype=float)
     out = np.empty(2 * c.size)
@@ -93,153 +94,210 @@ def binary_from_ternary(c: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- loss (section 2)
-def hinge_losses(w: np.ndarray, X, y: np.ndarray, *, gamma: float, intercept: float = 0.0) -> np.ndarray:
-    """Per-sample hinge losses ``(1/gamma) max(0, gamma - y_t(<w, x_t> + b))`` (section 2), shape (m,).
-
-    ``b = -r`` is the intercept (minus the threshold). ``X`` dense or sparse, ``w`` shape (d,).
-    """
+def hinge_losses(w: np.ndarray, X, y: np.ndarray, *, margin: float, intercept: float = 0.0) -> np.ndarray:
+    """Per-sample ``(1/margin) max(0, margin - y_t(<w, x_t> + b))`` (section 2), shape (m,)."""
     score = np.asarray(X @ np.asarray(w, dtype=float)).ravel() + float(intercept)
-    return np.maximum(0.0, gamma - np.asarray(y, dtype=float) * score) / gamma
+    return np.maximum(0.0, margin - np.asarray(y, dtype=float) * score) / margin
 
 
-def cumulative_hinge_loss(w: np.ndarray, X, y: np.ndarray, *, gamma: float, intercept: float = 0.0,
+def cumulative_hinge_loss(w: np.ndarray, X, y: np.ndarray, *, margin: float, intercept: float = 0.0,
                           sample_weight: np.ndarray | None = None) -> float:
-    """Cumulative loss ``L_gamma(w; S) = sum_t s_t ell_gamma(w; x_t, y_t)`` (section 2)."""
-    losses = hinge_losses(w, X, y, gamma=gamma, intercept=intercept)
+    """Cumulative loss ``L(w; S) = sum_t s_t ell(w; x_t, y_t)`` (section 2)."""
+    losses = hinge_losses(w, X, y, margin=margin, intercept=intercept)
     return float(losses.sum() if sample_weight is None else losses @ np.asarray(sample_weight, dtype=float))
 
 
-# --------------------------------------------------------------------------- validation
-def check_training_set(X, y, sample_weight=None) -> tuple[object, np.ndarray, np.ndarray]:
-    """Validate ``X`` (dense or sparse, finite, 2-D), ``y`` in {-1,+1} and non-negative weights.
-
-    Returns ``(X, y, s)`` with ``X`` a float ndarray or CSR matrix, ``y`` float (m,), ``s`` (m,).
-    """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=float)
-        values = X.data
-    else:
-        try:
-            X = np.asarray(X, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError("X must be a numeric array or a scipy.sparse matrix") from None
-        values = X
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must be a non-empty 2-D matrix (m samples, n features), got shape {X.shape}")
-    if not np.isfinite(values).all():
-        raise ValueError("X contains NaN or inf; impute or drop those entries first")
-    y = np.asarray(y, dtype=float).ravel()
-    if y.shape != (X.shape[0],):
-        raise ValueError(f"y has {y.shape[0]} labels but X has {X.shape[0]} rows; they must match")
-    if not np.isin(y, (-1.0, 1.0)).all():
-        raise ValueError("y must hold labels in {-1, +1}; map 0/1 labels with y = 2 * y - 1")
-    if sample_weight is None:
-        s = np.ones(X.shape[0])
-    else:
-        s = np.asarray(sample_weight, dtype=float).ravel()
-        if s.shape != y.shape or not np.isfinite(s).all() or (s < 0).any() or s.sum() <= 0:
-            raise ValueError(f"sample_weight must be {y.shape[0]} finite non-negative numbers, not all zero")
-    return X, y, s
+def _check_number(name: str, value: Any, *, minimum: float, strict: bool, integer: bool = False) -> None:
+    ok = isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value > minimum if strict else value >= minimum) and (not integer or int(value) == value)
+    if not ok:
+        kind = "an integer" if integer else "a finite number"
+        raise ValueError(f"{name} must be {kind} {'>' if strict else '>='} {minimum:g}, got {value!r}")
 
 
-# --------------------------------------------------------------------------- builder
+# --------------------------------------------------------------------------- specification
 @dataclass(frozen=True)
 class ConvexRounding:
-    """Builder of the convex-rounding LP / ILP (Figure 1) and its sparse variant (section 3.2).
+    """Convex rounding (Chevaleyre, Koriche & Zucker 2013, Figure 1) and its sparse variant (section 3.2).
 
     Parameters
     ----------
-    gamma : margin ``gamma > 0`` of the hinge loss (units of the score ``<c, x>``).
-    weights : ``"ternary"`` (class ``C_0[-1,0,+1]`` through the doubling of section 2; the
-        program's weight block has ``2n`` binary entries) or ``"binary"`` (class ``C_r[0,1]``).
-    threshold : ``r`` of ``sgn(<c, x> - r)``; a float fixes it (the paper's classes; ``0`` for
-        the ternary class), ``None`` makes the intercept ``b = -r`` a free continuous variable.
-    sparsity : ``k`` of the sparse variant, ``||w||_1 <= k`` (None: no budget). For ternary
-        weights the budget applies to the doubled vector, which bounds ``||c||_1`` (section 2).
+    margin : hinge margin ``gamma > 0`` (units of the score ``<c, x>``).
+    weights : ``"ternary"`` (class ``C_0[-1,0,+1]`` by the doubling of section 2; the program's
+        ``"coef"`` block holds ``2n`` binaries) or ``"binary"`` (class ``C_r[0,1]``).
+    threshold : ``r`` of ``sgn(<c, x> - r)``; a number fixes it (the paper's classes: ``0`` for
+        the ternary class), ``None`` learns the intercept ``b = -r`` (a free variable).
+    max_size : budget ``k`` of the sparse variant, ``sum_i w_i <= k`` on the program's weights
+        (for ternary weights this is the number of non-zero ``c_i``); None: no budget. A real ``k``
+        is accepted (Proposition 2's ``E||c||_1 = k``); integer models use ``floor(k)`` features.
 
-    Variable blocks of the programs: ``"w"`` (d weights in [0,1], integer in ``exact``),
-    ``"intercept"`` (1; fixed to ``-r`` unless ``threshold is None``), ``"hinge"`` (m slacks
-    ``xi_t = gamma * ell_gamma``). Row blocks: ``"hinge_rows"`` and, with ``sparsity``,
-    ``"sparsity"``. Objective: ``L_gamma(w; S)`` (cumulative, not averaged).
+    Settings of the catalog methods (not of the programs): ``n_draws`` (randomized rounding,
+    Proposition 1), ``n_restarts``, ``start_nonzeros``, ``epsilon``, ``max_moves`` (local search,
+    Figure 6 and ternary hill climbing; ``max_moves=None`` means ``10 d`` per run).
     """
 
-    gamma: float = 1.0
+    margin: float = 1.0
     weights: str = "ternary"
-    threshold: float | None = 0.0
-    sparsity: float | None = None
+    threshold: float | None = None
+    max_size: float | None = None
+    n_draws: int = 100
+    n_restarts: int = 10
+    start_nonzeros: int = 10
+    epsilon: float = 1.0
+    max_moves: int | None = None
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.gamma, (int, float, np.number)) and np.isfinite(self.gamma) and self.gamma > 0):
-            raise ValueError(f"gamma must be a finite number > 0 (the hinge margin), got {self.gamma!r}")
+        _check_number("margin", self.margin, minimum=0.0, strict=True)
         if self.weights not in WEIGHT_KINDS:
             raise ValueError(f"weights must be one of {WEIGHT_KINDS}, got {self.weights!r}")
-        if self.threshold is not None and not np.isfinite(self.threshold):
-            raise ValueError(f"threshold must be a finite number or None (learned), got {self.threshold!r}")
-        if self.sparsity is not None and not (np.isfinite(self.sparsity) and self.sparsity >= 0):
-            raise ValueError(f"sparsity must be None or a number k >= 0 (the l1 budget), got {self.sparsity!r}")
+        if self.threshold is not None and not (isinstance(self.threshold, (int, float, np.number))
+                                               and not isinstance(self.threshold, bool) and math.isfinite(self.threshold)):
+            raise ValueError(f"threshold must be a finite number, or None to learn the intercept; got {self.threshold!r}")
+        if self.max_size is not None:
+            _check_number("max_size", self.max_size, minimum=0.0, strict=False)
+        _check_number("n_draws", self.n_draws, minimum=1, strict=False, integer=True)
+        _check_number("n_restarts", self.n_restarts, minimum=0, strict=False, integer=True)
+        _check_number("start_nonzeros", self.start_nonzeros, minimum=1, strict=False, integer=True)
+        _check_number("epsilon", self.epsilon, minimum=0.0, strict=True)
+        if self.max_moves is not None:
+            _check_number("max_moves", self.max_moves, minimum=0, strict=False, integer=True)
 
-    # ----------------------------------------------------------------- design
-    def design(self, X):
+    @property
+    def fixed_intercept(self) -> float | None:
+        """``b = -threshold`` when the threshold is fixed (None when it is learned)."""
+        return None if self.threshold is None else 0.0 - float(self.threshold)
+
+    @property
+    def budget(self) -> int | None:
+        """Largest number of non-zero integer weights, ``floor(max_size)`` (None: no budget)."""
+        return None if self.max_size is None else int(math.floor(self.max_size + 1e-9))
+
+    def instance(self, X: Any, y: Any, sample_weight: Any = None) -> "ConvexRoundingInstance":
+        """Bind to data: validate, merge identical dense rows (exact for a sum of row losses)."""
+        X, y, s = check_training_set(X, y, sample_weight)
+        n_rows = X.shape[0]
+        if sp.issparse(X):
+            keep = s > 0
+            X, y, s = X[keep], y[keep], s[keep]
+        else:
+            X, y, s = merge_rows(X, y, s)
+        return ConvexRoundingInstance(self, X, y, s, n_rows)
+
+
+@dataclass(frozen=True)
+class ConvexRoundingInstance:
+    """A convex-rounding problem on data: programs, decode / lift / objective / round."""
+
+    spec: ConvexRounding
+    X: Any
+    y: np.ndarray
+    weights: np.ndarray
+    n_rows_in: int
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return {"n_rows": self.n_rows_in, "n_rows_kept": self.X.shape[0],
+                "n_weights": 2 * self.n_features if self.spec.weights == "ternary" else self.n_features}
+
+    def design(self):
         """The matrix the program's weights act on: ``X`` (binary) or its doubling (ternary)."""
-        return double_features(X) if self.weights == "ternary" else X
+        if "design" not in self._cache:
+            self._cache["design"] = double_features(self.X) if self.spec.weights == "ternary" else self.X
+        return self._cache["design"]
 
     # --------------------------------------------------------------- programs
-    def exact(self, X, y: np.ndarray, sample_weight: np.ndarray | None = None) -> Program:
-        """Binary ILP ``min L_gamma(c; S) s.t. c in {0,1}^d`` (``+ sum c <= k`` if sparse).
+    def exact(self) -> Program:
+        """Binary ILP ``min L(c'; S) s.t. c' in {0,1}^d`` (``+ sum c' <= k`` with a budget)."""
+        if "exact" not in self._cache:
+            self._cache["exact"] = self._build()
+        return self._cache["exact"]
 
-        Parameters
-        ----------
-        X : (m, n) array or scipy.sparse matrix of features; y : (m,) labels in {-1,+1};
-        sample_weight : (m,) non-negative weights ``s_t`` (ones by default).
-        """
-        X, y, s = check_training_set(X, y, sample_weight)
-        Xd = self.design(X)
+    def relaxed(self) -> Program:
+        """LP of Figure 1 step (1): the exact program over the convex hull of the class."""
+        return self.exact().relax()
+
+    def _build(self) -> Program:
+        spec, Xd = self.spec, self.design()
         d = Xd.shape[1]
         b = ProgramBuilder()
-        b.add_variables("w", d, lb=0.0, ub=1.0, integer=True)
-        if self.threshold is None:
+        b.add_variables("coef", d, lb=0.0, ub=1.0, integer=True)
+        if spec.threshold is None:
             b.add_variables("intercept", 1)
         else:
-            b.add_variables("intercept", 1, lb=-float(self.threshold), ub=-float(self.threshold))
-        add_hinge(b, Xd, y, weights="w", intercept="intercept", margin=float(self.gamma),
-                  sample_weight=s, name="hinge", scale=1.0 / float(self.gamma))
-        if self.sparsity is not None:
-            b.add_rows("sparsity", {"w": sp.csr_matrix(np.ones((1, d)))}, ub=float(self.sparsity))
+            b.add_variables("intercept", 1, lb=spec.fixed_intercept, ub=spec.fixed_intercept)
+        add_hinge(b, Xd, self.y, weights="coef", intercept="intercept", margin=float(spec.margin),
+                  sample_weight=self.weights, name="hinge", scale=1.0 / float(spec.margin))
+        if spec.max_size is not None:
+            b.add_rows("max_size", {"coef": sp.csr_matrix(np.ones((1, d)))}, ub=float(spec.max_size))
         return b.build()
 
-    def relaxed(self, X, y: np.ndarray, sample_weight: np.ndarray | None = None) -> Program:
-        """LP of Figure 1 step (1): the exact program over ``conv`` of the class (section 3.1 / 3.2)."""
-        return self.exact(X, y, sample_weight).relax()
+    # ------------------------------------------------------------ mappings
+    def decode(self, x: np.ndarray) -> Model:
+        """Model of a solution of :meth:`exact` / :meth:`relaxed`, as solved.
 
-    # ---------------------------------------------------------- decode / lift
-    def decode(self, x: np.ndarray, program: Program) -> tuple[np.ndarray, float]:
-        """Weights and intercept from a solution ``x`` of :meth:`exact` / :meth:`relaxed`.
-
-        Returns ``(coef, intercept)``: ``coef`` has shape (n,) in the units of ``X`` (ternary:
-        ``c'_{2i-1} - c'_{2i}``, in [-1, 1] for a relaxed solution) and ``intercept = -r``.
+        ``coef`` (n,) is ``c'_{2i-1} - c'_{2i}`` for ternary weights (in [-1, 1] for an LP
+        point); ``extras["weights"]`` keeps the program's own weight vector (randomized rounding
+        draws from it, Figure 1 step (2)).
         """
-        x = np.asarray(x, dtype=float)
-        if x.shape != (program.n_variables,):
-            raise ValueError(f"x has shape {x.shape}; the program has {program.n_variables} variables")
-        w = program.block(x, "w")
-        coef = ternary_from_binary(w) if self.weights == "ternary" else w.copy()
-        return coef, float(program.block(x, "intercept")[0])
+        p = self.exact()
+        w = p.block(np.asarray(x, dtype=float), "coef").copy()
+        coef = ternary_from_binary(w) if self.spec.weights == "ternary" else w.copy()
+        return Model(coef, float(p.block(x, "intercept")[0]), {"weights": w})
 
-    def lift(self, coef: np.ndarray, X, y: np.ndarray, intercept: float | None = None) -> np.ndarray:
-        """Full variable vector of :meth:`exact` for weights ``coef`` (shape (n,), units of ``X``).
+    def program_weights(self, model: Model) -> np.ndarray:
+        """The program's weight vector of a model (doubled by :func:`binary_from_ternary` if ternary)."""
+        coef = np.asarray(model.coef, dtype=float)
+        if coef.shape != (self.n_features,):
+            raise ValueError(f"model has {coef.size} coefficients; the data have {self.n_features} features")
+        return binary_from_ternary(coef) if self.spec.weights == "ternary" else coef
 
-        Ternary weights are split with :func:`binary_from_ternary`; the slacks are the smallest
-        feasible ones, ``xi_t = max(0, gamma - y_t(<c, x_t> + b))``. ``intercept`` defaults to
-        ``-threshold`` (required when the threshold is learned).
+    def lift(self, model: Model) -> np.ndarray:
+        """Full vector of :meth:`exact`: doubled weights, intercept, slacks ``xi_t = margin * ell_t``."""
+        w = self.program_weights(model)
+        xi = self.spec.margin * hinge_losses(model.coef, self.X, self.y, margin=self.spec.margin,
+                                             intercept=model.intercept)
+        return np.concatenate([w, [model.intercept], xi])
+
+    def objective(self, model: Model) -> float:
+        """The weighted cumulative hinge loss ``L(c; S)`` of section 2 (the programs' objective)."""
+        if np.shape(model.coef) != (self.n_features,):
+            raise ValueError(f"model has {np.size(model.coef)} coefficients; the data have {self.n_features} features")
+        return cumulative_hinge_loss(model.coef, self.X, self.y, margin=self.spec.margin,
+                                     intercept=model.intercept, sample_weight=self.weights)
+
+    def best_intercept(self, coef: np.ndarray) -> float:
+        """The fixed ``-threshold``, or the intercept minimising ``L`` for ``coef`` (exact search)."""
+        if self.spec.threshold is not None:
+            return self.spec.fixed_intercept
+        scores = np.asarray(self.X @ np.asarray(coef, dtype=float)).ravel()
+        return hinge_intercept(scores, self.y, self.weights, self.spec.margin)
+
+    def round(self, model: Model) -> Model:
+        """Deterministic rounding into the class: ``|c_i| >= 1/2`` keeps its sign (binary: ``c_i >= 1/2``).
+
+        With a budget, only the ``floor(max_size)`` largest ``|c_i|`` are kept (ties by index).
+        The intercept is ``-threshold`` when fixed; when learned, the better of the model's own
+        and the exact best one (:func:`formulations.intercept.hinge_intercept`) is kept.
         """
-        X, y, _ = check_training_set(X, y)
-        coef = np.asarray(coef, dtype=float)
-        if coef.shape != (X.shape[1],):
-            raise ValueError(f"coef has shape {coef.shape}; X has {X.shape[1]} features")
-        if intercept is None:
-            if self.threshold is None:
-                raise ValueError("intercept is required when the threshold is learned (threshold=None)")
-            intercept = -float(self.threshold)
-        w = binary_from_ternary(coef) if self.weights == "ternary" else coef
-        xi = self.gamma * hinge_losses(coef, X, y, gamma=self.gamma, intercept=intercept)
-        return np.concatenate([w, [float(intercept)], xi])
+        raw = np.asarray(model.coef, dtype=float)
+        if self.spec.weights == "binary":
+            raw = np.clip(raw, 0.0, 1.0)
+        else:
+            raw = np.clip(raw, -1.0, 1.0)
+        coef = np.where(np.abs(raw) >= 0.5, np.sign(raw), 0.0)
+        k = self.spec.budget
+        if k is not None and np.count_nonzero(coef) > k:
+            keep = np.argsort(-np.abs(raw), kind="stable")[:k]
+            trimmed = np.zeros_like(coef)
+            trimmed[keep] = np.sign(raw[keep])
+            coef = trimmed
+        coef = coef + 0.0
+        if self.spec.threshold is not None:
+            return Model(coef, self.spec.fixed_intercept)
+        own = float(model.intercept) + 0.0 if math.isfinite(model.intercept) else 0.0  # + 0.0: no -0.0
+        return min((Model(coef, own), Model(coef, self.best_intercept(coef))), key=self.objective)
