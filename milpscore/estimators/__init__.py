@@ -8,6 +8,7 @@
 ``FacetsClassifier``           Facets / SCF penalty: proximal path, ECOS, or exact integer MILP
 ``EYEClassifier``              EYE credible-model penalty (ECOS or proximal path)
 ``FusedScoreClassifier``       fused-lasso hinge ILP: points table over ordered bins
+``RiskScoreClassifier``        RiskSLIM: certified logistic risk score by lazy cuts on SCIP, risk table
 =============================  ==========================================================
 
 Imported lazily: ``from milpscore.estimators import SLIMClassifier`` loads only what it needs.
@@ -18,7 +19,7 @@ import importlib
 
 _WHERE = {"IntegerLinearClassifier": "base", "SLIMClassifier": "slim", "ConvexRoundingClassifier": "rounding",
           "LocalSearchClassifier": "rounding", "FacetsClassifier": "facets", "EYEClassifier": "eye",
-          "FusedScoreClassifier": "fused"}
+          "FusedScoreClassifier": "fused", "RiskScoreClassifier": "riskscore"}
 
 __all__ = list(_WHERE)
 

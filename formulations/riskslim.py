@@ -1,0 +1,364 @@
+"""RiskSLIM: certified logistic risk scores (Ustun & Rudin 2019, JMLR 20, "Learning Optimized Risk Scores").
+
+With training rows merged into unique ``(x_i, y_i)`` with weights ``v_i`` (sample weight times class
+weight, divided by the total sample weight ``S``), the risk-score problem (Ustun & Rudin 2019, eq. 1) is
+
+.. math::
+
+    \\min_{\\lambda \\in \\mathcal{L},\\, \\lambda_0 \\in \\mathbb{Z}}\\;
+        l(\\lambda, \\lambda_0) + C_0 \\sum_j c_{0,j} [\\lambda_j \\ne 0], \\qquad
+    l(\\lambda, \\lambda_0) = \\sum_i v_i \\log(1 + e^{-y_i (x_i \\cdot \\lambda + \\lambda_0)})
+
+with integer points ``lambda_j`` in a :class:`~formulations.coefficients.CoefficientSet` (default
+``{-5..5}``) and at most ``max_size`` of them non-zero. The convex loss has no finite linear form, so
+the exact program replaces it by one epigraph variable ``L`` cut by tangents (the RiskSLIM MIP,
+eq. 3, solved by the lattice cutting-plane algorithm, Algorithm 2):
+
+.. math::
+
+    \\min\\; L + C_0 \\sum_j c_{0,j} a_j \\quad \\text{s.t.}\\quad
+    L \\ge l(\\theta^k) + \\nabla l(\\theta^k) \\cdot (\\theta - \\theta^k)\\ (k \\in \\text{cut pool}),
+    \\quad l_j a_j \\le \\lambda_j \\le u_j a_j,\\ \\sum_j a_j \\le K.
+
+The cut pool starts with tangents at a few models (zero model, box-constrained logistic fit and
+points on the segment between them); further tangents come from the program's ``lazy`` oracle
+(:class:`LogisticCuts`), which a cutting-plane backend (SCIP constraint handler, HiGHS restart
+loop) calls at its solutions. Tangents under-estimate a convex function, so every bound proved on
+the program is a bound on the true objective; ``LogisticCuts.value`` is the true objective of a
+solution. The column bound ``L >= loss_floor`` is the minimum over the coefficient box of the
+tangent at the continuous fit (a certified lower bound on the loss, RiskSLIM's loss bound).
+
+``relaxed()`` is ``exact().relax()`` with the same oracle: solved by cutting planes on the LP it
+gives the continuous relaxation value (a valid lower bound), on the same ``coef`` / ``intercept``
+slices.
+
+Integer data give integer margins ``y_i (x_i . lambda + lambda_0)``; the loss is then read from a
+lookup table of ``log(1 + e^{-s})`` over the attainable range (exact, no transcendental per row).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+from formulations.base import Model
+from formulations.coefficients import CoefficientSet
+from formulations.logistic_cuts import MAX_TABLE, LogisticCuts, LogisticData, softplus_neg, with_lazy
+from formulations.program import Program, ProgramBuilder
+from formulations.rows import merge_rows
+from formulations.validation import check_training_set
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+@dataclass(frozen=True)
+class RiskSLIM:
+    """Modelling choices of a RiskSLIM problem (module docstring).
+
+    Parameters
+    ----------
+    coefficients : per-feature set (None: ``CoefficientSet.uniform(d, coef_bound)``), in the column
+        order of ``X``. Its explicit intercept bounds, if any, replace the derived ones.
+    coef_bound : U of the default set ``{-U..U}`` (points).
+    c0 : L0 cost ``C0`` per feature, in units of mean logistic loss (tiny default: only breaks ties).
+    max_size : at most this many non-zero points (None: no limit).
+    class_weight : ``(w_negative, w_positive)`` multipliers of the negative / positive rows.
+    """
+
+    coefficients: CoefficientSet | None = None
+    coef_bound: int = 5
+    c0: float = 1e-6
+    max_size: int | None = None
+    class_weight: tuple[float, float] = (1.0, 1.0)
+
+    def __post_init__(self) -> None:
+        if not (_is_number(self.c0) and self.c0 >= 0):
+            raise ValueError(f"c0 must be a finite number >= 0, got {self.c0!r}")
+        if not (_is_number(self.coef_bound) and self.coef_bound >= 0):
+            raise ValueError(f"coef_bound must be a finite number >= 0, got {self.coef_bound!r}")
+        if self.max_size is not None and (not _is_number(self.max_size) or int(self.max_size) != self.max_size
+                                          or self.max_size < 0):
+            raise ValueError(f"max_size must be an integer >= 0 or None, got {self.max_size!r}")
+        cw = tuple(self.class_weight)
+        if len(cw) != 2 or not all(_is_number(w) and w >= 0 for w in cw) or max(cw) <= 0:
+            raise ValueError(f"class_weight must be two finite non-negative numbers (w_negative, w_positive), not "
+                             f"both 0; got {self.class_weight!r}")
+
+    def instance(self, X: Any, y: Any, sample_weight: Any = None) -> "RiskSLIMInstance":
+        """Merge duplicate rows, derive the intercept box and the loss lookup table for this data."""
+        X, y, sw = check_training_set(X, y, sample_weight)
+        X = X.toarray() if sp.issparse(X) else X
+        n, d = X.shape
+        cs = self.coefficients or CoefficientSet.uniform(d, self.coef_bound)
+        if cs.d != d:
+            raise ValueError(f"coefficient set has {cs.d} features but X has {d} columns")
+        empty = cs.integer & (np.ceil(cs.lb - 1e-9) > np.floor(cs.ub + 1e-9))
+        if empty.any():
+            raise ValueError(f"feature {cs.names[int(np.flatnonzero(empty)[0])]!r} has no integer value in its bounds")
+        forced = cs.must_include | (cs.lb > 0) | (cs.ub < 0)
+        if self.max_size is not None and forced.sum() > self.max_size:
+            raise ValueError(f"max_size={self.max_size} but {int(forced.sum())} features must be used; raise max_size")
+        cw = np.where(y > 0, self.class_weight[1], self.class_weight[0])
+        Xu, yu, wu = merge_rows(X, y, sw * cw / sw.sum())
+        w_pos, w_neg = float(wu[yu > 0].sum()), float(wu[yu < 0].sum())
+        if (w_pos <= 0 or w_neg <= 0) and (cs.intercept_lb is None or cs.intercept_ub is None):
+            raise ValueError("RiskSLIM needs rows of both classes with positive weight (with one class the "
+                             "optimal intercept is infinite); or give explicit intercept bounds")
+        smin, smax = _score_range(Xu, cs, self.max_size)
+        lo, hi = intercept_box(smin, smax, w_pos, w_neg)
+        lo = math.ceil(cs.intercept_lb - 1e-9) if cs.intercept_lb is not None else lo
+        hi = math.floor(cs.intercept_ub + 1e-9) if cs.intercept_ub is not None else hi
+        if lo > hi:
+            raise ValueError(f"the integer intercept must lie in [{cs.intercept_lb}, {cs.intercept_ub}], which holds "
+                             "no integer; widen the intercept bounds")
+        table, radius = None, 0
+        if cs.integer.all() and np.array_equal(Xu, np.rint(Xu)):
+            radius = int(max(np.abs(smin + lo).max(), np.abs(smax + hi).max(), np.abs(smin + hi).max(),
+                             np.abs(smax + lo).max()))
+            if 2 * radius + 1 <= MAX_TABLE:
+                table = softplus_neg(np.arange(-radius, radius + 1, dtype=float))
+        data = LogisticData(Xu, yu, wu, table, radius)
+        return RiskSLIMInstance(self, cs, data, (int(lo), int(hi)), n)
+
+
+def _score_range(X: np.ndarray, cs: CoefficientSet, max_size: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row min / max of ``x_i . lambda`` over the box, with at most ``max_size`` non-zero terms."""
+    low = np.minimum(X * cs.lb, X * cs.ub)
+    high = np.maximum(X * cs.lb, X * cs.ub)
+    d = X.shape[1]
+    if max_size is None or max_size >= d:
+        return low.sum(axis=1), high.sum(axis=1)
+    k = int(max_size)
+    if k == 0:
+        return np.zeros(X.shape[0]), np.zeros(X.shape[0])
+    # the k most negative (positive) terms; terms of features forced non-zero are not singled out,
+    # so the range stays a superset of the attainable scores
+    smin = np.partition(low, k - 1, axis=1)[:, :k].sum(axis=1)
+    smax = -np.partition(-high, k - 1, axis=1)[:, :k].sum(axis=1)
+    return np.minimum(smin, 0.0), np.maximum(smax, 0.0)
+
+
+def intercept_box(smin: np.ndarray, smax: np.ndarray, w_pos: float, w_neg: float) -> tuple[int, int]:
+    """Integer intercept range containing an optimal intercept of every model in the box.
+
+    For fixed scores ``s_i`` in ``[smin_i, smax_i]`` the derivative of the loss in the intercept is
+    ``f'(b) = sum_neg v_i sigma(s_i + b) - sum_pos v_i sigma(-(s_i + b))``. With ``m = min_i smin_i``,
+    ``f'(b) >= W_neg sigma(m + b) - W_pos sigma(-(m + b)) > 0`` as soon as ``e^{m + b} > W_pos / W_neg``,
+    i.e. ``b > log(W_pos / W_neg) - m``: beyond it the loss increases, so the real minimiser is below
+    and its ceiling (the integer optimum is the floor or the ceiling of the real one, by
+    convexity) is at most ``ceil(log(W_pos / W_neg) - m)``. Symmetrically with ``M = max_i smax_i``
+    the integer optimum is at least ``floor(log(W_pos / W_neg) - M)``. The intercept carries no L0
+    cost, so the box loses no optimal model.
+    """
+    if w_pos <= 0 or w_neg <= 0:
+        return -10**6, 10**6  # replaced by explicit bounds (checked by the caller)
+    log_odds = math.log(w_pos / w_neg)
+    return int(math.floor(log_odds - smax.max())), int(math.ceil(log_odds - smin.min()))
+
+
+@dataclass(frozen=True)
+class RiskSLIMInstance:
+    """A RiskSLIM problem on merged data: the cutting-plane MILP, decode / lift / round."""
+
+    spec: RiskSLIM
+    coefficients: CoefficientSet
+    data: LogisticData
+    intercept_bounds: tuple[int, int]
+    n_rows_in: int
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def X(self) -> np.ndarray:
+        return self.data.X
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.data.y
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.data.weights
+
+    @property
+    def forced(self) -> np.ndarray:
+        """Features whose L0 indicator is 1 in every model (must-include, or a range excluding 0)."""
+        cs = self.coefficients
+        return cs.must_include | (cs.lb > 0) | (cs.ub < 0)
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return {"n_rows": self.n_rows_in, "n_rows_kept": self.X.shape[0], "intercept_bounds": self.intercept_bounds,
+                "loss_table": 0 if self.data.table is None else int(self.data.table.size)}
+
+    # -------------------------------------------------------------- values
+    def used(self, model: Model) -> np.ndarray:
+        return (model.coef != 0) | self.forced
+
+    def loss(self, model: Model) -> float:
+        """Mean weighted logistic loss of a model."""
+        return self.data.loss(model.coef, model.intercept)
+
+    def penalty(self, coef: np.ndarray) -> float:
+        return float(self.spec.c0 * (self.coefficients.c0 @ ((coef != 0) | self.forced)))
+
+    def objective(self, model: Model) -> float:
+        """Loss + ``C0 sum_j c0_j [coef_j != 0]`` (the program's objective at ``lift(model)``)."""
+        return self.loss(model) + self.penalty(model.coef)
+
+    def continuous_fit(self) -> tuple[np.ndarray, float]:
+        """Minimiser of the loss over the coefficient and intercept box (no L0, no max_size), L-BFGS-B."""
+        if "continuous" not in self._cache:
+            cs, d = self.coefficients, self.X.shape[1]
+            lo, hi = self.intercept_bounds
+
+            def f(theta):
+                value, g, g0 = self.data.gradient(theta[:d], theta[d])
+                return value, np.append(g, g0)
+
+            b0 = float(np.clip(self._zero_intercept(), lo, hi))
+            bounds = list(zip(cs.lb, cs.ub)) + [(lo, hi)]
+            res = minimize(f, np.append(np.zeros(d), b0), jac=True, method="L-BFGS-B", bounds=bounds,
+                           options={"maxiter": 1000, "ftol": 1e-13, "gtol": 1e-9})
+            self._cache["continuous"] = (np.clip(res.x[:d], cs.lb, cs.ub), float(np.clip(res.x[d], lo, hi)))
+        return self._cache["continuous"]
+
+    def _zero_intercept(self) -> float:
+        w_pos, w_neg = self.weights[self.y > 0].sum(), self.weights[self.y < 0].sum()
+        return math.log(w_pos / w_neg) if w_pos > 0 and w_neg > 0 else 0.0
+
+    def loss_floor(self) -> float:
+        """Certified lower bound on the loss of every model in the box: the tangent at the continuous
+        fit minimised over the box (tangents under-estimate the convex loss)."""
+        coef, b = self.continuous_fit()
+        value, g, g0 = self.data.gradient(coef, b)
+        cs, (lo, hi) = self.coefficients, self.intercept_bounds
+        drop = np.minimum(g * (cs.lb - coef), g * (cs.ub - coef)).sum() + min(g0 * (lo - b), g0 * (hi - b))
+        return max(0.0, float(value + drop) - 1e-12)
+
+    # ------------------------------------------------------------- program
+    def exact(self) -> Program:
+        """The RiskSLIM MILP with its initial cut pool and the lazy tangent oracle (module docstring)."""
+        if "exact" not in self._cache:
+            self._cache["exact"] = self._build()
+        return self._cache["exact"]
+
+    def relaxed(self) -> Program:
+        """Continuous relaxation: the same program (and oracle) without integrality."""
+        return self.exact().relax()
+
+    def _build(self) -> Program:
+        cs, spec = self.coefficients, self.spec
+        d = self.X.shape[1]
+        lo, hi = self.intercept_bounds
+        b = ProgramBuilder()
+        b.add_variables("coef", d, lb=cs.lb, ub=cs.ub, integer=cs.integer)
+        b.add_variables("intercept", 1, lb=lo, ub=hi, integer=True)
+        b.add_variables("loss", 1, lb=self.loss_floor(), ub=np.inf, cost=1.0)
+        b.add_variables("size", d, lb=self.forced.astype(float), ub=1.0, integer=True, cost=spec.c0 * cs.c0)
+        eye = sp.identity(d, format="csr")
+        b.add_rows("l0_upper", {"size": sp.diags(np.maximum(cs.ub, 0.0), format="csr"), "coef": -eye}, lb=0.0)
+        b.add_rows("l0_lower", {"coef": eye, "size": -sp.diags(np.minimum(cs.lb, 0.0), format="csr")}, lb=0.0)
+        if spec.max_size is not None:
+            b.add_rows("max_size", {"size": np.ones((1, d))}, ub=float(spec.max_size))
+        base = b.build()
+        oracle = LogisticCuts(self.data, base.blocks["coef"], base.blocks["intercept"].start,
+                              base.blocks["loss"].start, base.n_variables, base.c.copy(), base.offset,
+                              polisher=self._polish_vector)
+        rows, rhs = [], []
+        for coef, intercept in self._pool_points():
+            row, value, _ = oracle.tangent(coef, intercept)
+            rows.append(row)
+            rhs.append(value)
+        pool = sp.vstack(rows, format="csr")
+        program = replace(base, A=sp.vstack([base.A, pool], format="csr"),
+                          row_lb=np.concatenate([base.row_lb, rhs]),
+                          row_ub=np.concatenate([base.row_ub, np.full(len(rhs), np.inf)]),
+                          row_blocks={**base.row_blocks, "cuts": slice(base.n_rows, base.n_rows + len(rhs))})
+        return with_lazy(program, oracle)
+
+    def _pool_points(self) -> list[tuple[np.ndarray, float]]:
+        """Tangent points of the initial cut pool: zero model, the continuous fit, the segment between
+        them, and the continuous fit rounded into the set."""
+        d = self.X.shape[1]
+        coef, b = self.continuous_fit()
+        b_zero = float(np.clip(self._zero_intercept(), *self.intercept_bounds))
+        points = [(np.zeros(d), b_zero)]
+        points += [(t * coef, (1 - t) * b_zero + t * b) for t in (0.25, 0.5, 0.75, 1.0)]
+        rounded = self.round(Model(coef, b))
+        points.append((rounded.coef, rounded.intercept))
+        return points
+
+    # ------------------------------------------------------------ polishing
+    def polish(self, model: Model, max_passes: int = 10, clock: Any = None) -> Model:
+        """Integer coordinate descent on the support of a model in the set (RiskSLIM's polishing):
+        each move sets one non-zero point to another value of its range (0 included) with the best
+        integer intercept; stops when no move improves, after ``max_passes`` or when ``clock`` expires.
+        Never adds a feature, so the model stays inside the set and ``max_size``."""
+        cs, X = self.coefficients, self.X
+        costs = self.spec.c0 * cs.c0 * ~self.forced
+        coef = np.asarray(model.coef, dtype=float).copy()
+        scores = X @ coef
+        b, loss = self.data.best_intercept(scores, self.intercept_bounds, start=model.intercept)
+        best = loss + self.penalty(coef)
+        for _ in range(max_passes):
+            improved = False
+            for j in np.flatnonzero((coef != 0) & cs.integer):
+                if clock is not None and clock.expired():
+                    return Model(coef, b)
+                for v in np.arange(math.ceil(cs.lb[j] - 1e-9), math.floor(cs.ub[j] + 1e-9) + 1, dtype=float):
+                    if v == coef[j] or coef[j] == 0:
+                        continue
+                    trial = scores + X[:, j] * (v - coef[j])
+                    bb, ll = self.data.best_intercept(trial, self.intercept_bounds, start=b)
+                    value = ll + self.penalty(coef) - (costs[j] if v == 0 else 0.0)
+                    if value < best - 1e-12:
+                        best, b, scores, improved, coef[j] = value, bb, trial, True, v
+            if not improved:
+                break
+        return Model(coef, float(b))
+
+    def _polish_vector(self, x: np.ndarray) -> np.ndarray:
+        p = self.exact()
+        coef = np.asarray(x[p.blocks["coef"]], dtype=float)
+        cs = self.coefficients
+        if not np.array_equal(coef[cs.integer], np.rint(coef[cs.integer])):
+            return np.array(x, dtype=float)  # fractional: nothing to polish (the oracle protocol returns x)
+        return self.lift(self.polish(self.round(Model(coef, float(np.rint(x[p.blocks["intercept"]][0]))))))
+
+    # ------------------------------------------------------------ mappings
+    def decode(self, x: np.ndarray) -> Model:
+        """Coefficients and intercept of a solution vector, as solved (no rounding)."""
+        p = self.exact()
+        return Model(p.block(x, "coef").copy(), float(p.block(x, "intercept")[0]))
+
+    def lift(self, model: Model) -> np.ndarray:
+        """Full vector of :meth:`exact`: ``L`` at the true loss, indicators at ``coef != 0``."""
+        p = self.exact()
+        x = np.zeros(p.n_variables)
+        x[p.blocks["coef"]] = model.coef
+        x[p.blocks["intercept"]] = model.intercept
+        x[p.blocks["loss"]] = self.loss(model)
+        x[p.blocks["size"]] = self.used(model).astype(float)
+        return x
+
+    def round(self, model: Model) -> Model:
+        """Clip into the box, round integer points, keep the ``max_size`` largest (forced features
+        first), then the best integer intercept for the rounded points."""
+        cs = self.coefficients
+        coef = np.clip(np.asarray(model.coef, dtype=float), cs.lb, cs.ub)
+        ints = cs.integer
+        coef[ints] = np.clip(np.rint(coef[ints]), np.ceil(cs.lb[ints] - 1e-9), np.floor(cs.ub[ints] + 1e-9))
+        k = self.spec.max_size
+        if k is not None and np.count_nonzero(coef) > k:
+            priority = np.abs(coef) * np.abs(self.X).mean(axis=0) + np.where(self.forced, np.inf, 0.0)
+            keep = np.argsort(-priority, kind="stable")[:k]
+            mask = np.zeros(coef.size, bool)
+            mask[keep] = True
+            coef = np.where(mask, coef, 0.0)
+        b, _ = self.data.best_intercept(self.X @ coef, self.intercept_bounds, start=model.intercept)
+        return Model(coef, float(b))

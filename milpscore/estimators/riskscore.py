@@ -1,0 +1,102 @@
+"""RiskScoreClassifier: certified logistic risk scores (RiskSLIM, Ustun & Rudin 2019) as a preset of
+the generic estimator, with the risk table and the calibration of the learned score."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from formulations.coefficients import CoefficientSet
+from formulations.riskslim import RiskSLIM
+from milpscore.data import encode_labels
+from milpscore.estimators.base import IntegerLinearClassifier
+from milpscore.estimators.slim import class_weight_pair
+from milpscore.risk_table import calibration, format_risk_table, plot_risk_table, predicted_risk, risk_table
+from milpscore.scorecard import ScoreCard
+
+
+class RiskScoreClassifier(IntegerLinearClassifier):
+    """Integer-point risk score minimising the logistic loss (RiskSLIM), certified by SCIP.
+
+    Parameters
+    ----------
+    coef_bound : int
+        Points per feature lie in ``{-coef_bound, ..., coef_bound}`` (ignored when ``coefficients``
+        is given).
+    c0 : float
+        L0 cost per feature in units of mean logistic loss (default 1e-6: breaks ties only).
+    max_size : int or None
+        Maximum number of features with non-zero points.
+    coefficients : CoefficientSet or None
+        Per-feature bounds / signs / costs / must-include, matched to the columns by name.
+    class_weight : (w_negative, w_positive), {label: weight}, "balanced" or None.
+    method : "exact" (certified, default), "heuristic" (beam search + star ray + swaps, no
+        certificate), "relaxed" or "rounding".
+    backend : exact / relaxed backend ("scip": one branch-and-bound tree with lazy tangent cuts).
+    time_limit : wall-clock seconds of the whole fit; at the limit the best model is returned with
+        status "feasible" and its certified gap.
+    node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.
+
+    Attributes
+    ----------
+    coef_, intercept_ : integer points and base score. ``predict_proba`` is the logistic of the total.
+    risk_table_ : DataFrame, every attainable total score -> predicted risk, observed rate, count.
+    calibration_ : :class:`milpscore.risk_table.Calibration` on the training data (curve, ECE).
+    scorecard_ : points table with the risk table in its notes.
+    status_, gap_, objective_, bound_, fit_, result_ : the certificate (see the generic estimator).
+    """
+
+    _card_title = "Risk score"
+
+    def __init__(self, coef_bound: int = 5, c0: float = 1e-6, max_size: int | None = None,
+                 coefficients: CoefficientSet | None = None, class_weight=None, method: str = "exact",
+                 backend: str | None = "scip", time_limit: float | None = 60.0, node_limit: int | None = None,
+                 mip_rel_gap: float = 1e-4, threads: int = 1, seed: int = 0, verbose: bool = False):
+        self.coef_bound = coef_bound
+        self.c0 = c0
+        self.max_size = max_size
+        self.coefficients = coefficients
+        self.class_weight = class_weight
+        self.method = method
+        self.backend = backend
+        self.time_limit = time_limit
+        self.node_limit = node_limit
+        self.mip_rel_gap = mip_rel_gap
+        self.threads = threads
+        self.seed = seed
+        self.verbose = verbose
+
+    def _formulation(self, y: np.ndarray, names: list[str]) -> RiskSLIM:
+        coefs = self.coefficients.aligned(names) if self.coefficients is not None else None
+        return RiskSLIM(coefficients=coefs, coef_bound=self.coef_bound, c0=self.c0, max_size=self.max_size,
+                        class_weight=class_weight_pair(self.class_weight, self.labels_, y))
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RiskScoreClassifier":
+        """Solve RiskSLIM by the pipeline, then tabulate the risks and their calibration on ``(X, y)``."""
+        super().fit(X, y, sample_weight)
+        Xd = self._validated(X)
+        events = (encode_labels(y)[0] > 0).astype(float)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        self.risk_table_ = risk_table(self.coef_, self.intercept_, Xd, events, w)
+        self.calibration_ = calibration(self.coef_, self.intercept_, Xd, events, w)
+        self.scorecard_ = self._make_scorecard(self._feature_names(self.n_features_in_), self.labels_)
+        return self
+
+    def _make_scorecard(self, names: list[str], labels) -> ScoreCard:
+        notes = [f"{self.fit_.method} ({self.result_.backend if self.result_ is not None else 'heuristic'}): "
+                 f"status={self.status_} objective={self.objective_:.7g} bound={self.bound_:.7g} gap={self.gap_:.3g}",
+                 f"risk of {labels.positive!r} = 1 / (1 + exp(-(total points + base score)))"]
+        if hasattr(self, "risk_table_"):
+            notes += format_risk_table(self.risk_table_)
+            notes.append(f"expected calibration error on the training data: {self.calibration_.ece:.4f}")
+        return ScoreCard.from_coefficients(self.coef_, self.intercept_, names, positive_label=labels.positive,
+                                           negative_label=labels.negative, title=self._card_title, notes=notes)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``[P(negative), P(positive)]`` per row: the logistic of the integer total score."""
+        p = predicted_risk(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def plot_risk_table(self, ax: Any = None) -> Any:
+        """Predicted and observed risk per total score (:func:`milpscore.risk_table.plot_risk_table`)."""
+        return plot_risk_table(self.risk_table_, ax=ax)

@@ -1,0 +1,204 @@
+"""RiskSLIM heuristics: starts for the certified solve (Ustun & Rudin 2019) within a wall-clock budget.
+
+:func:`heuristic` (the catalog's start for RiskSLIM) keeps the best, by the true RiskSLIM objective, of
+
+1. the *rounded logistic start*: the box-constrained logistic fit, its ``max_size`` largest points,
+   scaled along a star ray and rounded (:func:`star_ray_round`);
+2. a *beam search over supports* in the manner of FasterRisk (Liu et al. 2022, Algorithm 1):
+   supports grow one feature at a time, each parent proposing the features of largest partial
+   derivative, each child refitted on its support (box-constrained logistic fit), the ``beam``
+   best children kept; every support of the final beam is then scaled along a star ray of
+   multipliers, rounded and polished (Liu et al. 2022, Algorithm 3; the multiplier is searched to
+   choose a rounding, the RiskSLIM model itself keeps multiplier 1);
+3. an *integer local search* from the best model: coordinate moves (``instance.polish``), then swaps
+   of one feature for another with every value of its range, with the best integer intercept.
+
+Every model lies inside the coefficient set and ``max_size`` by construction; every loop checks
+the clock. The pipeline keeps the exact solve's model only when it is at least as good.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import minimize
+
+from formulations.base import Model
+from formulations.riskslim import RiskSLIMInstance
+from solvers.limits import Clock
+
+#: multipliers tried along each star ray (Liu et al. 2022 use 20)
+RAY_POINTS = 20
+
+
+def _expired(clock: Clock | None) -> bool:
+    return clock is not None and clock.expired()
+
+
+def support_fit(instance: RiskSLIMInstance, support: np.ndarray, start: np.ndarray | None = None,
+                maxiter: int = 100) -> tuple[np.ndarray, float, float]:
+    """Box-constrained logistic fit on ``support`` (other points 0): ``(coef, intercept, loss)``."""
+    cs, data = instance.coefficients, instance.data
+    d, k = instance.X.shape[1], support.size
+    lo, hi = instance.intercept_bounds
+    Xs = instance.X[:, support]
+
+    def f(theta):
+        z = data.y * (Xs @ theta[:k] + theta[k])
+        r = -data.weights * data.y * np.exp(-np.logaddexp(0.0, z))
+        return float(data.weights @ np.logaddexp(0.0, -z)), np.append(Xs.T @ r, r.sum())
+
+    x0 = np.zeros(k + 1) if start is None else start
+    res = minimize(f, x0, jac=True, method="L-BFGS-B", bounds=list(zip(cs.lb[support], cs.ub[support])) + [(lo, hi)],
+                   options={"maxiter": maxiter})
+    coef = np.zeros(d)
+    coef[support] = res.x[:k]
+    return coef, float(res.x[k]), float(res.fun)
+
+
+def beam_search(instance: RiskSLIMInstance, size: int, beam: int = 8, children: int = 8,
+                clock: Clock | None = None) -> list[tuple[np.ndarray, float]]:
+    """Supports of at most ``size`` features grown by beam search; returns ``(coef, intercept)`` fits
+    of the final beam and of the best support of every level, best first."""
+    data, cs = instance.data, instance.coefficients
+    d = instance.X.shape[1]
+    forced = np.flatnonzero(instance.forced)
+    coef0, b0, loss0 = support_fit(instance, forced) if forced.size else (np.zeros(d), 0.0, 0.0)
+    if not forced.size:
+        b0, loss0 = data.best_intercept(np.zeros(instance.X.shape[0]), instance.intercept_bounds,
+                                        start=instance._zero_intercept())
+    parents = [(loss0, coef0, float(b0))]
+    kept: list[tuple[float, np.ndarray, float]] = [parents[0]]
+    free = (cs.lb < 0) | (cs.ub > 0)
+    for _ in range(forced.size, size):
+        seen, pool = set(), []
+        for _, coef, b in parents:
+            if _expired(clock):
+                break
+            _, g, _ = data.gradient(coef, b)
+            candidates = np.flatnonzero((coef == 0) & free & ~instance.forced)
+            for j in candidates[np.argsort(-np.abs(g[candidates]))][:children]:
+                support = np.flatnonzero(coef != 0)
+                support = np.union1d(np.union1d(support, forced), [j]).astype(int)
+                key = support.tobytes()
+                if key in seen:
+                    continue
+                seen.add(key)
+                start = np.append(coef[support], b)
+                new_coef, new_b, loss = support_fit(instance, support, start)
+                pool.append((loss, new_coef, new_b))
+        if not pool:
+            break
+        pool.sort(key=lambda t: t[0])
+        parents = pool[:beam]
+        kept.append(parents[0])
+        if _expired(clock):
+            break
+    fits = parents + kept[::-1]
+    return [(coef, b) for _, coef, b in fits]
+
+
+def star_ray_round(instance: RiskSLIMInstance, coef: np.ndarray, intercept: float, points: int = RAY_POINTS,
+                   clock: Clock | None = None) -> Model:
+    """Scale ``coef`` by multipliers from 0.5 to the largest that stays in the box, round each into
+    the set (best integer intercept), polish the best few; return the best model."""
+    cs = instance.coefficients
+    pos, neg = coef > 1e-9, coef < -1e-9
+    top = np.inf
+    if pos.any():
+        top = min(top, float(np.min(cs.ub[pos] / coef[pos])))
+    if neg.any():
+        top = min(top, float(np.min(cs.lb[neg] / coef[neg])))
+    if not np.isfinite(top):
+        return instance.round(Model(coef, intercept))
+    multipliers = np.unique(np.r_[np.linspace(0.5, max(top, 1.0), points), 1.0])
+    scored: dict[bytes, tuple[float, Model]] = {}
+    for m in multipliers:
+        if _expired(clock):
+            break
+        model = instance.round(Model(coef * m, intercept * m))
+        key = model.coef.tobytes()
+        if key not in scored:
+            scored[key] = (instance.objective(model), model)
+    if not scored:
+        return instance.round(Model(coef, intercept))
+    best = sorted(scored.values(), key=lambda t: t[0])[:3]
+    polished = [instance.polish(model, clock=clock) for _, model in best]
+    return min(polished, key=instance.objective)
+
+
+def swap_search(instance: RiskSLIMInstance, model: Model, clock: Clock | None = None, max_rounds: int = 20) -> Model:
+    """Local search: polish, then the first improving swap (or addition, below ``max_size``) of one
+    feature with any value of its range; repeat until no move improves or the clock runs out."""
+    cs, data, X = instance.coefficients, instance.data, instance.X
+    k = instance.spec.max_size if instance.spec.max_size is not None else X.shape[1]
+    best = instance.polish(model, clock=clock)
+    best_value = instance.objective(best)
+    for _ in range(max_rounds):
+        if _expired(clock):
+            break
+        coef, scores = best.coef, X @ best.coef
+        support = np.flatnonzero(coef != 0)
+        outside = np.flatnonzero((coef == 0) & ((cs.lb < 0) | (cs.ub > 0)))
+        _, g, _ = data.gradient(coef, best.intercept)
+        outside = outside[np.argsort(-np.abs(g[outside]))]
+        leave = [None] if support.size < k else []
+        leave += [j for j in support if not instance.forced[j]]
+        found = None
+        for j_out in leave:
+            base = scores if j_out is None else scores - X[:, j_out] * coef[j_out]
+            for j_in in outside:
+                if _expired(clock):
+                    break
+                for v in np.arange(math.ceil(cs.lb[j_in]), math.floor(cs.ub[j_in]) + 1, dtype=float):
+                    if v == 0:
+                        continue
+                    b, loss = data.best_intercept(base + X[:, j_in] * v, instance.intercept_bounds, start=best.intercept)
+                    trial = coef.copy()
+                    if j_out is not None:
+                        trial[j_out] = 0.0
+                    trial[j_in] = v
+                    value = loss + instance.penalty(trial)
+                    if value < best_value - 1e-12:
+                        found = Model(trial, float(b))
+                        break
+                if found is not None:
+                    break
+            if found is not None:
+                break
+        if found is None:
+            break
+        best = instance.polish(found, clock=clock)
+        best_value = instance.objective(best)
+    return best
+
+
+def rounded_logistic_start(instance: RiskSLIMInstance, clock: Clock | None = None) -> Model:
+    """The box-constrained logistic fit restricted to its ``max_size`` largest points (refitted),
+    star-ray rounded; the rounded zero model when that is better."""
+    coef, b = instance.continuous_fit()
+    k = instance.spec.max_size
+    zero = instance.round(Model(np.zeros(coef.size), instance._zero_intercept()))
+    if not np.any(coef):
+        return zero
+    if k is not None and np.count_nonzero(coef) > k:
+        priority = np.abs(coef) * np.abs(instance.X).mean(axis=0) + np.where(instance.forced, np.inf, 0.0)
+        support = np.sort(np.argsort(-priority)[:k])
+        coef, b, _ = support_fit(instance, support)
+    model = star_ray_round(instance, coef, b, clock=clock)
+    return min((model, zero), key=instance.objective)
+
+
+def heuristic(instance: RiskSLIMInstance, clock: Clock | None = None, seed: int = 0) -> Model:
+    """Best of the rounded logistic start and the beam search + star ray, then swap search
+    (module docstring). Deterministic (``seed`` is unused); stops early when ``clock`` expires."""
+    candidates = [rounded_logistic_start(instance, clock)]
+    size = instance.spec.max_size if instance.spec.max_size is not None else instance.X.shape[1]
+    size = min(size, instance.X.shape[1])
+    if not _expired(clock):
+        for coef, b in beam_search(instance, size, clock=clock):
+            if _expired(clock):
+                break
+            candidates.append(star_ray_round(instance, coef, b, clock=clock))
+    best = min(candidates, key=instance.objective)
+    return min((best, swap_search(instance, best, clock=clock)), key=instance.objective)

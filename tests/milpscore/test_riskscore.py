@@ -1,0 +1,72 @@
+"""RiskScoreClassifier: certified fit, probabilities from the integer score, risk table, calibration."""
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from milpscore.estimators.riskscore import RiskScoreClassifier
+from milpscore.risk_table import attainable_totals, calibration, predicted_risk, risk_table
+
+
+def _data(seed=0, n=60):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.integers(0, 2, (n, 3)).astype(float), columns=["age>60", "smoker", "bp_high"])
+    y = np.where(X.to_numpy() @ [1.5, 1.0, -0.5] - 1.0 + rng.normal(0, 1, n) > 0, "sick", "well")
+    return X, y
+
+
+def test_fit_is_certified_and_proba_is_logistic_of_the_integer_score():
+    X, y = _data()
+    est = RiskScoreClassifier(coef_bound=3, max_size=2, time_limit=30).fit(X, y)
+    assert est.status_ == "optimal" and est.gap_ <= 1e-4
+    assert np.array_equal(est.coef_, np.rint(est.coef_)) and np.count_nonzero(est.coef_) <= 2
+    proba = est.predict_proba(X)
+    scores = est.decision_function(X)
+    np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-scores)), rtol=1e-12)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert set(est.classes_) == {"sick", "well"}
+    assert "total points" in str(est.scorecard_) and "calibration" in str(est.scorecard_)
+    assert est.calibration_.ece >= 0 and len(est.calibration_.curve) >= 1
+
+
+def test_risk_table_probabilities_are_the_logistic_of_each_score():
+    X, y = _data(1)
+    est = RiskScoreClassifier(coef_bound=3, time_limit=30).fit(X, y)
+    table = est.risk_table_
+    np.testing.assert_allclose(table["predicted_risk"], 1 / (1 + np.exp(-table["score"])), rtol=1e-12)
+    np.testing.assert_allclose(table["score"] - table["points"], est.intercept_)
+    seen = est.decision_function(X)
+    assert set(np.round(seen, 9)) <= set(np.round(table["score"], 9))
+    assert table["count"].sum() == len(y)
+    events = (y == est.classes_[1])
+    for row in table[table["count"] > 0].itertuples():
+        mask = np.isclose(seen, row.score)
+        assert row.observed_risk == pytest.approx(events[mask].mean())
+
+
+def test_attainable_totals_and_ece_by_hand():
+    X = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
+    coef = np.array([2.0, -1.0])
+    np.testing.assert_allclose(attainable_totals(coef, -1.0, X), [-2.0, -1.0, 0.0, 1.0])
+    y = np.array([0, 1, 1, 0])
+    table = risk_table(coef, -1.0, X, y)
+    assert len(table) == 4 and table["count"].tolist() == [1, 1, 1, 1]
+    cal = calibration(coef, -1.0, X, y)
+    expected = np.mean(np.abs(np.array([0, 0, 1, 1]) - predicted_risk(np.array([-2.0, -1.0, 0.0, 1.0]))))
+    assert cal.ece == pytest.approx(expected)
+
+
+def test_clone_params_and_heuristic_method():
+    X, y = _data(2)
+    est = RiskScoreClassifier(max_size=1, method="heuristic", time_limit=10)
+    params = clone(est).get_params()
+    assert params["max_size"] == 1 and params["backend"] == "scip"
+    est.fit(X, y)
+    assert est.status_ == "feasible" and np.count_nonzero(est.coef_) <= 1
+
+
+def test_plot_risk_table():
+    X, y = _data(3)
+    est = RiskScoreClassifier(coef_bound=2, time_limit=20).fit(X, y)
+    ax = est.plot_risk_table()
+    assert ax.get_xlabel() == "total score"

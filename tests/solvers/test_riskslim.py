@@ -1,0 +1,182 @@
+"""RiskSLIM: certified optimum equals enumeration on tiny instances; cuts, bounds, heuristics."""
+import importlib.util
+import itertools
+
+import numpy as np
+import pytest
+
+from formulations.base import Model
+from formulations.riskslim import RiskSLIM
+from solvers.limits import Clock, Limits
+from solvers.pipeline import solve_exact, solve_heuristic, solve_relaxed
+from solvers.riskslim import beam_search, heuristic, star_ray_round, swap_search
+
+
+def _data(seed, n=30, d=3, levels=2):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, (n, d)).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, d) - 0.5 + rng.normal(0, 1.0, n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    return X, y
+
+
+def enumerate_optimum(inst):
+    """Best objective over every integer model of the set (max_size respected), every intercept in the box."""
+    cs = inst.coefficients
+    ranges = [range(int(np.ceil(lo)), int(np.floor(hi)) + 1) for lo, hi in zip(cs.lb, cs.ub)]
+    lo, hi = inst.intercept_bounds
+    best = np.inf
+    for coef in itertools.product(*ranges):
+        coef = np.array(coef, dtype=float)
+        if inst.spec.max_size is not None and np.count_nonzero(coef) > inst.spec.max_size:
+            continue
+        scores = inst.X @ coef
+        values = [inst.data.loss_of_scores(scores, float(b)) for b in range(lo, hi + 1)]
+        best = min(best, min(values) + inst.penalty(coef))
+    return best
+
+
+CASES = [(seed, d, k, c0) for seed, d, k, c0 in
+         [(0, 2, None, 1e-6), (1, 3, None, 0.01), (2, 3, 2, 1e-6), (3, 3, 1, 0.02), (4, 3, None, 0.05)]]
+
+
+@pytest.mark.parametrize("seed,d,max_size,c0", CASES)
+def test_scip_certified_optimum_equals_enumeration(seed, d, max_size, c0):
+    inst = RiskSLIM(coef_bound=2, c0=c0, max_size=max_size).instance(*_data(seed, d=d, levels=3))
+    optimum = enumerate_optimum(inst)
+    fit = solve_exact(inst, "scip", limits=Limits(time_limit=60, mip_rel_gap=1e-9), heuristic=False)
+    assert fit.status.value == "optimal"
+    assert fit.objective == pytest.approx(optimum, abs=1e-9)
+    assert fit.bound <= optimum + 1e-9
+    assert fit.objective - fit.bound <= 1e-8
+
+
+@pytest.mark.skipif(importlib.util.find_spec("solvers.cutting_planes") is None,
+                    reason="solvers.cutting_planes (HiGHS restart loop) not there yet")
+@pytest.mark.parametrize("seed,d,max_size,c0", CASES[:3])
+def test_highs_loop_equals_enumeration(seed, d, max_size, c0):
+    from solvers.cutting_planes import solve_cutting_planes
+
+    inst = RiskSLIM(coef_bound=2, c0=c0, max_size=max_size).instance(*_data(seed, d=d, levels=3))
+    optimum = enumerate_optimum(inst)
+    r = solve_cutting_planes(inst.exact(), time_limit=60, mip_rel_gap=1e-9, threads=1, warm_start=None,
+                             node_limit=None, seed=0, verbose=False)
+    assert r.objective == pytest.approx(optimum, abs=1e-7)
+    assert r.bound <= optimum + 1e-9
+
+
+def test_intercept_box_contains_the_optimal_intercept():
+    rng = np.random.default_rng(5)
+    for seed in range(5):
+        inst = RiskSLIM(coef_bound=3, max_size=2).instance(*_data(seed, d=3, levels=4))
+        lo, hi = inst.intercept_bounds
+        for _ in range(20):
+            coef = rng.integers(-3, 4, 3).astype(float)
+            coef[rng.integers(0, 3)] = 0.0
+            scores = inst.X @ coef
+            wide = {b: inst.data.loss_of_scores(scores, float(b)) for b in range(lo - 30, hi + 31)}
+            best = min(wide.values())
+            assert min(wide[b] for b in range(lo, hi + 1)) == pytest.approx(best, abs=1e-12)
+            b, value = inst.data.best_intercept(scores, (lo, hi), start=float(rng.integers(lo, hi + 1)))
+            assert value == pytest.approx(best, abs=1e-12) and lo <= b <= hi
+
+
+def test_newton_intercept_on_real_data_matches_a_grid():
+    X, y = _data(3, d=2)
+    X = X + np.round(np.random.default_rng(0).normal(0, 0.3, X.shape), 2)
+    inst = RiskSLIM(coef_bound=2).instance(X, y)
+    assert inst.data.table is None
+    scores = X @ np.array([1.0, -2.0])
+    b, value = inst.data.best_intercept(scores, inst.intercept_bounds)
+    grid = min(inst.data.loss_of_scores(scores, float(k)) for k in range(inst.intercept_bounds[0],
+                                                                         inst.intercept_bounds[1] + 1))
+    assert value == pytest.approx(grid, abs=1e-12)
+
+
+def test_lookup_table_equals_direct_loss():
+    inst = RiskSLIM(coef_bound=5).instance(*_data(1, d=3, levels=5))
+    assert inst.data.table is not None
+    coef = np.array([3.0, -2.0, 5.0])
+    direct = float(inst.weights @ np.logaddexp(0.0, -inst.y * (inst.X @ coef - 4.0)))
+    assert inst.data.loss(coef, -4.0) == pytest.approx(direct, rel=1e-14)
+
+
+def test_cuts_are_tangents_below_the_loss_everywhere():
+    inst = RiskSLIM(coef_bound=3, c0=0.01).instance(*_data(0, d=3, levels=3))
+    p = inst.exact()
+    rng = np.random.default_rng(0)
+    pool = p.row_blocks["cuts"]
+    A, lb = p.A[pool].toarray(), p.row_lb[pool]
+    for _ in range(30):
+        x = np.zeros(p.n_variables)
+        x[p.blocks["coef"]] = rng.uniform(-3, 3, 3)
+        x[p.blocks["intercept"]] = rng.uniform(-4, 4)
+        x[p.blocks["loss"]] = -5.0
+        rows, rhs = p.lazy.cuts(x)
+        assert rows.shape[0] == 1
+        A, lb = np.vstack([A, rows.toarray()]), np.r_[lb, rhs]
+    for _ in range(200):
+        coef, b = rng.uniform(-3, 3, 3), rng.uniform(-6, 6)
+        x = np.zeros(p.n_variables)
+        x[p.blocks["coef"]], x[p.blocks["intercept"]] = coef, b
+        x[p.blocks["loss"]] = inst.data.loss(coef, b)
+        assert np.all(A @ x >= lb - 1e-12)  # each tangent is below the loss at x
+        assert p.lazy.cuts(x)[0].shape[0] == 0
+        assert p.lazy.value(x) == pytest.approx(p.objective(x), abs=1e-12)
+    assert inst.loss_floor() <= enumerate_optimum(inst) + 1e-12
+
+
+def test_relaxation_bounds_the_exact_optimum():
+    inst = RiskSLIM(coef_bound=2, c0=0.01).instance(*_data(2, d=3, levels=3))
+    relaxed = solve_relaxed(inst, limits=Limits(time_limit=30))
+    assert relaxed.result.status.value == "optimal"
+    assert relaxed.bound <= enumerate_optimum(inst) + 1e-9
+    assert relaxed.bound >= inst.loss_floor() - 1e-9
+
+
+def test_heuristic_stays_in_the_set_and_finds_the_tiny_optimum():
+    for seed in range(3):
+        inst = RiskSLIM(coef_bound=2, c0=1e-3, max_size=2).instance(*_data(seed, d=3, levels=3))
+        model = heuristic(inst, Clock(30), 0)
+        assert np.count_nonzero(model.coef) <= 2
+        assert np.all(np.abs(model.coef) <= 2) and np.array_equal(model.coef, np.rint(model.coef))
+        assert inst.exact().is_feasible(inst.lift(model))
+        assert inst.objective(model) >= enumerate_optimum(inst) - 1e-12
+        assert inst.objective(model) == pytest.approx(enumerate_optimum(inst), abs=1e-9)
+    fit = solve_heuristic(inst, limits=Limits(time_limit=10))
+    assert fit.status.value == "feasible" and fit.violation == 0.0
+
+
+def test_heuristic_parts_respect_an_expired_clock_and_the_set():
+    inst = RiskSLIM(coef_bound=3, max_size=2).instance(*_data(0, n=60, d=4, levels=3))
+    clock = Clock(1e-9)
+    model = heuristic(inst, clock, 0)
+    assert inst.exact().is_feasible(inst.lift(model))
+    fits = beam_search(inst, 2)
+    assert all(np.count_nonzero(c) <= 2 for c, _ in fits)
+    for coef, b in fits[:3]:
+        m = star_ray_round(inst, coef, b)
+        assert np.count_nonzero(m.coef) <= 2 and inst.exact().is_feasible(inst.lift(m))
+        s = swap_search(inst, m)
+        assert inst.objective(s) <= inst.objective(m) + 1e-15 and np.count_nonzero(s.coef) <= 2
+
+
+def test_polish_never_worsens_and_never_adds_features():
+    inst = RiskSLIM(coef_bound=3, max_size=2).instance(*_data(4, n=60, d=4, levels=3))
+    start = inst.round(Model(np.array([3.0, 0.0, -3.0, 0.0]), 0.0))
+    polished = inst.polish(start)
+    assert inst.objective(polished) <= inst.objective(start)
+    assert set(np.flatnonzero(polished.coef)) <= set(np.flatnonzero(start.coef))
+
+
+@pytest.mark.parametrize("kwargs,match", [({"c0": -1.0}, "c0"), ({"coef_bound": np.inf}, "coef_bound"),
+                                          ({"max_size": 1.5}, "max_size"), ({"class_weight": (0, 0)}, "class_weight")])
+def test_spec_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        RiskSLIM(**kwargs)
+
+
+def test_one_class_data_is_refused():
+    X, _ = _data(0)
+    with pytest.raises(ValueError, match="both classes"):
+        RiskSLIM().instance(X, np.ones(X.shape[0]))
