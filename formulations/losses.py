@@ -353,3 +353,26 @@ class SmoothedHinge(_MarginLoss):
         return 0.5 * (lo + hi)
 
 
+
+
+# ------------------------------------------------------------------ per-sample 1-D losses
+def _softplus_neg(z: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, -z)
+
+
+def _minus_sigmoid_neg(z: np.ndarray) -> np.ndarray:
+    return -expit(-z)
+
+
+#: Per-sample loss as a convex function ``f(z)`` of one affine argument and its slope ``f'(z)``
+#: (a subgradient for the hinge): ``name -> (value, slope)``. The argument is the margin minus
+#: the hinge margin ``z = y s - margin`` for ``"hinge"`` (``max(0, -z)``), the margin ``z = y s``
+#: for ``"logistic"`` (``log(1 + e^{-z})``) and the residual ``z = s - y`` for ``"least_squares"``
+#: (``z^2 / 2``), with ``s`` the score. Used by tangent-cut oracles (outer approximation) and by
+#: the objectives of the formulations.
+LOSS_1D: dict[str, tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray]]] = {
+    "hinge": (lambda z: np.maximum(0.0, -np.asarray(z, dtype=float)),
+              lambda z: -(np.asarray(z, dtype=float) < 0).astype(float)),
+    "logistic": (_softplus_neg, _minus_sigmoid_neg),
+    "least_squares": (lambda z: 0.5 * np.square(z), lambda z: np.asarray(z, dtype=float)),
+}

@@ -22,7 +22,7 @@ block of variables or a block of rows, never one Python object per row or term.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
@@ -66,6 +66,22 @@ class Cone:
         return float(max(0.0, np.max(np.maximum(inside, -b))))
 
 
+@runtime_checkable
+class LazyOracle(Protocol):
+    """Rows a program has but does not write down (cutting-plane programs).
+
+    ``cuts(x) -> (rows, lb)``: CSR rows over all variables with ``rows @ x' >= lb`` valid for every
+    solution of the true problem and violated by ``x`` (zero rows when ``x`` satisfies them all);
+    ``value(x)``: the true objective of ``x`` (the program's objective under-estimates it).
+    An oracle may also offer ``polish(x) -> x'`` (a feasible point at least as good near ``x``).
+    Example: :class:`formulations.tangent_cuts.TangentCuts`.
+    """
+
+    def cuts(self, x: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]: ...
+
+    def value(self, x: np.ndarray) -> float: ...
+
+
 @dataclass(frozen=True)
 class Program:
     """Minimisation program in solver-neutral matrix form (see module docstring).
@@ -79,6 +95,9 @@ class Program:
     cones : tuple of :class:`Cone`.
     blocks : name -> slice of the variable vector (``"w"``, ``"loss"``, ...).
     row_blocks : name -> slice of the rows of ``A``.
+    lazy : optional :class:`LazyOracle`: the program is then a relaxation of the true problem
+        (rows still missing); backends declaring ``"LAZY"`` add the oracle's rows while solving
+        and report ``lazy.value`` of their solution as its objective. :meth:`relax` keeps it.
     """
 
     c: np.ndarray
@@ -92,6 +111,7 @@ class Program:
     cones: tuple[Cone, ...] = ()
     blocks: Mapping[str, slice] = field(default_factory=dict)
     row_blocks: Mapping[str, slice] = field(default_factory=dict)
+    lazy: Any = None
 
     # ------------------------------------------------------------------ shape
     @property
@@ -116,7 +136,7 @@ class Program:
         return {cone.kind for cone in self.cones}
 
     def relax(self) -> "Program":
-        """Continuous relaxation: same program with the integer mask cleared."""
+        """Continuous relaxation: same program with the integer mask cleared (``lazy`` kept)."""
         return replace(self, integer=np.zeros_like(self.integer))
 
     def block(self, x: np.ndarray, name: str) -> np.ndarray:
@@ -156,7 +176,8 @@ class Program:
                           for k in sorted(self.cone_kinds))
         return (f"Program({self.n_variables} variables [{int(self.integer.sum())} integer], "
                 f"{self.n_rows} rows, {self.A.nnz} nonzeros, cones[{kinds}], "
-                f"blocks={list(self.blocks)})")
+                f"blocks={list(self.blocks)}"
+                + (f", lazy={self.lazy!r}" if self.lazy is not None else "") + ")")
 
     __repr__ = summary
 

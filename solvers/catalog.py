@@ -31,6 +31,9 @@ class Entry:
     relaxed_backend: str = "highs"
     heuristic: str | None = None
     method_paths: Mapping[str, str] = field(default_factory=dict)
+    #: spec keyword arguments used when a caller builds the spec by this entry's name; several
+    #: entries may share one spec class (e.g. "facets" / "facets_logistic") and differ here
+    defaults: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def spec_class(self) -> type:
@@ -61,15 +64,35 @@ def _resolve(path: str) -> Any:
 CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
     Entry("slim", "formulations.slim:SLIM", "SLIM MILP: 0-1 loss by big-M, L0 + tie-breaking L1 (Ustun & Rudin 2016)",
           heuristic="solvers.slim:heuristic"),
+    Entry("convex_rounding", "formulations.rounding:ConvexRounding",
+          "ternary / binary weights, hinge loss over [0,1]^d, randomized rounding and local search "
+          "(Chevaleyre, Koriche & Zucker 2013)", exact_backend="highs", relaxed_backend="highs",
+          heuristic="solvers.local_search:heuristic",
+          method_paths={"randomized_rounding": "solvers.rounding:randomized_rounding_method",
+                        "local_search": "solvers.local_search:local_search_method"}),
+    Entry("facets", "formulations.facets:Facets", "Facets-penalised hinge loss on the grid coef / grid_unit integer "
+          "(Belahcene et al. 2020): MILP, LP relaxation", exact_backend="highs", relaxed_backend="ecos",
+          heuristic="solvers.facets:heuristic", method_paths={"prox_rounding": "solvers.facets:prox_rounding"},
+          defaults={"loss": "hinge", "lam": 0.01, "grid_unit": 0.1}),
+    Entry("facets_logistic", "formulations.facets:Facets", "Facets-penalised logistic loss (Belahcene et al. "
+          "2020): exact by tangent cutting planes, exp-cone relaxation, FISTA + rounding", exact_backend="highs",
+          relaxed_backend="ecos", heuristic="solvers.facets:heuristic",
+          method_paths={"prox_rounding": "solvers.facets:prox_rounding"},
+          defaults={"loss": "logistic", "lam": 0.01, "grid_unit": 0.1}),
+    Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019)",
+          exact_backend="scip", relaxed_backend="scip", heuristic="solvers.riskslim:heuristic"),
 )}
 
 
 def entry_for(spec: Any) -> Entry:
-    """The catalog entry of a formulation spec (by its class)."""
+    """The catalog entry of a formulation spec (by its class; among entries of one class, the first
+    of those whose ``defaults`` agree with most of the spec's fields)."""
     key = f"{type(spec).__module__}:{type(spec).__qualname__}"
-    for entry in CATALOG.values():
-        if entry.spec == key:
-            return entry
+    matches = [entry for entry in CATALOG.values() if entry.spec == key]
+    if matches:
+        agree = [sum(getattr(spec, name, object()) == value for name, value in entry.defaults.items())
+                 for entry in matches]
+        return matches[agree.index(max(agree))]
     raise KeyError(f"{type(spec).__name__} is not in solvers.catalog.CATALOG; add one Entry line for it")
 
 

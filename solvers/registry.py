@@ -64,9 +64,12 @@ def backends() -> dict[str, Backend]:
 
 
 def requirements(program: Program) -> set[str]:
-    """What a program needs from a backend: LP or MILP, plus SOC / EXP cone support."""
+    """What a program needs from a backend: LP or MILP, plus SOC / EXP cone support, plus
+    ``"LAZY"`` (rows added during the solve) when the program carries a lazy oracle."""
     needs = {"MILP" if program.is_mip else "LP"}
     needs |= {kind.upper() for kind in program.cone_kinds}
+    if getattr(program, "lazy", None) is not None:
+        needs.add("LAZY")
     return needs
 
 

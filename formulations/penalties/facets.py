@@ -29,6 +29,43 @@ def facets_1d(x: np.ndarray) -> np.ndarray:
     return 0.5 * k * (k + 1.0) + (k + 1.0) * (a - k)
 
 
+#: weight of the square in SCF: ``(1 - eps) Facets + eps (||x||_1 + SCF_SQUARE ||x||_2^2)`` (eqs. 13-15)
+SCF_SQUARE = 0.5
+
+
+def facets_value(x: np.ndarray) -> float:
+    """Facets penalty ``sum_j F(|x_j|)`` in closed form (eq. 3) for ``x`` of any shape (grid units)."""
+    return float(facets_1d(np.asarray(x, dtype=float)).sum())
+
+
+def facet_pieces(bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """Slopes ``k+1`` and offsets ``k(k+1)/2`` (``k = 0..U-1``) of the facets of ``F`` on ``|x| <= U``.
+
+    ``F(|x|) = max_k slopes[k] |x| - offsets[k]`` for ``|x| <= bound`` (Definition 1: one facet per
+    integer segment), which is the LP epigraph of the penalty.
+    """
+    k = np.arange(int(bound), dtype=float)
+    return k + 1.0, k * (k + 1.0) / 2.0
+
+
+def integer_square_chords(bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """Slopes ``2k+1`` and offsets ``k(k+1)`` of the chords of ``a^2`` between ``k`` and ``k+1``.
+
+    ``max_k slopes[k] a - offsets[k]`` equals ``a^2`` at every integer ``0 <= a <= bound`` and lies
+    above it in between: the exact square of SCF (eq. 14) on integer points, as linear rows.
+    """
+    k = np.arange(int(bound), dtype=float)
+    return 2.0 * k + 1.0, k * (k + 1.0)
+
+
+def max_affine(a: np.ndarray, slopes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``max(0, max_k slopes[k] a - offsets[k])`` elementwise: the value of a max-affine epigraph."""
+    a = np.asarray(a, dtype=float)
+    if len(slopes) == 0:
+        return np.zeros_like(a)
+    return np.maximum(np.max(slopes[:, None] * a.reshape(1, -1) - offsets[:, None], axis=0), 0.0).reshape(a.shape)
+
+
 @dataclass(frozen=True)
 class Facets(Penalty):
     """Facets penalty on the grid :math:`\\mu\\mathbb{Z}`: :math:`\\lambda \\sum_j F(|w_j| / \\mu)` (eq. 3, eq. 9).
@@ -110,7 +147,7 @@ class StronglyConvexFacets(Penalty):
     def _value(self, w: np.ndarray) -> float:
         x = w / self.mu
         e = self.eps
-        return self.lam * float(((1.0 - e) * facets_1d(x) + e * (np.abs(x) + 0.5 * x * x)).sum())
+        return self.lam * float(((1.0 - e) * facets_1d(x) + e * (np.abs(x) + SCF_SQUARE * x * x)).sum())
 
     def coordinate_thresholds(self, p: int) -> np.ndarray:
         """:math:`\\partial\\Omega_j(0) = [-\\lambda/\\mu, \\lambda/\\mu]`."""

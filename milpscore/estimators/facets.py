@@ -1,31 +1,32 @@
-"""FacetsClassifier: linear classifiers with the Facets penalty (Belahcene et al., ACML 2020).
+"""FacetsClassifier: the Facets formulation (Belahcene et al. 2020) as a preset of the generic estimator.
 
-Three ways to fit the same objective ``(1/n) sum_i s_i loss_i + lam * Omega(coef / gamma)``
-(eqs. 3, 8-9, 14; :class:`formulations.facets.FacetsProgram`):
+One objective ``sum_i v_i loss_i + lam Omega(coef / grid_unit)`` (eqs. 3, 8-9, 14;
+:class:`formulations.facets.Facets`), three ways to fit it through :func:`solvers.pipeline.run`:
 
-* ``solver="prox"``: the convex (relaxed) problem by proximal gradient (FISTA / ISTA of
-  :mod:`solvers.proximal`) with the Facets / SCF prox of eqs. 12 / 15 — section 5 of the paper;
-* ``solver="ecos"``: the same convex problem as a conic program on ECOS (LP for the hinge);
-* ``solver="highs-exact"``: the problem Facets relaxes, ``coef / gamma`` integer: a HiGHS MILP
-  for the hinge loss, an outer approximation with a certified gap for logistic / least squares
-  (:mod:`solvers.outer_approximation`); warm-started from the rounded convex solution.
+* ``solver="prox"``: the convex problem by proximal gradient (FISTA / ISTA with the Facets / SCF
+  prox of eqs. 12 / 15, section 5 of the paper): method ``"relaxed"``, backend ``"prox"``;
+* ``solver="ecos"``: the same convex problem as a conic program (LP for the hinge) on ECOS;
+* ``solver="highs-exact"``: the problem Facets relaxes, ``coef / grid_unit`` integer: a HiGHS
+  MILP for the hinge, tangent cutting planes with a certified gap for logistic / least squares
+  (:mod:`solvers.cutting_planes`), started from the rounded convex solution.
 
-The score card shows the points ``coef / gamma`` (integers for the exact fit) and the intercept
-in the same units, which leaves every prediction unchanged.
+The score card shows the points ``coef / grid_unit`` (integers for the exact fit) and the
+intercept in the same units, which leaves every prediction unchanged.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from formulations.facets import FacetsProgram
-from milpscore.estimators.base import FitOutcome, IntegerLinearClassifier
+from formulations.base import Instance
+from formulations.facets import Facets
+from milpscore.estimators.base import IntegerLinearClassifier, deprecated_alias
 from milpscore.scorecard import ScoreCard
-from solvers.ecos import solve_ecos
-from solvers.highs import solve_highs
-from solvers.outer_approximation import polish, solve_outer_approximation
-from solvers.result import Result
+from solvers.limits import Limits
+from solvers.pipeline import Fit
 
-SOLVERS = ("prox", "ecos", "highs-exact")
+#: solver name -> (pipeline method, backend); None is the catalog's default ("highs" for the exact
+#: program, "ecos" for the relaxation that ``relaxed=True`` adds with the same backend argument)
+SOLVERS = {"prox": ("relaxed", "prox"), "ecos": ("relaxed", "ecos"), "highs-exact": ("exact", None)}
 
 
 class FacetsClassifier(IntegerLinearClassifier):
@@ -35,128 +36,90 @@ class FacetsClassifier(IntegerLinearClassifier):
     ----------
     solver : ``"prox"``, ``"ecos"`` or ``"highs-exact"`` (see module docstring).
     loss : ``"logistic"``, ``"hinge"`` or ``"least_squares"`` (on labels -1/+1). ``"prox"``
-        needs a smooth loss (logistic, least squares).
-    lam : penalty weight (objective units per unit of Facets).
-    gamma : grid unit: the fitted ``coef_`` concentrate on (exact: lie on) ``gamma * Z``.
+        needs a smooth loss (logistic, least squares) and unweighted rows.
+    lam : penalty strength (objective units per unit of Facets).
+    grid_unit : the fitted ``coef_`` concentrate on (exact: lie on) ``grid_unit * Z``.
     eps : strongly convex Facets weight in ``[0, 1)`` (eq. 14; the paper uses 0.01).
-    bound : integer box ``|coef_j| <= bound * gamma`` (the facets represented; prox ignores it
-        unless the solution leaves it, which is then reported in ``fit_info_``).
+    bound : integer box ``|coef_j| <= bound * grid_unit`` (prox ignores it; ``fit_info_["inside_box"]``
+        says whether its solution stays inside).
     margin : hinge margin.
-    tol : prox: stopping tolerance of the certified criterion (scaled prox-gradient norm).
-    max_iter : prox iterations.
-    mip_gap : highs-exact: relative gap (MILP gap; certified gap on the true objective for the
-        outer approximation).
-    accelerated : prox: FISTA (True) or ISTA (False; the paper notes acceleration may hurt
-        integrity along the path).
-    time_limit, threads, verbose : HiGHS options for ``"highs-exact"``.
+    tol, max_iter, accelerated : prox: stopping tolerance, iterations, FISTA (True) or ISTA. A
+        prox fit stopped by ``max_iter`` has ``status_ == "feasible"`` and warns.
+    mip_rel_gap : highs-exact: certified relative gap on the true objective.
+    time_limit, node_limit, threads, seed, verbose : :class:`solvers.limits.Limits` and the solver log.
+    relaxed : also solve the convex program (ECOS) within the same budget, kept in ``relaxed_fit_``.
+    gamma, mip_gap : deprecated names of ``grid_unit`` and ``mip_rel_gap``.
 
     Attributes
     ----------
-    coef_, intercept_, classes_, result_, status_, gap_, scorecard_, relaxed_result_ (the convex
-    solve used as warm start by ``"highs-exact"``), fit_info_ (``integrity``: share of
-    ``coef_ / gamma`` within 1e-6 of an integer, ``magnitude``: ``max |coef_ / gamma|``,
-    ``objective``: true objective of the model).
+    coef_, intercept_, classes_, fit_, result_, status_, gap_, objective_, bound_, scorecard_,
+    relaxed_fit_, fit_info_ (``integrity``: share of ``coef_ / grid_unit`` within 1e-6 of an
+    integer, ``magnitude``: ``max |coef_ / grid_unit|``, ``inside_box``, ``objective``, times, ...).
     """
 
     _card_title = "Facets score card"
 
-    def __init__(self, solver: str = "prox", loss: str = "logistic", lam: float = 0.01, gamma: float = 1.0,
-                 eps: float = 0.0, bound: int = 5, margin: float = 1.0, tol: float = 1e-6,
-                 max_iter: int = 20000, accelerated: bool = True, mip_gap: float = 1e-4,
-                 time_limit: float | None = 60.0,
-                 threads: int = 1, verbose: bool = False):
+    def __init__(self, solver: str = "prox", loss: str = "logistic", lam: float = 0.01, grid_unit: float = 1.0,
+                 eps: float = 0.0, bound: int = 5, margin: float = 1.0, tol: float = 1e-6, max_iter: int = 20000,
+                 accelerated: bool = True, mip_rel_gap: float = 1e-4, time_limit: float | None = 60.0,
+                 node_limit: int | None = None, threads: int = 1, seed: int = 0, verbose: bool = False,
+                 relaxed: bool = False, gamma="deprecated", mip_gap="deprecated"):
         self.solver = solver
         self.loss = loss
         self.lam = lam
-        self.gamma = gamma
+        self.grid_unit = grid_unit
         self.eps = eps
         self.bound = bound
         self.margin = margin
         self.tol = tol
         self.max_iter = max_iter
         self.accelerated = accelerated
-        self.mip_gap = mip_gap
+        self.mip_rel_gap = mip_rel_gap
         self.time_limit = time_limit
+        self.node_limit = node_limit
         self.threads = threads
+        self.seed = seed
         self.verbose = verbose
+        self.relaxed = relaxed
+        self.gamma = gamma
+        self.mip_gap = mip_gap
 
-    def _program(self) -> FacetsProgram:
+    @property
+    def _grid_unit(self) -> float:
+        return deprecated_alias(self, "gamma", "grid_unit")
+
+    def _formulation(self, y: np.ndarray, names: list[str]) -> Facets:
+        return Facets(loss=self.loss, lam=self.lam, grid_unit=self._grid_unit, eps=self.eps, bound=self.bound,
+                      margin=self.margin)
+
+    def _method(self) -> tuple[str, str | None, dict]:
         if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+            raise ValueError(f"solver must be one of {tuple(SOLVERS)}, got {self.solver!r}")
         if self.solver == "prox" and self.loss == "hinge":
             raise ValueError("solver='prox' needs a smooth loss: use loss='logistic' or 'least_squares', "
                              "or solver='ecos' / 'highs-exact' for the hinge loss")
-        return FacetsProgram(loss=self.loss, lam=self.lam, gamma=self.gamma, eps=self.eps, bound=self.bound,
-                             margin=self.margin)
+        method, backend = SOLVERS[self.solver]
+        options = {"tol": self.tol, "max_iter": self.max_iter, "accelerated": self.accelerated} \
+            if backend == "prox" else {}
+        return method, backend, options
 
-    # ------------------------------------------------------------------------ fitting
-    def _fit_coefficients(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> FitOutcome:
-        fp = self._program()
-        relaxed = None
-        if self.solver == "prox":
-            coef, intercept, result = _solve_prox(fp, X, y, sample_weight, tol=self.tol, max_iter=self.max_iter,
-                                                  accelerated=self.accelerated)
-        elif self.solver == "ecos":
-            coef, intercept, result = _solve_convex(fp, X, y, sample_weight)
-        else:
-            coef, intercept, result, relaxed = self._solve_exact(fp, X, y, sample_weight)
-        points = np.asarray(coef) / fp.gamma
-        extras = {"integrity": float(np.mean(np.abs(points - np.round(points)) <= 1e-6)) if points.size else 1.0,
-                  "magnitude": float(np.max(np.abs(points), initial=0.0)),
-                  "objective": fp.objective_value(X, y, coef, intercept, sample_weight),
-                  "inside_box": bool(np.all(np.abs(points) <= fp.bound + 1e-9))}
-        return FitOutcome(np.asarray(coef, dtype=float), float(intercept), result, relaxed, extras)
+    def _limits(self) -> Limits:
+        return Limits(time_limit=self.time_limit, node_limit=self.node_limit,
+                      mip_rel_gap=deprecated_alias(self, "mip_gap", "mip_rel_gap"), threads=self.threads,
+                      seed=self.seed)
 
-    def _solve_exact(self, fp: FacetsProgram, X, y, s):
-        coef0, b0, relaxed = _solve_convex(fp, X, y, s)
-        start_coef = fp.gamma * np.clip(np.round(coef0 / fp.gamma), -fp.bound, fp.bound)
-        if fp.loss == "hinge":
-            program = fp.exact(X, y, s)
-            start = fp.lift(program, X, y, start_coef, float(np.clip(b0, *fp.intercept_range(X, y))), s)
-            result = solve_highs(program, time_limit=self.time_limit, mip_rel_gap=self.mip_gap, threads=self.threads,
-                                 verbose=self.verbose, warm_start=start)
-        else:
-            oa = fp.outer_approximation(X, y, s)
-            program = oa.program
-            start = polish(oa, fp.lift(program, X, y, start_coef, 0.0, s))
-            result = solve_outer_approximation(oa, tol=self.mip_gap, time_limit=self.time_limit, threads=self.threads,
-                                               warm_start=start, verbose=self.verbose)
-        if not result.has_solution:
-            raise RuntimeError(f"the exact Facets program returned no model ({result.status.value}: "
-                               f"{result.message}); raise time_limit")
-        coef, intercept = fp.decode(result.x, program)
-        coef = fp.gamma * np.round(coef / fp.gamma)  # remove solver round-off on the integers
-        return coef, intercept, result, relaxed
+    def _keep(self, instance: Instance, fit: Fit) -> None:
+        super()._keep(instance, fit)
+        points = np.asarray(fit.model.coef, dtype=float) / instance.spec.grid_unit
+        self.fit_info_.update(
+            integrity=float(np.mean(np.abs(points - np.round(points)) <= 1e-6)) if points.size else 1.0,
+            magnitude=float(np.max(np.abs(points), initial=0.0)),
+            inside_box=bool(np.all(np.abs(points) <= instance.spec.bound + 1e-9)),
+            objective=fit.objective)
 
-    # ---------------------------------------------------------------------- score card
     def _make_scorecard(self, names, labels) -> ScoreCard:
-        notes = [f"points = coef / gamma (gamma = {self.gamma:g}); solver = {self.solver}"]
-        if self.result_ is not None:
-            notes.append(f"status={self.status_} objective={self.result_.objective:.6g} "
-                         f"bound={self.result_.bound:.6g} gap={self.gap_:.3g}")
-        return ScoreCard.from_coefficients(self.coef_ / self.gamma, self.intercept_ / self.gamma, names,
-                                           positive_label=labels.positive, negative_label=labels.negative,
-                                           title=self._card_title, notes=notes)
-
-
-def _solve_convex(fp: FacetsProgram, X, y, s) -> tuple[np.ndarray, float, Result]:
-    """The relaxed program on ECOS (conic and LP alike)."""
-    program = fp.relaxed(X, y, s)
-    result = solve_ecos(program)
-    if not result.has_solution:
-        raise RuntimeError(f"ECOS found no solution of the convex Facets program ({result.status.value}: "
-                           f"{result.message})")
-    coef, intercept = fp.decode(result.x, program)
-    return coef, intercept, result
-
-
-def _solve_prox(fp: FacetsProgram, X, y, s, *, tol: float, max_iter: int, accelerated: bool):
-    """The convex problem by FISTA / ISTA (:mod:`solvers.proximal`) with ``fp.penalty()``'s prox."""
-    from formulations.losses import LeastSquares, Logistic
-    from solvers.proximal import proximal_gradient
-
-    if not np.allclose(s, 1.0):
-        raise ValueError("solver='prox' fits unweighted losses; pass no sample_weight, or use solver='ecos'")
-    loss = Logistic(X, y) if fp.loss == "logistic" else LeastSquares(X, y)
-    result = proximal_gradient(loss, fp.penalty(), accelerated=accelerated, tol=tol, max_iter=max_iter)
-    return result.x, float(result.raw["intercept"]), result
+        g = self.instance_.spec.grid_unit
+        notes = [f"points = coef / grid_unit (grid_unit = {g:g}); solver = {self.solver}",
+                 f"status={self.status_} objective={self.objective_:.6g} bound={self.bound_:.6g} gap={self.gap_:.3g}"]
+        return ScoreCard.from_coefficients(self.coef_ / g, self.intercept_ / g, names, positive_label=labels.positive,
+                                           negative_label=labels.negative, title=self._card_title, notes=notes)

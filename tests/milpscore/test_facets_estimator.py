@@ -1,10 +1,14 @@
 """FacetsClassifier: the three solvers against brute force, against each other, on real data."""
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
-from formulations.facets import FacetsProgram
+from formulations.base import Model
+from formulations.facets import Facets
 from milpscore.estimators.facets import FacetsClassifier
 from tests.formulations.test_facets_program import brute_force, tiny
 
@@ -16,25 +20,26 @@ def as_01(y):
 @pytest.mark.parametrize("loss,eps", [("hinge", 0.0), ("hinge", 0.2), ("logistic", 0.0), ("logistic", 0.1)])
 def test_exact_fit_is_the_brute_force_optimum(loss, eps):
     X, y = tiny(3, n=30)
-    clf = FacetsClassifier(solver="highs-exact", loss=loss, lam=0.03, gamma=0.5, eps=eps, bound=2, mip_gap=1e-7)
+    clf = FacetsClassifier(solver="highs-exact", loss=loss, lam=0.03, grid_unit=0.5, eps=eps, bound=2,
+                           mip_rel_gap=1e-7, relaxed=True)
     clf.fit(X, as_01(y))
-    fp = FacetsProgram(loss, lam=0.03, gamma=0.5, eps=eps, bound=2)
-    best, _, _ = brute_force(fp, X, y)
+    spec = Facets(loss, lam=0.03, grid_unit=0.5, eps=eps, bound=2)
+    best, _, _ = brute_force(spec, X, y)
     objective = clf.fit_info_["objective"]
-    assert objective == pytest.approx(fp.objective_value(X, y, clf.coef_, clf.intercept_), rel=1e-12)
+    assert objective == pytest.approx(spec.instance(X, y).objective(Model(clf.coef_, clf.intercept_)), rel=1e-12)
     assert best <= objective + 1e-12
     assert objective - best <= max(clf.gap_, 1e-7) * objective + 1e-9
     assert clf.status_ == "optimal"
     assert clf.fit_info_["integrity"] == 1.0
     assert np.allclose(clf.scorecard_.table["points"], np.round(clf.scorecard_.table["points"]))
-    # the relaxed (ECOS) solve used as warm start is a lower bound
-    assert clf.relaxed_result_.objective <= objective + 1e-7
+    # the relaxed (ECOS) solve is a lower bound
+    assert clf.relaxed_fit_.result.objective <= objective + 1e-7
 
 
 @pytest.mark.parametrize("loss,eps", [("logistic", 0.0), ("least_squares", 0.01)])
 def test_prox_and_ecos_estimators_agree(loss, eps):
     X, y = tiny(4, n=150, d=3)
-    kwargs = dict(loss=loss, lam=0.02, gamma=0.5, eps=eps, bound=6)
+    kwargs = dict(loss=loss, lam=0.02, grid_unit=0.5, eps=eps, bound=6)
     prox = FacetsClassifier(solver="prox", tol=1e-10, max_iter=100000, **kwargs).fit(X, as_01(y))
     ecos = FacetsClassifier(solver="ecos", **kwargs).fit(X, as_01(y))
     assert prox.fit_info_["inside_box"]
@@ -44,9 +49,17 @@ def test_prox_and_ecos_estimators_agree(loss, eps):
     assert ecos.fit_info_["objective"] <= exact.fit_info_["objective"] + 1e-7
 
 
+def test_prox_stopped_by_max_iter_is_not_silent():
+    X, y = tiny(4, n=150, d=3)
+    clf = FacetsClassifier(solver="prox", loss="logistic", lam=0.02, grid_unit=0.5, tol=1e-12, max_iter=3)
+    with pytest.warns(ConvergenceWarning, match="before convergence"):
+        clf.fit(X, as_01(y))
+    assert clf.status_ == "feasible"
+
+
 def test_predictions_follow_the_score_card():
     X, y = tiny(5, n=60)
-    clf = FacetsClassifier(solver="highs-exact", loss="hinge", lam=0.02, gamma=0.25, bound=4).fit(X, as_01(y))
+    clf = FacetsClassifier(solver="highs-exact", loss="hinge", lam=0.02, grid_unit=0.25, bound=4).fit(X, as_01(y))
     card = clf.scorecard_
     points = dict(zip(card.table["variable"], card.table["points"]))
     total = sum(points.get(f"x{j}", 0.0) * X[:, j] for j in range(X.shape[1])) + card.intercept
@@ -59,18 +72,28 @@ def test_predictions_follow_the_score_card():
 def test_real_data_breast_cancer(shared_data):
     df = pd.read_csv(shared_data / "breastcancer_data.csv")
     X, y = df.iloc[:, 1:].to_numpy(float), df.iloc[:, 0].to_numpy()
-    exact = FacetsClassifier(solver="highs-exact", loss="hinge", lam=0.01, gamma=0.5, bound=4,
+    exact = FacetsClassifier(solver="highs-exact", loss="hinge", lam=0.01, grid_unit=0.5, bound=4,
                              time_limit=30).fit(X, y)
-    prox = FacetsClassifier(solver="prox", loss="logistic", lam=0.01, gamma=0.5, bound=4).fit(X, y)
+    prox = FacetsClassifier(solver="prox", loss="logistic", lam=0.01, grid_unit=0.5, bound=4).fit(X, y)
     assert exact.score(X, y) > 0.95 and prox.score(X, y) > 0.95
     assert exact.fit_info_["integrity"] == 1.0
     assert exact.status_ in ("optimal", "feasible")
 
 
+def test_deprecated_names_still_work():
+    X, y = tiny(0)
+    with pytest.warns(DeprecationWarning, match="grid_unit"):
+        old = FacetsClassifier(solver="ecos", loss="hinge", gamma=0.5).fit(X, as_01(y))
+    new = FacetsClassifier(solver="ecos", loss="hinge", grid_unit=0.5).fit(X, as_01(y))
+    assert np.allclose(old.coef_, new.coef_)
+    with pytest.warns(DeprecationWarning, match="mip_rel_gap"):
+        FacetsClassifier(solver="highs-exact", loss="hinge", bound=2, mip_gap=1e-3).fit(X, as_01(y))
+
+
 @pytest.mark.parametrize("kwargs,match", [
     ({"solver": "gurobi"}, "solver must be one of"),
     ({"solver": "prox", "loss": "hinge"}, "smooth loss"),
-    ({"gamma": -1.0}, "gamma must be > 0"),
+    ({"grid_unit": -1.0}, "grid_unit must be"),
 ])
 def test_bad_parameters_raise_at_fit(kwargs, match):
     X, y = tiny(0)
@@ -81,7 +104,9 @@ def test_bad_parameters_raise_at_fit(kwargs, match):
 
 def test_prox_rejects_sample_weight_and_clone_keeps_params():
     X, y = tiny(0)
-    clf = FacetsClassifier(solver="prox", lam=0.5, gamma=0.3)
+    clf = FacetsClassifier(solver="prox", lam=0.5, grid_unit=0.3)
     with pytest.raises(ValueError, match="sample_weight"):
         clf.fit(X, as_01(y), sample_weight=np.linspace(0.5, 1.5, y.size))
-    assert clone(clf).get_params() == clf.get_params()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # cloning does not trigger the aliases
+        assert clone(clf).get_params() == clf.get_params()

@@ -1,0 +1,163 @@
+"""Cutting-plane programs on HiGHS: a restart loop over a program's lazy oracle.
+
+A program with ``program.lazy`` (:class:`formulations.program.LazyOracle`) is a relaxation of the
+true problem: rows are missing (e.g. tangents of a convex loss, :mod:`formulations.tangent_cuts`).
+HiGHS cannot add rows inside its branch and bound, so each round solves the MILP (or LP) as it
+stands, asks the oracle for the rows the solution violates (``lazy.cuts``), appends them as one
+sparse block, warm-starts HiGHS with the best point so far (``setSolution``) and re-solves.
+
+Certificate. Every round's program is a relaxation, so its dual bound is a lower bound ``L`` on
+the true optimum (the best over rounds is kept). The objective reported is the true objective
+``U = lazy.value(x)`` of the best point met (after ``lazy.polish`` when the oracle offers it):
+an upper bound. The loop stops when ``(U - L) / |U| <= mip_rel_gap`` (``OPTIMAL``), at a time /
+node / round limit (``FEASIBLE`` with the honest gap), or when the oracle has no row left to add
+(the gap left is then the inner MILP gap, ``mip_rel_gap / 4``). SCIP adds the same rows inside
+one tree (:mod:`solvers.scip`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import highspy
+import numpy as np
+
+from formulations.program import Program
+from solvers.highs import to_highs
+from solvers.result import Result, Status, relative_gap
+
+_MS = highspy.HighsModelStatus
+_FEASIBLE_SOLUTION = 2  # kSolutionStatusFeasible
+#: share of mip_rel_gap given to each round's MILP (the rest is room for the missing rows)
+INNER_GAP_SHARE = 0.25
+#: rounds without a better incumbent or bound after which the loop gives up (LP round-off)
+STALL_ROUNDS = 5
+#: HiGHS row tolerance inside the loop (the oracle's rows are cut at 1e-9 shortfalls)
+FEASIBILITY_TOL = 1e-9
+
+
+def solve_cutting_planes(program: Program, *, time_limit: float | None = None, mip_rel_gap: float = 1e-6,
+                         threads: int = 1, warm_start: np.ndarray | None = None, node_limit: int | None = None,
+                         seed: int = 0, verbose: bool = False, max_rounds: int = 500,
+                         options: dict | None = None) -> Result:
+    """Solve ``program`` (with ``program.lazy``) by HiGHS restarts to a certified gap on the true objective.
+
+    Parameters
+    ----------
+    time_limit : overall seconds (None: none); at expiry the best point is returned as ``FEASIBLE``.
+    mip_rel_gap : certified relative gap ``(U - L) / |U|`` at which to stop (``OPTIMAL``).
+    threads, seed, verbose, options : HiGHS options (``options``: raw HiGHS options).
+    warm_start : a full vector used as first incumbent (polished, and its rows added) when the
+        oracle finds it feasible; HiGHS checks it again on ``setSolution``.
+    node_limit : branch-and-bound nodes over all rounds.
+    max_rounds : restarts; reaching it gives ``FEASIBLE``.
+
+    Returns
+    -------
+    Result with ``x`` the best point, ``objective = lazy.value(x)``, ``bound`` the best dual bound
+    of the rounds, ``iterations`` the rounds, ``nodes`` the total nodes, ``raw["history"]`` the
+    ``(objective, bound)`` of every round and ``raw["cuts"]`` the rows added.
+    """
+    lazy = program.lazy
+    if lazy is None:
+        raise ValueError("solve_cutting_planes needs a program with a lazy oracle (program.lazy)")
+    if time_limit is not None and time_limit <= 0:
+        raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
+    if not mip_rel_gap >= 0:
+        raise ValueError(f"mip_rel_gap must be >= 0, got {mip_rel_gap}")
+    if int(max_rounds) < 1:
+        raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
+    t0 = time.perf_counter()
+    n = program.n_variables
+    polish = getattr(lazy, "polish", None) or (lambda x: x)
+    h = to_highs(replace(program, lazy=None))
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("random_seed", int(seed))
+    h.setOptionValue("mip_rel_gap", float(mip_rel_gap) * INNER_GAP_SHARE)
+    h.setOptionValue("mip_abs_gap", 1e-12)
+    # HiGHS accepts MILP points violating rows by mip_feasibility_tolerance (1e-6 by default): a
+    # tangent violated by less would come back unchanged in every round
+    h.setOptionValue("mip_feasibility_tolerance", FEASIBILITY_TOL)
+    h.setOptionValue("primal_feasibility_tolerance", FEASIBILITY_TOL)
+    for key, value in (options or {}).items():
+        h.setOptionValue(key, value)
+    build_time = time.perf_counter() - t0
+
+    best_x, best, bound = None, np.inf, -np.inf
+    history: list[tuple[float, float]] = []
+    nodes = cuts = rounds = stalled = 0
+    if warm_start is not None:
+        start = np.asarray(warm_start, dtype=float)
+        if start.shape != (n,):
+            raise ValueError(f"warm_start has shape {start.shape}; the program has {n} variables")
+        start = polish(start)
+        if program.is_feasible(start, tol=1e-7):
+            best_x, best = start, lazy.value(start)
+    status, message = Status.FEASIBLE, f"round limit {max_rounds} reached"
+    for rounds in range(1, int(max_rounds) + 1):
+        if time_limit is not None:
+            remaining = time_limit - (time.perf_counter() - t0)
+            if remaining <= 0:
+                message = "time limit reached"
+                break
+            h.setOptionValue("time_limit", float(remaining))
+        if node_limit is not None:
+            if nodes >= node_limit:
+                message = "node limit reached"
+                break
+            h.setOptionValue("mip_max_nodes", int(node_limit - nodes))
+        if best_x is not None and program.is_mip:
+            h.setSolution(n, np.arange(n, dtype=np.int32), best_x)
+        h.run()
+        info, model_status = h.getInfo(), h.getModelStatus()
+        nodes += int(max(info.mip_node_count, 0))
+        if model_status in (_MS.kInfeasible, _MS.kUnboundedOrInfeasible, _MS.kUnbounded):
+            status = {_MS.kInfeasible: Status.INFEASIBLE, _MS.kUnbounded: Status.UNBOUNDED}.get(
+                model_status, Status.INFEASIBLE_OR_UNBOUNDED)
+            message = h.modelStatusToString(model_status)
+            break
+        round_bound = float(info.mip_dual_bound) if program.is_mip else (
+            float(info.objective_function_value) if model_status == _MS.kOptimal else -np.inf)
+        progress = np.isfinite(round_bound) and round_bound > bound + 1e-12 * max(1.0, abs(bound))
+        if np.isfinite(round_bound):
+            bound = max(bound, round_bound)
+        if info.primal_solution_status != _FEASIBLE_SOLUTION:
+            message = f"stopped without a solution: {h.modelStatusToString(model_status)}"
+            break
+        x_round = np.array(h.getSolution().col_value, dtype=float)
+        candidate = polish(x_round)
+        value = lazy.value(candidate)
+        if best_x is None or value < best - 1e-15 * max(1.0, abs(best)):
+            best, best_x, progress = value, candidate, True
+        history.append((best, bound))
+        if relative_gap(best, bound) <= mip_rel_gap:
+            status, message = Status.OPTIMAL, f"certified relative gap <= {mip_rel_gap:g} in {rounds} rounds"
+            break
+        if model_status != _MS.kOptimal:
+            message = f"round {rounds} stopped: {h.modelStatusToString(model_status)}"
+            break
+        rows, lb = lazy.cuts(x_round)
+        stalled = 0 if progress else stalled + 1
+        if rows.shape[0] == 0 or stalled >= STALL_ROUNDS:
+            message = ("no row left to add: the gap left is the inner MILP gap" if rows.shape[0] == 0
+                       else f"no progress in {STALL_ROUNDS} rounds (round-off of the added rows)")
+            break
+        cuts += _add_rows(h, rows, lb)
+    if best_x is None and status not in (Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED):
+        status = Status.NO_SOLUTION_FOUND
+    has_x = best_x is not None
+    return Result(status=status, x=best_x, objective=best if has_x else float("nan"), bound=bound,
+                  gap=relative_gap(best, bound) if has_x else float("inf"),
+                  solve_time=time.perf_counter() - t0 - build_time, build_time=build_time, iterations=rounds,
+                  nodes=nodes, backend="highs", message=f"cutting planes: {message}",
+                  raw={"history": history, "cuts": cuts, "rounds": rounds})
+
+
+def _add_rows(h: highspy.Highs, rows, lb: np.ndarray) -> int:
+    """Append ``rows @ x >= lb`` to the loaded model as one sparse row block."""
+    rows = rows.tocsr()
+    lb = np.asarray(lb, dtype=np.float64)
+    h.addRows(rows.shape[0], lb, np.full(lb.size, highspy.kHighsInf), int(rows.nnz),
+              rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32), rows.data.astype(np.float64))
+    return rows.shape[0]
