@@ -1,177 +1,228 @@
-"""Exact vs relaxed vs rounded vs local search on the same data: one pandas table.
+"""Exact vs relaxed vs rounded vs heuristic solves on the same data: one pandas table.
 
-:func:`compare` splits the data once (stratified, seeded), runs every requested method of every
-requested formulation on the training part, and returns one row per ``(formulation, method)``:
+:func:`compare` splits the data once (stratified, seeded), binds every requested formulation of
+:data:`solvers.catalog.CATALOG` to the training part (**one** instance per formulation) and runs
+each requested method through :func:`solvers.pipeline.run`. The relaxation is solved once per
+formulation and is the source of the rounding and of the formulation's extra methods, so a
+formulation appears here as soon as it has a catalog entry: there is no per-formulation code.
 
 ======================  =====================================================================
 column                  meaning
 ======================  =====================================================================
-formulation, method     registry name and method (``exact``, ``relaxed``, ``rounding``,
-                        ``local_search``); ``label`` is the human-readable method name
-status                  :class:`solvers.result.Status` value of the solve
-objective               the formulation's objective of the returned model (training data)
-bound                   best proven lower bound on the *exact* optimum known to that method
-                        (the relaxation's value for relaxed / rounded / local-search rows)
+formulation, method     catalog name and method (``exact``, ``relaxed``, ``rounding``,
+                        ``heuristic`` or an extra method of the entry); ``label`` in words
+status                  certificate of the pipeline's :class:`~solvers.pipeline.Fit`
+objective               true objective of the returned model on the training data; for the
+                        ``relaxed`` row the value of the relaxation (a lower bound)
+bound                   best proven lower bound on the *exact* optimum known to that call (the
+                        relaxation's value for rows that start from it)
 gap                     ``(objective - bound) / max(|objective|, 1e-10)``
+violation               largest constraint violation of the model in the exact program: 0 for
+                        exact rows; a relaxed model violates integrality, and a rounded model
+                        that misses a constraint shows by how much
 integrality_gap         ``(exact objective - relaxed objective) / max(|exact objective|, 1e-10)``
-                        of the formulation (same on each of its rows; nan without both solves)
-build_time, solve_time  seconds (program construction; solver / heuristic)
+                        of the formulation (same on each of its rows; nan without both)
+build_time, solve_time  seconds building the instance and its programs (built once per
+                        formulation, counted on each row) / solving (solver and heuristics)
+total_time              wall time of the approach: the build, the call itself, and the
+                        relaxation for the rows that start from it (rounding, extra methods)
 train_/test_accuracy    accuracy of ``sign(score)`` on the training / held-out rows
 train_/test_auc         ROC AUC of the score
 size                    non-zero coefficients; ``integrity`` / ``magnitude`` in grid units
-                        (:mod:`milpscore.metrics`)
+                        (``Model.extras["grid_unit"]``, else 1; :mod:`milpscore.metrics`)
 ======================  =====================================================================
 
-Because every relaxation here is the exact program with integrality dropped (or a convex
-program that lies below it), ``relaxed.objective <= exact.bound <= exact.objective``: the
-relaxation is a valid lower bound and ``integrality_gap >= 0`` up to solver tolerances.
+Each relaxation is the exact program with integrality dropped (or a convex program below it),
+so ``relaxed.objective <= exact.bound <= exact.objective`` up to solver tolerances.
 
-Formulations plug in through a small registry (:func:`register_formulation`); an adapter is a
-function ``adapter(X, y, context) -> list[MethodFit]`` that runs the methods in
-``context.methods`` on training data ``X`` (as given by the user; DataFrame or array) and
-labels ``y`` in ``{-1, +1}``. The built-in adapters live in :mod:`milpscore.compare_adapters`.
+Features. A formulation sees the validated numeric columns, unless its spec has a
+``design(X)`` hook (e.g. ordered one-hot bins of raw columns): then ``design`` receives the raw
+training and test parts (array or DataFrame). When ``design(X_train)`` returns a fitted
+transformer (an object with ``transform``) instead of an array, both parts are transformed by it,
+so the test rows are encoded with the training bins.
+
+The last column, ``message``, is the pipeline's account of the call (rejected starts, which
+model was kept, the backend's message).
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
-from sklearn.model_selection import train_test_split
 
-from milpscore.data import encode_labels
-from milpscore.metrics import auc, integrity, magnitude, model_size
-from solvers.result import Result, relative_gap
+from solvers.catalog import CATALOG, Entry, get_entry
+from solvers.limits import Limits
+from solvers.result import relative_gap
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from solvers.pipeline import Fit
+
+# pandas, scikit-learn and the pipeline are imported where they are used: ``import milpscore``
+# binds ``compare`` eagerly (a function shadowing its own module must be bound before anything
+# imports the module), and should not cost a scikit-learn import.
 
 METHOD_LABELS = {
-    "exact": "exact MILP",
-    "relaxed": "LP/conic relaxation",
+    "exact": "exact program",
+    "relaxed": "relaxation",
     "rounding": "relaxation + rounding",
-    "prox_rounding": "proximal path + rounding",
+    "heuristic": "heuristic",
+    "randomized_rounding": "randomized rounding",
     "local_search": "local search",
+    "prox_rounding": "proximal path + rounding",
 }
-COLUMNS = ("formulation", "method", "label", "status", "objective", "bound", "gap", "integrality_gap",
-           "build_time", "solve_time", "train_accuracy", "test_accuracy", "train_auc", "test_auc", "size",
-           "integrity", "magnitude")
+COLUMNS = ("formulation", "method", "label", "status", "objective", "bound", "gap", "violation", "integrality_gap",
+           "build_time", "solve_time", "total_time", "train_accuracy", "test_accuracy", "train_auc", "test_auc",
+           "size", "integrity", "magnitude", "message")
+#: methods that do not start from the relaxed fit
+_STANDALONE = ("exact", "relaxed", "heuristic")
 
 
-@dataclass
-class MethodFit:
-    """One method's model and solver account, as an adapter returns it.
-
-    Attributes
-    ----------
-    method : key of :data:`METHOD_LABELS`.
-    coef : (d,) coefficients in model units; intercept : float.
-    result : the solve (status, objective, bound, gap, times); ``objective`` / ``bound`` /
-        ``gap`` of the row come from it unless ``objective`` / ``bound`` are given here.
-    unit : grid unit for integrity and magnitude (``gamma`` for Facets, 1 otherwise).
-    scores : optional ``scores(X) -> (n,)`` for models whose features are not the raw columns
-        (e.g. a fused points table applied to binned data); default ``X @ coef + intercept``.
-    """
-
-    method: str
-    coef: np.ndarray
-    intercept: float
-    result: Result
-    unit: float = 1.0
-    objective: float | None = None
-    bound: float | None = None
-    scores: Callable[[Any], np.ndarray] | None = None
+def method_label(method: str) -> str:
+    """Human-readable name of a method (``"local_search"`` -> ``"local search"``)."""
+    return METHOD_LABELS.get(method, method.replace("_", " "))
 
 
-@dataclass(frozen=True)
-class FitContext:
-    """What an adapter is asked to do: methods, time limit (s per solve), seed, parameters."""
-
-    methods: tuple[str, ...]
-    time_limit: float | None
-    seed: int
-    params: dict[str, Any] = field(default_factory=dict)
+def list_formulations() -> dict[str, tuple[str, ...]]:
+    """Catalog formulations and the methods :func:`compare` can run for each."""
+    return {name: entry.method_names for name, entry in CATALOG.items()}
 
 
-Adapter = Callable[[Any, np.ndarray, FitContext], list[MethodFit]]
-
-
-@dataclass(frozen=True)
-class Formulation:
-    """A registered formulation: its adapter and the methods it supports."""
-
-    name: str
-    adapter: Adapter
-    methods: tuple[str, ...]
-    description: str = ""
-
-
-FORMULATIONS: dict[str, Formulation] = {}
-
-
-def register_formulation(name: str, methods: Sequence[str], description: str = "") -> Callable[[Adapter], Adapter]:
-    """Decorator adding an adapter to :data:`FORMULATIONS` under ``name``."""
-    unknown = [m for m in methods if m not in METHOD_LABELS]
+# ------------------------------------------------------------------------------ arguments
+def _check_arguments(formulations: Sequence[str], methods: Sequence[str] | None,
+                     params: Mapping[str, Mapping[str, Any]] | None, time_limit: float | None,
+                     test_size: float | None) -> tuple[list[Entry], dict[str, dict[str, Any]]]:
+    unknown = [f for f in formulations if f not in CATALOG]
     if unknown:
-        raise ValueError(f"methods {unknown} are not among {list(METHOD_LABELS)}")
-
-    def wrap(adapter: Adapter) -> Adapter:
-        FORMULATIONS[name] = Formulation(name, adapter, tuple(methods), description)
-        return adapter
-
-    return wrap
-
-
-def _features(X: Any) -> np.ndarray:
-    return X.to_numpy(dtype=float) if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
-
-
-def _row(name: str, fit: MethodFit, X_train, y_train, X_test, y_test) -> dict[str, Any]:
-    res = fit.result
-    objective = res.objective if fit.objective is None else fit.objective
-    bound = res.bound if fit.bound is None else fit.bound
-    scorer = fit.scores or (lambda Z: _features(Z) @ np.asarray(fit.coef, dtype=float) + fit.intercept)
-    row: dict[str, Any] = {"formulation": name, "method": fit.method, "label": METHOD_LABELS[fit.method],
-                           "status": res.status.value, "objective": float(objective), "bound": float(bound),
-                           "gap": relative_gap(objective, bound) if np.isfinite(bound) else res.gap,
-                           "build_time": res.build_time, "solve_time": res.solve_time}
-    for split, X, y in (("train", X_train, y_train), ("test", X_test, y_test)):
-        if X is None:
-            row[f"{split}_accuracy"] = row[f"{split}_auc"] = float("nan")
-            continue
-        s = np.asarray(scorer(X), dtype=float)
-        row[f"{split}_accuracy"] = float(np.mean(np.where(s > 0, 1.0, -1.0) == y))
-        row[f"{split}_auc"] = auc(s[:, None], y, np.ones(1), 0.0)
-    row.update(size=model_size(fit.coef), integrity=integrity(fit.coef, fit.unit), magnitude=magnitude(fit.coef, fit.unit))
-    return row
-
-
-def _check_methods(methods: Sequence[str] | None, formulations: Sequence[str]) -> tuple[str, ...] | None:
-    if methods is None:
-        return None
-    bad = [m for m in methods if m not in METHOD_LABELS]
+        raise ValueError(f"formulations {unknown} are not in the catalog; available: {sorted(CATALOG)}")
+    entries = [get_entry(f) for f in formulations]
+    params = {k: dict(v or {}) for k, v in dict(params or {}).items()}
+    bad = [k for k in params if k not in formulations]
     if bad:
-        raise ValueError(f"methods {bad} are unknown; choose from {list(METHOD_LABELS)}")
-    if not any(set(methods) & set(FORMULATIONS[f].methods) for f in formulations):
-        raise ValueError(f"none of the formulations {list(formulations)} supports methods {list(methods)}; "
-                         f"supported: { {f: FORMULATIONS[f].methods for f in formulations} }")
-    return tuple(methods)
+        raise ValueError(f"params given for {bad}, which are not in formulations={list(formulations)}")
+    if methods is not None:
+        known = {m for entry in CATALOG.values() for m in entry.method_names}
+        wrong = [m for m in methods if m not in known]
+        if wrong:
+            raise ValueError(f"methods {wrong} are unknown; the catalog's methods are {sorted(known)}")
+        if not any(set(methods) & set(entry.method_names) for entry in entries):
+            raise ValueError(f"none of the formulations {list(formulations)} supports methods {list(methods)}; "
+                             f"supported: { {e.name: e.method_names for e in entries} }")
+    Limits(time_limit=time_limit)  # checks time_limit (finite, > 0, or None) before any work
+    if test_size and not 0 < test_size < 1:
+        raise ValueError(f"test_size must lie in (0, 1) or be None, got {test_size}")
+    return entries, params
 
 
+def _split(X: Any, y_pm1: np.ndarray, test_size: float | None, seed: int):
+    import pandas as pd
+    from sklearn.model_selection import train_test_split
+
+    n = y_pm1.shape[0]
+    n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+    if n_rows != n:
+        raise ValueError(f"X has {n_rows} rows but y has {n} labels; they must match")
+    if test_size:
+        train, test = train_test_split(np.arange(n), test_size=test_size, random_state=seed, stratify=y_pm1)
+    else:
+        train, test = np.arange(n), None
+    take = (lambda idx: X.iloc[idx]) if isinstance(X, pd.DataFrame) else (lambda idx: np.asarray(X)[idx])
+    return take(train), y_pm1[train], (None if test is None else take(test)), (None if test is None else y_pm1[test])
+
+
+def _dense(Z: Any) -> np.ndarray:
+    import scipy.sparse as sp
+
+    return np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=float)
+
+
+def _designs(spec: Any, X_train: Any, X_test: Any, numeric: tuple[np.ndarray, np.ndarray | None]):
+    """Features the formulation sees (module docstring): ``design`` hook, else the numeric columns."""
+    hook = getattr(spec, "design", None)
+    if hook is None:
+        return numeric
+    first = hook(X_train)
+    if hasattr(first, "transform"):
+        return _dense(first.transform(X_train)), None if X_test is None else _dense(first.transform(X_test))
+    return _dense(first), None if X_test is None else _dense(hook(X_test))
+
+
+# ------------------------------------------------------------------------------------ rows
+def fit_row(formulation: str, fit: Fit, X_train: Any, y_train: np.ndarray, X_test: Any = None,
+            y_test: np.ndarray | None = None, *, build_time: float = 0.0, source: Fit | None = None) -> dict[str, Any]:
+    """One row of the :func:`compare` table for a pipeline fit (columns :data:`COLUMNS`).
+
+    ``X_*`` are the features the formulation saw, ``y_*`` labels in ``{-1, +1}``; ``build_time``
+    is the instance's build, counted on the row; ``source`` the relaxed fit the method started
+    from (its time is added to ``total_time``).
+    """
+    from milpscore.metrics import model_metrics
+
+    method = fit.method
+    objective = fit.objective
+    if method == "relaxed" and fit.result is not None and np.isfinite(fit.result.objective):
+        objective = float(fit.result.objective)  # the relaxation's value, not the fractional model's
+    times = fit.times
+    total = build_time + times.get("total", float("nan"))
+    if method not in _STANDALONE and source is not None:
+        total += source.times.get("total", 0.0)
+    row = {"formulation": formulation, "method": method, "label": method_label(method), "status": fit.status.value,
+           "objective": objective, "bound": fit.bound, "gap": relative_gap(objective, fit.bound),
+           "violation": fit.violation, "build_time": build_time + times.get("build", 0.0),
+           "solve_time": times.get("solve", 0.0) + times.get("heuristic", 0.0), "total_time": total,
+           "message": fit.message}
+    if fit.model is None:
+        return {**row, "size": 0}
+    unit = float(fit.model.extras.get("grid_unit", 1.0))
+    kw = {"X_train": X_train, "y_train": y_train}
+    if X_test is not None:
+        kw.update(X_test=X_test, y_test=y_test)
+    return {**row, **model_metrics(fit.model.coef, fit.model.intercept, unit, **kw)}
+
+
+def _fits(instance: Any, entry: Entry, todo: Sequence[str], time_limit: float | None,
+          seed: int) -> tuple[dict[str, Fit], Fit | None]:
+    """Run ``todo`` on one instance; the relaxation once, as the source of the other methods."""
+    from solvers.pipeline import run
+
+    limits = Limits(time_limit=time_limit, seed=seed)
+    fits: dict[str, Fit] = {}
+    relaxed = None
+    if "relaxed" in todo or any(m not in _STANDALONE for m in todo):
+        relaxed = run(instance, "relaxed", limits=limits)
+    for method in entry.method_names:
+        if method not in todo:
+            continue
+        if method == "relaxed":
+            fits[method] = relaxed
+        elif method in _STANDALONE:
+            fits[method] = run(instance, method, limits=limits)
+        else:
+            fits[method] = run(instance, method, source=relaxed, limits=limits)
+    return fits, relaxed
+
+
+# --------------------------------------------------------------------------------- compare
 def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Sequence[str] | None = None, *,
             time_limit: float | None = 30.0, test_size: float | None = 0.3, seed: int = 0,
-            params: dict[str, dict[str, Any]] | None = None, progress: bool = True) -> pd.DataFrame:
+            params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = True) -> pd.DataFrame:
     """Run every method of every formulation on one seeded train/test split; one row each.
 
     Parameters
     ----------
-    X : (n, d) features (array or DataFrame; the fused formulation takes raw mixed columns).
+    X : (n, d) features (array or DataFrame; raw columns for formulations with a ``design`` hook).
     y : (n,) two-valued labels (mapped as :func:`milpscore.data.encode_labels`).
-    formulations : names in :data:`FORMULATIONS` (``list_formulations()``).
-    methods : subset of :data:`METHOD_LABELS`; None runs every method each formulation supports.
-    time_limit : seconds per solve (MILPs keep their incumbent at the limit, status ``feasible``).
+    formulations : names of :data:`solvers.catalog.CATALOG` (:func:`list_formulations`).
+    methods : subset of the entries' ``method_names``; None runs every method of each formulation.
+    time_limit : wall-clock seconds of each ``(formulation, method)`` call
+        (:class:`solvers.limits.Limits`); a time-limited exact solve keeps its incumbent, status
+        ``feasible``. None: no limit.
     test_size : share of rows held out (stratified); None or 0 trains on everything.
     seed : seeds the split and every randomised method (rounding draws, restarts).
-    params : per-formulation keyword arguments, e.g. ``{"slim": {"c0": 0.01, "coef_bound": 5}}``.
+    params : per-formulation keyword arguments of the spec, e.g. ``{"slim": {"c0": 0.01}}``; they
+        override the entry's ``defaults`` and the spec's own defaults.
     progress : show a tqdm progress bar over the formulations.
 
     Returns
@@ -179,65 +230,55 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
     DataFrame with the columns :data:`COLUMNS` (module docstring), one row per
     ``(formulation, method)``.
     """
-    import milpscore.compare_adapters  # noqa: F401  (registers the built-in formulations)
+    import pandas as pd
+
+    from milpscore.data import encode_labels, validate_features
 
     if isinstance(formulations, str):
         formulations = (formulations,)
-    unknown = [f for f in formulations if f not in FORMULATIONS]
-    if unknown:
-        raise ValueError(f"formulations {unknown} are not registered; available: {list_formulations()}")
-    params = dict(params or {})
-    bad = [k for k in params if k not in formulations]
-    if bad:
-        raise ValueError(f"params given for {bad}, which are not in formulations={list(formulations)}")
-    wanted = _check_methods(methods, formulations)
-    if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit}")
+    entries, params = _check_arguments(formulations, methods, params, time_limit, test_size)
     y_pm1, _ = encode_labels(y)
-    n = y_pm1.shape[0]
-    if (X.shape[0] if hasattr(X, "shape") else len(X)) != n:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {n} labels; they must match")
-    if test_size:
-        if not 0 < test_size < 1:
-            raise ValueError(f"test_size must lie in (0, 1) or be None, got {test_size}")
-        idx_train, idx_test = train_test_split(np.arange(n), test_size=test_size, random_state=seed, stratify=y_pm1)
-    else:
-        idx_train, idx_test = np.arange(n), None
-    take = (lambda idx: X.iloc[idx]) if isinstance(X, pd.DataFrame) else (lambda idx: np.asarray(X)[idx])
-    X_train, y_train = take(idx_train), y_pm1[idx_train]
-    X_test, y_test = (take(idx_test), y_pm1[idx_test]) if idx_test is not None else (None, None)
-    rows = []
+    X_train, y_train, X_test, y_test = _split(X, y_pm1, test_size, seed)
+    numeric = None
+    rows: list[dict[str, Any]] = []
     bar = _progress_bar(formulations) if progress else None
-    for name in formulations if bar is None else bar:
-        spec = FORMULATIONS[name]
-        todo = spec.methods if wanted is None else tuple(m for m in spec.methods if m in wanted)
+    for entry in entries:
+        todo = entry.method_names if methods is None else tuple(m for m in entry.method_names if m in methods)
         if not todo:
             continue
         if bar is not None:
-            bar.set_postfix_str(name)
+            bar.set_postfix_str(entry.name)
+        spec = entry.spec_class(**{**entry.defaults, **params.get(entry.name, {})})
+        if numeric is None and getattr(spec, "design", None) is None:
+            Z = validate_features(X_train)
+            numeric = (Z, None if X_test is None else validate_features(X_test, n_features=Z.shape[1]))
+        Z_train, Z_test = _designs(spec, X_train, X_test, numeric)
         t0 = time.perf_counter()
-        fits = spec.adapter(X_train, y_train, FitContext(todo, time_limit, seed, dict(params.get(name, {}))))
-        block = [_row(name, fit, X_train, y_train, X_test, y_test) for fit in fits]
-        exact = [r["objective"] for r in block if r["method"] == "exact"]
-        relaxed = [r["objective"] for r in block if r["method"] == "relaxed"]
-        gap = (relative_gap(exact[0], relaxed[0]) if exact and relaxed and np.isfinite(relaxed[0])
-               else float("nan"))
+        instance = spec.instance(Z_train, y_train)
+        if entry.exact_backend is not None:
+            instance.exact()  # built once here (the instance caches it), shared by every method
+        build = time.perf_counter() - t0
+        fits, relaxed = _fits(instance, entry, todo, time_limit, seed)
+        block = [fit_row(entry.name, fit, Z_train, y_train, Z_test, y_test, build_time=build, source=relaxed)
+                 for fit in fits.values()]
+        exact = fits.get("exact")
+        relaxed_value = next((r["objective"] for r in block if r["method"] == "relaxed"), float("nan"))
+        gap = (relative_gap(exact.objective, relaxed_value)
+               if exact is not None and exact.model is not None and np.isfinite(relaxed_value) else float("nan"))
         for r in block:
             r["integrality_gap"] = gap
         rows.extend(block)
         if bar is not None:
-            bar.set_postfix_str(f"{name}: {time.perf_counter() - t0:.1f}s")
+            bar.update()
+    if bar is not None:
+        bar.close()
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def _progress_bar(formulations: Sequence[str]) -> Any:
     from tqdm.auto import tqdm
 
-    return tqdm(formulations, desc="compare")
+    return tqdm(total=len(formulations), desc="compare")
 
 
-def list_formulations() -> dict[str, tuple[str, ...]]:
-    """Registered formulations and the methods each supports."""
-    import milpscore.compare_adapters  # noqa: F401
-
-    return {name: spec.methods for name, spec in FORMULATIONS.items()}
+__all__ = ["compare", "fit_row", "list_formulations", "method_label", "COLUMNS", "METHOD_LABELS"]

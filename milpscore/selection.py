@@ -11,7 +11,8 @@ scikit-learn does not record:
   "23 [integral models] achieve maximal accuracy");
 * :func:`table2` — the counts of the paper's Table 2 (grid points, null, integral, optimal),
   with a ``fractional`` column so that ``null + integral + fractional = grid points``;
-* :func:`regularisation_path` — coefficients on the full data along ``lambda`` (Figure 3, right).
+* :func:`regularisation_path` — coefficients on the full data along ``lambda`` (Figure 3, right),
+  warm-started along the grid (:func:`solvers.path.regularisation_path`) for proximal estimators.
 
 Parallelism goes through joblib: ``n_jobs`` processes locally, or any joblib backend in force,
 e.g. a dask cluster when one machine is not enough (``pip install 'milpscore[dask]'``)::
@@ -26,6 +27,7 @@ Every fit is seeded through ``seed`` (the folds) and returns the same table on a
 """
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -44,6 +46,22 @@ def _default_facets() -> Any:
     return FacetsClassifier(solver="ecos", loss="logistic", bound=10)
 
 
+def _default_path_estimator() -> Any:
+    from milpscore.estimators.facets import FacetsClassifier
+
+    return FacetsClassifier(solver="prox", loss="logistic", bound=10)
+
+
+def grid_unit_parameter(estimator: Any) -> str:
+    """Name of the estimator's grid-unit parameter: ``grid_unit`` (``gamma`` before the rename)."""
+    params = estimator.get_params()
+    for name in ("grid_unit", "gamma"):
+        if name in params:
+            return name
+    raise ValueError(f"estimator {type(estimator).__name__} has no parameter 'grid_unit'; path_grid needs a "
+                     "Facets-style estimator with 'lam' and 'grid_unit'")
+
+
 def _positive_grid(values: Sequence[float], name: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float).ravel()
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
@@ -51,14 +69,69 @@ def _positive_grid(values: Sequence[float], name: str) -> np.ndarray:
     return arr
 
 
-def _fit_point(estimator: Any, lam: float, gamma: float, X: np.ndarray, y: np.ndarray, train: np.ndarray,
-               test: np.ndarray, tol: float) -> dict[str, Any]:
-    model = clone(estimator).set_params(lam=lam, gamma=gamma).fit(X[train], y[train])
-    coef, b = model.coef_, model.intercept_
-    size = model_size(coef, tol * gamma)
-    return {"accuracy": accuracy(X[test], y[test], coef, b), "integrity": integrity(coef, gamma, tol),
-            "magnitude": magnitude(coef, gamma), "size": size, "null": size == 0,
-            "status": model.status_}
+def _proximal_parts(estimator: Any, X: np.ndarray, y: np.ndarray, names: list[str]):
+    """``(family, loss, options)`` when ``estimator`` fits by the proximal path, else None.
+
+    The estimator is a preset of :class:`~milpscore.estimators.base.IntegerLinearClassifier`
+    whose pipeline method is the relaxation on the ``"prox"`` backend and whose formulation has
+    a penalty strength ``lam`` and a composite ``loss + penalty`` form.
+    """
+    from milpscore.estimators.base import IntegerLinearClassifier
+
+    if not isinstance(estimator, IntegerLinearClassifier):
+        return None
+    method, backend, options = estimator._method()
+    if method != "relaxed" or backend != "prox":
+        return None
+    spec = estimator._formulation(y, names)
+    if not is_dataclass(spec) or "lam" not in {f.name for f in fields(spec)}:
+        return None
+    Z = estimator._design(X, names, fitting=True)
+    instance = spec.instance(Z, y)
+    if not hasattr(instance, "composite"):
+        return None
+    loss, _ = instance.composite()
+
+    def family(lam: float):
+        return replace(spec, lam=float(lam)).instance(Z, y).composite()[1]
+
+    return family, loss, dict(options or {})
+
+
+def _refit(estimator: Any, lam: float, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, str]:
+    model = clone(estimator).set_params(lam=lam).fit(X, y)
+    return np.asarray(model.coef_, dtype=float), float(model.intercept_), model.status_
+
+
+def _path(estimator: Any, lambdas: np.ndarray, X: np.ndarray, y: np.ndarray, names: list[str],
+          n_jobs: int | None = 1) -> list[tuple[np.ndarray, float, str]]:
+    """``(coef, intercept, status)`` for each ``lam`` of ``lambdas`` (in that order).
+
+    A proximal estimator is solved along the grid by the warm-started
+    :func:`solvers.path.regularisation_path`; any other estimator is refitted at each point
+    (``n_jobs`` joblib workers).
+    """
+    parts = _proximal_parts(estimator, X, y, names)
+    if parts is None:
+        return Parallel(n_jobs=n_jobs)(delayed(_refit)(estimator, lam, X, y) for lam in lambdas)
+    from solvers.path import regularisation_path as warm_started_path
+
+    family, loss, options = parts
+    points = warm_started_path(loss, family, lambdas, **options)
+    by_lam = {p.lam: (np.asarray(p.coef, dtype=float), float(p.intercept), p.result.status.value) for p in points}
+    return [by_lam[float(lam)] for lam in lambdas]
+
+
+def _fold_path(estimator: Any, unit_name: str, unit: float, lambdas: np.ndarray, X: np.ndarray, y: np.ndarray,
+               names: list[str], train: np.ndarray, test: np.ndarray, tol: float) -> list[dict[str, Any]]:
+    """One fold, one grid unit: the path over ``lambdas`` on ``train``, scored on ``test``."""
+    base = clone(estimator).set_params(**{unit_name: unit})
+    rows = []
+    for coef, b, status in _path(base, lambdas, X[train], y[train], names):
+        size = model_size(coef, tol * unit)
+        rows.append({"accuracy": accuracy(X[test], y[test], coef, b), "integrity": integrity(coef, unit, tol),
+                     "magnitude": magnitude(coef, unit), "size": size, "null": size == 0, "status": status})
+    return rows
 
 
 def path_grid(X: Any, y: Any, lambdas: Sequence[float], gammas: Sequence[float], *, estimator: Any = None,
@@ -70,9 +143,12 @@ def path_grid(X: Any, y: Any, lambdas: Sequence[float], gammas: Sequence[float],
     ----------
     X : (n, d) features; y : (n,) two-valued labels.
     lambdas, gammas : grid values (``lam >= 0`` penalty weight; ``gamma > 0`` grid unit).
-    estimator : a classifier with parameters ``lam`` and ``gamma`` and fitted ``coef_`` (default
+    estimator : a classifier with parameters ``lam`` and ``grid_unit`` (``gamma`` in estimators
+        not yet renamed) and fitted ``coef_`` (default
         :class:`~milpscore.estimators.facets.FacetsClassifier` with ``solver="ecos"``,
-        ``loss="logistic"``, ``bound=10``); cloned for every fit.
+        ``loss="logistic"``, ``bound=10``); cloned for every fit. For each grid unit and fold the
+        lambdas form one path: warm-started (:func:`solvers.path.regularisation_path`) when the
+        estimator fits by the proximal path, refitted point by point otherwise.
     cv : number of stratified folds (shuffled with ``seed``).
     n_jobs : joblib workers (``-1``: all); the active joblib backend is used (e.g. dask).
     integrity_tol : a weight counts as integral within this many grid units (interior-point
@@ -88,40 +164,36 @@ def path_grid(X: Any, y: Any, lambdas: Sequence[float], gammas: Sequence[float],
     ``fully_integral`` (not null, integrity 1 on every fold), ``optimal``, ``status`` (the solver
     statuses seen, joined by ``/``).
     """
-    Xa, y_pm1, _, _ = validate_xy(X, y)
+    Xa, y_pm1, names, _ = validate_xy(X, y)
     lam_grid, gamma_grid = _positive_grid(lambdas, "lambdas"), _positive_grid(gammas, "gammas")
     if np.any(gamma_grid <= 0):
         raise ValueError(f"gammas must be > 0 (the grid unit), got {gammas!r}")
     if not isinstance(cv, (int, np.integer)) or cv < 2:
         raise ValueError(f"cv must be an integer >= 2 (number of folds), got {cv!r}")
     estimator = _default_facets() if estimator is None else estimator
-    missing = [p for p in ("lam", "gamma") if p not in estimator.get_params()]
-    if missing:
-        raise ValueError(f"estimator {type(estimator).__name__} has no parameter(s) {missing}; path_grid needs "
-                         "a Facets-style estimator with 'lam' and 'gamma'")
+    if "lam" not in estimator.get_params():
+        raise ValueError(f"estimator {type(estimator).__name__} has no parameter 'lam'; path_grid needs "
+                         "a Facets-style estimator with 'lam' and 'grid_unit'")
+    unit_name = grid_unit_parameter(estimator)
     folds = list(StratifiedKFold(cv, shuffle=True, random_state=seed).split(Xa, y_pm1))
-    points = [(lam, gamma) for gamma in gamma_grid for lam in lam_grid]
-    jobs = (delayed(_fit_point)(estimator, lam, gamma, Xa, y_pm1, tr, te, integrity_tol)
-            for lam, gamma in points for tr, te in folds)
-    fits = Parallel(n_jobs=n_jobs, verbose=verbose)(jobs)
+    jobs = (delayed(_fold_path)(estimator, unit_name, gamma, lam_grid, Xa, y_pm1, names, tr, te, integrity_tol)
+            for gamma in gamma_grid for tr, te in folds)
+    paths = Parallel(n_jobs=n_jobs, verbose=verbose)(jobs)
     rows = []
-    for k, (lam, gamma) in enumerate(points):
-        per_fold = pd.DataFrame(fits[k * cv:(k + 1) * cv])
-        null = bool(per_fold["null"].all())
-        rows.append({"lam": lam, "gamma": gamma, "alpha": lam / gamma, "beta": lam / gamma ** 2,
-                     "accuracy": per_fold["accuracy"].mean(), "accuracy_std": per_fold["accuracy"].std(ddof=0),
-                     "integrity": per_fold["integrity"].mean(), "magnitude": per_fold["magnitude"].mean(),
-                     "size": per_fold["size"].mean(), "null": null,
-                     "fully_integral": (not null) and bool((per_fold["integrity"] >= 1.0).all()),
-                     "status": "/".join(sorted(set(per_fold["status"])))})
+    for g, gamma in enumerate(gamma_grid):
+        for k, lam in enumerate(lam_grid):
+            per_fold = pd.DataFrame([paths[g * cv + f][k] for f in range(cv)])
+            null = bool(per_fold["null"].all())
+            rows.append({"lam": lam, "gamma": gamma, "alpha": lam / gamma, "beta": lam / gamma ** 2,
+                         "accuracy": per_fold["accuracy"].mean(), "accuracy_std": per_fold["accuracy"].std(ddof=0),
+                         "integrity": per_fold["integrity"].mean(), "magnitude": per_fold["magnitude"].mean(),
+                         "size": per_fold["size"].mean(), "null": null,
+                         "fully_integral": (not null) and bool((per_fold["integrity"] >= 1.0).all()),
+                         "status": "/".join(sorted(set(per_fold["status"])))})
     grid = pd.DataFrame(rows)
     best = grid["accuracy"].max()
     grid["optimal"] = grid["fully_integral"] & (grid["accuracy"] >= best - accuracy_tol)
     return grid
-
-
-def _fit_coef(estimator: Any, lam: float, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return clone(estimator).set_params(lam=lam).fit(X, y).coef_
 
 
 def table2(grid: pd.DataFrame) -> pd.DataFrame:
@@ -143,14 +215,19 @@ def regularisation_path(X: Any, y: Any, lambdas: Sequence[float], *, estimator: 
                         **fixed: Any) -> pd.DataFrame:
     """Coefficients fitted on all of ``X`` for each ``lambda`` (one row per lambda, one column per feature).
 
-    ``fixed`` sets other parameters of the (cloned) estimator, e.g. ``gamma=0.5``. The default
-    estimator is the one of :func:`path_grid`. The index is ``lam``; column names are the
-    feature names of ``X`` (``x0 ..`` for arrays).
+    ``fixed`` sets other parameters of the (cloned) estimator, e.g. ``grid_unit=0.5``. The
+    default estimator is :class:`~milpscore.estimators.facets.FacetsClassifier` with the
+    proximal solver (logistic loss, ``bound=10``): the grid is then solved by the warm-started
+    :func:`solvers.path.regularisation_path` (decreasing lambda, each point started from the
+    previous one). Estimators that do not fit by the proximal path are refitted at each lambda
+    (``n_jobs`` joblib workers).
+    The index is ``lam`` (in the order given); column names are the feature names of ``X``
+    (``x0 ..`` for arrays).
     """
     Xa, y_pm1, names, _ = validate_xy(X, y)
     lam_grid = _positive_grid(lambdas, "lambdas")
-    base = clone(_default_facets() if estimator is None else estimator).set_params(**fixed)
-    coefs = Parallel(n_jobs=n_jobs)(delayed(_fit_coef)(base, lam, Xa, y_pm1) for lam in lam_grid)
+    base = clone(_default_path_estimator() if estimator is None else estimator).set_params(**fixed)
+    coefs = [coef for coef, _, _ in _path(base, lam_grid, Xa, y_pm1, names, n_jobs)]
     return pd.DataFrame(np.vstack(coefs), index=pd.Index(lam_grid, name="lam"), columns=names)
 
 

@@ -41,6 +41,96 @@ def test_layers(package):
     assert not offenders, f"layer violations: {offenders}"
 
 
+PACKAGES = ("formulations", "solvers", "milpscore")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(tree: ast.Module):
+    """Import statements executed when the module is imported: not inside functions or classes'
+    methods, not under ``if TYPE_CHECKING:``."""
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(node, field, []))
+        elif isinstance(node, ast.ExceptHandler):
+            stack.extend(node.body)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> project modules it imports at module level (``from a import b`` counts as
+    importing ``a.b`` when that is a module, else ``a``)."""
+    paths = {_module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in _top_level_imports(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+                continue
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            targets |= {f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names}
+        graph[name] = {t for t in targets if t in paths and t != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component with more than one module (Tarjan)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_cycle_detector_finds_a_planted_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles():
+    graph = _import_graph()
+    assert "milpscore.compare" in graph and "solvers.pipeline" in graph["milpscore.estimators.base"]
+    cycles = _cycles(graph)
+    assert not cycles, f"module-level import cycles: {cycles}"
+
+
 def _readme_commands():
     text = (ROOT / "README.md").read_text()
     return re.findall(r"```bash\n(.+?)\n```", text)

@@ -26,11 +26,11 @@ def _estimator(module, name, **params):
 
 GRIDS = [
     ("slim", "SLIMClassifier", {"time_limit": 5, "coef_bound": 3}, {"c0": [0.01, 0.05]}),
-    ("facets", "FacetsClassifier", {"solver": "ecos", "loss": "hinge"}, {"lam": [0.01, 0.1], "gamma": [0.5, 1.0]}),
+    ("facets", "FacetsClassifier", {"solver": "ecos", "loss": "hinge"}, {"lam": [0.01, 0.1], "grid_unit": [0.5, 1.0]}),
     ("eye", "EYEClassifier", {}, {"lam": [0.01, 0.1]}),
     ("fused", "FusedScoreClassifier", {"n_bins": 3, "time_limit": 5}, {"penalty": [0.1, 1.0]}),
-    ("rounding", "ConvexRoundingClassifier", {"random_state": 0, "time_limit": 5}, {"gamma": [0.5, 1.0]}),
-    ("rounding", "LocalSearchClassifier", {"random_state": 0}, {"gamma": [0.5, 1.0]}),
+    ("rounding", "ConvexRoundingClassifier", {"random_state": 0, "time_limit": 5}, {"margin": [0.5, 1.0]}),
+    ("rounding", "LocalSearchClassifier", {"random_state": 0}, {"margin": [0.5, 1.0]}),
 ]
 
 
@@ -66,7 +66,7 @@ def test_path_grid_matches_cross_val_score_and_table2_adds_up(mammo):
     # accuracy of one point = scikit-learn's cross_val_score of the same estimator on the same folds
     folds = StratifiedKFold(3, shuffle=True, random_state=1)
     y_pm1 = np.where(y.to_numpy() == 1, 1.0, -1.0)
-    ref = cross_val_score(FacetsClassifier(solver="ecos", loss="hinge", bound=5, lam=0.03, gamma=0.5),
+    ref = cross_val_score(FacetsClassifier(solver="ecos", loss="hinge", bound=5, lam=0.03, grid_unit=0.5),
                           X.to_numpy(float), y_pm1, cv=folds.split(X, y_pm1))
     row = grid[(grid["lam"] == 0.03) & (grid["gamma"] == 0.5)].iloc[0]
     assert row["accuracy"] == pytest.approx(ref.mean())
@@ -99,10 +99,66 @@ def test_path_grid_runs_on_a_dask_cluster(mammo):
 
 def test_regularisation_path_shrinks_to_zero(mammo):
     X, y = mammo
-    path = regularisation_path(X, y, [0.001, 0.01, 1.0], gamma=0.5)
+    path = regularisation_path(X, y, [0.001, 0.01, 1.0], grid_unit=0.5)
     assert list(path.columns) == list(X.columns)
+    assert list(path.index) == [0.001, 0.01, 1.0]
     assert np.abs(path.loc[1.0]).max() < 1e-5
     assert np.abs(path.loc[0.001]).sum() > np.abs(path.loc[0.01]).sum() > 0
+
+
+def test_regularisation_path_is_warm_started_and_agrees_with_cold_fits(mammo, monkeypatch):
+    """Proximal estimators go through solvers.path (one warm-started path), same optimum as refits."""
+    import solvers.path
+    from milpscore.estimators.facets import FacetsClassifier
+
+    X, y = mammo
+    calls = []
+    real = solvers.path.regularisation_path
+    monkeypatch.setattr(solvers.path, "regularisation_path", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    lambdas = [0.002, 0.02, 0.2]
+    est = FacetsClassifier(solver="prox", loss="logistic", bound=10, tol=1e-8)
+    path = regularisation_path(X, y, lambdas, estimator=est, grid_unit=0.5)
+    assert len(calls) == 1 and list(calls[0]) == lambdas
+    # the Facets objective has flat pieces (several optimal models): compare objectives, not coefficients
+    from formulations.base import Model
+    from milpscore.data import validate_xy
+    from milpscore.selection import _path
+
+    Xa, y_pm1, names, _ = validate_xy(X, y)
+    points = _path(est.set_params(grid_unit=0.5), np.array(lambdas), Xa, y_pm1, names)
+    for lam, (coef, intercept, status) in zip(lambdas, points):
+        np.testing.assert_array_equal(path.loc[lam].to_numpy(), coef)
+        cold = FacetsClassifier(solver="prox", loss="logistic", bound=10, tol=1e-8, lam=lam, grid_unit=0.5).fit(X, y)
+        assert status == "optimal"
+        assert cold.instance_.objective(Model(coef, intercept)) == pytest.approx(cold.objective_, abs=1e-7)
+    # an estimator that is not proximal is refitted point by point (no path call), to the same optimum
+    n_calls = len(calls)
+    refit = _path(FacetsClassifier(solver="ecos", loss="logistic", bound=10, grid_unit=0.5), np.array(lambdas), Xa,
+                  y_pm1, names)
+    assert len(calls) == n_calls
+    for lam, (coef, intercept, _), (warm, b, _) in zip(lambdas, refit, points):
+        inst = FacetsClassifier(solver="prox", loss="logistic", bound=10, lam=lam, grid_unit=0.5).fit(X, y).instance_
+        assert inst.objective(Model(coef, intercept)) == pytest.approx(inst.objective(Model(warm, b)), abs=1e-6)
+
+
+def test_path_grid_takes_the_deprecated_gamma_name(mammo):
+    X, y = mammo
+
+    class OldFacets(__import__("sklearn.base", fromlist=["BaseEstimator"]).BaseEstimator):
+        """A Facets-style estimator from before the rename: parameters lam and gamma."""
+
+        def __init__(self, lam=0.1, gamma=1.0):
+            self.lam, self.gamma = lam, gamma
+
+        def fit(self, X, y):
+            from milpscore.estimators.facets import FacetsClassifier
+
+            inner = FacetsClassifier(solver="ecos", loss="hinge", lam=self.lam, grid_unit=self.gamma).fit(X, y)
+            self.coef_, self.intercept_, self.status_ = inner.coef_, inner.intercept_, inner.status_
+            return self
+
+    grid = path_grid(X, y, [0.01], [0.5], estimator=OldFacets(), cv=2)
+    assert list(grid["gamma"]) == [0.5] and grid["accuracy"].between(0, 1).all()
 
 
 def test_bad_grid_arguments(mammo):
