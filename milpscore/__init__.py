@@ -28,6 +28,7 @@ _WHERE = {
     "FacetsClassifier": ("milpscore.estimators", "FacetsClassifier"),
     "EYEClassifier": ("milpscore.estimators", "EYEClassifier"),
     "FusedScoreClassifier": ("milpscore.estimators", "FusedScoreClassifier"),
+    "RiskScoreClassifier": ("milpscore.estimators", "RiskScoreClassifier"),
     "ScoreCard": ("milpscore.scorecard", "ScoreCard"),
     "solve": ("solvers.registry", "solve"),
     "Limits": ("solvers.limits", "Limits"),

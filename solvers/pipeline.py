@@ -250,17 +250,38 @@ def _heuristic_fit(instance: Instance, method: str, model: Model | None, bound: 
                message or "heuristic: feasible model, optimality not proven")
 
 
-def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits = Limits()) -> Fit:
-    """Round ``source``'s model into the coefficient set (:meth:`Instance.round`).
+#: largest |coefficient| targets of the rescaled roundings of :func:`solve_rounded` (model units)
+RAY_TARGETS = (1.0, 2.0, 3.0, 5.0, 10.0)
 
-    The bound is the source's bound (the relaxation value when ``source`` is a relaxed fit).
+
+def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits = Limits()) -> Fit:
+    """Round ``source``'s model into the coefficient set (:meth:`Instance.round`), along its ray.
+
+    A relaxation's direction carries its information, its scale often does not: a relaxed
+    0-1 or hinge model with every coefficient below one half rounds to the empty model. So the
+    nearest rounding of the model is compared with the roundings of the model rescaled (intercept
+    included) so that its largest coefficient is each of :data:`RAY_TARGETS`; the feasible one of
+    lowest true objective is returned (never worse than plain nearest rounding). The bound is the
+    source's bound (the relaxation value when ``source`` is a relaxed fit).
     """
     clock = limits.clock()
     model = _as_model(source)
     bound = source.bound if isinstance(source, Fit) else float("nan")
-    rounded = instance.round(model) if model is not None else None
+    if model is None:
+        return _heuristic_fit(instance, "rounding", None, bound, {"total": clock.elapsed()}, "no model to round")
+    peak = float(np.max(np.abs(model.coef), initial=0.0))
+    scales = [1.0] + ([t / peak for t in RAY_TARGETS] if peak > 0 else [])
+    best: tuple[float, float, Model, float] | None = None
+    for scale in scales:
+        if clock.expired() and best is not None:
+            break
+        rounded = instance.round(Model(model.coef * scale, model.intercept * scale, model.extras))
+        key = (violation(instance, rounded) > FEASIBILITY_TOL, instance.objective(rounded))
+        if best is None or key < best[:2]:
+            best = (*key, rounded, scale)
     times = {"solve": clock.elapsed(), "total": clock.elapsed()}
-    return _heuristic_fit(instance, "rounding", rounded, bound, times, "rounded into the coefficient set")
+    note = "rounded into the coefficient set" + (f" (along its ray, scale {best[3]:.3g})" if best[3] != 1.0 else "")
+    return _heuristic_fit(instance, "rounding", best[2], bound, times, note)
 
 
 def solve_heuristic(instance: Instance, *, limits: Limits = Limits()) -> Fit:

@@ -157,18 +157,14 @@ def test_facets_logistic_exact_between_relaxation_and_roundings(shared_data):
     assert not df[["objective", "train_accuracy", "test_accuracy", "integrality_gap"]].isna().any().any()
 
 
-_EMPTY_ROUNDING = pytest.mark.xfail(
-    strict=True, reason="SLIM's LP relaxation has every coefficient below 0.5 on these data: nearest-point rounding "
-    "gives the empty model; needs rounding along the relaxed model's ray (solvers.pipeline.solve_rounded)")
-
-
-@pytest.mark.parametrize("name", [pytest.param("slim", marks=_EMPTY_ROUNDING), "facets", "facets_logistic"])
+@pytest.mark.parametrize("name", ["slim", "facets", "facets_logistic"])
 def test_rounding_row_on_breastcancer_is_not_the_empty_model(shared_data, name):
     """The rounded relaxation must keep some features (it returned size 0, AUC 0.5).
 
     The relaxations are right (optimal, test AUC 0.99 on these data): breast-cancer features run
     from 1 to 10, so every relaxed coefficient is below half a grid unit of 1, and rounding each
-    to the nearest grid point gave the empty model (Facets now defaults to the grid unit 0.1).
+    to the nearest grid point gave the empty model. Rounding now also tries the relaxed model
+    rescaled along its ray (solvers.pipeline.solve_rounded) and keeps the best feasible rounding.
     """
     _needs(name)
     frame = pd.read_csv(shared_data / "breastcancer_data.csv")

@@ -66,3 +66,18 @@ def test_cut_points_and_binarizer_names():
     np.testing.assert_array_equal(out[col].to_numpy(), (frame["radius"] >= t).astype(float))
     with pytest.raises(ValueError, match="column 'radius' contains NaN"):
         ThresholdBinarizer().fit(frame.assign(radius=[1.0, np.nan, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("SLIMClassifier", {"time_limit": 5}), ("ConvexRoundingClassifier", {"time_limit": 5}),
+    ("LocalSearchClassifier", {"time_limit": 5}), ("FacetsClassifier", {"solver": "ecos"}),
+    ("FacetsClassifier", {"solver": "highs-exact", "loss": "hinge", "time_limit": 5}),
+    ("FacetsClassifier", {"solver": "prox"}), ("RiskScoreClassifier", {"time_limit": 5}),
+])
+@pytest.mark.parametrize("huge", [1e300, 1.7e308, 1e7])
+def test_values_too_large_for_the_solvers_ask_to_rescale(name, kwargs, huge):
+    import milpscore
+
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [huge, 1.0], [0.0, 0.0]])
+    with pytest.raises(ValueError, match="rescale"):
+        getattr(milpscore, name)(**kwargs).fit(X, [0, 1, 1, 0])
