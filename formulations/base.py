@@ -82,3 +82,24 @@ class Formulation(Protocol):
     """Modelling choices only; ``instance`` binds them to data (labels in ``{-1, +1}``)."""
 
     def instance(self, X: Any, y: np.ndarray, sample_weight: np.ndarray | None = None) -> Instance: ...
+
+
+class CachedPrograms:
+    """Mixin of frozen instances: ``exact()`` is built once by ``self._build()`` and cached in
+    ``self._cache`` (a ``dict`` field with ``compare=False``); ``relaxed()`` is ``exact().relax()``.
+    """
+
+    _cache: dict
+
+    def _build(self) -> Program:
+        raise NotImplementedError  # pragma: no cover - each instance builds its own program
+
+    def exact(self) -> Program:
+        """The exact program (built on first use, then cached)."""
+        if "exact" not in self._cache:
+            self._cache["exact"] = self._build()
+        return self._cache["exact"]
+
+    def relaxed(self) -> Program:
+        """The continuous relaxation: the exact program with integrality dropped (same rows)."""
+        return self.exact().relax()

@@ -45,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from formulations.base import Model
+from formulations.base import CachedPrograms, Model
 from formulations.coefficients import CoefficientSet
 from formulations.logistic_cuts import MAX_TABLE, LogisticCuts, LogisticData, softplus_neg, with_lazy
 from formulations.program import Program, ProgramBuilder
@@ -162,7 +162,7 @@ def intercept_box(smin: np.ndarray, smax: np.ndarray, w_pos: float, w_neg: float
 
 
 @dataclass(frozen=True)
-class RiskSLIMInstance:
+class RiskSLIMInstance(CachedPrograms):
     """A RiskSLIM problem on merged data: the cutting-plane MILP, decode / lift / round."""
 
     spec: RiskSLIM
@@ -241,17 +241,8 @@ class RiskSLIMInstance:
         return max(0.0, float(value + drop) - 1e-12)
 
     # ------------------------------------------------------------- program
-    def exact(self) -> Program:
-        """The RiskSLIM MILP with its initial cut pool and the lazy tangent oracle (module docstring)."""
-        if "exact" not in self._cache:
-            self._cache["exact"] = self._build()
-        return self._cache["exact"]
-
-    def relaxed(self) -> Program:
-        """Continuous relaxation: the same program (and oracle) without integrality."""
-        return self.exact().relax()
-
     def _build(self) -> Program:
+        """The exact program: the RiskSLIM MILP with its initial cut pool and the lazy tangent oracle."""
         cs, spec = self.coefficients, self.spec
         d = self.X.shape[1]
         lo, hi = self.intercept_bounds

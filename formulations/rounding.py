@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.base import Model
+from formulations.base import CachedPrograms, Model
 from formulations.encodings import add_hinge
 from formulations.intercept import hinge_intercept
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import merge_rows
-from formulations.validation import check_training_set
+from formulations.validation import check_number, check_training_set
 
 WEIGHT_KINDS = ("binary", "ternary")
 #: a relaxed weight at least this close to 0 or 1 counts as integral
@@ -107,14 +107,6 @@ def cumulative_hinge_loss(w: np.ndarray, X, y: np.ndarray, *, margin: float, int
     return float(losses.sum() if sample_weight is None else losses @ np.asarray(sample_weight, dtype=float))
 
 
-def _check_number(name: str, value: Any, *, minimum: float, strict: bool, integer: bool = False) -> None:
-    ok = isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and math.isfinite(value)
-    ok = ok and (value > minimum if strict else value >= minimum) and (not integer or int(value) == value)
-    if not ok:
-        kind = "an integer" if integer else "a finite number"
-        raise ValueError(f"{name} must be {kind} {'>' if strict else '>='} {minimum:g}, got {value!r}")
-
-
 # --------------------------------------------------------------------------- specification
 @dataclass(frozen=True)
 class ConvexRounding:
@@ -147,20 +139,20 @@ class ConvexRounding:
     max_moves: int | None = None
 
     def __post_init__(self) -> None:
-        _check_number("margin", self.margin, minimum=0.0, strict=True)
+        check_number("margin", self.margin, minimum=0.0, strict=True)
         if self.weights not in WEIGHT_KINDS:
             raise ValueError(f"weights must be one of {WEIGHT_KINDS}, got {self.weights!r}")
         if self.threshold is not None and not (isinstance(self.threshold, (int, float, np.number))
                                                and not isinstance(self.threshold, bool) and math.isfinite(self.threshold)):
             raise ValueError(f"threshold must be a finite number, or None to learn the intercept; got {self.threshold!r}")
         if self.max_size is not None:
-            _check_number("max_size", self.max_size, minimum=0.0, strict=False)
-        _check_number("n_draws", self.n_draws, minimum=1, strict=False, integer=True)
-        _check_number("n_restarts", self.n_restarts, minimum=0, strict=False, integer=True)
-        _check_number("start_nonzeros", self.start_nonzeros, minimum=1, strict=False, integer=True)
-        _check_number("epsilon", self.epsilon, minimum=0.0, strict=True)
+            check_number("max_size", self.max_size, minimum=0.0, strict=False)
+        check_number("n_draws", self.n_draws, minimum=1, strict=False, integer=True)
+        check_number("n_restarts", self.n_restarts, minimum=0, strict=False, integer=True)
+        check_number("start_nonzeros", self.start_nonzeros, minimum=1, strict=False, integer=True)
+        check_number("epsilon", self.epsilon, minimum=0.0, strict=True)
         if self.max_moves is not None:
-            _check_number("max_moves", self.max_moves, minimum=0, strict=False, integer=True)
+            check_number("max_moves", self.max_moves, minimum=0, strict=False, integer=True)
 
     @property
     def fixed_intercept(self) -> float | None:
@@ -185,7 +177,7 @@ class ConvexRounding:
 
 
 @dataclass(frozen=True)
-class ConvexRoundingInstance:
+class ConvexRoundingInstance(CachedPrograms):
     """A convex-rounding problem on data: programs, decode / lift / objective / round."""
 
     spec: ConvexRounding
@@ -211,17 +203,8 @@ class ConvexRoundingInstance:
         return self._cache["design"]
 
     # --------------------------------------------------------------- programs
-    def exact(self) -> Program:
-        """Binary ILP ``min L(c'; S) s.t. c' in {0,1}^d`` (``+ sum c' <= k`` with a budget)."""
-        if "exact" not in self._cache:
-            self._cache["exact"] = self._build()
-        return self._cache["exact"]
-
-    def relaxed(self) -> Program:
-        """LP of Figure 1 step (1): the exact program over the convex hull of the class."""
-        return self.exact().relax()
-
     def _build(self) -> Program:
+        """The exact program: binary ILP ``min L(c'; S) s.t. c' in {0,1}^d`` (``+ sum c' <= k`` with a budget)."""
         spec, Xd = self.spec, self.design()
         d = Xd.shape[1]
         b = ProgramBuilder()

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.base import Model
+from formulations.base import CachedPrograms, Model
 from formulations.coefficients import CoefficientSet
 from formulations.intercept import margin_error_intercept
 from formulations.program import Program, ProgramBuilder
@@ -180,7 +180,7 @@ class SLIM:
 
 
 @dataclass(frozen=True)
-class SLIMInstance:
+class SLIMInstance(CachedPrograms):
     """A SLIM problem on merged data: the exact MILP and its relaxation, decode / lift / round."""
 
     spec: SLIM
@@ -206,17 +206,8 @@ class SLIMInstance:
                 "intercept_bounds": self.intercept_bounds, "integer_intercept": self.integer_intercept}
 
     # ------------------------------------------------------------- program
-    def exact(self) -> Program:
-        """The SLIM MILP (module docstring)."""
-        if "exact" not in self._cache:
-            self._cache["exact"] = self._build()
-        return self._cache["exact"]
-
-    def relaxed(self) -> Program:
-        """LP relaxation of :meth:`exact` (integrality dropped; same rows)."""
-        return self.exact().relax()
-
     def _build(self) -> Program:
+        """The exact program: the SLIM MILP of the module docstring."""
         cs, spec = self.coefficients, self.spec
         n, d = self.X.shape
         b = ProgramBuilder()

@@ -8,6 +8,7 @@ tolerances (about 1e-9 of primal feasibility) can no longer resolve a unit of sc
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -64,3 +65,19 @@ def check_training_set(X: Any, y: Any, sample_weight: Any = None, *, labels: str
         if s.shape != y.shape or not np.isfinite(s).all() or (s < 0).any() or not s.sum() > 0:
             raise ValueError(f"sample_weight must be {y.shape[0]} finite non-negative numbers with a positive sum")
     return X, y, s
+
+
+def check_number(name: str, value: Any, *, minimum: float = 0.0, strict: bool = True, integer: bool = False,
+                 allow_none: bool = False) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is a finite number above ``minimum``.
+
+    ``strict``: ``value > minimum`` (else ``>=``); ``integer``: a whole number; ``allow_none``:
+    None passes (an optional limit).
+    """
+    if value is None and allow_none:
+        return
+    ok = isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)) and math.isfinite(value)
+    ok = ok and (value > minimum if strict else value >= minimum) and (not integer or int(value) == value)
+    if not ok:
+        kind = "an integer" if integer else "a finite number"
+        raise ValueError(f"{name} must be {kind} {'>' if strict else '>='} {minimum:g}, got {value!r}")

@@ -12,23 +12,10 @@ is deterministic.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
-
-def check_positive(name: str, value: float | None, *, allow_none: bool = True, integer: bool = False,
-                   minimum: float = 0.0, inclusive: bool = False) -> None:
-    """Raise ``ValueError`` naming ``name`` unless ``value`` is a finite number above ``minimum``."""
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if integer and float(value) != int(value):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < minimum or (value == minimum and not inclusive):
-        relation = ">=" if inclusive else ">"
-        raise ValueError(f"{name} must be {relation} {minimum:g}, got {value!r}")
+from formulations.validation import check_number
 
 
 @dataclass(frozen=True)
@@ -54,10 +41,10 @@ class Limits:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_positive("time_limit", self.time_limit)
-        check_positive("node_limit", self.node_limit, integer=True, minimum=1, inclusive=True)
-        check_positive("mip_rel_gap", self.mip_rel_gap, allow_none=False, inclusive=True)
-        check_positive("threads", self.threads, allow_none=False, integer=True, minimum=1, inclusive=True)
+        check_number("time_limit", self.time_limit, allow_none=True)
+        check_number("node_limit", self.node_limit, minimum=1, strict=False, integer=True, allow_none=True)
+        check_number("mip_rel_gap", self.mip_rel_gap, strict=False)
+        check_number("threads", self.threads, minimum=1, strict=False, integer=True)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
 
