@@ -1,14 +1,14 @@
 """Matplotlib figures for the exact-vs-relaxed workflow; every function returns its Axes.
 
 * :func:`plot_path` — regularisation path, coefficients vs lambda (Facets paper, Figure 3 right),
-  with the integer grid ``gamma * Z`` drawn when ``gamma`` is given;
+  with the integer grid ``grid_unit * Z`` drawn when ``grid_unit`` is given;
 * :func:`plot_grid_heatmap` — a :func:`milpscore.selection.path_grid` column (accuracy,
-  integrity, ...) over (lambda, gamma) (Facets paper, Figure 3 left and centre);
+  integrity, ...) over (lambda, grid_unit) (Facets paper, Figure 3 left and centre);
 * :func:`plot_score_histograms` — per-class histograms of a score card's total score
   (reuses :meth:`milpscore.scorecard.ScoreCard.plot`);
 * :func:`plot_exact_vs_relaxed` — bars of objective and bound (and time) per method from a
   :func:`milpscore.compare.compare` table;
-* :func:`plot_rounding_error` — rounding error vs gamma (convex-rounding paper, Figure 7): the
+* :func:`plot_rounding_error` — rounding error vs the margin (convex-rounding paper, Figure 7): the
   loss of the rounded model minus the LP optimum, with the Proposition 1 bound when given.
 """
 from __future__ import annotations
@@ -27,12 +27,12 @@ def _axes(ax: Any, figsize: tuple[float, float] = (6.0, 4.0)) -> Any:
     return plt.subplots(figsize=figsize)[1]
 
 
-def plot_path(path: pd.DataFrame, *, gamma: float | None = None, ax: Any = None, legend: bool = True) -> Any:
+def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = None, legend: bool = True) -> Any:
     """Coefficients (columns of ``path``) against lambda (its index), log-scaled lambda axis.
 
     ``path`` is the output of :func:`milpscore.selection.regularisation_path`. Features that stay
-    at zero along the whole path are omitted. With ``gamma``, dotted lines mark the multiples of
-    gamma the Facets penalty attracts coefficients to.
+    at zero along the whole path are omitted. With ``grid_unit``, dotted lines mark the multiples of
+    the grid unit the Facets penalty attracts coefficients to.
     """
     if not isinstance(path, pd.DataFrame) or path.empty:
         raise ValueError("path must be a non-empty DataFrame (rows: lambda, columns: features); "
@@ -42,15 +42,15 @@ def plot_path(path: pd.DataFrame, *, gamma: float | None = None, ax: Any = None,
     moving = [c for c in path.columns if np.abs(path[c].to_numpy(dtype=float)).max() > 1e-9]
     for c in moving:
         ax.plot(lam, path[c].to_numpy(dtype=float), marker=".", label=str(c))
-    if gamma is not None:
+    if grid_unit is not None:
         top = np.abs(path.to_numpy(dtype=float)).max()
-        for k in range(-int(np.ceil(top / gamma)), int(np.ceil(top / gamma)) + 1):
-            ax.axhline(k * gamma, color="0.8", linestyle=":", linewidth=0.8, zorder=0)
+        for k in range(-int(np.ceil(top / grid_unit)), int(np.ceil(top / grid_unit)) + 1):
+            ax.axhline(k * grid_unit, color="0.8", linestyle=":", linewidth=0.8, zorder=0)
     if np.all(lam > 0):
         ax.set_xscale("log")
     ax.set_xlabel("lambda")
     ax.set_ylabel("coefficient")
-    ax.set_title("regularisation path" + (f" (gamma = {gamma:g})" if gamma is not None else ""))
+    ax.set_title("regularisation path" + (f" (grid unit {grid_unit:g})" if grid_unit is not None else ""))
     if legend and moving:
         ax.legend(fontsize="x-small", ncol=2)
     return ax
@@ -58,22 +58,22 @@ def plot_path(path: pd.DataFrame, *, gamma: float | None = None, ax: Any = None,
 
 def plot_grid_heatmap(grid: pd.DataFrame, value: str = "accuracy", *, ax: Any = None, cmap: str = "viridis",
                       annotate: bool = True) -> Any:
-    """Heat map of ``grid[value]`` over lambda (columns) and gamma (rows), with a colour bar.
+    """Heat map of ``grid[value]`` over lambda (columns) and the grid unit (rows), with a colour bar.
 
-    ``grid`` is the output of :func:`milpscore.selection.path_grid` (columns ``lam``, ``gamma``).
+    ``grid`` is the output of :func:`milpscore.selection.path_grid` (columns ``lam``, ``grid_unit``).
     """
-    missing = {"lam", "gamma", value} - set(grid.columns)
+    missing = {"lam", "grid_unit", value} - set(grid.columns)
     if missing:
         raise ValueError(f"grid lacks columns {sorted(missing)}; pass the output of milpscore.selection.path_grid")
-    table = grid.pivot_table(index="gamma", columns="lam", values=value, aggfunc="mean").astype(float)
+    table = grid.pivot_table(index="grid_unit", columns="lam", values=value, aggfunc="mean").astype(float)
     ax = _axes(ax)
     image = ax.imshow(table.to_numpy(), origin="lower", aspect="auto", cmap=cmap)
     ax.figure.colorbar(image, ax=ax, label=value)
     ax.set_xticks(range(table.shape[1]), [f"{v:.3g}" for v in table.columns], rotation=45)
     ax.set_yticks(range(table.shape[0]), [f"{v:.3g}" for v in table.index])
     ax.set_xlabel("lambda")
-    ax.set_ylabel("gamma")
-    ax.set_title(f"{value} over (lambda, gamma)")
+    ax.set_ylabel("grid unit")
+    ax.set_title(f"{value} over (lambda, grid unit)")
     if annotate:
         for (i, j), v in np.ndenumerate(table.to_numpy()):
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize="x-small", color="w")
@@ -84,7 +84,7 @@ def plot_score_histograms(model: Any, X: Any, y: Any, *, ax: Any = None) -> Any:
     """Per-class histograms of a fitted model's total score with the card's threshold.
 
     ``model`` is a fitted milpscore estimator (``scorecard_`` and ``decision_function``); the
-    total score is ``decision_function(X) - intercept_`` in card units (``/ gamma`` for Facets),
+    total score is ``decision_function(X) - intercept_`` in card units (``/ grid_unit`` for Facets),
     i.e. the points only, compared with the card's threshold ``-intercept``.
     """
     if not hasattr(model, "scorecard_"):
@@ -92,7 +92,7 @@ def plot_score_histograms(model: Any, X: Any, y: Any, *, ax: Any = None) -> Any:
     from milpscore.estimators.facets import FacetsClassifier
 
     card = model.scorecard_
-    unit = float(model.gamma) if isinstance(model, FacetsClassifier) else 1.0  # Facets cards show coef / gamma
+    unit = float(model.grid_unit) if isinstance(model, FacetsClassifier) else 1.0  # Facets cards show coef / grid_unit
     scores = (np.asarray(model.decision_function(X), dtype=float) - model.intercept_) / unit
     return card.plot(scores=scores, y=np.asarray(y), ax=_axes(ax))
 
@@ -127,17 +127,17 @@ def plot_exact_vs_relaxed(table: pd.DataFrame, *, ax: Any = None, time_axis: boo
     return ax
 
 
-def plot_rounding_error(gammas: Sequence[float], errors: Sequence[float] | np.ndarray, *,
+def plot_rounding_error(margins: Sequence[float], errors: Sequence[float] | np.ndarray, *,
                         bound: Sequence[float] | None = None, ax: Any = None, label: str = "rounding error") -> Any:
-    """Rounding error against the margin gamma (convex-rounding paper, Figure 7).
+    """Rounding error against the hinge margin (convex-rounding paper, Figure 7; the paper's gamma).
 
-    ``errors`` is either one value per gamma or an array (n_gammas, n_repeats) whose mean and
-    spread (min-max band) are drawn; ``bound`` (one per gamma) adds the Proposition 1 curve.
+    ``errors`` is either one value per margin or an array (n_margins, n_repeats) whose mean and
+    spread (min-max band) are drawn; ``bound`` (one per margin) adds the Proposition 1 curve.
     """
-    g = np.asarray(gammas, dtype=float)
+    g = np.asarray(margins, dtype=float)
     e = np.asarray(errors, dtype=float)
     if e.shape[0] != g.size:
-        raise ValueError(f"errors has {e.shape[0]} rows but {g.size} gammas were given; one row per gamma")
+        raise ValueError(f"errors has {e.shape[0]} rows but {g.size} margins were given; one row per margin")
     ax = _axes(ax)
     mean = e if e.ndim == 1 else e.mean(axis=1)
     ax.plot(g, mean, marker="o", label=label)
@@ -145,8 +145,8 @@ def plot_rounding_error(gammas: Sequence[float], errors: Sequence[float] | np.nd
         ax.fill_between(g, e.min(axis=1), e.max(axis=1), alpha=0.25, label=f"{label} (min-max)")
     if bound is not None:
         ax.plot(g, np.asarray(bound, dtype=float), linestyle="--", color="k", label="Proposition 1 bound")
-    ax.set_xlabel("gamma (margin)")
+    ax.set_xlabel("margin")
     ax.set_ylabel("loss of rounded model - LP optimum")
-    ax.set_title("rounding error vs gamma")
+    ax.set_title("rounding error vs margin")
     ax.legend()
     return ax

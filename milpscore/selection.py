@@ -1,12 +1,12 @@
-"""Model selection: cross-validated (lambda, gamma) grids for Facets, Table 2 counts, paths.
+"""Model selection: cross-validated (lambda, grid unit) grids for Facets, Table 2 counts, paths.
 
 Our estimators are scikit-learn classifiers, so ``sklearn.model_selection.GridSearchCV`` and
 ``cross_val_score`` work on them directly (tested for every estimator). This module adds what
 scikit-learn does not record:
 
 * :func:`path_grid` — the grid search of the Facets paper (Belahcene et al., ACML 2020,
-  section 6): for every ``(lambda, gamma)`` it fits on each CV fold and records the mean test
-  accuracy, the mean *integrity* of ``coef_ / gamma``, whether the model is *null* (all weights
+  section 6): for every ``(lambda, grid_unit)`` it fits on each CV fold and records the mean test
+  accuracy, the mean *integrity* of ``coef_ / grid_unit``, whether the model is *null* (all weights
   zero), *fully integral*, and *optimal* (fully integral and as accurate as the best grid point:
   "23 [integral models] achieve maximal accuracy");
 * :func:`table2` — the counts of the paper's Table 2 (grid points, null, integral, optimal),
@@ -21,7 +21,7 @@ e.g. a dask cluster when one machine is not enough (``pip install 'milpscore[das
     import joblib
     client = Client("tcp://scheduler:8786")        # or Client(LocalCluster(...))
     with joblib.parallel_backend("dask"):
-        grid = path_grid(X, y, lambdas, gammas, n_jobs=-1)
+        grid = path_grid(X, y, lambdas, grid_units, n_jobs=-1)
 
 Every fit is seeded through ``seed`` (the folds) and returns the same table on any backend.
 """
@@ -134,15 +134,15 @@ def _fold_path(estimator: Any, unit_name: str, unit: float, lambdas: np.ndarray,
     return rows
 
 
-def path_grid(X: Any, y: Any, lambdas: Sequence[float], gammas: Sequence[float], *, estimator: Any = None,
+def path_grid(X: Any, y: Any, lambdas: Sequence[float], grid_units: Sequence[float], *, estimator: Any = None,
               cv: int = 5, seed: int = 0, n_jobs: int | None = 1, integrity_tol: float = 1e-4,
               accuracy_tol: float = 1e-9, verbose: int = 0) -> pd.DataFrame:
-    """Cross-validated Facets grid over ``(lambda, gamma)``: accuracy, integrity, Table 2 flags.
+    """Cross-validated Facets grid over ``(lambda, grid_unit)``: accuracy, integrity, Table 2 flags.
 
     Parameters
     ----------
     X : (n, d) features; y : (n,) two-valued labels.
-    lambdas, gammas : grid values (``lam >= 0`` penalty weight; ``gamma > 0`` grid unit).
+    lambdas, grid_units : grid values (``lam >= 0`` penalty weight; ``grid_unit > 0``, the Facets grid unit of eq. 9).
     estimator : a classifier with parameters ``lam`` and ``grid_unit`` (``gamma`` in estimators
         not yet renamed) and fitted ``coef_`` (default
         :class:`~milpscore.estimators.facets.FacetsClassifier` with ``solver="ecos"``,
@@ -158,16 +158,16 @@ def path_grid(X: Any, y: Any, lambdas: Sequence[float], gammas: Sequence[float],
 
     Returns
     -------
-    DataFrame, one row per grid point: ``lam, gamma, alpha = lam / gamma, beta = lam / gamma^2``
+    DataFrame, one row per grid point: ``lam, grid_unit, alpha = lam / grid_unit, beta = lam / grid_unit^2``
     (the paper's size and shape parameters), ``accuracy`` and ``accuracy_std`` (over folds),
     ``integrity``, ``magnitude``, ``size`` (means over folds), ``null`` (null on every fold),
     ``fully_integral`` (not null, integrity 1 on every fold), ``optimal``, ``status`` (the solver
     statuses seen, joined by ``/``).
     """
     Xa, y_pm1, names, _ = validate_xy(X, y)
-    lam_grid, gamma_grid = _positive_grid(lambdas, "lambdas"), _positive_grid(gammas, "gammas")
-    if np.any(gamma_grid <= 0):
-        raise ValueError(f"gammas must be > 0 (the grid unit), got {gammas!r}")
+    lam_grid, unit_grid = _positive_grid(lambdas, "lambdas"), _positive_grid(grid_units, "grid_units")
+    if np.any(unit_grid <= 0):
+        raise ValueError(f"grid_units must be > 0 (the Facets grid unit), got {grid_units!r}")
     if not isinstance(cv, (int, np.integer)) or cv < 2:
         raise ValueError(f"cv must be an integer >= 2 (number of folds), got {cv!r}")
     estimator = _default_facets() if estimator is None else estimator
@@ -176,15 +176,15 @@ def path_grid(X: Any, y: Any, lambdas: Sequence[float], gammas: Sequence[float],
                          "a Facets-style estimator with 'lam' and 'grid_unit'")
     unit_name = grid_unit_parameter(estimator)
     folds = list(StratifiedKFold(cv, shuffle=True, random_state=seed).split(Xa, y_pm1))
-    jobs = (delayed(_fold_path)(estimator, unit_name, gamma, lam_grid, Xa, y_pm1, names, tr, te, integrity_tol)
-            for gamma in gamma_grid for tr, te in folds)
+    jobs = (delayed(_fold_path)(estimator, unit_name, unit, lam_grid, Xa, y_pm1, names, tr, te, integrity_tol)
+            for unit in unit_grid for tr, te in folds)
     paths = Parallel(n_jobs=n_jobs, verbose=verbose)(jobs)
     rows = []
-    for g, gamma in enumerate(gamma_grid):
+    for g, unit in enumerate(unit_grid):
         for k, lam in enumerate(lam_grid):
             per_fold = pd.DataFrame([paths[g * cv + f][k] for f in range(cv)])
             null = bool(per_fold["null"].all())
-            rows.append({"lam": lam, "gamma": gamma, "alpha": lam / gamma, "beta": lam / gamma ** 2,
+            rows.append({"lam": lam, "grid_unit": unit, "alpha": lam / unit, "beta": lam / unit ** 2,
                          "accuracy": per_fold["accuracy"].mean(), "accuracy_std": per_fold["accuracy"].std(ddof=0),
                          "integrity": per_fold["integrity"].mean(), "magnitude": per_fold["magnitude"].mean(),
                          "size": per_fold["size"].mean(), "null": null,

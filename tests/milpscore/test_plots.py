@@ -29,7 +29,7 @@ def _save(ax, tmp_path, name):
 def test_path_plot_has_one_line_per_moving_feature(tmp_path):
     path = pd.DataFrame({"a": [2.0, 1.0, 0.0], "b": [-1.0, -0.5, 0.0], "never": [0.0, 0.0, 0.0]},
                         index=pd.Index([0.01, 0.1, 1.0], name="lam"))
-    ax = plots.plot_path(path, gamma=0.5)
+    ax = plots.plot_path(path, grid_unit=0.5)
     data_lines = [ln for ln in ax.get_lines() if ln.get_label() in {"a", "b", "never"}]
     assert sorted(ln.get_label() for ln in data_lines) == ["a", "b"]
     np.testing.assert_allclose(data_lines[0].get_ydata(), path["a"])
@@ -42,12 +42,12 @@ def test_path_plot_has_one_line_per_moving_feature(tmp_path):
 
 
 def test_heatmap_shows_the_grid_values(tmp_path):
-    grid = pd.DataFrame({"lam": [0.1, 1.0, 0.1, 1.0], "gamma": [0.5, 0.5, 1.0, 1.0],
+    grid = pd.DataFrame({"lam": [0.1, 1.0, 0.1, 1.0], "grid_unit": [0.5, 0.5, 1.0, 1.0],
                          "integrity": [0.2, 0.4, 0.6, 0.8]})
     ax = plots.plot_grid_heatmap(grid, "integrity")
     images = [a for a in ax.get_children() if isinstance(a, AxesImage)]
     assert len(images) == 1
-    np.testing.assert_allclose(images[0].get_array(), [[0.2, 0.4], [0.6, 0.8]])  # rows gamma, columns lambda
+    np.testing.assert_allclose(images[0].get_array(), [[0.2, 0.4], [0.6, 0.8]])  # rows grid unit, columns lambda
     assert len(ax.texts) == 4 and len(ax.figure.axes) == 2  # annotations and colour bar
     _save(ax, tmp_path, "heatmap")
     with pytest.raises(ValueError, match="path_grid"):
@@ -87,12 +87,12 @@ def test_exact_vs_relaxed_bars_from_a_compare_table(tmp_path):
 
 
 def test_rounding_error_with_band_and_bound(tmp_path):
-    gammas = [0.5, 1.0, 2.0]
+    margins = [0.5, 1.0, 2.0]
     errors = np.array([[1.0, 2.0], [0.5, 1.5], [0.2, 0.4]])
-    ax = plots.plot_rounding_error(gammas, errors, bound=[10, 5, 2.5])
+    ax = plots.plot_rounding_error(margins, errors, bound=[10, 5, 2.5])
     assert len(ax.get_lines()) == 2
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), [1.5, 1.0, 0.3])
     assert any(isinstance(c, PolyCollection) for c in ax.collections)
     _save(ax, tmp_path, "rounding")
-    with pytest.raises(ValueError, match="one row per gamma"):
+    with pytest.raises(ValueError, match="one row per margin"):
         plots.plot_rounding_error([1.0], errors)

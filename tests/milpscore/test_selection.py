@@ -53,8 +53,8 @@ def test_path_grid_matches_cross_val_score_and_table2_adds_up(mammo):
     from milpscore.estimators.facets import FacetsClassifier
 
     est = FacetsClassifier(solver="ecos", loss="hinge", bound=5)
-    lambdas, gammas = [0.003, 0.03, 10.0], [0.5, 1.0]
-    grid = path_grid(X, y, lambdas, gammas, estimator=est, cv=3, seed=1)
+    lambdas, units = [0.003, 0.03, 10.0], [0.5, 1.0]
+    grid = path_grid(X, y, lambdas, units, estimator=est, cv=3, seed=1)
     assert len(grid) == 6
     counts = table2(grid).iloc[0]
     assert counts["grid points"] == 6
@@ -68,7 +68,7 @@ def test_path_grid_matches_cross_val_score_and_table2_adds_up(mammo):
     y_pm1 = np.where(y.to_numpy() == 1, 1.0, -1.0)
     ref = cross_val_score(FacetsClassifier(solver="ecos", loss="hinge", bound=5, lam=0.03, grid_unit=0.5),
                           X.to_numpy(float), y_pm1, cv=folds.split(X, y_pm1))
-    row = grid[(grid["lam"] == 0.03) & (grid["gamma"] == 0.5)].iloc[0]
+    row = grid[(grid["lam"] == 0.03) & (grid["grid_unit"] == 0.5)].iloc[0]
     assert row["accuracy"] == pytest.approx(ref.mean())
     assert row["alpha"] == pytest.approx(0.06) and row["beta"] == pytest.approx(0.12)
     best = grid["accuracy"].max()
@@ -77,7 +77,7 @@ def test_path_grid_matches_cross_val_score_and_table2_adds_up(mammo):
 
 def test_path_grid_parallel_equals_serial(mammo):
     X, y = mammo
-    kw = dict(lambdas=[0.01, 0.1], gammas=[1.0], cv=2, seed=0)
+    kw = dict(lambdas=[0.01, 0.1], grid_units=[1.0], cv=2, seed=0)
     serial = path_grid(X, y, n_jobs=1, **kw)
     parallel = path_grid(X, y, n_jobs=2, **kw)
     pd.testing.assert_frame_equal(serial, parallel)
@@ -87,7 +87,7 @@ def test_path_grid_runs_on_a_dask_cluster(mammo):
     pytest.importorskip("dask")
     distributed = pytest.importorskip("dask.distributed")
     X, y = mammo
-    kw = dict(lambdas=[0.01, 0.1], gammas=[0.5, 1.0], cv=2, seed=0)
+    kw = dict(lambdas=[0.01, 0.1], grid_units=[0.5, 1.0], cv=2, seed=0)
     local = path_grid(X, y, **kw)
     with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
@@ -158,12 +158,12 @@ def test_path_grid_takes_the_deprecated_gamma_name(mammo):
             return self
 
     grid = path_grid(X, y, [0.01], [0.5], estimator=OldFacets(), cv=2)
-    assert list(grid["gamma"]) == [0.5] and grid["accuracy"].between(0, 1).all()
+    assert list(grid["grid_unit"]) == [0.5] and grid["accuracy"].between(0, 1).all()
 
 
 def test_bad_grid_arguments(mammo):
     X, y = mammo
-    with pytest.raises(ValueError, match="gammas"):
+    with pytest.raises(ValueError, match="grid_units"):
         path_grid(X, y, [0.1], [0.0])
     with pytest.raises(ValueError, match="lambdas"):
         path_grid(X, y, [], [1.0])
