@@ -6,6 +6,10 @@ inside the same pass, and raise ValueError); all maths is documented on the clas
 are single fused passes (one read, one write per coordinate); the structured ones (weighted TV by
 Condat's direct algorithm, binarsity, pool-adjacent-violators, EYE root search) are the O(p) or
 O(p log(1/eps)) loops that numpy cannot express without Python-level iteration.
+
+Why one module of about 400 lines: every kernel here is a numba function compiled with
+``cache=True``; keeping them together keeps one compilation cache and one place where the
+no-Python-objects rules of numba apply, while the maths stays with the penalty classes.
 """
 from __future__ import annotations
 
