@@ -15,7 +15,7 @@ import numpy as np
 from formulations.penalized import PenalizedProgram
 from formulations.penalties import EYE
 from milpscore.credibility import average_precision, sparsity
-from milpscore.estimators.base import FitOutcome, IntegerLinearClassifier
+from milpscore.estimators.direct import DirectFitClassifier, FitOutcome
 from solvers.registry import solve
 
 SOLVERS = ("ecos", "clarabel", "prox")
@@ -44,7 +44,7 @@ def known_factor_mask(known: Any, names: Sequence[str]) -> np.ndarray:
     return r
 
 
-class EYEClassifier(IntegerLinearClassifier):
+class EYEClassifier(DirectFitClassifier):
     """Credible sparse logistic regression with the EYE penalty.
 
     Parameters

@@ -23,7 +23,7 @@ import pandas as pd
 from formulations.fused import FusedLassoHinge, FusedPoints
 from milpscore.binning import NUMERIC, OrderedBinner, _as_frame
 from milpscore.data import LabelMap, encode_labels, validate_sample_weight
-from milpscore.estimators.base import FitOutcome, IntegerLinearClassifier
+from milpscore.estimators.direct import DirectFitClassifier, FitOutcome
 from milpscore.scorecard import ScoreCard
 from solvers.registry import solve
 
@@ -31,7 +31,7 @@ _SOLVERS = ("highs", "lp", "prox")
 _MONOTONE_WORDS = {"increasing": 1, "decreasing": -1, 1: 1, -1: -1, 0: 0}
 
 
-class FusedScoreClassifier(IntegerLinearClassifier):
+class FusedScoreClassifier(DirectFitClassifier):
     """Points table with contiguous ranges and integer points, learned by the fused-lasso hinge ILP.
 
     Parameters
