@@ -49,6 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from formulations.encodings import add_hinge
+from formulations.intercept import hinge_intercept
 from formulations.program import Program, ProgramBuilder
 
 REFERENCES = ("min", "first", "sum_to_zero")
@@ -403,27 +404,5 @@ class FusedLassoHinge:
         return x
 
 
-def best_intercept(scores: np.ndarray, y: np.ndarray, w: np.ndarray, margin: float = 1.0) -> float:
-    """Intercept ``b`` minimising ``sum_i w_i max(0, margin - y_i (s_i + b))`` exactly.
-
-    The objective is convex piecewise linear in ``b`` with breakpoints ``margin - s_i``
-    (positives) and ``-margin - s_i`` (negatives); it is evaluated at every breakpoint at once
-    with sorted prefix sums (O(N log N)).
-    """
-    pos = y > 0
-    a = np.sort(margin - scores[pos])
-    wa = w[pos][np.argsort(margin - scores[pos])]
-    c = np.sort(-margin - scores[~pos])
-    wc = w[~pos][np.argsort(-margin - scores[~pos])]
-    cand = np.concatenate([a, c])
-    # positives with a_i > b: sum w a - b sum w  (suffix sums)
-    wa_suf = np.concatenate([np.cumsum((wa)[::-1])[::-1], [0.0]])
-    wa_a_suf = np.concatenate([np.cumsum((wa * a)[::-1])[::-1], [0.0]])
-    ia = np.searchsorted(a, cand, side="right")
-    loss_pos = wa_a_suf[ia] - cand * wa_suf[ia]
-    # negatives with c_i < b: b sum w - sum w c  (prefix sums)
-    wc_pre = np.concatenate([[0.0], np.cumsum(wc)])
-    wc_c_pre = np.concatenate([[0.0], np.cumsum(wc * c)])
-    ic = np.searchsorted(c, cand, side="left")
-    loss_neg = cand * wc_pre[ic] - wc_c_pre[ic]
-    return float(cand[np.argmin(loss_pos + loss_neg)])
+#: the exact hinge intercept search shared with the other hinge formulations
+best_intercept = hinge_intercept
