@@ -1,14 +1,33 @@
-"""Benchmark: fused-lasso hinge ILP (exact) vs its LP relaxation on spambase.
+"""Benchmark: fused-lasso hinge ILP (exact) vs its LP relaxation and the binarsity proximal path on spambase.
 
-For 5 and 10 bins per variable (57 continuous features, 4601 rows; quantile bins), prints build
-time, solve time, objective, bound / gap, training accuracy and the number of ranges in the
-card for the relaxed LP (continuous points, the reference), the binarsity proximal path
-(continuous points, FISTA on a Huberised hinge, delta = 0.1; objective is eq. (1) at its points),
-the exact ILP (HiGHS, time-limited, cold) and the exact ILP started from the rounded LP or prox
-points (``FusedLassoHinge.lift``; ``build_s`` includes that lift), with ratios against the relaxed
-LP measured in the same run. Takes about 3-4 minutes. BLAS is capped to one thread.
+For 5 and 10 bins per variable (57 continuous features, 4601 rows; quantile bins; identical rows
+merged), everything through :mod:`solvers.pipeline` on one instance per binning:
 
-Run: ``python benchmarks/fused.py [--time-limit 20] [--penalty 1.0] [--max-points 3]``.
+* ``relaxed``  -- the LP relaxation (continuous points; its value bounds the ILP below);
+* ``prox``     -- the binarsity proximal path (FISTA on a Huberised hinge, delta = 0.1); its
+  objective is eq. (1) at its points;
+* ``exact``    -- the ILP (HiGHS, time-limited), cold;
+* ``exact+LP start`` / ``exact+prox start`` -- the ILP warm-started from the LP / prox points
+  rounded into the table (:func:`solvers.pipeline.solve_rounded`).
+
+Start columns: ``start_obj`` is the true objective of the start, ``start`` says whether the
+pipeline accepted it (checked with ``violations``) and whether the exact solve improved on it;
+``nodes`` is HiGHS' branch-and-bound node count.
+
+Why a warm start can end identical to the cold run (investigated, issue 16): the starts are not
+rejected (every one passes the pipeline's ``violations`` check and HiGHS reports "MIP start
+solution is feasible"), and HiGHS does not ignore them. With a 20 s limit HiGHS spends the whole
+budget at the root node (``nodes`` = 0: root LP and cut separation on ~4.5k rows and 2e5
+non-zeros), so no run improves on its best root incumbent, and the final model is the better of
+HiGHS' own root heuristics and the start. On 5 bins the LP point rounded to the nearest table
+has objective 804, exactly the incumbent HiGHS' central rounding finds by itself ("C" in its
+log): that run is identical to the cold one. The prox start (733 on 5 bins) and both starts on 10
+bins (776 and 771 against a cold 1137) are better than HiGHS' root incumbent and are returned
+as they are; the dual bound does not move (a start helps the primal side only).
+
+Takes about 4-5 minutes. BLAS is capped to one thread.
+
+Run: ``python benchmarks/fused.py [--time-limit 20] [--lam 1.0] [--max-points 3]``.
 """
 from __future__ import annotations
 
@@ -26,68 +45,80 @@ sys.path.insert(0, str(ROOT))
 
 from formulations.fused import FusedLassoHinge  # noqa: E402
 from milpscore.binning import OrderedBinner  # noqa: E402
-from milpscore.estimators.fused import binarsity_points, builder_objective  # noqa: E402
-from solvers.highs import solve_highs  # noqa: E402
+from solvers.limits import Limits  # noqa: E402
+from solvers.pipeline import solve_exact, solve_relaxed, solve_rounded  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "spambase_data.csv"
 
 
-def run(n_bins: int, penalty: float, max_points: int, time_limit: float) -> list[dict]:
+def start_state(fit, start) -> str:
+    """Whether the pipeline accepted ``start`` (its ``violations`` check, reported in ``fit.message``)
+    and whether the exact solve improved on it (objectives; ties return the solver's copy of it)."""
+    if start is None:
+        return ""
+    if "start rejected" in fit.message:
+        return "rejected"
+    return "accepted, improved" if fit.objective < start.objective - 1e-9 else "accepted, not improved"
+
+
+def run(n_bins: int, lam: float, max_points: int, time_limit: float) -> list[dict]:
     data = pd.read_csv(DATA)
     y = np.where(data.pop(data.columns[0]).to_numpy() > 0, 1.0, -1.0)
     binner = OrderedBinner(n_bins=n_bins).fit(data)
     onehot = binner.transform(data)
-    sizes = [v.n_bins for v in binner.variables_]
-    rows, starts = [], {}
-    for kind in ("relaxed", "prox", "exact", "exact+LP start", "exact+prox start"):
-        builder = FusedLassoHinge(penalty=penalty, points_ub=max_points)
-        t0 = time.perf_counter()
-        program = builder.exact(onehot, y, sizes)
-        if kind == "relaxed":
-            program = program.relax()
-        start = starts.get(kind.removeprefix("exact+").removesuffix(" start"))
-        start = None if start is None else builder.lift(np.clip(np.round(start), 0, max_points))
-        build = time.perf_counter() - t0
-        if kind == "prox":
-            points, result = binarsity_points(onehot, y, np.ones(len(y)), sizes, builder, smoothing=0.1, tol=1e-5)
-            objective, bound, gap = builder_objective(program, builder, points), np.nan, np.nan
-        else:
-            result = solve_highs(program, time_limit=None if kind == "relaxed" else time_limit, mip_rel_gap=1e-4,
-                                 warm_start=start)
-            points = builder.decode(result.x)
-            objective, bound, gap = result.objective, result.bound, result.gap
-        starts[{"relaxed": "LP", "prox": "prox"}.get(kind, kind)] = points.theta
-        accuracy = float(np.mean(np.where(points.scores(onehot) > 0, 1.0, -1.0) == y))
-        rows.append({"bins/var": n_bins, "program": kind, "bins": onehot.shape[1],
-                     "vars": program.n_variables, "rows": program.n_rows, "build_s": build,
-                     "solve_s": result.solve_time, "status": result.status.value,
-                     "objective": objective, "bound": bound, "gap": gap,
-                     "accuracy": accuracy, "used_vars": int(points.used.sum()), "ranges": points.n_ranges(1e-6)})
+    t0 = time.perf_counter()
+    instance = FusedLassoHinge(lam=lam, points_ub=max_points, blocks=[v.n_bins for v in binner.variables_]).instance(
+        onehot, y)
+    instance.exact()
+    build = time.perf_counter() - t0
+    limits = Limits(time_limit=time_limit, mip_rel_gap=1e-4)
+    fits = {"relaxed": solve_relaxed(instance, "highs"),
+            "prox": solve_relaxed(instance, "prox", options={"tol": 1e-5, "max_iter": 20000})}
+    starts = {"LP": solve_rounded(instance, fits["relaxed"]), "prox": solve_rounded(instance, fits["prox"])}
+    fits["exact"] = solve_exact(instance, limits=limits)
+    for name, start in starts.items():
+        fits[f"exact+{name} start"] = solve_exact(instance, start=start, limits=limits)
+    program = instance.exact()
+    rows = []
+    for kind, fit in fits.items():
+        start = starts.get(kind.removeprefix("exact+").removesuffix(" start")) if kind.startswith("exact+") else None
+        points = instance.points(fit.model)
+        correct = np.where(points.scores(instance.X) > 0, 1.0, -1.0) == instance.y
+        accuracy = float(instance.weights @ correct / instance.weights.sum())  # merged rows carry their counts
+        rows.append({"bins/var": n_bins, "program": kind, "bins": onehot.shape[1], "rows_kept": instance.X.shape[0],
+                     "vars": program.n_variables, "build_s": build, "solve_s": fit.times.get("total", np.nan),
+                     "status": fit.status.value, "objective": fit.objective, "bound": fit.bound, "gap": fit.gap,
+                     "nodes": fit.result.nodes if fit.result is not None else 0,
+                     "start_obj": start.objective if start is not None else np.nan,
+                     "start": start_state(fit, start), "accuracy": accuracy,
+                     "used_vars": int(points.used.sum()), "ranges": points.n_ranges(1e-6)})
+        if kind.startswith("exact"):
+            print(f"  {n_bins:>2} bins/var, {kind:<16}: {fit.message}", flush=True)
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per ILP solve")
-    parser.add_argument("--penalty", type=float, default=1.0, help="lambda of eq. (1)")
+    parser.add_argument("--lam", type=float, default=1.0, help="lambda of eq. (1)")
     parser.add_argument("--max-points", type=int, default=3, help="points per bin in 0..max")
     args = parser.parse_args()
     if not DATA.is_file():
         raise SystemExit(f"spambase not found at {DATA}")
     with threadpool_limits(1):
-        print(f"BLAS threads: 1 (threadpoolctl); HiGHS threads: 1; lambda={args.penalty}, "
-              f"points 0..{args.max_points}, ILP time limit {args.time_limit:g}s")
-        rows = [r for n_bins in (5, 10) for r in run(n_bins, args.penalty, args.max_points, args.time_limit)]
+        print(f"BLAS threads: 1 (threadpoolctl); HiGHS threads: 1; lambda={args.lam}, "
+              f"points 0..{args.max_points}, ILP time limit {args.time_limit:g}s; pipeline messages:")
+        rows = [r for n_bins in (5, 10) for r in run(n_bins, args.lam, args.max_points, args.time_limit)]
     table = pd.DataFrame(rows)
-    pd.set_option("display.width", 200)
+    pd.set_option("display.width", 250)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print("\nratios against the relaxed LP (same run):")
     for n_bins, grp in table.groupby("bins/var"):
         r = grp.iloc[0]
         for _, e in grp.iloc[1:].iterrows():
-            print(f"  {n_bins:>2} bins/var, {e.program:<15}: build x{e.build_s / r.build_s:.2f}, "
-                  f"solve x{e.solve_s / r.solve_s:.1f}, objective x{e.objective / r.objective:.3f}, "
-                  f"accuracy {e.accuracy:.4f} vs {r.accuracy:.4f}, ranges {e.ranges} vs {r.ranges}")
+            print(f"  {n_bins:>2} bins/var, {e.program:<16}: solve x{e.solve_s / r.solve_s:.1f}, "
+                  f"objective x{e.objective / r.objective:.3f}, accuracy {e.accuracy:.4f} vs {r.accuracy:.4f}, "
+                  f"ranges {e.ranges} vs {r.ranges}")
 
 
 if __name__ == "__main__":

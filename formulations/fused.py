@@ -1,408 +1,380 @@
 """Fused-lasso hinge ILP: integer points for ordered one-hot bins (a DiaRem-style points table).
 
-Source: ``feature-selection-fused-lasso-scores.txt``, part 2, "The Linear Formulation". With
-``x̄_i`` the ordered one-hot encoding of sample ``i`` (``p`` variables, variable ``j`` owning
-the ``d_j`` contiguous columns ``B_j``; ``d̄ = sum_j d_j``), the builder encodes eq. (1)
+Sokolovska, "Feature selection, interpretable models" (lecture slides), "The Linear Formulation".
+With ``x̄_i`` the ordered one-hot encoding of row ``i`` (``p`` variables, variable ``j`` owning
+the ``d_j`` contiguous columns ``B_j``; ``d̄ = sum_j d_j``), the instance encodes eq. (1)
 
 .. math::
 
-    \\min_{\\theta, b}\\; \\sum_{i=1}^N w_i\\, \\ell(y_i, \\theta\\cdot\\bar x_i + b)
+    \\min_{\\theta, b}\\; \\sum_{i=1}^N w_i \\max(0, m - y_i(\\theta\\cdot\\bar x_i + b))
         + \\lambda \\sum_{j=1}^{p} \\sum_{k, k+1 \\in B_j} |\\theta_k - \\theta_{k+1}|
 
-as the linear program of eqs. (2)-(5): hinge slacks ``xi_i >= 0`` with
-``y_i (theta . x̄_i + b) >= margin - xi_i`` (eq. 3, written by
-:func:`formulations.encodings.add_hinge`), and one ``eta`` per pair of *adjacent bins of the same
-variable* with ``-eta_k <= theta_k - theta_{k+1} <= eta_k`` at objective cost ``lambda``
-(eqs. 2 and 4). Two deliberate departures from the slides' print: eq. (4) there reads
-``-lambda eta <= ... <= lambda eta`` with ``eta`` at cost 1, which weighs the fused term by
-``1/lambda``; we follow eq. (1), the stated objective. And the slides sum ``|theta_j -
-theta_{j+1}|`` over all ``d̄ - 1`` neighbours; differences across two variables' blocks have no
-meaning (the slides' algorithm bins one variable at a time), so only within-block pairs are fused,
-as in the binarsity penalty (``binarsity-weighted-tv.txt``, "bina(theta)").
+(``m`` the ``margin``) as the program of eqs. (2)-(5): hinge slacks (block ``"loss"``) with
+``y_i (theta . x̄_i + b) >= m - loss_i`` (eq. 3) and one ``diff_k >= |theta_k - theta_{k+1}|``
+per pair of *adjacent bins of the same variable* at cost ``lam`` (eqs. 2 and 4). Two deliberate
+departures from the slides' print: eq. (4) there reads ``-lambda eta <= ... <= lambda eta`` with
+``eta`` at cost 1, which weighs the fused term by ``1/lambda``; we follow eq. (1), the stated
+objective. And the slides sum over all ``d̄ - 1`` neighbours; differences across two variables'
+blocks mean nothing, so only within-block pairs are fused, as in binarsity (Alaya 2018).
 
-``theta`` is integer in a per-variable range ``[lb_j, ub_j]`` (eq. 5 uses the natural numbers:
-the default range is ``0..U``; signed ranges are allowed); ``b`` is real. One-hot blocks make
-``theta`` unique only up to a shift of each block absorbed by ``b``; a **reference level**
-removes it:
+``theta`` (block ``"coef"``) is integer in a per-variable range ``[lb_j, ub_j]`` (eq. 5: the
+natural numbers, default ``0..5``); the intercept is real. One-hot blocks make ``theta`` unique
+only up to a shift of each block absorbed by the intercept; a **reference level** removes it:
 
 * ``"min"`` (default): the smallest points of each variable are 0 (``theta >= 0`` and one
-  binary ``z_k`` per bin with ``theta_k <= ub_j (1 - z_k)``, ``sum_{k in B_j} z_k = 1``). This
-  loses nothing when ``lb_j = 0``: shifting a block down to its minimum keeps it in range;
-* ``"first"``: the first bin has 0 points (``theta_{first} = 0`` by its bounds);
-* ``"sum_to_zero"``: ``sum_{k in B_j} theta_k = 0``, the binarsity centring ``delta_1``.
+  binary per bin, block ``"minimum"``, with ``theta_k <= ub_j (1 - z_k)``, ``sum_{k in B_j} z_k
+  = 1``); loses nothing when ``lb_j = 0``;
+* ``"first"``: the first bin has 0 points (by its bounds);
+* ``"sum_to_zero"``: ``sum_{k in B_j} theta_k = 0``, the binarsity centring.
 
-Options: monotone blocks (``theta_k <= theta_{k+1}`` or ``>=`` along a variable), a maximum
-number of variables used (L0 over blocks: binary ``u_j`` with ``lb_j u_j <= theta_k <= ub_j u_j``,
-the big-M taken from the points bounds, ``sum_j u_j <= max_variables``), must-include
-variables (``u_j = 1``), sample weights ``w_i``. Every row block is built from whole sparse
-matrices; nothing loops over samples.
-
-Variable blocks of the program: ``theta`` (d̄), ``b`` (1), ``xi`` (N), ``eta`` (d̄ - p), then
-``z`` (reference ``"min"``, bins of non-monotone blocks) and ``u`` (p, with ``max_variables``).
+Options: monotone blocks, a maximum number of variables used (``max_size``; binary ``size_j``
+with ``lb_j size_j <= theta_k <= ub_j size_j``), must-include variables, sample weights.
+Identical rows are merged into one weighted row (exact for the hinge). Blocks of the program:
+``coef`` (d̄), ``intercept`` (1), ``loss`` (rows), ``diff`` (d̄ - p), then ``minimum`` and ``size``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.encodings import add_hinge
+from formulations.base import CachedPrograms, Model
+from formulations.bins import FusedPoints, OrderedBins, as_blocks, infer_blocks, merge_runs, round_points
 from formulations.intercept import hinge_intercept
 from formulations.program import Program, ProgramBuilder
+from formulations.rows import merge_rows
+from formulations.validation import check_number, check_training_set
 
 REFERENCES = ("min", "first", "sum_to_zero")
 
 
+def _per_variable(value: Any, p: int, name: str, dtype=float) -> np.ndarray:
+    arr = np.asarray(value, dtype=dtype)
+    if arr.ndim == 0:
+        arr = np.full(p, arr)
+    if arr.shape != (p,):
+        raise ValueError(f"{name} must be a scalar or {p} values (one per variable), got {np.shape(value)}")
+    return arr
+
+
+def _tuple(value: Any) -> Any:
+    return value if value is None or np.ndim(value) == 0 else tuple(np.asarray(value).tolist())
+
+
 @dataclass(frozen=True)
-class FusedPoints:
-    """Decoded model: points per bin, intercept, and the merged ranges of each variable.
-
-    Attributes
-    ----------
-    theta : (d̄,) points of each one-hot bin (integers for the ILP, rounded within 1e-6).
-    intercept : b.
-    blocks : the column slice of each variable.
-    """
-
-    theta: np.ndarray
-    intercept: float
-    blocks: tuple[slice, ...]
-
-    def block_points(self, j: int) -> np.ndarray:
-        return self.theta[self.blocks[j]]
-
-    def ranges(self, j: int, tol: float = 1e-7) -> list[tuple[int, int, float]]:
-        """Maximal runs ``(first_bin, last_bin, points)`` of adjacent bins with equal points."""
-        return merge_runs(self.block_points(j), tol)
-
-    @property
-    def used(self) -> np.ndarray:
-        """(p,) bool: the variable's points are not constant (so it changes some score)."""
-        return np.array([np.ptp(self.block_points(j)) > 1e-7 if self.blocks[j].stop > self.blocks[j].start
-                         else False for j in range(len(self.blocks))])
-
-    def n_ranges(self, tol: float = 1e-7) -> int:
-        """Total number of merged ranges over the used variables (the rows of the card)."""
-        return int(sum(len(self.ranges(j, tol)) for j in np.flatnonzero(self.used)))
-
-    def scores(self, X_onehot) -> np.ndarray:
-        """``theta . x̄_i + b`` for each row of a one-hot matrix."""
-        return np.asarray(sp.csr_matrix(X_onehot) @ self.theta).ravel() + self.intercept
-
-
-def merge_runs(points: np.ndarray, tol: float = 1e-7) -> list[tuple[int, int, float]]:
-    """Split a block of per-bin points into maximal runs of equal adjacent values.
-
-    Returns ``[(first_bin, last_bin, points), ...]``; the step of the slides' algorithm "build a
-    binning of the values of X^j, such that two contiguous values associated with equal weights
-    are in the same bin".
-    """
-    points = np.asarray(points, dtype=float)
-    if points.size == 0:
-        return []
-    breaks = np.flatnonzero(np.abs(np.diff(points)) > tol) + 1
-    starts = np.concatenate([[0], breaks])
-    stops = np.concatenate([breaks, [points.size]]) - 1
-    return [(int(a), int(b), float(points[a])) for a, b in zip(starts, stops)]
-
-
-def _as_blocks(blocks, d: int) -> tuple[slice, ...]:
-    """Sizes or slices -> contiguous slices covering ``0..d`` exactly."""
-    items = list(blocks)
-    if not items:
-        raise ValueError("blocks is empty; give the number of bins of each variable, e.g. [4, 3]")
-    if all(isinstance(b, slice) for b in items):
-        out = tuple(slice(int(b.start or 0), int(b.stop)) for b in items)
-    elif all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in items):
-        if any(b < 1 for b in items):
-            raise ValueError(f"block sizes must be >= 1, got {items}")
-        ends = np.cumsum(items)
-        out = tuple(slice(int(e - s), int(e)) for s, e in zip(items, ends))
-    else:
-        raise TypeError("blocks must be a sequence of block sizes (ints) or of column slices")
-    pos = 0
-    for k, s in enumerate(out):
-        if s.start != pos or s.stop <= s.start:
-            raise ValueError(f"blocks must be contiguous, non-empty and in order; block {k} is {s}, "
-                             f"expected start {pos}")
-        pos = s.stop
-    if pos != d:
-        raise ValueError(f"blocks cover {pos} columns but X_onehot has {d}; one block per variable, all columns")
-    return out
-
-
-@dataclass
 class FusedLassoHinge:
-    """Builder of the fused-lasso hinge ILP (eqs. 1-5, see the module docstring).
+    """Modelling choices of the fused-lasso hinge ILP (Sokolovska, eqs. 1-5; module docstring).
 
     Parameters
     ----------
-    penalty : lambda >= 0 of eq. (1), in hinge units (one unit of fused variation costs as much
-        as one unit of hinge slack of a weight-1 sample).
-    points_lb, points_ub : points range, scalar or one value per variable (``lb <= 0 <= ub``).
-    reference : ``"min"``, ``"first"`` or ``"sum_to_zero"`` (see module docstring).
-    monotone : None or per-variable ``+1`` (non-decreasing), ``-1`` (non-increasing), ``0``.
-    max_variables : None or the maximum number of variables with non-zero points (L0 over blocks).
-    must_include : indices of variables whose L0 indicator is fixed to 1 (they take one of the
-        ``max_variables`` places and may be non-constant whatever the limit).
+    lam : lambda >= 0 of eq. (1), in hinge units (one point of difference between adjacent bins
+        costs as much as one unit of hinge slack of a weight-1 row).
     margin : hinge margin (1 in eq. 3).
-
-    ``exact(X_onehot, y, blocks)`` builds the ILP and remembers the instance; ``relaxed()``,
-    ``decode(x)`` and ``lift(theta)`` refer to the last instance built.
+    points_lb, points_ub : integer points range, a scalar or one value per variable (lb <= 0 <= ub).
+    reference : ``"min"``, ``"first"`` or ``"sum_to_zero"`` (module docstring).
+    monotone : None or per variable ``+1`` (non-decreasing), ``-1`` (non-increasing) or ``0``.
+    max_size : None or the maximum number of variables with non-zero points.
+    must_include : indices of variables always given a place (counted in ``max_size``).
+    blocks : the number of bins of each variable, in column order (the binning); None reads them
+        off the one-hot matrix (:func:`formulations.bins.infer_blocks`; no empty bin allowed).
+    n_bins : bins per numeric column of :meth:`design` (raw columns in ``compare``) only.
+    smoothing : width of the Huberised hinge of the proximal path (:meth:`FusedInstance.composite`).
+    merge_duplicates : merge identical ``(x̄, y)`` rows into one weighted row (exact).
     """
 
-    penalty: float = 1.0
+    lam: float = 1.0
+    margin: float = 1.0
     points_lb: float | Sequence[float] = 0.0
     points_ub: float | Sequence[float] = 5.0
     reference: str = "min"
     monotone: Sequence[int] | None = None
-    max_variables: int | None = None
+    max_size: int | None = None
     must_include: Sequence[int] = ()
-    margin: float = 1.0
-    _instance: dict | None = field(default=None, init=False, repr=False)
+    blocks: Sequence[int] | None = None
+    n_bins: int = 5
+    smoothing: float = 0.1
+    merge_duplicates: bool = True
 
-    # ------------------------------------------------------------ validation
-    def _check(self, X, y, blocks, sample_weight):
-        if not np.isfinite(self.penalty) or self.penalty < 0:
-            raise ValueError(f"penalty (lambda) must be finite and >= 0, got {self.penalty}")
-        if not np.isfinite(self.margin) or self.margin <= 0:
-            raise ValueError(f"margin must be finite and > 0, got {self.margin}")
+    def __post_init__(self) -> None:
+        check_number("lam", self.lam, strict=False)
+        check_number("margin", self.margin)
+        check_number("smoothing", self.smoothing)
+        check_number("n_bins", self.n_bins, minimum=2, strict=False, integer=True)
+        check_number("max_size", self.max_size, strict=False, integer=True, allow_none=True)
         if self.reference not in REFERENCES:
             raise ValueError(f"reference must be one of {REFERENCES}, got {self.reference!r}")
-        Xs = sp.csr_matrix(X, dtype=float)
-        if Xs.ndim != 2 or Xs.shape[0] == 0 or Xs.shape[1] == 0:
-            raise ValueError(f"X_onehot must be a non-empty 2-D matrix, got shape {Xs.shape}")
-        n, d = Xs.shape
-        if not np.isfinite(Xs.data).all() or not np.isin(Xs.data, (0.0, 1.0)).all():
-            raise ValueError("X_onehot must contain only 0 and 1 (ordered one-hot bins); "
-                             "bin the raw data first, e.g. milpscore.binning.OrderedBinner")
-        slices = _as_blocks(blocks, d)
-        p = len(slices)
-        member = self._membership(slices, d)
-        per_block = np.asarray((Xs @ member).todense())
-        if not np.all(per_block == 1):
-            i, j = np.argwhere(per_block != 1)[0]
-            raise ValueError(f"row {i} of X_onehot has {per_block[i, j]:g} ones in block {j}; each row needs "
-                             "exactly one 1 per variable (one-hot)")
-        yv = np.asarray(y, dtype=float)
-        if yv.shape != (n,):
-            raise ValueError(f"y has shape {yv.shape}, expected ({n},) to match X_onehot")
-        if not np.isin(yv, (-1.0, 1.0)).all():
-            raise ValueError("y must hold labels in {-1, +1}; map the classes first")
-        if np.unique(yv).size < 2:
-            raise ValueError("y has a single class; the hinge ILP needs samples of both classes")
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError(f"sample_weight must be {n} finite non-negative numbers")
-        lb = self._per_block(self.points_lb, p, "points_lb")
-        ub = self._per_block(self.points_ub, p, "points_ub")
-        if np.any(lb > 0) or np.any(ub < 0) or np.any(lb > ub):
+        for name in ("points_lb", "points_ub", "monotone", "must_include"):
+            object.__setattr__(self, name, _tuple(getattr(self, name)))
+        if self.blocks is not None:
+            object.__setattr__(self, "blocks", tuple(s.stop - s.start for s in as_blocks(self.blocks)))
+        must = np.asarray(self.must_include, dtype=float).reshape(-1)
+        if must.size and (np.any(must != np.round(must)) or must.min() < 0):
+            raise ValueError(f"must_include must hold variable indices >= 0, got {list(self.must_include)}")
+        if self.max_size is not None and np.unique(must).size > self.max_size:
+            raise ValueError(f"{np.unique(must).size} must-include variables exceed max_size={self.max_size}; "
+                             "raise max_size")
+        if self.blocks is not None:
+            self.per_variable(len(self.blocks))
+
+    def per_variable(self, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per-variable ``(lb, ub, monotone, must_include indices)`` for ``p`` variables, checked."""
+        lb = _per_variable(self.points_lb, p, "points_lb")
+        ub = _per_variable(self.points_ub, p, "points_ub")
+        if not (np.isfinite(lb).all() and np.isfinite(ub).all()) or np.any(lb != np.round(lb)) or np.any(
+                ub != np.round(ub)):
+            raise ValueError(f"points_lb and points_ub must be finite integers; got {lb.tolist()}, {ub.tolist()}")
+        if np.any(lb > 0) or np.any(ub < 0):
             raise ValueError(f"each points range must contain 0 (lb <= 0 <= ub); got lb={lb.tolist()}, "
                              f"ub={ub.tolist()}")
         if self.reference == "min" and np.any(lb != 0):
             raise ValueError("reference='min' sets the smallest points of each variable to 0, so points_lb must "
                              "be 0; for signed points use reference='first' or 'sum_to_zero'")
-        mono = np.zeros(p, int) if self.monotone is None else np.asarray(self.monotone)
-        if mono.shape != (p,) or not np.isin(mono, (-1, 0, 1)).all():
+        mono = _per_variable(0 if self.monotone is None else self.monotone, p, "monotone")
+        if not np.isin(mono, (-1, 0, 1)).all():
             raise ValueError(f"monotone must hold one of -1, 0, +1 for each of the {p} variables")
-        must = np.asarray(self.must_include, dtype=int).reshape(-1)
-        if must.size and (must.min() < 0 or must.max() >= p):
-            raise ValueError(f"must_include indices must lie in 0..{p - 1}, got {must.tolist()}")
-        if self.max_variables is not None:
-            if int(self.max_variables) < 0:
-                raise ValueError(f"max_variables must be >= 0, got {self.max_variables}")
-            if np.unique(must).size > int(self.max_variables):
-                raise ValueError(f"{np.unique(must).size} must-include variables exceed max_variables="
-                                 f"{self.max_variables}; raise max_variables")
-        return Xs, yv, slices, member, w, lb, ub, mono.astype(int), np.unique(must)
+        must = np.unique(np.asarray(self.must_include, dtype=int))
+        if must.size and must.max() >= p:
+            raise ValueError(f"must_include indices must lie in 0..{p - 1}, got {list(self.must_include)}")
+        return lb, ub, mono.astype(int), must
 
-    @staticmethod
-    def _per_block(value, p: int, name: str) -> np.ndarray:
-        arr = np.asarray(value, dtype=float)
-        if arr.ndim == 0:
-            arr = np.full(p, float(arr))
-        if arr.shape != (p,) or not np.isfinite(arr).all():
-            raise ValueError(f"{name} must be a finite scalar or {p} finite values (one per variable)")
-        return arr
+    def design(self, X: Any) -> OrderedBins:
+        """``compare``'s hook for raw numeric columns: ordered bins (``n_bins`` each) fitted on ``X``."""
+        return OrderedBins(self.n_bins).fit(X)
 
-    @staticmethod
-    def _membership(slices: tuple[slice, ...], d: int) -> sp.csr_matrix:
-        """(d̄, p) 0/1 matrix: column k belongs to block j."""
-        owner = np.repeat(np.arange(len(slices)), [s.stop - s.start for s in slices])
-        return sp.csr_matrix((np.ones(d), (np.arange(d), owner)), shape=(d, len(slices)))
+    def instance(self, X: Any, y: Any, sample_weight: Any = None) -> "FusedInstance":
+        """Bind to an ordered one-hot matrix ``X`` (``n x d̄``, one 1 per variable block and row)."""
+        X, y, w = check_training_set(X, y, sample_weight, name="X_onehot")
+        Xs = sp.csr_matrix(X)
+        if not np.isin(Xs.data, (0.0, 1.0)).all():
+            raise ValueError("X_onehot must contain only 0 and 1 (ordered one-hot bins); "
+                             "bin the raw data first, e.g. milpscore.binning.OrderedBinner")
+        slices = as_blocks(self.blocks, Xs.shape[1]) if self.blocks is not None else infer_blocks(Xs)
+        member = _membership(slices, Xs.shape[1])
+        per_block = np.asarray((Xs @ member).todense())
+        if not np.all(per_block == 1):
+            i, j = np.argwhere(per_block != 1)[0]
+            raise ValueError(f"row {i} of X_onehot has {per_block[i, j]:g} ones in block {j}; each row needs "
+                             "exactly one 1 per variable (one-hot)")
+        if np.unique(y).size < 2:
+            raise ValueError("y has a single class; the hinge ILP needs samples of both classes")
+        lb, ub, mono, must = self.per_variable(len(slices))
+        uniform = bool(np.all(w == w[0]))
+        rows_in = (Xs, y) if uniform else None
+        if self.merge_duplicates:
+            Xm, ym, wm = merge_rows(Xs.toarray(), y, w)
+            Xs, y, w = sp.csr_matrix(Xm), ym, wm
+        else:
+            keep = w > 0
+            Xs, y, w = Xs[keep], y[keep], w[keep]
+        return FusedInstance(self, Xs, y, w, slices, member, _differences(slices, Xs.shape[1]), lb, ub, mono, must,
+                             n_rows_in=int(X.shape[0]), rows_in=rows_in)
 
-    @staticmethod
-    def _differences(slices: tuple[slice, ...], d: int) -> sp.csr_matrix:
-        """(d̄ - p, d̄) matrix ``D`` with rows ``theta_{k+1} - theta_k`` for adjacent bins of one block."""
-        last = np.array([s.stop - 1 for s in slices])
-        left = np.setdiff1d(np.arange(d), last)
-        m = left.size
-        rows = np.repeat(np.arange(m), 2)
-        cols = np.column_stack([left, left + 1]).ravel()
-        vals = np.tile([-1.0, 1.0], m)
-        return sp.csr_matrix((vals, (rows, cols)), shape=(m, d))
 
-    # ---------------------------------------------------------------- build
-    def exact(self, X_onehot, y, blocks, sample_weight=None) -> Program:
-        """The ILP of eqs. (2)-(5) with the options of the builder.
+def _membership(slices: tuple[slice, ...], d: int) -> sp.csr_matrix:
+    """(d̄, p) 0/1 matrix: column k belongs to block j."""
+    owner = np.repeat(np.arange(len(slices)), [s.stop - s.start for s in slices])
+    return sp.csr_matrix((np.ones(d), (np.arange(d), owner)), shape=(d, len(slices)))
 
-        Parameters
-        ----------
-        X_onehot : (N, d̄) 0/1 dense or sparse matrix, exactly one 1 per variable block per row.
-        y : (N,) labels in {-1, +1}.
-        blocks : block sizes ``[d_1, ..., d_p]`` or contiguous column slices.
-        sample_weight : (N,) non-negative weights ``w_i`` (default 1).
-        """
-        Xs, yv, slices, member, w, lb, ub, mono, must = self._check(X_onehot, y, blocks, sample_weight)
-        d, p = Xs.shape[1], len(slices)
-        owner_lb, owner_ub = member @ lb, member @ ub
-        col_lb, col_ub = owner_lb.copy(), owner_ub.copy()
-        pinned, free = self._reference_split(slices, mono)
-        col_lb[pinned] = col_ub[pinned] = 0.0
-        builder = ProgramBuilder()
-        builder.add_variables("theta", d, col_lb, col_ub, integer=True)
-        b_lo, b_hi = -ub.sum() - self.margin, -lb.sum() + self.margin
-        builder.add_variables("b", 1, b_lo, b_hi)
-        add_hinge(builder, Xs, yv, weights="theta", intercept="b", margin=self.margin,
-                  sample_weight=w, name="xi")
-        D = self._differences(slices, d)
-        eye = sp.identity(D.shape[0], format="csr")
-        builder.add_variables("eta", D.shape[0], lb=0.0, cost=float(self.penalty))
-        builder.add_rows("fused_pos", {"eta": eye, "theta": -D}, lb=0.0)   # eta >= theta_{k+1} - theta_k
-        builder.add_rows("fused_neg", {"eta": eye, "theta": D}, lb=0.0)    # eta >= theta_k - theta_{k+1}
-        owner_of_row = np.repeat(np.arange(p), [s.stop - s.start - 1 for s in slices])
-        sign = mono[owner_of_row].astype(float)
-        if np.any(sign != 0):
-            keep = np.flatnonzero(sign != 0)
-            builder.add_rows("monotone", {"theta": sp.diags(sign[keep]) @ D[keep]}, lb=0.0)
-        self._add_reference_rows(builder, slices, member, ub, free, d)
-        if self.max_variables is not None:
-            u_lb = np.zeros(p)
-            u_lb[must] = 1.0
-            builder.add_variables("u", p, u_lb, 1.0, integer=True)
-            builder.add_rows("l0_upper", {"theta": sp.identity(d), "u": -sp.diags(owner_ub) @ member}, ub=0.0)
-            builder.add_rows("l0_lower", {"theta": sp.identity(d), "u": -sp.diags(owner_lb) @ member}, lb=0.0)
-            builder.add_rows("l0_count", {"u": np.ones((1, p))}, ub=float(self.max_variables))
-        program = builder.build()
-        self._instance = {"X": Xs, "y": yv, "w": w, "blocks": slices, "member": member, "D": D,
-                          "lb": lb, "ub": ub, "mono": mono, "free": free, "program": program}
-        return program
 
-    def _reference_split(self, slices, mono) -> tuple[np.ndarray, np.ndarray]:
-        """Bins pinned to 0 points by their bounds, and blocks that need the ``z`` binaries.
+def _differences(slices: tuple[slice, ...], d: int) -> sp.csr_matrix:
+    """(d̄ - p, d̄) matrix ``D`` with rows ``theta_{k+1} - theta_k`` for adjacent bins of one block."""
+    left = np.setdiff1d(np.arange(d), [s.stop - 1 for s in slices])
+    m = left.size
+    return sp.csr_matrix((np.tile([-1.0, 1.0], m), (np.repeat(np.arange(m), 2), np.column_stack([left, left + 1]).ravel())),
+                         shape=(m, d))
+
+
+@dataclass(frozen=True)
+class FusedInstance(CachedPrograms):
+    """The fused-lasso hinge ILP on merged rows: programs, decode / lift / objective / round."""
+
+    spec: FusedLassoHinge
+    X: sp.csr_matrix = field(repr=False)
+    y: np.ndarray = field(repr=False)
+    weights: np.ndarray = field(repr=False)
+    blocks: tuple[slice, ...]
+    member: sp.csr_matrix = field(repr=False)
+    D: sp.csr_matrix = field(repr=False)
+    lb: np.ndarray
+    ub: np.ndarray
+    monotone: np.ndarray
+    must_include: np.ndarray
+    n_rows_in: int
+    rows_in: tuple | None = field(default=None, repr=False)
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def sizes(self) -> list[int]:
+        return [s.stop - s.start for s in self.blocks]
+
+    @property
+    def intercept_bounds(self) -> tuple[float, float]:
+        """Every optimal intercept lies here: scores of points in range span ``[sum lb, sum ub]``."""
+        return float(-self.ub.sum() - self.spec.margin), float(-self.lb.sum() + self.spec.margin)
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return {"n_rows": self.n_rows_in, "n_rows_kept": int(self.X.shape[0]), "n_bins": int(self.X.shape[1]),
+                "blocks": self.sizes}
+
+    # -------------------------------------------------------------------- program
+    def _pinned_and_free(self) -> tuple[np.ndarray, np.ndarray]:
+        """Bins fixed at 0 points by their bounds, and the blocks that need ``minimum`` binaries.
 
         ``"first"`` pins each block's first bin. ``"min"`` pins the end bin where a monotone block
-        takes its minimum (the first bin if non-decreasing, the last if non-increasing) and the
-        only bin of a one-bin block; the other blocks get binaries ``z``.
+        takes its minimum and the only bin of a one-bin block; the other blocks get binaries.
         """
-        firsts = np.array([s.start for s in slices])
-        lasts = np.array([s.stop - 1 for s in slices])
-        if self.reference == "first":
+        firsts = np.array([s.start for s in self.blocks])
+        lasts = np.array([s.stop - 1 for s in self.blocks])
+        if self.spec.reference == "first":
             return firsts, np.zeros(0, int)
-        if self.reference != "min":
+        if self.spec.reference != "min":
             return np.zeros(0, int), np.zeros(0, int)
-        sizes = lasts - firsts + 1
-        by_bounds = (mono != 0) | (sizes == 1)
-        return np.where(mono >= 0, firsts, lasts)[by_bounds], np.flatnonzero(~by_bounds)
+        by_bounds = (self.monotone != 0) | (lasts == firsts)
+        return np.where(self.monotone >= 0, firsts, lasts)[by_bounds], np.flatnonzero(~by_bounds)
 
-    def _add_reference_rows(self, builder: ProgramBuilder, slices, member, ub, free, d: int) -> None:
-        """Rows of the reference level: binarsity centring, or the ``z`` rows of ``"min"``."""
-        if self.reference == "sum_to_zero":
-            builder.add_rows("sum_to_zero", {"theta": member.T}, lb=0.0, ub=0.0)
-            return
-        if self.reference != "min" or free.size == 0:
-            return
-        cols = np.concatenate([np.arange(slices[j].start, slices[j].stop) for j in free])
-        nz = cols.size
-        builder.add_variables("z", nz, 0.0, 1.0, integer=True)
-        pick = sp.csr_matrix((np.ones(nz), (np.arange(nz), cols)), shape=(nz, d))
-        big_m = (member @ ub)[cols]
-        # theta_k <= ub_j (1 - z_k): a bin marked as the minimiser has 0 points
-        builder.add_rows("reference_min", {"theta": pick, "z": sp.diags(big_m)}, ub=big_m)
-        group = sp.csr_matrix(member[cols][:, free].T)
-        builder.add_rows("reference_one", {"z": group}, lb=1.0, ub=1.0)  # one minimiser per block
+    def _build(self) -> Program:
+        spec, member, D = self.spec, self.member, self.D
+        d, p = self.X.shape[1], len(self.blocks)
+        owner_lb, owner_ub = member @ self.lb, member @ self.ub
+        col_lb, col_ub = owner_lb.copy(), owner_ub.copy()
+        pinned, free = self._pinned_and_free()
+        col_lb[pinned] = col_ub[pinned] = 0.0
+        b = ProgramBuilder()
+        b.add_variables("coef", d, col_lb, col_ub, integer=True)
+        b.add_variables("intercept", 1, *self.intercept_bounds)
+        yX = sp.diags(self.y) @ self.X
+        b.add_variables("loss", self.X.shape[0], lb=0.0, cost=self.weights)
+        b.add_rows("hinge", {"loss": sp.identity(self.X.shape[0], format="csr"), "coef": yX,
+                             "intercept": sp.csr_matrix(self.y[:, None])}, lb=spec.margin)
+        eye = sp.identity(D.shape[0], format="csr")
+        b.add_variables("diff", D.shape[0], lb=0.0, cost=float(spec.lam))
+        b.add_rows("diff_pos", {"diff": eye, "coef": -D}, lb=0.0)   # diff >= theta_{k+1} - theta_k
+        b.add_rows("diff_neg", {"diff": eye, "coef": D}, lb=0.0)    # diff >= theta_k - theta_{k+1}
+        sign = self.monotone[np.repeat(np.arange(p), np.array(self.sizes) - 1)].astype(float)
+        if np.any(sign != 0):
+            keep = np.flatnonzero(sign != 0)
+            b.add_rows("monotone", {"coef": sp.diags(sign[keep]) @ D[keep]}, lb=0.0)
+        if spec.reference == "sum_to_zero":
+            b.add_rows("sum_to_zero", {"coef": member.T}, lb=0.0, ub=0.0)
+        elif spec.reference == "min" and free.size:
+            cols = np.concatenate([np.arange(self.blocks[j].start, self.blocks[j].stop) for j in free])
+            nz = cols.size
+            b.add_variables("minimum", nz, 0.0, 1.0, integer=True)
+            pick = sp.csr_matrix((np.ones(nz), (np.arange(nz), cols)), shape=(nz, d))
+            big_m = owner_ub[cols]
+            # theta_k <= ub_j (1 - z_k): the bin marked as the minimiser has 0 points
+            b.add_rows("minimum_zero", {"coef": pick, "minimum": sp.diags(big_m)}, ub=big_m)
+            b.add_rows("minimum_one", {"minimum": sp.csr_matrix(member[cols][:, free].T)}, lb=1.0, ub=1.0)
+        if spec.max_size is not None:
+            u_lb = np.zeros(p)
+            u_lb[self.must_include] = 1.0
+            b.add_variables("size", p, u_lb, 1.0, integer=True)
+            b.add_rows("size_upper", {"coef": sp.identity(d), "size": -sp.diags(owner_ub) @ member}, ub=0.0)
+            b.add_rows("size_lower", {"coef": sp.identity(d), "size": -sp.diags(owner_lb) @ member}, lb=0.0)
+            b.add_rows("max_size", {"size": np.ones((1, p))}, ub=float(spec.max_size))
+        return b.build()
 
-    def relaxed(self, X_onehot=None, y=None, blocks=None, sample_weight=None) -> Program:
-        """LP relaxation of :meth:`exact` (integrality dropped); without data, of the last instance."""
-        if X_onehot is None:
-            return self._require()["program"].relax()
-        return self.exact(X_onehot, y, blocks, sample_weight).relax()
+    # ------------------------------------------------------------------ mappings
+    def points(self, model: Model) -> FusedPoints:
+        """The points table of a model (points per bin as given, not normalised)."""
+        return FusedPoints(np.asarray(model.coef, dtype=float), model.intercept, self.blocks)
 
-    def _require(self) -> dict:
-        if self._instance is None:
-            raise RuntimeError("no instance built yet; call exact(X_onehot, y, blocks) first")
-        return self._instance
+    def _model(self, theta: np.ndarray, intercept: float) -> Model:
+        return Model(theta, intercept, {"points": FusedPoints(np.asarray(theta, float), float(intercept), self.blocks)})
 
-    # ---------------------------------------------------------------- decode
-    def decode(self, x: np.ndarray) -> FusedPoints:
-        """Points and intercept from a solution vector of the last program built."""
-        inst = self._require()
-        program = inst["program"]
+    def decode(self, x: np.ndarray) -> Model:
+        """Points and intercept of a solution vector of either program, as solved."""
+        p = self.exact()
         x = np.asarray(x, dtype=float)
-        if x.shape != (program.n_variables,):
-            raise ValueError(f"x has shape {x.shape}; the program has {program.n_variables} variables")
-        theta = program.block(x, "theta").copy()
-        rounded = np.round(theta)
-        if np.all(np.abs(theta - rounded) <= 1e-6):
-            theta = rounded + 0.0
-        return FusedPoints(theta, float(program.block(x, "b")[0]), inst["blocks"])
+        if x.shape != (p.n_variables,):
+            raise ValueError(f"x has shape {x.shape}; the program has {p.n_variables} variables")
+        return self._model(p.block(x, "coef").copy(), float(p.block(x, "intercept")[0]))
 
-    def normalise(self, theta: np.ndarray, intercept: float) -> FusedPoints:
-        """The same score function with each block shifted to the builder's reference level.
+    def normalise(self, model: Model) -> Model:
+        """The same score function with each block shifted to the reference level.
 
         Block ``j`` is shifted by its minimum (``"min"``), its first bin (``"first"``) or its mean
-        (``"sum_to_zero"``), and the shifts are added to the intercept: every score
-        ``theta . x̄_i + b`` is unchanged because each row has exactly one 1 per block.
+        (``"sum_to_zero"``) and the shifts go into the intercept: every score is unchanged since each
+        row has exactly one 1 per block, and so is the total variation.
         """
-        inst = self._require()
-        slices, member = inst["blocks"], inst["member"]
-        theta = np.asarray(theta, dtype=float).copy()
-        if theta.shape != (member.shape[0],):
-            raise ValueError(f"theta has shape {theta.shape}, expected ({member.shape[0]},)")
-        if self.reference == "min":
-            shift = np.minimum.reduceat(theta, [s.start for s in slices])
-        elif self.reference == "first":
-            shift = theta[[s.start for s in slices]]
+        theta = np.asarray(model.coef, dtype=float)
+        if theta.shape != (self.member.shape[0],):
+            raise ValueError(f"coef has shape {theta.shape}, expected ({self.member.shape[0]},): one value per bin")
+        starts = [s.start for s in self.blocks]
+        if self.spec.reference == "min":
+            shift = np.minimum.reduceat(theta, starts)
+        elif self.spec.reference == "first":
+            shift = theta[starts]
         else:
-            shift = (member.T @ theta) / np.array([s.stop - s.start for s in slices])
-        return FusedPoints(theta - member @ shift, float(intercept) + float(shift.sum()), slices)
+            shift = (self.member.T @ theta) / np.array(self.sizes)
+        return self._model(theta - self.member @ shift, model.intercept + float(shift.sum()))
 
-    def lift(self, theta: np.ndarray, intercept: float | None = None) -> np.ndarray:
-        """Full variable vector of the last program from points ``theta`` (for warm starts).
-
-        Each block is first shifted to the reference level (the shift goes into the
-        intercept, so every score is unchanged); with ``intercept=None`` the intercept minimising
-        the weighted hinge for these points is used. Slacks ``xi``, ``eta``, ``z``, ``u`` take their
-        smallest feasible values. Check the result with ``Program.violations``: points outside
-        the range or breaking monotonicity stay infeasible.
-        """
-        inst = self._require()
-        program, slices = inst["program"], inst["blocks"]
-        sizes = np.array([s.stop - s.start for s in slices])
-        normal = self.normalise(theta, 0.0 if intercept is None else intercept)
-        theta = normal.theta
-        scores = np.asarray(inst["X"] @ theta).ravel()
-        if intercept is None:
-            b = best_intercept(scores, inst["y"], inst["w"], self.margin)
-            b = float(np.clip(b, program.col_lb[program.blocks["b"]][0], program.col_ub[program.blocks["b"]][0]))
-        else:
-            b = normal.intercept
-        x = np.zeros(program.n_variables)
-        x[program.blocks["theta"]] = theta
-        x[program.blocks["b"]] = b
-        x[program.blocks["xi"]] = np.maximum(0.0, self.margin - inst["y"] * (scores + b))
-        x[program.blocks["eta"]] = np.abs(inst["D"] @ theta)
-        if "z" in program.blocks:
-            z = np.concatenate([(np.arange(sizes[j]) == np.argmin(theta[slices[j]])).astype(float)
-                                for j in inst["free"]])
-            x[program.blocks["z"]] = z
-        if "u" in program.blocks:
-            used = np.abs(theta) @ inst["member"] > 1e-9
-            x[program.blocks["u"]] = np.maximum(used, program.col_lb[program.blocks["u"]])
+    def lift(self, model: Model) -> np.ndarray:
+        """Full vector of :meth:`exact`: the model at the reference level (scores unchanged), hinge
+        slacks, differences, minimiser and size indicators at their smallest feasible values."""
+        p = self.exact()
+        model = self.normalise(model)
+        theta, b = model.coef, model.intercept
+        x = np.zeros(p.n_variables)
+        x[p.blocks["coef"]] = theta
+        x[p.blocks["intercept"]] = b
+        x[p.blocks["loss"]] = self._hinge(theta, b)
+        x[p.blocks["diff"]] = np.abs(self.D @ theta)
+        if "minimum" in p.blocks:
+            _, free = self._pinned_and_free()
+            x[p.blocks["minimum"]] = np.concatenate(
+                [(np.arange(self.sizes[j]) == np.argmin(theta[self.blocks[j]])).astype(float) for j in free])
+        if "size" in p.blocks:
+            used = (np.abs(theta) @ self.member) > 0
+            x[p.blocks["size"]] = np.maximum(used, p.col_lb[p.blocks["size"]])
         return x
 
+    def _hinge(self, theta: np.ndarray, b: float) -> np.ndarray:
+        return np.maximum(0.0, self.spec.margin - self.y * (self.X @ theta + b))
 
-#: the exact hinge intercept search shared with the other hinge formulations
-best_intercept = hinge_intercept
+    def objective(self, model: Model) -> float:
+        """Eq. (1): weighted hinge of the merged rows + ``lam`` times the within-block total variation."""
+        theta = np.asarray(model.coef, dtype=float)
+        return float(self.weights @ self._hinge(theta, model.intercept) + self.spec.lam * np.abs(self.D @ theta).sum())
+
+    def with_best_intercept(self, theta: np.ndarray) -> Model:
+        """Points ``theta`` with the intercept minimising the weighted hinge (within the intercept bounds)."""
+        b = hinge_intercept(self.X @ theta, self.y, self.weights, self.spec.margin)
+        return self._model(theta, float(np.clip(b, *self.intercept_bounds)))
+
+    def round(self, model: Model) -> Model:
+        """Nearest points table in the program: at the reference level, monotone blocks projected
+        (isotonic), rounded, clipped to the points range, ``sum_to_zero`` restored, the blocks of
+        smallest total variation dropped beyond ``max_size``; then the better (true objective) of the
+        best hinge intercept and the model's own (shifted, clipped) intercept."""
+        normal = self.normalise(model)
+        theta = round_points(normal.coef, self.blocks, self.lb, self.ub, self.monotone, self.spec.reference,
+                             self.spec.max_size, self.must_include)
+        own = self._model(theta, float(np.clip(normal.intercept, *self.intercept_bounds)))
+        return min((self.with_best_intercept(theta), own), key=self.objective)
+
+    # -------------------------------------------------------------- proximal path
+    def composite(self) -> tuple[Any, Any]:
+        """``(loss, penalty)`` for the proximal path: eq. (1) divided by the number of rows ``N`` with
+        the hinge Huberised (width ``smoothing``; ``hinge - smoothing/2 <= h <= hinge``) and the
+        binarsity penalty (per-block TV at weight ``lam / N`` + sum-to-zero centring; Alaya 2018,
+        Algorithm 2). The points range, monotone blocks and ``max_size`` are not part of it, so its
+        value bounds the exact optimum from below; unweighted rows and ``margin = 1`` only."""
+        from formulations.losses import SmoothedHinge
+        from formulations.penalties import Binarsity
+
+        if self.rows_in is None:
+            raise ValueError("the proximal path (backend 'prox') has no sample weights; pass equal weights, or "
+                             "solve the relaxation with backend 'highs'")
+        if self.spec.margin != 1.0:
+            raise ValueError("the proximal path uses the margin-1 hinge; set margin=1 or use backend 'highs'")
+        X, y = self.rows_in
+        n = X.shape[0]
+        return (SmoothedHinge(X, y, smoothing=self.spec.smoothing),
+                Binarsity(np.asarray(self.sizes, dtype=np.int64), weights=self.spec.lam / n))
+
+
+__all__ = ["FusedLassoHinge", "FusedInstance", "FusedPoints", "merge_runs", "REFERENCES"]

@@ -1,9 +1,9 @@
 """Threshold binarisation: numeric columns to readable ``x >= t`` indicators.
 
 Score cards need binary features: a SLIM point is awarded when ``"worst radius >= 16.8"``.
-:func:`cut_points` chooses the thresholds (all interior unique values when few, else quantiles of
-the values, with zero-inflated columns cut among their non-minimal values), shared with the
-ordered one-hot bins of :mod:`milpscore.binning`. Names print each threshold exactly
+:func:`formulations.bins.cut_points` chooses the thresholds (all interior unique values when few,
+else quantiles of the values, with zero-inflated columns cut among their non-minimal values), the
+same rule as the ordered one-hot bins of :mod:`milpscore.binning`. Names print each threshold exactly
 (:func:`format_number`), so a condition read off a card is the rule the model applies.
 
 Policy for values not seen in fit (decided here, documented on the class): NaN, a new category
@@ -18,6 +18,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from formulations.bins import cut_points
+
+__all__ = ["ThresholdBinarizer", "cut_points", "format_number"]
+
 
 def format_number(value: float) -> str:
     """Shortest text that reads back as exactly ``value`` (``16.8``, ``0.01413059611``, ``45728.3``)."""
@@ -25,34 +29,6 @@ def format_number(value: float) -> str:
     if value == int(value) and abs(value) < 1e15:
         return str(int(value))
     return repr(value)
-
-
-def cut_points(values: np.ndarray, max_cuts: int) -> np.ndarray:
-    """Increasing thresholds ``t`` splitting ``values`` into at most ``max_cuts + 1`` groups.
-
-    When the column has at most ``max_cuts + 1`` distinct values, every distinct value but the
-    smallest is a threshold. Otherwise the ``k / (max_cuts + 1)`` quantiles (k = 1..max_cuts)
-    of the values, deduplicated and above the minimum (a threshold at the minimum selects every
-    row); when the minimum holds most of the rows (zero-inflated columns, e.g. word frequencies)
-    these collapse, and the missing cuts are taken as quantiles of the values above the minimum.
-    Thresholds are values that occur in the data, so ``x >= t`` reads naturally.
-    """
-    v = np.asarray(values, dtype=float)
-    if max_cuts < 1:
-        raise ValueError(f"max_cuts must be >= 1, got {max_cuts}")
-    v = v[np.isfinite(v)]
-    uniq = np.unique(v)
-    if uniq.size <= 1:
-        return np.zeros(0)
-    if uniq.size <= max_cuts + 1:
-        return uniq[1:]
-    q = np.quantile(v, np.arange(1, max_cuts + 1) / (max_cuts + 1), method="higher")
-    cuts = np.unique(q[q > uniq[0]])
-    if cuts.size < max_cuts:
-        extra = np.quantile(v[v > uniq[0]], np.arange(max_cuts) / max_cuts, method="higher")
-        extra = np.setdiff1d(extra, cuts)
-        cuts = np.unique(np.r_[cuts, extra[: max_cuts - cuts.size]])
-    return cuts
 
 
 class ThresholdBinarizer(TransformerMixin, BaseEstimator):

@@ -4,7 +4,7 @@ Each column ``j`` becomes an ordered block of ``d_j`` indicator columns, as in t
 slides (``binarsity-weighted-tv.txt``, "Features binarization: setup"):
 
 * numeric columns are cut into contiguous intervals ``I_{j,1} < ... < I_{j,d_j}`` at cut points
-  ``t_1 < ... < t_{d_j - 1}`` chosen by :func:`milpscore.binarize.cut_points` (every distinct
+  ``t_1 < ... < t_{d_j - 1}`` chosen by :func:`formulations.bins.cut_points` (every distinct
   value when there are at most ``n_bins`` of them, else quantiles of the column, always values
   that occur in the data): ``I_{j,1} = (-inf, t_1)``, ``I_{j,k} = [t_{k-1}, t_k)``,
   ``I_{j,d_j} = [t_{d_j-1}, +inf)``. So a value outside the training range falls in an end bin;
@@ -29,15 +29,12 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from milpscore.binarize import cut_points
+from formulations.bins import cut_points
+from milpscore.binarize import format_number
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
 _UNKNOWN_RULES = ("error", "first")
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
 
 
 @dataclass(frozen=True)
@@ -51,14 +48,12 @@ class VariableBins:
     cuts : numeric: increasing cut points ``t_1 .. t_{k-1}`` (bin ``m`` is ``[t_m, t_{m+1})``
         with ``t_0 = -inf``, ``t_k = +inf``); empty for categorical columns.
     categories : categorical: the categories in bin order; empty for numeric columns.
-    integer_valued : numeric column whose training values are all integers (labels ``40-49``).
     """
 
     name: str
     kind: str
     cuts: np.ndarray
     categories: tuple = ()
-    integer_valued: bool = False
 
     @property
     def n_bins(self) -> int:
@@ -70,7 +65,13 @@ class VariableBins:
         return tuple(self.range_label(k, k) for k in range(self.n_bins))
 
     def range_label(self, first: int, last: int) -> str:
-        """Label of the union of bins ``first..last`` (contiguous, inclusive)."""
+        """Label of the union of bins ``first..last`` (contiguous, inclusive).
+
+        Numeric labels are the half-open interval itself, ``"< t"``, ``"a to < b"``, ``">= t"``,
+        with every threshold printed exactly (:func:`milpscore.binarize.format_number`), so the
+        labels of a variable's ranges cover the real line and a value read off the card falls in
+        the bin ``codes`` gives it (an integer column's ``40 to < 50`` also holds 49.5).
+        """
         if not 0 <= first <= last < self.n_bins:
             raise ValueError(f"bins {first}..{last} out of range for {self.name!r} ({self.n_bins} bins)")
         if self.kind == CATEGORICAL:
@@ -80,13 +81,10 @@ class VariableBins:
         if lo is None and hi is None:
             return "any value"
         if lo is None:
-            return f"< {_fmt(hi)}"
+            return f"< {format_number(hi)}"
         if hi is None:
-            return f">= {_fmt(lo)}"
-        if self.integer_valued:
-            top = hi - 1
-            return _fmt(lo) if top == lo else f"{_fmt(lo)}-{_fmt(top)}"
-        return f"{_fmt(lo)} to < {_fmt(hi)}"
+            return f">= {format_number(lo)}"
+        return f"{format_number(lo)} to < {format_number(hi)}"
 
     def codes(self, values: Any, *, unknown_category: str = "error") -> np.ndarray:
         """Bin index (0-based, int64) of each value of this column.
@@ -223,9 +221,7 @@ class OrderedBinner(TransformerMixin, BaseEstimator):
             values = series.to_numpy(dtype=float)
             probe = VariableBins(name, NUMERIC, np.zeros(0))
             probe.codes(values)  # NaN / inf check with the column named
-            integer_valued = bool(np.all(values == np.round(values)))
-            variables.append(VariableBins(name, NUMERIC, cut_points(values, self._bins_for(name) - 1),
-                                          integer_valued=integer_valued))
+            variables.append(VariableBins(name, NUMERIC, cut_points(values, self._bins_for(name) - 1)))
         sizes = np.array([v.n_bins for v in variables])
         starts = np.concatenate([[0], np.cumsum(sizes)])
         self.variables_ = tuple(variables)

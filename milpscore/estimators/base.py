@@ -103,6 +103,13 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         """Features the formulation sees (identity; the fused table bins them)."""
         return X
 
+    def _start(self, instance: Instance, limits: Limits) -> Fit | None:
+        """A start for the exact solve (a :class:`~solvers.pipeline.Fit`; None: the pipeline's own).
+
+        The pipeline checks it with ``violations`` before using it, so a preset may offer any model.
+        """
+        return None
+
     def _model_coefficients(self, model: Model) -> tuple[np.ndarray, float]:
         """``(coef_, intercept_)`` of a model (identity; presets may change units)."""
         return model.coef, model.intercept
@@ -129,7 +136,10 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         method, backend, options = self._method()
         spec = self._formulation(y_pm1, names)
         instance = spec.instance(self._design(Xa, names, fitting=True), y_pm1, w)
-        fit = run(instance, method, backend, limits=limits, verbose=self.verbose, options=options)
+        start = self._start(instance, limits) if method == "exact" else None
+        if start is not None:  # the start's time comes out of the same budget
+            limits = replace(limits, time_limit=clock.remaining())
+        fit = run(instance, method, backend, limits=limits, source=start, verbose=self.verbose, options=options)
         if getattr(self, "relaxed", False) is True and method != "relaxed":
             # the relaxation shares the fit's wall-clock budget
             rest = replace(limits, time_limit=clock.remaining())

@@ -46,14 +46,14 @@ def test_quantile_bins_are_balanced_and_few_values_get_one_bin_each(table):
     counts = np.bincount(binner.codes(table)[:, 1])
     assert counts.min() >= 0.15 * len(table)  # quartile bins of a continuous column
     stage = binner.variables_[4]
-    assert stage.labels == ("< 2", "2", ">= 3")  # one bin per value when few; end bins open
+    assert stage.labels == ("< 2", "2 to < 3", ">= 3")  # one bin per value when few; end bins open
 
 
 def test_labels_read_like_a_clinical_score():
     df = pd.DataFrame({"age": [30, 35, 38, 40, 41, 44, 50, 55, 59, 60, 66, 71]})
     age = OrderedBinner(n_bins=4).fit(df).variables_[0]
     np.testing.assert_array_equal(age.cuts, [40, 50, 60])
-    assert age.labels == ("< 40", "40-49", "50-59", ">= 60")
+    assert age.labels == ("< 40", "40 to < 50", "50 to < 60", ">= 60")  # covers 49.5 too
     assert age.range_label(1, 3) == ">= 40"
     assert age.range_label(0, 1) == "< 50"
     assert age.range_label(0, 3) == "any value"

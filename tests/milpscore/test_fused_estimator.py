@@ -6,6 +6,8 @@ lambda); duplicated rows for sample weights; the shared breast-cancer data for a
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -39,7 +41,7 @@ def unseen_rows() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def fitted():
     df, y = diarem_like()
-    clf = FusedScoreClassifier(n_bins=6, penalty=0.5, points_range=(0, 10), mip_rel_gap=0.0, time_limit=30)
+    clf = FusedScoreClassifier(n_bins=6, lam=0.5, points_range=(0, 10), mip_rel_gap=0.0, time_limit=30)
     return clf.fit(df, y), df, y
 
 
@@ -79,7 +81,7 @@ def test_learns_the_planted_signal(fitted):
 
 def test_large_lambda_gives_one_range_per_variable():
     df, y = diarem_like(120, seed=1)
-    clf = FusedScoreClassifier(n_bins=5, penalty=1e4, time_limit=30).fit(df, y)
+    clf = FusedScoreClassifier(n_bins=5, lam=1e4, time_limit=30).fit(df, y)
     assert (clf.ranges_.groupby("variable").size() == 1).all()
     assert clf.scorecard_.to_frame().empty
     assert len(np.unique(clf.predict(df))) == 1
@@ -90,7 +92,7 @@ def test_total_variation_does_not_increase_with_lambda():
     df, y = diarem_like(150, seed=2)
     tv = []
     for lam in (0.0, 0.5, 3.0):
-        clf = FusedScoreClassifier(n_bins=5, penalty=lam, points_range=(0, 6), mip_rel_gap=0.0).fit(df, y)
+        clf = FusedScoreClassifier(n_bins=5, lam=lam, points_range=(0, 6), mip_rel_gap=0.0).fit(df, y)
         assert clf.status_ == "optimal"
         tv.append(sum(np.abs(np.diff(clf.points_.block_points(j))).sum() for j in range(4)))
     assert tv[0] >= tv[1] >= tv[2]
@@ -99,16 +101,16 @@ def test_total_variation_does_not_increase_with_lambda():
 
 def test_monotone_ranges_hold():
     df, y = diarem_like(150, seed=3)
-    clf = FusedScoreClassifier(n_bins=6, penalty=0.1, monotone={"age": "increasing", "hba1c": -1}).fit(df, y)
+    clf = FusedScoreClassifier(n_bins=6, lam=0.1, monotone={"age": "increasing", "hba1c": -1}).fit(df, y)
     assert np.all(np.diff(clf.points_.block_points(0)) >= 0)
     assert np.all(np.diff(clf.points_.block_points(1)) <= 0)
 
 
-def test_max_variables_and_must_include_by_name():
+def test_max_size_and_must_include_by_name():
     df, y = diarem_like(150, seed=4)
-    clf = FusedScoreClassifier(n_bins=4, penalty=0.2, max_variables=1, must_include=["age"]).fit(df, y)
+    clf = FusedScoreClassifier(n_bins=4, lam=0.2, max_size=1, must_include=["age"]).fit(df, y)
     assert set(clf.scorecard_.to_frame()["variable"]) <= {"age"}
-    free = FusedScoreClassifier(n_bins=4, penalty=0.2, max_variables=1).fit(df, y)
+    free = FusedScoreClassifier(n_bins=4, lam=0.2, max_size=1).fit(df, y)
     assert set(free.scorecard_.to_frame()["variable"]) == {"insulin"}  # the strongest variable
 
 
@@ -116,19 +118,20 @@ def test_sample_weight_equals_duplicated_rows():
     df, y = diarem_like(60, seed=5)
     df = df.assign(age=df.age // 10 * 10, hba1c=np.round(df.hba1c))  # few values: one bin each, both fits
     w = np.random.default_rng(0).integers(1, 4, 60)
-    a = FusedScoreClassifier(n_bins=12, penalty=0.3, mip_rel_gap=0.0).fit(df, y, sample_weight=w)
+    a = FusedScoreClassifier(n_bins=12, lam=0.3, mip_rel_gap=0.0).fit(df, y, sample_weight=w)
     rep = np.repeat(np.arange(60), w)
-    b = FusedScoreClassifier(n_bins=12, penalty=0.3, mip_rel_gap=0.0).fit(df.iloc[rep], y[rep])
+    b = FusedScoreClassifier(n_bins=12, lam=0.3, mip_rel_gap=0.0).fit(df.iloc[rep], y[rep])
     assert a.coef_.size == b.coef_.size
     assert a.result_.objective == pytest.approx(b.result_.objective, abs=1e-6)
 
 
 def test_lp_solver_and_relaxed_bound():
     df, y = diarem_like(120, seed=6)
-    exact = FusedScoreClassifier(n_bins=4, penalty=0.5, relaxed=True, mip_rel_gap=0.0).fit(df, y)
-    lp = FusedScoreClassifier(n_bins=4, penalty=0.5, solver="lp").fit(df, y)
-    assert exact.relaxed_result_.objective <= exact.result_.objective + 1e-9
-    assert lp.result_.objective == pytest.approx(exact.relaxed_result_.objective, rel=1e-7)
+    exact = FusedScoreClassifier(n_bins=4, lam=0.5, relaxed=True, mip_rel_gap=0.0).fit(df, y)
+    lp = FusedScoreClassifier(n_bins=4, lam=0.5, solver="lp").fit(df, y)
+    assert exact.relaxed_fit_.result.objective <= exact.result_.objective + 1e-9
+    assert lp.result_.objective == pytest.approx(exact.relaxed_fit_.result.objective, rel=1e-7)
+    assert lp.objective_ == pytest.approx(lp.result_.objective, rel=1e-7)  # true objective at the LP point
     assert lp.predict(df).shape == (120,)
 
 
@@ -138,10 +141,10 @@ def test_prox_points_are_within_the_smoothing_bound_of_the_lp_optimum():
     sum-to-zero reference, box wide enough to be inactive)."""
     df, y = diarem_like(120, seed=9)
     delta = 0.1
-    params = dict(n_bins=4, penalty=0.5, reference="sum_to_zero", points_range=(-50, 50), prox_smoothing=delta)
+    params = dict(n_bins=4, lam=0.5, reference="sum_to_zero", points_range=(-50, 50), prox_smoothing=delta)
     lp = FusedScoreClassifier(solver="lp", **params).fit(df, y)
     prox = FusedScoreClassifier(solver="prox", **params).fit(df, y)
-    f_star, f_prox = lp.result_.objective, prox.fit_info_["prox_objective"]
+    f_star, f_prox = lp.result_.objective, prox.objective_
     assert f_star - 1e-6 <= f_prox <= f_star + 120 * delta / 2
     assert prox.result_.status.value == "optimal"
     sums = [prox.points_.block_points(j).sum() for j in range(4)]
@@ -152,10 +155,11 @@ def test_prox_points_are_within_the_smoothing_bound_of_the_lp_optimum():
 
 def test_prox_warm_start_reaches_the_same_optimum():
     df, y = diarem_like(120, seed=10)
-    cold = FusedScoreClassifier(n_bins=4, penalty=0.5, mip_rel_gap=0.0).fit(df, y)
-    warm = FusedScoreClassifier(n_bins=4, penalty=0.5, mip_rel_gap=0.0, mip_start="prox").fit(df, y)
+    cold = FusedScoreClassifier(n_bins=4, lam=0.5, mip_rel_gap=0.0).fit(df, y)
+    warm = FusedScoreClassifier(n_bins=4, lam=0.5, mip_rel_gap=0.0, mip_start="prox").fit(df, y)
     assert warm.result_.objective == pytest.approx(cold.result_.objective, abs=1e-7)
-    assert warm.fit_info_["warm_start_objective"] >= warm.result_.objective - 1e-7
+    assert warm.start_fit_.violation == 0.0 and "start rejected" not in warm.fit_.message
+    assert warm.start_fit_.objective >= warm.objective_ - 1e-7
     with pytest.raises(ValueError, match="sample weights"):
         FusedScoreClassifier(solver="prox").fit(df, y, sample_weight=np.arange(1, 121))
 
@@ -170,8 +174,22 @@ def test_plot_scores_draws_per_class_histograms(fitted):
 
 
 def test_clone_and_params():
-    clf = FusedScoreClassifier(penalty=2.0, monotone={"age": "increasing"})
-    assert clone(clf).get_params()["penalty"] == 2.0
+    clf = FusedScoreClassifier(lam=2.0, monotone={"age": "increasing"})
+    assert clone(clf).get_params()["lam"] == 2.0
+
+
+def test_renamed_parameters_still_work_for_one_release():
+    df, y = diarem_like(100, seed=11)
+    new = FusedScoreClassifier(n_bins=4, lam=0.7, max_size=2, mip_rel_gap=0.0).fit(df, y)
+    with pytest.warns(DeprecationWarning, match="penalty"):
+        old = FusedScoreClassifier(n_bins=4, penalty=0.7, max_size=2, mip_rel_gap=0.0).fit(df, y)
+    with pytest.warns(DeprecationWarning, match="max_variables"):
+        FusedScoreClassifier(n_bins=4, lam=0.7, max_variables=2, time_limit=5).fit(df, y)
+    assert old.objective_ == pytest.approx(new.objective_, abs=1e-7)
+    assert clone(FusedScoreClassifier(penalty=2.0)).get_params()["penalty"] == 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        FusedScoreClassifier(n_bins=3, time_limit=5).fit(df, y)  # new names: no warning
 
 
 @pytest.mark.parametrize("change,match", [
@@ -195,7 +213,7 @@ def test_bad_training_inputs(change, match):
     (dict(must_include=["weight"]), "must_include"),
     (dict(points_range=(0, 2.5)), "points_range"),
     (dict(points_range={"weight": (0, 3)}), "points_range"),
-    (dict(penalty=-1.0), "penalty"),
+    (dict(lam=-1.0), "lam"),
     (dict(mip_start="lp"), "mip_start"),
 ])
 def test_bad_parameters(params, match):
@@ -225,7 +243,52 @@ def test_bad_prediction_inputs(fitted):
 def test_breast_cancer_real_data(shared_data):
     data = pd.read_csv(shared_data / "breastcancer_data.csv")
     y = data.pop("Benign")
-    clf = FusedScoreClassifier(n_bins=3, penalty=1.0, points_range=(0, 3), time_limit=20).fit(data, y)
+    clf = FusedScoreClassifier(n_bins=3, lam=1.0, points_range=(0, 3), time_limit=20).fit(data, y)
     assert clf.score(data, y) > 0.93
     onehot = clf.points_.scores(clf.binner_.transform(data))
     np.testing.assert_array_equal(clf.predict(data), clf.classes_[(onehot > 0).astype(int)])
+
+
+def _apply_condition(condition: str, values: pd.Series) -> np.ndarray:
+    """A card row's condition applied to raw values, read from its printed text only."""
+    if condition == "any value":
+        return np.ones(len(values), bool)
+    if condition.startswith("< "):
+        return values.to_numpy(float) < float(condition[2:])
+    if condition.startswith(">= "):
+        return values.to_numpy(float) >= float(condition[3:])
+    if " to < " in condition:
+        lo, hi = condition.split(" to < ")
+        v = values.to_numpy(float)
+        return (v >= float(lo)) & (v < float(hi))
+    return values.astype(str).isin(condition.split(", ")).to_numpy()
+
+
+def test_card_applied_by_hand_reproduces_predict_on_any_value():
+    """The printed card is a complete, exact rule: thresholds printed exactly (income 45728.3 is not
+    4.573e+04) and the ranges of integer columns cover non-integers (70.5, -3.9) and far values."""
+    rng = np.random.default_rng(11)
+    n = 300
+    df = pd.DataFrame({"age": rng.integers(20, 90, n), "income": np.round(rng.lognormal(10.7, 0.5, n), 1),
+                       "delta": rng.integers(-8, 4, n)})
+    y = np.where(df.age / 15 + df.income / 1.5e4 - df.delta / 3 + rng.normal(0, 1, n) > 8, 1, 0)
+    clf = FusedScoreClassifier(n_bins=6, lam=0.05, points_range=(0, 4), time_limit=20).fit(df, y)
+    card = clf.scorecard_
+    printed = str(card)
+    assert all(c.startswith(("<", ">=")) or " to < " in c for c in card.table["condition"])
+    assert set(card.table["variable"]) == {"age", "income", "delta"}
+    income = clf.binner_.variables_[1].cuts
+    assert any(float(f"{c:.4g}") != c for c in income)  # thresholds with more than 4 significant digits
+    held_out = pd.DataFrame({"age": rng.uniform(0, 120, 400), "income": rng.uniform(0, 2e5, 400),
+                             "delta": rng.uniform(-12, 8, 400)})
+    held_out.loc[:3, ["age", "delta"]] = [[70.5, -3.9], [19.99, -100], [89.5, 3.5], [1e6, -6.5]]
+    for frame in (df, held_out):
+        total = np.full(len(frame), card.intercept)
+        for name, rows in card.table.groupby("variable", sort=False):
+            hits = np.column_stack([_apply_condition(c, frame[name]) for c in rows["condition"]])
+            assert np.all(hits.sum(axis=1) == 1), f"{name}: ranges overlap or leave values uncovered"
+            total += hits.astype(float) @ rows["points"].to_numpy(float)
+            for c in rows["condition"]:
+                assert c in printed
+        np.testing.assert_allclose(total, clf.decision_function(frame), atol=1e-9)
+        np.testing.assert_array_equal(clf.classes_[(total > 0).astype(int)], clf.predict(frame))

@@ -16,10 +16,8 @@ from milpscore.estimators import (ConvexRoundingClassifier, EYEClassifier, Facet
 
 NOT_UNIQUE = "LP/ILP optima are not unique: weighting a row and repeating it may pick another optimum"
 EXPECTED = {
-    "ConvexRoundingClassifier": {"check_sample_weight_equivalence_on_dense_data": NOT_UNIQUE},
     "EYEClassifier": {"check_sample_weight_equivalence_on_dense_data": "ECOS tolerance 1e-8 > check's 1e-9"},
-    "FacetsClassifier": {"check_sample_weight_equivalence_on_dense_data": "ECOS tolerance 1e-8 > check's 1e-9",
-                         "check_non_transformer_estimators_n_iter": "ECOS is an interior-point solver; max_iter "
+    "FacetsClassifier": {"check_non_transformer_estimators_n_iter": "ECOS is an interior-point solver; max_iter "
                                                                     "applies to solver='prox' only"},
     "FusedScoreClassifier": {"check_sample_weight_equivalence_on_dense_data": NOT_UNIQUE,
                              "check_dtype_object": "object columns are categorical variables by design"},
