@@ -25,6 +25,7 @@ import pandas as pd  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from formulations.losses import Logistic  # noqa: E402
+from formulations.base import Model  # noqa: E402
 from formulations.penalized import PenalizedProgram  # noqa: E402
 from formulations.penalties import EYE, L1  # noqa: E402
 from solvers.cvxpy import solve_clarabel, solve_cvxpy  # noqa: E402
@@ -47,7 +48,7 @@ def make_data(n: int, d: int, seed: int = 0):
 def warm_up() -> None:
     """Solve a tiny problem with every backend first: imports and cvxpy's first-call costs stay out."""
     X, y, r = make_data(50, 10, seed=1)
-    program = PenalizedProgram(EYE(r, 0.01)).relaxed(X, y)
+    program = PenalizedProgram(EYE(r, 0.01)).instance(X, y).relaxed()
     solve_ecos(program), solve_clarabel(program), solve_cvxpy(program, solver="ECOS")
     fista(Logistic(X, y), EYE(r, 0.01), tol=1e-6)
 
@@ -58,9 +59,9 @@ def run(n: int, d: int, repeats: int) -> pd.DataFrame:
     lam = 0.01
     rows = []
     for label, penalty in (("logistic + L1", L1(lam)), ("logistic + EYE", EYE(r, lam))):
-        spec = PenalizedProgram(penalty)
         t0 = time.perf_counter()
-        program = spec.relaxed(X, y)
+        instance = PenalizedProgram(penalty).instance(X, y)
+        program = instance.relaxed()
         build = time.perf_counter() - t0
         backends = {
             "ecos": lambda: solve_ecos(program),
@@ -76,7 +77,7 @@ def run(n: int, d: int, repeats: int) -> pd.DataFrame:
                 result = call()
                 best = min(best, time.perf_counter() - t1)
             if name == "fista":
-                objective = spec.objective_value(X, y, result.x, result.raw["intercept"])
+                objective = instance.objective(Model(result.x, result.raw["intercept"]))
                 total = best
             else:
                 objective = result.objective

@@ -91,6 +91,13 @@ class CachedPrograms:
 
     _cache: dict
 
+    def __getstate__(self) -> dict:
+        """Pickles (fitted estimators keep their instance) without the cached programs: they are
+        rebuilt on first use, and may hold closures (epigraph lifts) that do not pickle."""
+        state = dict(self.__dict__)
+        state["_cache"] = {}
+        return state
+
     def _build(self) -> Program:
         raise NotImplementedError  # pragma: no cover - each instance builds its own program
 

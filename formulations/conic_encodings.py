@@ -13,19 +13,18 @@ Losses (``z_i = x_i . w + b``, objective gains ``scale * sum_i s_i loss_i``):
   convention ``v exp(u / v) <= w``): ``u_i >= exp(-l_i)``, ``v_i >= exp(-y_i z_i - l_i)``, so
   ``exp(-l_i) (1 + exp(-y_i z_i)) <= 1``. All 2n cones are one block.
 * hinge ``max(0, margin - y_i z_i)`` through linear rows (:func:`formulations.encodings.add_hinge`).
-* least squares ``1/2 (y_i - z_i)^2``: ``t >= sum_i s_i (y_i - z_i)^2`` as one standard SOC
+* least squares (``"least_squares"``) ``1/2 (y_i - z_i)^2``: ``t >= sum_i s_i (y_i - z_i)^2`` as one standard SOC
   ``(t + 1, t - 1, 2 sqrt(s) . (y - z))`` (a rotated cone ``||q||^2 <= t`` written as
   ``||(t - 1, 2 q)|| <= t + 1``); the objective gains ``scale / 2 * t``.
 
-Penalties are encoded through a dispatch table keyed by penalty class (the canonicalisation
-table of cvxpy): :func:`register_penalty_encoder` adds an entry, :func:`add_penalty` looks one up
-through the class's MRO. The baselines of EYE Table 2 and EYE itself are registered below;
-Facets, SCF and scaled penalties are registered by :mod:`formulations.facets`, imported on the
-first lookup.
+Penalties are encoded through one explicit table keyed by penalty class,
+:data:`PENALTY_ENCODERS` at the end of this module (like cvxpy's canonicalisation table): the
+baselines of EYE Table 2 and EYE itself are written here, Facets, SCF and scaled penalties in
+:mod:`formulations.facets_encoding`. :func:`add_penalty` looks a class up along its MRO, so a
+subclass uses its parent's encoder. Adding a penalty is one encoder and one line of the table.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -33,7 +32,9 @@ import scipy.sparse as sp
 
 from formulations.encodings import add_hinge
 from formulations.errors import NotRepresentableError
-from formulations.penalties import EYE, OWL, L1, ElasticNet, L2Squared, NaiveQ, WeightedL1, WeightedL2Squared
+from formulations.facets_encoding import encode_facets_penalty, encode_scaled_penalty
+from formulations.penalties import (EYE, OWL, L1, ElasticNet, Facets, L2Squared, NaiveQ, Scaled,
+                                  StronglyConvexFacets, WeightedL1, WeightedL2Squared)
 from formulations.program import EXP, SOC, ProgramBuilder
 
 #: ``lift(w) -> {block name: values}`` for the auxiliary blocks an encoder created.
@@ -41,7 +42,7 @@ Lift = Callable[..., Mapping[str, np.ndarray]]
 #: ``encoder(builder, penalty, *, weights, name, scale) -> Lift``.
 PenaltyEncoder = Callable[..., Lift]
 
-LOSSES = ("logistic", "hinge", "squared")
+LOSSES = ("logistic", "hinge", "least_squares")
 
 
 # ====================================================================== losses
@@ -121,7 +122,7 @@ def add_hinge_loss(builder: ProgramBuilder, X, y: np.ndarray, *, weights: str, i
 
 def add_least_squares(builder: ProgramBuilder, X, y: np.ndarray, *, weights: str,
                       intercept: str | None, sample_weight: np.ndarray | None = None,
-                      name: str = "squared", scale: float = 1.0) -> Lift:
+                      name: str = "least_squares", scale: float = 1.0) -> Lift:
     """Least squares ``1/2 sum_i s_i (y_i - x_i . w - b)^2`` through one second-order cone.
 
     Adds block ``name`` (scalar ``t >= sum_i s_i r_i^2``, cost ``scale / 2``) and one SOC of
@@ -146,12 +147,12 @@ def add_least_squares(builder: ProgramBuilder, X, y: np.ndarray, *, weights: str
     return lift
 
 
-_LOSS_ENCODERS = {"logistic": add_logistic, "hinge": add_hinge_loss, "squared": add_least_squares}
+_LOSS_ENCODERS = {"logistic": add_logistic, "hinge": add_hinge_loss, "least_squares": add_least_squares}
 
 
 def add_loss(builder: ProgramBuilder, loss: str, X, y, *, weights: str, intercept: str | None,
              sample_weight=None, name: str | None = None, scale: float = 1.0, **options) -> Lift:
-    """Encode the loss named ``loss`` (``"logistic"``, ``"hinge"``, ``"squared"``); see above."""
+    """Encode the loss named ``loss`` (``"logistic"``, ``"hinge"``, ``"least_squares"``); see above."""
     if loss not in _LOSS_ENCODERS:
         raise ValueError(f"unknown loss {loss!r}; choose one of {LOSSES}")
     return _LOSS_ENCODERS[loss](builder, X, y, weights=weights, intercept=intercept,
@@ -159,45 +160,17 @@ def add_loss(builder: ProgramBuilder, loss: str, X, y, *, weights: str, intercep
 
 
 # ================================================================== penalties
-_PENALTY_ENCODERS: dict[type, PenaltyEncoder] = {}
-_PLUGINS = ("formulations.facets",)
-_plugins_loaded = False
-
-
-def register_penalty_encoder(penalty_class: type) -> Callable[[PenaltyEncoder], PenaltyEncoder]:
-    """Decorator registering ``encoder(builder, penalty, *, weights, name, scale) -> Lift``.
-
-    The encoder adds variables, rows and cones such that, minimised over its auxiliary
-    variables, the objective gains exactly ``scale * penalty.value(w)`` for the weight block
-    ``weights``, and returns ``lift(w) -> {aux block: values}`` reaching that minimum.
-    """
-    def decorator(encoder: PenaltyEncoder) -> PenaltyEncoder:
-        _PENALTY_ENCODERS[penalty_class] = encoder
-        return encoder
-
-    return decorator
-
-
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for module in _PLUGINS:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a plugin module not written (yet) in this checkout
-            if exc.name != module:
-                raise
-
-
 def penalty_encoder(penalty: Any) -> PenaltyEncoder:
-    """The registered encoder for ``type(penalty)`` (first match along its MRO)."""
-    _load_plugins()
+    """The encoder of ``type(penalty)`` in :data:`PENALTY_ENCODERS` (first match along its MRO).
+
+    An encoder adds variables, rows and cones such that, minimised over its auxiliary variables,
+    the objective gains exactly ``scale * penalty.value(w)`` for the weight block ``weights``, and
+    returns ``lift(w) -> {aux block: values}`` reaching that minimum.
+    """
     for cls in type(penalty).__mro__:
-        if cls in _PENALTY_ENCODERS:
-            return _PENALTY_ENCODERS[cls]
-    known = sorted(c.__name__ for c in _PENALTY_ENCODERS)
+        if cls in PENALTY_ENCODERS:
+            return PENALTY_ENCODERS[cls]
+    known = sorted(c.__name__ for c in PENALTY_ENCODERS)
     raise NotRepresentableError(
         f"no conic encoding for penalty {type(penalty).__name__}; encodable penalties: {known}. "
         "Use the proximal solver (solvers.proximal) for the others.")
@@ -266,17 +239,14 @@ def _l1_l2(builder, weights, *, name, l1, l2) -> Lift:
     return lift
 
 
-@register_penalty_encoder(L1)
 def _encode_l1(builder, penalty: L1, *, weights, name, scale) -> Lift:
     return _l1_l2(builder, weights, name=name, l1=scale * penalty.lam, l2=0.0)
 
 
-@register_penalty_encoder(L2Squared)
 def _encode_l2_squared(builder, penalty: L2Squared, *, weights, name, scale) -> Lift:
     return _l1_l2(builder, weights, name=name, l1=0.0, l2=scale * penalty.lam)
 
 
-@register_penalty_encoder(ElasticNet)
 def _encode_elastic_net(builder, penalty: ElasticNet, *, weights, name, scale) -> Lift:
     rho = penalty.l1_ratio
     return _l1_l2(builder, weights, name=name, l1=scale * penalty.lam * rho,
@@ -289,19 +259,16 @@ def _check_size(builder, weights, vector, what) -> None:
                          f"{builder.size(weights)} coefficients; give one per coefficient")
 
 
-@register_penalty_encoder(WeightedL1)
 def _encode_weighted_l1(builder, penalty: WeightedL1, *, weights, name, scale) -> Lift:
     _check_size(builder, weights, penalty.weights, "WeightedL1.weights")
     return _l1_l2(builder, weights, name=name, l1=scale * penalty.weights, l2=0.0)
 
 
-@register_penalty_encoder(WeightedL2Squared)
 def _encode_weighted_l2_squared(builder, penalty: WeightedL2Squared, *, weights, name, scale) -> Lift:
     _check_size(builder, weights, penalty.weights, "WeightedL2Squared.weights")
     return _l1_l2(builder, weights, name=name, l1=0.0, l2=scale * penalty.weights)
 
 
-@register_penalty_encoder(NaiveQ)
 def _encode_naive_q(builder, penalty: NaiveQ, *, weights, name, scale) -> Lift:
     """``lam ((1 - beta) ||r . w||^2 + 2 beta ||(1 - r) . w||_1)`` (EYE paper, section 3.2)."""
     _check_size(builder, weights, penalty.r, "NaiveQ.r")
@@ -309,7 +276,6 @@ def _encode_naive_q(builder, penalty: NaiveQ, *, weights, name, scale) -> Lift:
     return _l1_l2(builder, weights, name=name, l1=2 * lam * beta * (1 - r), l2=2 * lam * (1 - beta) * r ** 2)
 
 
-@register_penalty_encoder(OWL)
 def _encode_owl(builder, penalty: OWL, *, weights, name, scale) -> Lift:
     """LP form of the sorted-L1 norm through sums of the k largest magnitudes.
 
@@ -343,7 +309,6 @@ def _encode_owl(builder, penalty: OWL, *, weights, name, scale) -> Lift:
     return lift
 
 
-@register_penalty_encoder(EYE)
 def _encode_eye(builder, penalty: EYE, *, weights, name, scale) -> Lift:
     """EYE (EYE paper eq. 2): ``lam (A + sqrt(A^2 + B^2))``, ``A = ||(1-r) . w||_1``, ``B = ||r . w||_2``.
 
@@ -380,3 +345,19 @@ def _encode_eye(builder, penalty: EYE, *, weights, name, scale) -> Lift:
         return out
 
     return lift
+
+
+#: The penalty encoders, one line per penalty class (:func:`penalty_encoder` searches the MRO).
+PENALTY_ENCODERS: dict[type, PenaltyEncoder] = {
+    L1: _encode_l1,
+    L2Squared: _encode_l2_squared,
+    ElasticNet: _encode_elastic_net,
+    WeightedL1: _encode_weighted_l1,
+    WeightedL2Squared: _encode_weighted_l2_squared,
+    NaiveQ: _encode_naive_q,
+    OWL: _encode_owl,
+    EYE: _encode_eye,
+    Facets: encode_facets_penalty,
+    StronglyConvexFacets: encode_facets_penalty,
+    Scaled: encode_scaled_penalty,
+}

@@ -84,6 +84,13 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
     Entry("fused", "formulations.fused:FusedLassoHinge", "integer points per ordered one-hot bin: hinge loss + "
           "within-variable fused lasso (Sokolovska, eqs. 1-5); LP relaxation or binarsity proximal path",
           exact_backend="highs", relaxed_backend="highs"),
+    Entry("eye", "formulations.eye:EYEPenalized", "EYE-penalised logistic regression: credible sparse models that "
+          "prefer known factors (Wang et al. 2018, eq. 2); conic program by ECOS, proximal path",
+          exact_backend=None, relaxed_backend="ecos"),
+    Entry("penalized", "formulations.penalized:PenalizedProgram", "logistic / hinge / least-squares loss + any "
+          "conic-encodable penalty (L1, elastic net, OWL, EYE, Facets; EYE paper Table 2): conic program by ECOS, "
+          "proximal path; with an integer coefficient set and the hinge, a MILP for backend 'highs'",
+          exact_backend=None, relaxed_backend="ecos"),
 )}
 
 

@@ -3,8 +3,10 @@
 The model minimises ``(1/n) sum_i s_i log(1 + exp(-y_i (x_i . theta + b))) + lam * eye(theta)``,
 ``eye(theta) = ||(1-r) . theta||_1 + sqrt(||(1-r) . theta||_1^2 + ||r . theta||_2^2)``, with
 ``r`` the known-factor mask given by the expert (feature names, a boolean vector, or fractions
-in [0, 1], section 3.4). The program (exponential cones + one SOC,
-:class:`formulations.penalized.PenalizedProgram`) is solved by ECOS (default) or Clarabel.
+in [0, 1], section 3.4). The formulation is :class:`formulations.eye.EYEPenalized` (catalog
+``"eye"``); its convex program (exponential cones + one SOC) is solved through
+:func:`solvers.pipeline.run` by ECOS (default) or Clarabel, or by the proximal path (FISTA with
+the EYE prox).
 """
 from __future__ import annotations
 
@@ -12,13 +14,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from formulations.penalized import PenalizedProgram
-from formulations.penalties import EYE
+from formulations.base import Model
+from formulations.eye import EYEPenalized
 from milpscore.credibility import average_precision, sparsity
-from milpscore.estimators.direct import DirectFitClassifier, FitOutcome
-from solvers.registry import solve
+from milpscore.estimators.base import IntegerLinearClassifier
+from solvers.limits import Limits
 
 SOLVERS = ("ecos", "clarabel", "prox")
+#: options of the proximal path: a certified relative duality gap of 1e-9
+PROX_OPTIONS = {"tol": 1e-9, "max_iter": 100_000}
 
 
 def known_factor_mask(known: Any, names: Sequence[str]) -> np.ndarray:
@@ -44,7 +48,7 @@ def known_factor_mask(known: Any, names: Sequence[str]) -> np.ndarray:
     return r
 
 
-class EYEClassifier(DirectFitClassifier):
+class EYEClassifier(IntegerLinearClassifier):
     """Credible sparse logistic regression with the EYE penalty.
 
     Parameters
@@ -56,67 +60,60 @@ class EYEClassifier(DirectFitClassifier):
     fit_intercept : bool
         Fit an unpenalised intercept.
     solver : {"ecos", "clarabel", "prox"}
-        Conic backend (``solvers.ecos`` directly, or Clarabel through cvxpy), or FISTA with the
-        EYE prox (``solvers.proximal``, no sample weights).
+        Conic backend (``solvers.ecos`` directly, or Clarabel through cvxpy), or the proximal path
+        (FISTA with the EYE prox, no sample weights).
     zero_tol : float
         Weights with ``|theta_j| <= zero_tol * max(1, max_k |theta_k|)`` are set to 0 (an
         interior-point method stops about 1e-8 away from exact zeros).
     solver_options : dict or None
-        Passed to the backend (e.g. ``{"max_iters": 200}`` for ECOS).
+        Passed to the backend (e.g. ``{"max_iters": 200}`` for ECOS, ``{"tol": 1e-7}`` for prox).
+    verbose : print the solver's log.
 
     Attributes
     ----------
-    coef_, intercept_, classes_, result_, status_, gap_, scorecard_, known_mask_ (the ``r``
-    used), fit_info_ (``objective``, ``ap`` when ``r`` is binary with a known factor,
-    ``sparsity``).
+    coef_, intercept_, classes_, fit_, result_, status_, gap_, objective_, bound_, scorecard_,
+    known_mask_ (the ``r`` used), fit_info_ (adds ``objective`` of the thresholded model, ``ap``
+    when ``r`` is binary with a known factor, ``sparsity``).
     """
 
     _card_title = "EYE model (real-valued points)"
 
     def __init__(self, known: Any = None, lam: float = 0.01, fit_intercept: bool = True,
-                 solver: str = "ecos", zero_tol: float = 1e-6, solver_options: dict | None = None):
+                 solver: str = "ecos", zero_tol: float = 1e-6, solver_options: dict | None = None,
+                 verbose: bool = False):
         self.known = known
         self.lam = lam
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.zero_tol = zero_tol
         self.solver_options = solver_options
+        self.verbose = verbose
 
-    def _fit_coefficients(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> FitOutcome:
+    def _limits(self) -> Limits:
+        return Limits(time_limit=None)  # a convex solve: its own iteration limits end it
+
+    def _method(self) -> tuple[str, str | None, dict]:
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if not (np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
         if not self.zero_tol >= 0:
             raise ValueError(f"zero_tol must be >= 0, got {self.zero_tol!r}")
-        names = self._feature_names(X.shape[1])
-        r = known_factor_mask(self.known, names)
-        self.known_mask_ = r
-        spec = PenalizedProgram(EYE(r, self.lam), loss="logistic", fit_intercept=self.fit_intercept)
-        if self.solver == "prox":
-            coef, intercept, result = self._fit_prox(X, y, sample_weight, spec.penalty)
-        else:
-            program = spec.relaxed(X, y, sample_weight)
-            result = solve(program, backend=self.solver, **(self.solver_options or {}))
-            if not result.has_solution:
-                raise RuntimeError(f"{self.solver} found no solution (status {result.status.value}: "
-                                   f"{result.message}); try solver='clarabel' or a larger lam")
-            coef, intercept = spec.decode(program, result.x)
+        options = {**PROX_OPTIONS, **(self.solver_options or {})} if self.solver == "prox" else dict(
+            self.solver_options or {})
+        return "relaxed", self.solver, options
+
+    def _formulation(self, y: np.ndarray, names: list[str]) -> EYEPenalized:
+        if not (isinstance(self.lam, (int, float)) and np.isfinite(self.lam) and self.lam >= 0):
+            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
+        self.known_mask_ = known_factor_mask(self.known, names)
+        return EYEPenalized(lam=float(self.lam), known=self.known_mask_, fit_intercept=self.fit_intercept)
+
+    def _model_coefficients(self, model: Model) -> tuple[np.ndarray, float]:
+        """The solved weights with interior-point residues below ``zero_tol`` set to 0."""
+        coef = np.array(model.coef, dtype=float)
         coef[np.abs(coef) <= self.zero_tol * max(1.0, float(np.abs(coef).max(initial=0.0)))] = 0.0
-        extras = {"objective": spec.objective_value(X, y, coef, intercept, sample_weight),
-                  "sparsity": sparsity(coef) if coef.any() else 1.0}
+        r = self.known_mask_
+        self.fit_info_.update(objective=self.instance_.objective(Model(coef, model.intercept)),
+                              sparsity=sparsity(coef) if coef.any() else 1.0)
         if np.all(np.isin(r, (0.0, 1.0))) and r.any():
-            extras["ap"] = average_precision(coef, r)
-        return FitOutcome(coef, intercept, result, None, extras)
-
-    def _fit_prox(self, X, y, sample_weight, penalty):
-        from formulations.losses import Logistic
-        from solvers.proximal import fista
-
-        if not np.allclose(sample_weight, 1.0):
-            raise ValueError("solver='prox' does not take sample weights; use solver='ecos'")
-        result = fista(Logistic(X, y, fit_intercept=self.fit_intercept), penalty,
-                       **{"tol": 1e-9, "max_iter": 100_000, **(self.solver_options or {})})
-        if not result.has_solution:
-            raise RuntimeError(f"FISTA found no solution (status {result.status.value}: {result.message})")
-        return np.array(result.x, dtype=float), float(result.raw.get("intercept", 0.0)), result
+            self.fit_info_["ap"] = average_precision(coef, r)
+        return coef, model.intercept

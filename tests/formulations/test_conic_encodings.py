@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from formulations.conic_encodings import (add_loss, add_penalty, penalty_encoder,
-                                          register_penalty_encoder)
+from formulations.conic_encodings import PENALTY_ENCODERS, add_loss, add_penalty, penalty_encoder
 from formulations.errors import NotRepresentableError
 from formulations.penalties import (EYE, OWL, L1, ElasticNet, L2Squared, NaiveQ, WeightedL1,
                                     WeightedL2Squared)
@@ -79,7 +78,7 @@ def test_epigraph_is_tight_at_fixed_weights(key):
 def _prox_program(penalty, v):
     b = ProgramBuilder()
     b.add_variables("w", D)
-    add_loss(b, "squared", np.eye(D), v, weights="w", intercept=None)  # 1/2 ||v - w||^2
+    add_loss(b, "least_squares", np.eye(D), v, weights="w", intercept=None)  # 1/2 ||v - w||^2
     add_penalty(b, penalty, weights="w", name="pen")
     return b.build()
 
@@ -155,11 +154,11 @@ def _loss_program(loss, X, y, s, fixed=None):
 LOSS_VALUE = {
     "logistic": lambda z, y: np.logaddexp(0.0, -y * z),
     "hinge": lambda z, y: np.maximum(0.0, 1.0 - y * z),
-    "squared": lambda z, y: 0.5 * (y - z) ** 2,
+    "least_squares": lambda z, y: 0.5 * (y - z) ** 2,
 }
 
 
-@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "least_squares"])
 def test_loss_lift_and_tightness(loss):
     X, y, s = _data()
     theta = np.r_[RNG.normal(size=X.shape[1]), 0.3]
@@ -173,7 +172,7 @@ def test_loss_lift_and_tightness(loss):
     assert solve_ecos(fixed_program).objective == pytest.approx(value, rel=1e-6)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "least_squares"])
 def test_loss_minimum_matches_bfgs(loss):
     X, y, s = _data(seed=3)
     program, _ = _loss_program(loss, X, y, s)
@@ -217,14 +216,10 @@ def test_dispatch_table():
 
     assert penalty_encoder(MyL1(1.0)) is penalty_encoder(L1(1.0))  # found along the MRO
 
-    class Doubled:
-        lam = 1.0
+    from formulations.penalties import Facets, Scaled, StronglyConvexFacets
 
-    @register_penalty_encoder(Doubled)
-    def _encode(builder, penalty, *, weights, name, scale):
-        return add_penalty(builder, L1(2 * penalty.lam), weights=weights, name=name, scale=scale)
-
-    b, _ = _penalty_program(Doubled(), fixed=np.ones(D))
+    assert {Facets, StronglyConvexFacets, Scaled} <= set(PENALTY_ENCODERS)  # one table, Facets included
+    b, _ = _penalty_program(Scaled(L1(1.0), 0.5), fixed=np.ones(D))  # L1(w / 0.5) at w = 1: 2 per entry
     assert solve_ecos(b.build()).objective == pytest.approx(2 * D, rel=1e-7)
     with pytest.raises(ValueError, match="entries"):
         _penalty_program(WeightedL1(np.ones(D + 1)))
@@ -242,21 +237,22 @@ def test_penalized_exact_hinge_l1_matches_enumeration():
     y = np.where(X @ [1.0, -0.5] + 0.3 * rng.normal(size=25) > 0, 1.0, -1.0)
     cs = CoefficientSet.uniform(2, bound=2, integer=True)
     spec = PenalizedProgram(L1(0.05), loss="hinge", coefficients=cs)
-    exact = spec.exact(X, y)
+    inst = spec.instance(X, y)
+    exact = inst.exact()
     lo, hi = cs.intercept_bounds(X, 1.0)
     best = np.inf
     for w in np.array(np.meshgrid(range(-2, 3), range(-2, 3))).T.reshape(-1, 2):
         # hinge in b is convex piecewise linear: its minimum is at a breakpoint or a bound
         candidates = np.clip(np.r_[y - X @ w, lo, hi], lo, hi)
-        best = min(best, min(spec.objective_value(X, y, w, b) for b in candidates))
+        best = min(best, min(0.05 * np.abs(w).sum() + np.mean(np.maximum(0, 1 - y * (X @ w + b))) for b in candidates))
     r = solve_highs(exact)
     assert r.objective == pytest.approx(best, abs=1e-9)
-    w, b = spec.decode(exact, r.x)
-    np.testing.assert_allclose(w, np.round(w))
-    assert spec.objective_value(X, y, w, b) == pytest.approx(best, abs=1e-9)
-    relaxed = solve_highs(spec.relaxed(X, y))
+    model = inst.decode(r.x)
+    np.testing.assert_allclose(model.coef, np.round(model.coef))
+    assert inst.objective(model) == pytest.approx(best, abs=1e-9)
+    relaxed = solve_highs(inst.relaxed())
     assert relaxed.objective <= r.objective + 1e-9
-    assert not spec.relaxed(X, y).is_mip and exact.is_mip
+    assert not inst.relaxed().is_mip and exact.is_mip
 
 
 def test_penalized_rejects_bad_input():
@@ -267,7 +263,7 @@ def test_penalized_rejects_bad_input():
     with pytest.raises(NotRepresentableError):
         PenalizedProgram(object())
     spec = PenalizedProgram(L1(1.0))
-    with pytest.raises(ValueError, match="y in"):
-        spec.exact(np.ones((3, 2)), np.array([0.0, 1.0, 1.0]))
-    with pytest.raises(ValueError, match="rows"):
-        spec.exact(np.ones((3, 2)), np.array([1.0, -1.0]))
+    with pytest.raises(ValueError, match="-1"):
+        spec.instance(np.ones((3, 2)), np.array([0.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="rows|labels"):
+        spec.instance(np.ones((3, 2)), np.array([1.0, -1.0]))

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import Lasso
 
+from formulations.base import Model
 from formulations.penalized import PenalizedProgram
 from formulations.penalties import EYE, L1
 from milpscore.credibility import (average_precision, credibility_report, gini, group_sym_kl, integrity,
@@ -27,12 +28,11 @@ def _data(n=200, d=6, seed=0):
 
 
 def _fit(penalty, X, y, loss="logistic"):
-    spec = PenalizedProgram(penalty, loss=loss)
-    program = spec.relaxed(X, y)
-    result = solve_ecos(program)
+    inst = PenalizedProgram(penalty, loss=loss).instance(X, y)
+    result = solve_ecos(inst.relaxed())
     assert result.status.value == "optimal"
-    w, b = spec.decode(program, result.x)
-    return spec, result, w, b
+    model = inst.decode(result.x)
+    return inst, result, model.coef, model.intercept
 
 
 # ------------------------------------------------------------------ paper properties
@@ -40,11 +40,11 @@ def test_r_zero_is_the_lasso_sklearn_reference():
     """r = 0: eye = 2 ||theta||_1, so EYE least squares is sklearn's Lasso with alpha = 2 lam."""
     X, _, y = _data()
     lam = 0.06
-    spec, result, w, b = _fit(EYE(np.zeros(X.shape[1]), lam), X, y, loss="squared")
+    spec, result, w, b = _fit(EYE(np.zeros(X.shape[1]), lam), X, y, loss="least_squares")
     lasso = Lasso(alpha=2 * lam, tol=1e-12, max_iter=100_000).fit(X, y)
     np.testing.assert_allclose(w, lasso.coef_, atol=1e-4)
     assert b == pytest.approx(lasso.intercept_, abs=1e-4)
-    assert result.objective == pytest.approx(spec.objective_value(X, y, lasso.coef_, lasso.intercept_), rel=1e-7)
+    assert result.objective == pytest.approx(spec.objective(Model(lasso.coef_, lasso.intercept_)), rel=1e-7)
     assert np.sum(np.abs(lasso.coef_) < 1e-12) >= 2  # the reference is genuinely sparse here
 
 
@@ -56,7 +56,7 @@ def test_r_zero_is_the_lasso_logistic():
     np.testing.assert_allclose(w_eye, w_l1, atol=1e-4)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "least_squares"])
 def test_perfectly_correlated_unknown_feature_gets_zero_weight(loss):
     """Appendix 7.5: x_i = x_j, r_i = 1, r_j = 0 => theta_j = 0 (and theta_i carries the signal)."""
     X, y, y_real = _data()
@@ -71,7 +71,7 @@ def test_perfectly_correlated_unknown_feature_gets_zero_weight(loss):
     assert abs(w_known_second[0]) < 1e-6 and abs(w_known_second[1]) > 0.5
 
 
-@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "least_squares"])
 def test_two_known_equal_columns_get_equal_weights(loss):
     """Section 3.4: perfectly correlated known factors get the same weight."""
     X, y, y_real = _data(seed=1)
@@ -99,18 +99,21 @@ def test_ecos_matches_cvxpy_oracle(r):
     spec, result, w, b = _fit(EYE(r, LAM), X, y)
     value, theta, intercept = _cvxpy_eye_logistic(X, y, r.copy(), LAM)
     assert result.objective == pytest.approx(value, rel=1e-5)
-    assert spec.objective_value(X, y, w, b) == pytest.approx(value, rel=1e-5)
+    assert spec.objective(Model(w, b)) == pytest.approx(value, rel=1e-5)
     np.testing.assert_allclose(w, theta, atol=5e-4)
 
 
 def test_lift_reaches_the_same_objective():
     X, y, _ = _data(seed=3)
-    spec = PenalizedProgram(EYE(np.array([1, 0, 1, 0, 0, 0.0]), LAM))
-    program = spec.relaxed(X, y)
-    coef, b = np.array([0.5, -0.2, 0.0, 1.0, 0.0, 0.3]), -0.1
-    x = spec.lift(program, X, y, coef, b)
+    inst = PenalizedProgram(EYE(np.array([1, 0, 1, 0, 0, 0.0]), LAM)).instance(X, y)
+    program = inst.relaxed()
+    model = Model(np.array([0.5, -0.2, 0.0, 1.0, 0.0, 0.3]), -0.1)
+    x = inst.lift(model)
     assert program.is_feasible(x, tol=1e-9)
-    assert program.objective(x) == pytest.approx(spec.objective_value(X, y, coef, b), rel=1e-12)
+    value = np.mean(np.logaddexp(0, -y * (X @ model.coef + model.intercept))) + EYE(
+        np.array([1, 0, 1, 0, 0, 0.0]), LAM).value(model.coef)  # eq. 2 by hand
+    assert program.objective(x) == pytest.approx(value, rel=1e-12)
+    assert inst.objective(model) == pytest.approx(value, rel=1e-12)
 
 
 # ------------------------------------------------------------------------ estimator
@@ -191,7 +194,7 @@ def test_sparsity_integrity_magnitude():
 
 
 # ------------------------------------------------------------- proximal path (FISTA)
-@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "least_squares"])
 def test_ecos_prox_and_cvxpy_agree(loss):
     """EYE + logistic / least squares: ECOS, FISTA with the EYE prox, and the cvxpy oracle agree
     to 1e-5 relative objective (three independent algorithms and encodings)."""
@@ -205,7 +208,7 @@ def test_ecos_prox_and_cvxpy_agree(loss):
     smooth = Logistic(X, target) if loss == "logistic" else LeastSquares(X, target)
     prox = fista(smooth, EYE(r, LAM), tol=1e-10, max_iter=100_000)
     prox_b = prox.raw["intercept"] if loss == "logistic" else float(smooth.intercept(prox.x))
-    prox_value = spec.objective_value(X, target, prox.x, prox_b)
+    prox_value = spec.objective(Model(prox.x, prox_b))
     assert result.objective == pytest.approx(prox_value, rel=1e-5)
     if loss == "logistic":
         assert _cvxpy_eye_logistic(X, target, r, LAM)[0] == pytest.approx(prox_value, rel=1e-5)
