@@ -14,7 +14,7 @@ Start columns: ``start_obj`` is the true objective of the start, ``start`` says 
 pipeline accepted it (checked with ``violations``) and whether the exact solve improved on it;
 ``nodes`` is HiGHS' branch-and-bound node count.
 
-Why a warm start can end identical to the cold run (investigated, issue 16): the starts are not
+Why a warm start can end identical to the cold run (investigated): the starts are not
 rejected (every one passes the pipeline's ``violations`` check and HiGHS reports "MIP start
 solution is feasible"), and HiGHS does not ignore them. With a 20 s limit HiGHS spends the whole
 budget at the root node (``nodes`` = 0: root LP and cut separation on ~4.5k rows and 2e5

@@ -1,7 +1,7 @@
 """Ordered one-hot binning of a mixed table: the binarisation step of a points table.
 
 Each column ``j`` becomes an ordered block of ``d_j`` indicator columns, as in the binarsity
-slides (``binarsity-weighted-tv.txt``, "Features binarization: setup"):
+slides (Alaya et al. 2019, "Binarsity", section "Features binarization: setup"):
 
 * numeric columns are cut into contiguous intervals ``I_{j,1} < ... < I_{j,d_j}`` at cut points
   ``t_1 < ... < t_{d_j - 1}`` chosen by :func:`formulations.bins.cut_points` (every distinct
