@@ -99,6 +99,35 @@ def infer_blocks(X: sp.csr_matrix) -> tuple[slice, ...]:
     return tuple(slice(int(a), int(b) + 1) for a, b in zip(starts, ends))
 
 
+def membership_matrix(slices: tuple[slice, ...], d: int) -> sp.csr_matrix:
+    """(d̄, p) 0/1 matrix: column k belongs to block j."""
+    owner = np.repeat(np.arange(len(slices)), [s.stop - s.start for s in slices])
+    return sp.csr_matrix((np.ones(d), (np.arange(d), owner)), shape=(d, len(slices)))
+
+
+def difference_matrix(slices: tuple[slice, ...], d: int) -> sp.csr_matrix:
+    """(d̄ - p, d̄) matrix ``D`` with rows ``theta_{k+1} - theta_k`` for adjacent bins of one block."""
+    left = np.setdiff1d(np.arange(d), [s.stop - 1 for s in slices])
+    m = left.size
+    return sp.csr_matrix((np.tile([-1.0, 1.0], m), (np.repeat(np.arange(m), 2), np.column_stack([left, left + 1]).ravel())),
+                         shape=(m, d))
+
+
+def per_variable_values(value: Any, p: int, name: str, dtype=float) -> np.ndarray:
+    """A scalar broadcast to ``p`` values, or exactly ``p`` values (one per variable)."""
+    arr = np.asarray(value, dtype=dtype)
+    if arr.ndim == 0:
+        arr = np.full(p, arr)
+    if arr.shape != (p,):
+        raise ValueError(f"{name} must be a scalar or {p} values (one per variable), got {np.shape(value)}")
+    return arr
+
+
+def as_tuple(value: Any) -> Any:
+    """Arrays and lists as tuples (hashable fields of a frozen spec); scalars and None unchanged."""
+    return value if value is None or np.ndim(value) == 0 else tuple(np.asarray(value).tolist())
+
+
 class OrderedBins:
     """Ordered one-hot bins of numeric columns at :func:`cut_points` (``n_bins`` per column at most).
 

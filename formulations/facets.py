@@ -46,6 +46,9 @@ import scipy.sparse as sp
 
 from formulations.base import Model
 from formulations.conic_encodings import add_hinge_loss, add_least_squares, add_logistic
+from formulations.constraint_rows import add_constraint_rows, lift_constraint_blocks
+from formulations.constraints import CompiledConstraints, check_constraints, compile_constraints
+from formulations.errors import NotRepresentableError
 from formulations.facets_encoding import encode_facets_penalty
 from formulations.intercept import hinge_intercept
 from formulations.losses import LOSS_1D, LeastSquares, Logistic
@@ -86,6 +89,9 @@ class Facets:
     margin : hinge margin.
     fit_intercept : unpenalised intercept (model units); False fixes it at 0.
     intercept_bounds : box on the intercept; None derives one that contains the optimum.
+    constraints : operational constraints by feature name (:mod:`formulations.constraints`), on the
+        grid steps ``w = coef / grid_unit`` (a Monotone or Linear row reads ``points`` in grid steps).
+    feature_names : the names the constraints use (default ``x0 .. x{d-1}``).
     """
 
     loss: str = "hinge"
@@ -96,8 +102,13 @@ class Facets:
     margin: float = 1.0
     fit_intercept: bool = True
     intercept_bounds: tuple[float, float] | None = None
+    constraints: tuple = ()
+    feature_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "constraints", check_constraints(self.constraints))
+        if self.feature_names is not None:
+            object.__setattr__(self, "feature_names", tuple(str(n) for n in self.feature_names))
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
         _finite("lam", self.lam, low=0.0)
@@ -126,7 +137,11 @@ class Facets:
         X = X.toarray() if sp.issparse(X) else X
         rows_in = (X, y) if np.ptp(s) == 0 else None  # the proximal losses are unweighted means
         Xm, ym, wm = merge_rows(X, y, s / s.sum())
-        return FacetsInstance(self, Xm, ym, wm, self._intercept_box(Xm, ym, wm), X.shape[0], rows_in)
+        names = self.feature_names or tuple(f"x{j}" for j in range(X.shape[1]))
+        if len(names) != X.shape[1]:
+            raise ValueError(f"feature_names has {len(names)} names but X has {X.shape[1]} columns")
+        return FacetsInstance(self, Xm, ym, wm, self._intercept_box(Xm, ym, wm), X.shape[0], rows_in,
+                              compile_constraints(self.constraints, names))
 
     def _intercept_box(self, X: np.ndarray, y: np.ndarray, v: np.ndarray) -> tuple[float, float]:
         if not self.fit_intercept:
@@ -156,6 +171,7 @@ class FacetsInstance:
     intercept_bounds: tuple[float, float]
     n_rows_in: int
     rows_in: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    constraints: CompiledConstraints | None = None
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -188,13 +204,17 @@ class FacetsInstance:
         b.add_variables("intercept", 1, lb=self.intercept_bounds[0], ub=self.intercept_bounds[1])
         penalty_lift = encode_facets_penalty(b, spec.penalty(unit=1.0), weights="coef", name="penalty",
                                              square="chords" if exact else "cone")
+        if self.constraints is not None:  # the relaxation keeps the rows, with integrality dropped
+            add_constraint_rows(b, self.constraints, coef_lb=np.full(d, -U, float), coef_ub=np.full(d, U, float),
+                                integer=np.ones(d, bool), formulation="Facets")
+        finish = (lambda prog: prog) if exact else (lambda prog: prog.relax())
         gX = spec.grid_unit * self.X
         if spec.loss == "hinge" or not exact:
             encoder = {"hinge": add_hinge_loss, "logistic": add_logistic, "least_squares": add_least_squares}[spec.loss]
             options = {"margin": spec.margin} if spec.loss == "hinge" else {}
             loss_lift = encoder(b, gX, self.y, weights="coef", intercept="intercept", sample_weight=self.weights,
                                 name="loss", **options)
-            return b.build(), (penalty_lift, loss_lift)
+            return finish(b.build()), (penalty_lift, loss_lift)
         # outer approximation: z_i = a_i (g x_i . w + b) + o_i as variables, tangents on (t_i, z_i)
         a, o = self._argument_map()
         b.add_variables("loss", n, lb=0.0, cost=self.weights)
@@ -248,11 +268,20 @@ class FacetsInstance:
             parts.update(loss_lift(w, model.intercept))
         for name, values in parts.items():
             x[program.blocks[name]] = values
+        if self.constraints is not None:
+            U = float(self.spec.bound)
+            lift_constraint_blocks(x, program.blocks, w, self.constraints, np.full(w.size, -U), np.full(w.size, U))
         if program.lazy is not None:
             z = program.lazy.arguments(x)
             x[program.blocks["argument"]] = z
             x[program.blocks["loss"]] = LOSS_1D[self.spec.loss][0](z)
         return x
+
+    def constraint_violation(self, model: Model) -> float:
+        """Largest violation of the operational constraints at the model's grid steps (0 when obeyed)."""
+        if self.constraints is None:
+            return 0.0
+        return self.constraints.violation(self.grid_units(model.coef), model.intercept)
 
     def scores(self, model: Model) -> np.ndarray:
         return self.X @ model.coef + model.intercept
@@ -303,6 +332,9 @@ class FacetsInstance:
         if spec.loss == "hinge":
             raise ValueError("the hinge loss is not smooth: the proximal path needs loss='logistic' or "
                              "'least_squares'; solve the relaxed LP with backend 'highs' or 'ecos', or the exact MILP")
+        if spec.constraints:
+            raise NotRepresentableError("the proximal path cannot carry operational constraints; solve the program "
+                                        "(backend 'ecos' / 'highs', or the exact MILP) instead")
         if self.rows_in is None:
             raise ValueError("the proximal path fits unweighted losses: pass no sample_weight (or equal weights), "
                              "or solve the relaxed program with backend 'ecos'")

@@ -41,26 +41,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from formulations.base import CachedPrograms, Model
-from formulations.bins import FusedPoints, OrderedBins, as_blocks, infer_blocks, merge_runs, round_points
+from formulations.bins import (FusedPoints, OrderedBins, as_blocks, as_tuple, difference_matrix, infer_blocks,
+                            membership_matrix, merge_runs, per_variable_values, round_points)
+from formulations.constraints import CompiledConstraints, check_constraints, compile_constraints, fold_level_monotone
+from formulations.errors import NotRepresentableError
 from formulations.intercept import hinge_intercept
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import merge_rows
 from formulations.validation import check_number, check_training_set
 
 REFERENCES = ("min", "first", "sum_to_zero")
-
-
-def _per_variable(value: Any, p: int, name: str, dtype=float) -> np.ndarray:
-    arr = np.asarray(value, dtype=dtype)
-    if arr.ndim == 0:
-        arr = np.full(p, arr)
-    if arr.shape != (p,):
-        raise ValueError(f"{name} must be a scalar or {p} values (one per variable), got {np.shape(value)}")
-    return arr
-
-
-def _tuple(value: Any) -> Any:
-    return value if value is None or np.ndim(value) == 0 else tuple(np.asarray(value).tolist())
 
 
 @dataclass(frozen=True)
@@ -82,6 +72,11 @@ class FusedLassoHinge:
     n_bins : bins per numeric column of :meth:`design` (raw columns in ``compare``) only.
     smoothing : width of the Huberised hinge of the proximal path (:meth:`FusedInstance.composite`).
     merge_duplicates : merge identical ``(x̄, y)`` rows into one weighted row (exact).
+    constraints : operational constraints over the *variables* (:mod:`formulations.constraints`):
+        ``Monotone(vars, direction, kind="levels")`` (the same rows as ``monotone``), and groups /
+        implications / ``Linear`` rows over ``used`` (a variable is used when its points are not
+        constant; requiring use needs ``reference="min"``).
+    variable_names : names the constraints use (default ``x0 .. x{p-1}``).
     """
 
     lam: float = 1.0
@@ -96,8 +91,13 @@ class FusedLassoHinge:
     n_bins: int = 5
     smoothing: float = 0.1
     merge_duplicates: bool = True
+    constraints: tuple = ()
+    variable_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "constraints", check_constraints(self.constraints))
+        if self.variable_names is not None:
+            object.__setattr__(self, "variable_names", tuple(str(n) for n in self.variable_names))
         check_number("lam", self.lam, strict=False)
         check_number("margin", self.margin)
         check_number("smoothing", self.smoothing)
@@ -106,7 +106,7 @@ class FusedLassoHinge:
         if self.reference not in REFERENCES:
             raise ValueError(f"reference must be one of {REFERENCES}, got {self.reference!r}")
         for name in ("points_lb", "points_ub", "monotone", "must_include"):
-            object.__setattr__(self, name, _tuple(getattr(self, name)))
+            object.__setattr__(self, name, as_tuple(getattr(self, name)))
         if self.blocks is not None:
             object.__setattr__(self, "blocks", tuple(s.stop - s.start for s in as_blocks(self.blocks)))
         must = np.asarray(self.must_include, dtype=float).reshape(-1)
@@ -120,8 +120,8 @@ class FusedLassoHinge:
 
     def per_variable(self, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per-variable ``(lb, ub, monotone, must_include indices)`` for ``p`` variables, checked."""
-        lb = _per_variable(self.points_lb, p, "points_lb")
-        ub = _per_variable(self.points_ub, p, "points_ub")
+        lb = per_variable_values(self.points_lb, p, "points_lb")
+        ub = per_variable_values(self.points_ub, p, "points_ub")
         if not (np.isfinite(lb).all() and np.isfinite(ub).all()) or np.any(lb != np.round(lb)) or np.any(
                 ub != np.round(ub)):
             raise ValueError(f"points_lb and points_ub must be finite integers; got {lb.tolist()}, {ub.tolist()}")
@@ -131,7 +131,7 @@ class FusedLassoHinge:
         if self.reference == "min" and np.any(lb != 0):
             raise ValueError("reference='min' sets the smallest points of each variable to 0, so points_lb must "
                              "be 0; for signed points use reference='first' or 'sum_to_zero'")
-        mono = _per_variable(0 if self.monotone is None else self.monotone, p, "monotone")
+        mono = per_variable_values(0 if self.monotone is None else self.monotone, p, "monotone")
         if not np.isin(mono, (-1, 0, 1)).all():
             raise ValueError(f"monotone must hold one of -1, 0, +1 for each of the {p} variables")
         must = np.unique(np.asarray(self.must_include, dtype=int))
@@ -151,7 +151,7 @@ class FusedLassoHinge:
             raise ValueError("X_onehot must contain only 0 and 1 (ordered one-hot bins); "
                              "bin the raw data first, e.g. milpscore.binning.OrderedBinner")
         slices = as_blocks(self.blocks, Xs.shape[1]) if self.blocks is not None else infer_blocks(Xs)
-        member = _membership(slices, Xs.shape[1])
+        member = membership_matrix(slices, Xs.shape[1])
         per_block = np.asarray((Xs @ member).todense())
         if not np.all(per_block == 1):
             i, j = np.argwhere(per_block != 1)[0]
@@ -160,6 +160,10 @@ class FusedLassoHinge:
         if np.unique(y).size < 2:
             raise ValueError("y has a single class; the hinge ILP needs samples of both classes")
         lb, ub, mono, must = self.per_variable(len(slices))
+        names = self.variable_names or tuple(f"x{j}" for j in range(len(slices)))
+        if len(names) != len(slices):
+            raise ValueError(f"variable_names has {len(names)} names but X_onehot has {len(slices)} variables")
+        mono, compiled = _operational(self.constraints, names, mono, self.reference)
         uniform = bool(np.all(w == w[0]))
         rows_in = (Xs, y) if uniform else None
         if self.merge_duplicates:
@@ -168,22 +172,22 @@ class FusedLassoHinge:
         else:
             keep = w > 0
             Xs, y, w = Xs[keep], y[keep], w[keep]
-        return FusedInstance(self, Xs, y, w, slices, member, _differences(slices, Xs.shape[1]), lb, ub, mono, must,
-                             n_rows_in=int(X.shape[0]), rows_in=rows_in)
+        return FusedInstance(self, Xs, y, w, slices, member, difference_matrix(slices, Xs.shape[1]), lb, ub, mono, must,
+                             n_rows_in=int(X.shape[0]), rows_in=rows_in, constraints=compiled)
 
 
-def _membership(slices: tuple[slice, ...], d: int) -> sp.csr_matrix:
-    """(d̄, p) 0/1 matrix: column k belongs to block j."""
-    owner = np.repeat(np.arange(len(slices)), [s.stop - s.start for s in slices])
-    return sp.csr_matrix((np.ones(d), (np.arange(d), owner)), shape=(d, len(slices)))
-
-
-def _differences(slices: tuple[slice, ...], d: int) -> sp.csr_matrix:
-    """(d̄ - p, d̄) matrix ``D`` with rows ``theta_{k+1} - theta_k`` for adjacent bins of one block."""
-    left = np.setdiff1d(np.arange(d), [s.stop - 1 for s in slices])
-    m = left.size
-    return sp.csr_matrix((np.tile([-1.0, 1.0], m), (np.repeat(np.arange(m), 2), np.column_stack([left, left + 1]).ravel())),
-                         shape=(m, d))
+def _operational(constraints: tuple, names: tuple[str, ...], mono: np.ndarray,
+                 reference: str) -> tuple[np.ndarray, CompiledConstraints]:
+    """Monotone constraints folded into the per-variable directions; the rest compiled over ``used``."""
+    mono, rest = fold_level_monotone(constraints, names, mono)
+    compiled = compile_constraints(rest, names)
+    if compiled.P.nnz or compiled.performance:
+        raise NotRepresentableError("the fused table has no single 'points' per variable and no per-row errors: its "
+                                    "Linear rows may use used[...] and the intercept only")
+    if compiled.nonzero.any() and reference != "min":
+        raise NotRepresentableError("requiring a variable to be used (AtLeast, Exactly, Implies, Linear used terms) "
+                                    "needs reference='min' (then used means some bin has points > 0)")
+    return mono, compiled
 
 
 @dataclass(frozen=True)
@@ -203,6 +207,7 @@ class FusedInstance(CachedPrograms):
     must_include: np.ndarray
     n_rows_in: int
     rows_in: tuple | None = field(default=None, repr=False)
+    constraints: CompiledConstraints | None = None
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -268,14 +273,34 @@ class FusedInstance(CachedPrograms):
             # theta_k <= ub_j (1 - z_k): the bin marked as the minimiser has 0 points
             b.add_rows("minimum_zero", {"coef": pick, "minimum": sp.diags(big_m)}, ub=big_m)
             b.add_rows("minimum_one", {"minimum": sp.csr_matrix(member[cols][:, free].T)}, lb=1.0, ub=1.0)
-        if spec.max_size is not None:
+        con = self.constraints
+        if spec.max_size is not None or (con is not None and con.needs_used):
             u_lb = np.zeros(p)
             u_lb[self.must_include] = 1.0
             b.add_variables("size", p, u_lb, 1.0, integer=True)
             b.add_rows("size_upper", {"coef": sp.identity(d), "size": -sp.diags(owner_ub) @ member}, ub=0.0)
             b.add_rows("size_lower", {"coef": sp.identity(d), "size": -sp.diags(owner_lb) @ member}, lb=0.0)
+        if spec.max_size is not None:
             b.add_rows("max_size", {"size": np.ones((1, p))}, ub=float(spec.max_size))
+        if con is not None and con.n_rows:
+            need = np.flatnonzero(con.nonzero)
+            if need.size:  # used_j = 1 => some bin of j has points >= 1 (reference 'min': the minimum is 0)
+                pick = sp.csr_matrix((np.ones(need.size), (np.arange(need.size), need)), shape=(need.size, p))
+                b.add_rows("size_nonzero", {"coef": pick @ member.T, "size": -pick}, lb=0.0)
+            terms = {"intercept": sp.csr_matrix(con.c[:, None])}
+            if con.needs_used:
+                terms["size"] = con.U
+            b.add_rows("operational", terms, lb=con.lb, ub=con.ub)
         return b.build()
+
+    def constraint_violation(self, model: Model) -> float:
+        """Largest violation of the operational rows at ``used = points not constant`` (monotone
+        blocks are program rows that :meth:`round` keeps)."""
+        if self.constraints is None or self.constraints.n_rows == 0:
+            return 0.0
+        used = np.array([np.ptp(np.asarray(model.coef)[s]) > 0 for s in self.blocks], dtype=float)
+        v = self.constraints.U @ used + self.constraints.c * model.intercept
+        return float(max(np.max(self.constraints.lb - v, initial=0.0), np.max(v - self.constraints.ub, initial=0.0)))
 
     # ------------------------------------------------------------------ mappings
     def points(self, model: Model) -> FusedPoints:

@@ -47,6 +47,10 @@ from scipy.optimize import minimize
 
 from formulations.base import CachedPrograms, Model
 from formulations.coefficients import CoefficientSet
+from formulations.constraint_rows import add_constraint_rows, lift_constraint_blocks
+from formulations.constraints import (PERFORMANCE, SUPPORTED_BY, CompiledConstraints, check_constraints,
+                                      compile_constraints)
+from formulations.errors import NotRepresentableError
 from formulations.logistic_cuts import MAX_TABLE, LogisticCuts, LogisticData, softplus_neg, with_lazy
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import merge_rows
@@ -68,6 +72,8 @@ class RiskSLIM:
     c0 : L0 cost ``C0`` per feature, in units of mean logistic loss (tiny default: only breaks ties).
     max_size : at most this many non-zero points (None: no limit).
     class_weight : ``(w_negative, w_positive)`` multipliers of the negative / positive rows.
+    constraints : operational constraints by feature name (:mod:`formulations.constraints`; the
+        performance rows need per-row errors, which this formulation does not have).
     """
 
     coefficients: CoefficientSet | None = None
@@ -75,8 +81,14 @@ class RiskSLIM:
     c0: float = 1e-6
     max_size: int | None = None
     class_weight: tuple[float, float] = (1.0, 1.0)
+    constraints: tuple = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "constraints", check_constraints(self.constraints))
+        if any(isinstance(c, PERFORMANCE) for c in self.constraints):
+            raise NotRepresentableError(f"RiskSLIM has no per-row error indicators, so it cannot take "
+                                        f"{[c.describe() for c in self.constraints if isinstance(c, PERFORMANCE)]}; "
+                                        f"use {SUPPORTED_BY['performance']}")
         if not (_is_number(self.c0) and self.c0 >= 0):
             raise ValueError(f"c0 must be a finite number >= 0, got {self.c0!r}")
         if not (_is_number(self.coef_bound) and self.coef_bound >= 0):
@@ -123,7 +135,7 @@ class RiskSLIM:
             if 2 * radius + 1 <= MAX_TABLE:
                 table = softplus_neg(np.arange(-radius, radius + 1, dtype=float))
         data = LogisticData(Xu, yu, wu, table, radius)
-        return RiskSLIMInstance(self, cs, data, (int(lo), int(hi)), n)
+        return RiskSLIMInstance(self, cs, data, (int(lo), int(hi)), n, compile_constraints(self.constraints, cs.names))
 
 
 def _score_range(X: np.ndarray, cs: CoefficientSet, max_size: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -170,6 +182,7 @@ class RiskSLIMInstance(CachedPrograms):
     data: LogisticData
     intercept_bounds: tuple[int, int]
     n_rows_in: int
+    constraints: CompiledConstraints | None = None
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -256,6 +269,9 @@ class RiskSLIMInstance(CachedPrograms):
         b.add_rows("l0_lower", {"coef": eye, "size": -sp.diags(np.minimum(cs.lb, 0.0), format="csr")}, lb=0.0)
         if spec.max_size is not None:
             b.add_rows("max_size", {"size": np.ones((1, d))}, ub=float(spec.max_size))
+        if self.constraints is not None:
+            add_constraint_rows(b, self.constraints, coef_lb=cs.lb, coef_ub=cs.ub, integer=cs.integer,
+                                used_block="size", formulation="RiskSLIM")
         base = b.build()
         oracle = LogisticCuts(self.data, base.blocks["coef"], base.blocks["intercept"].start,
                               base.blocks["loss"].start, base.n_variables, base.c.copy(), base.offset,
@@ -289,7 +305,8 @@ class RiskSLIMInstance(CachedPrograms):
         """Integer coordinate descent on the support of a model in the set (RiskSLIM's polishing):
         each move sets one non-zero point to another value of its range (0 included) with the best
         integer intercept; stops when no move improves, after ``max_passes`` or when ``clock`` expires.
-        Never adds a feature, so the model stays inside the set and ``max_size``."""
+        Never adds a feature, so the model stays inside the set and ``max_size``; a move that would
+        break an operational constraint is skipped."""
         cs, X = self.coefficients, self.X
         costs = self.spec.c0 * cs.c0 * ~self.forced
         coef = np.asarray(model.coef, dtype=float).copy()
@@ -307,6 +324,11 @@ class RiskSLIMInstance(CachedPrograms):
                     trial = scores + X[:, j] * (v - coef[j])
                     bb, ll = self.data.best_intercept(trial, self.intercept_bounds, start=b)
                     value = ll + self.penalty(coef) - (costs[j] if v == 0 else 0.0)
+                    if self.constraints is not None and self.constraints.n_rows:
+                        moved = coef.copy()
+                        moved[j] = v
+                        if self.constraints.violation(moved, bb) > self.constraints.violation(coef, b) + 1e-9:
+                            continue
                     if value < best - 1e-12:
                         best, b, scores, improved, coef[j] = value, bb, trial, True, v
             if not improved:
@@ -335,11 +357,23 @@ class RiskSLIMInstance(CachedPrograms):
         x[p.blocks["intercept"]] = model.intercept
         x[p.blocks["loss"]] = self.loss(model)
         x[p.blocks["size"]] = self.used(model).astype(float)
+        if self.constraints is not None:
+            lift_constraint_blocks(x, p.blocks, model.coef, self.constraints, self.coefficients.lb,
+                                   self.coefficients.ub)
         return x
+
+    def constraint_violation(self, model: Model) -> float:
+        """Largest violation of the operational constraints (0 when the model obeys them)."""
+        return 0.0 if self.constraints is None else self.constraints.violation(model.coef, model.intercept)
+
+    def ranking(self, model: Model) -> tuple[bool, float]:
+        """Sort key of candidate models: those obeying the constraints first, then by objective."""
+        return self.constraint_violation(model) > 1e-9, self.objective(model)
 
     def round(self, model: Model) -> Model:
         """Clip into the box, round integer points, keep the ``max_size`` largest (forced features
-        first), then the best integer intercept for the rounded points."""
+        first), then the best integer intercept for the rounded points (or the model's own, rounded,
+        when only that one obeys the operational constraints)."""
         cs = self.coefficients
         coef = np.clip(np.asarray(model.coef, dtype=float), cs.lb, cs.ub)
         ints = cs.integer
@@ -352,4 +386,5 @@ class RiskSLIMInstance(CachedPrograms):
             mask[keep] = True
             coef = np.where(mask, coef, 0.0)
         b, _ = self.data.best_intercept(self.X @ coef, self.intercept_bounds, start=model.intercept)
-        return Model(coef, float(b))
+        own = Model(coef, float(np.clip(np.rint(model.intercept), *self.intercept_bounds)))
+        return min((Model(coef, float(b)), own), key=self.ranking)

@@ -41,7 +41,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from formulations.base import CachedPrograms, Model
+from formulations.constraints import SUPPORTED_BY, CompiledConstraints, check_constraints, compile_constraints
 from formulations.encodings import add_hinge
+from formulations.errors import NotRepresentableError
 from formulations.intercept import hinge_intercept
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import merge_rows
@@ -123,6 +125,13 @@ class ConvexRounding:
         (for ternary weights this is the number of non-zero ``c_i``); None: no budget. A real ``k``
         is accepted (Proposition 2's ``E||c||_1 = k``); integer models use ``floor(k)`` features.
 
+    constraints : operational constraints by feature name (:mod:`formulations.constraints`), on
+        the ternary / binary weights ``c``: with ``c_i = c'_{2i-1} - c'_{2i}`` and
+        ``used_i = c'_{2i-1} + c'_{2i}`` (exact once the row ``c'_{2i-1} + c'_{2i} <= 1`` is added,
+        which loses nothing: both at 1 is the same model as both at 0) every row is linear in the
+        program's binaries, so no extra variable is needed. No performance rows (no per-row errors).
+    feature_names : the names the constraints use (default ``x0 .. x{n-1}``).
+
     Settings of the catalog methods (not of the programs): ``n_draws`` (randomized rounding,
     Proposition 1), ``n_restarts``, ``start_nonzeros``, ``epsilon``, ``max_moves`` (local search,
     Figure 6 and ternary hill climbing; ``max_moves=None`` means ``10 d`` per run).
@@ -137,8 +146,13 @@ class ConvexRounding:
     start_nonzeros: int = 10
     epsilon: float = 1.0
     max_moves: int | None = None
+    constraints: tuple = ()
+    feature_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "constraints", check_constraints(self.constraints))
+        if self.feature_names is not None:
+            object.__setattr__(self, "feature_names", tuple(str(n) for n in self.feature_names))
         check_number("margin", self.margin, minimum=0.0, strict=True)
         if self.weights not in WEIGHT_KINDS:
             raise ValueError(f"weights must be one of {WEIGHT_KINDS}, got {self.weights!r}")
@@ -173,7 +187,13 @@ class ConvexRounding:
             X, y, s = X[keep], y[keep], s[keep]
         else:
             X, y, s = merge_rows(X, y, s)
-        return ConvexRoundingInstance(self, X, y, s, n_rows)
+        names = self.feature_names or tuple(f"x{j}" for j in range(X.shape[1]))
+        if len(names) != X.shape[1]:
+            raise ValueError(f"feature_names has {len(names)} names but X has {X.shape[1]} columns")
+        compiled = compile_constraints(self.constraints, names)
+        if compiled.performance:
+            raise NotRepresentableError(f"convex rounding has no per-row error indicators; use {SUPPORTED_BY['performance']}")
+        return ConvexRoundingInstance(self, X, y, s, n_rows, compiled)
 
 
 @dataclass(frozen=True)
@@ -185,6 +205,7 @@ class ConvexRoundingInstance(CachedPrograms):
     y: np.ndarray
     weights: np.ndarray
     n_rows_in: int
+    constraints: CompiledConstraints | None = None
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -217,7 +238,23 @@ class ConvexRoundingInstance(CachedPrograms):
                   sample_weight=self.weights, name="hinge", scale=1.0 / float(spec.margin))
         if spec.max_size is not None:
             b.add_rows("max_size", {"coef": sp.csr_matrix(np.ones((1, d)))}, ub=float(spec.max_size))
+        con = self.constraints
+        if con is not None and con.n_rows:
+            n = self.n_features
+            if spec.weights == "ternary":  # c = T c', used = S c'
+                rows, cols = np.repeat(np.arange(n), 2), np.arange(2 * n)
+                T = sp.csr_matrix((np.tile([1.0, -1.0], n), (rows, cols)), shape=(n, 2 * n))
+                S = sp.csr_matrix((np.ones(2 * n), (rows, cols)), shape=(n, 2 * n))
+                b.add_rows("no_cancel", {"coef": S}, ub=1.0)
+            else:
+                T = S = sp.identity(n, format="csr")
+            b.add_rows("operational", {"coef": con.P @ T + con.U @ S, "intercept": sp.csr_matrix(con.c[:, None])},
+                       lb=con.lb, ub=con.ub)
         return b.build()
+
+    def constraint_violation(self, model: Model) -> float:
+        """Largest violation of the operational constraints at the model's weights (0 when obeyed)."""
+        return 0.0 if self.constraints is None else self.constraints.violation(model.coef, model.intercept)
 
     # ------------------------------------------------------------ mappings
     def decode(self, x: np.ndarray) -> Model:

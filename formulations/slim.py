@@ -36,7 +36,7 @@ Merging identical rows is exact: they share the indicator ``z_i``. Units: the ob
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -45,6 +45,8 @@ import scipy.sparse as sp
 
 from formulations.base import CachedPrograms, Model
 from formulations.coefficients import CoefficientSet
+from formulations.constraint_rows import add_constraint_rows, lift_constraint_blocks
+from formulations.constraints import CompiledConstraints, MaxFalsePositiveRate, check_constraints, compile_constraints
 from formulations.intercept import margin_error_intercept
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import merge_rows, unique_rows
@@ -97,6 +99,10 @@ class SLIM:
     class_weight : ``(w_negative, w_positive)`` multipliers of the negative / positive rows.
     integer_intercept : None = integer exactly when ``X`` is integer-valued.
     merge_duplicates : merge identical ``(x, y)`` rows into one weighted row (exact; default).
+    constraints : operational constraints by feature name (:mod:`formulations.constraints`):
+        groups, monotone points, implications, linear rows, and the performance rows
+        ``MaxFalsePositiveRate`` / ``MinTruePositiveRate`` over the 0-1 error indicators (a tie
+        ``score = 0`` counts as an error, so a false-positive bound holds for ``predict``).
     """
 
     coefficients: CoefficientSet | None = None
@@ -107,8 +113,10 @@ class SLIM:
     class_weight: tuple[float, float] = (1.0, 1.0)
     integer_intercept: bool | None = None
     merge_duplicates: bool = True
+    constraints: tuple = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "constraints", check_constraints(self.constraints))
         if not (isinstance(self.c0, (int, float)) and math.isfinite(self.c0) and self.c0 >= 0):
             raise ValueError(f"c0 must be a finite number >= 0, got {self.c0!r}")
         if not (isinstance(self.margin, (int, float)) and math.isfinite(self.margin) and self.margin > 0):
@@ -176,7 +184,8 @@ class SLIM:
         costs = self.c0 * coefs.c0
         unit = common_unit(np.concatenate([wu, costs]))
         eps = 0.5 * unit / max(float(coefs.magnitude.sum()), 1.0)
-        return SLIMInstance(self, coefs, Xu, yu, wu, big_m, (lo, hi), int_icpt, eps, n_rows_in=n)
+        return SLIMInstance(self, coefs, Xu, yu, wu, big_m, (lo, hi), int_icpt, eps, n_rows_in=n,
+                            constraints=compile_constraints(self.constraints, coefs.names))
 
 
 @dataclass(frozen=True)
@@ -193,6 +202,7 @@ class SLIMInstance(CachedPrograms):
     integer_intercept: bool
     epsilon: float
     n_rows_in: int
+    constraints: CompiledConstraints | None = None
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -234,7 +244,40 @@ class SLIMInstance(CachedPrograms):
             k = np.arange(pos.size)
             pairs = sp.csr_matrix((np.ones(2 * pos.size), (np.r_[k, k], np.r_[pos, neg])), shape=(pos.size, n))
             b.add_rows("conflicts", {"loss": pairs}, lb=1.0)
+        if self.constraints is not None:
+            add_constraint_rows(b, replace(self.constraints, performance=()), coef_lb=cs.lb, coef_ub=cs.ub,
+                                integer=cs.integer, used_block="size", formulation="SLIM")
+            for con, (rows, cap) in zip(self.constraints.performance, self._performance_rows()):
+                b.add_rows(f"performance_{type(con).__name__}", {"loss": rows}, ub=cap)
         return b.build()
+
+    def _performance_rows(self) -> list[tuple[sp.csr_matrix, float]]:
+        """For each performance constraint: ``(row over the error indicators, cap)``.
+
+        The rows carry the sample weights without class weights (the rates are of the data):
+        false positives are errors of negative rows, ``sum_neg w z <= rate * sum_neg w``; a
+        sensitivity bound caps the errors of positive rows at ``(1 - rate) * sum_pos w``.
+        """
+        cw = np.where(self.y > 0, self.spec.class_weight[1], self.spec.class_weight[0])
+        raw = np.divide(self.weights, cw, out=np.zeros_like(self.weights), where=cw > 0)
+        out = []
+        for con in self.constraints.performance:
+            side = self.y < 0 if isinstance(con, MaxFalsePositiveRate) else self.y > 0
+            share = con.rate if isinstance(con, MaxFalsePositiveRate) else 1.0 - con.rate
+            row = sp.csr_matrix(np.where(side, raw, 0.0)[None, :])
+            out.append((row, float(share * raw[side].sum())))
+        return out
+
+    def constraint_violation(self, model: Model) -> float:
+        """Largest violation of the operational constraints (rows at ``used = points != 0`` and the
+        performance rows at the model's 0-1 errors); 0 when the model obeys them all."""
+        if self.constraints is None:
+            return 0.0
+        v = self.constraints.violation(model.coef, model.intercept)
+        if self.constraints.performance:
+            z = self.errors(model)
+            v = max([v] + [float((row @ z)[0]) - cap for row, cap in self._performance_rows()])
+        return max(v, 0.0)
 
     def conflicting_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """Pairs of merged rows with the same ``x`` and opposite labels: at most one is correct.
@@ -282,6 +325,9 @@ class SLIMInstance(CachedPrograms):
         x[p.blocks["loss"]] = self.errors(model)
         x[p.blocks["size"]] = self.used(model)
         x[p.blocks["abs"]] = np.abs(model.coef)
+        if self.constraints is not None:
+            lift_constraint_blocks(x, p.blocks, model.coef, self.constraints, self.coefficients.lb,
+                                   self.coefficients.ub)
         return x
 
     def objective(self, model: Model) -> float:
@@ -298,7 +344,7 @@ class SLIMInstance(CachedPrograms):
         intercept is then re-optimised exactly (:func:`formulations.intercept.margin_error_intercept`)
         and compared with the model's own intercept (clipped, rounded when integer): the better
         one is kept, so for a solver's near-integral solution the rounded model is never worse
-        than the solver's own.
+        than the solver's own (among the candidates that obey the operational constraints, when one does).
         """
         cs = self.coefficients
         coef = np.clip(model.coef, cs.lb, cs.ub)
@@ -314,7 +360,8 @@ class SLIMInstance(CachedPrograms):
                 coef[drop] = 0.0
         lo, hi = self.intercept_bounds
         own = float(np.clip(np.round(model.intercept) if self.integer_intercept else model.intercept, lo, hi))
-        return min((self.with_best_intercept(coef), Model(coef, own)), key=self.objective)
+        return min((self.with_best_intercept(coef), Model(coef, own)),
+                   key=lambda m: (self.constraint_violation(m) > 1e-9, self.objective(m)))
 
     def with_best_intercept(self, coef: np.ndarray) -> Model:
         """The model ``coef`` with the intercept that minimises its weighted margin error."""

@@ -124,12 +124,13 @@ def star_ray_round(instance: RiskSLIMInstance, coef: np.ndarray, intercept: floa
         return instance.round(Model(coef, intercept))
     best = sorted(scored.values(), key=lambda t: t[0])[:3]
     polished = [instance.polish(model, clock=clock) for _, model in best]
-    return min(polished, key=instance.objective)
+    return min(polished, key=instance.ranking)
 
 
 def swap_search(instance: RiskSLIMInstance, model: Model, clock: Clock | None = None, max_rounds: int = 20) -> Model:
     """Local search: polish, then the first improving swap (or addition, below ``max_size``) of one
-    feature with any value of its range; repeat until no move improves or the clock runs out."""
+    feature with any value of its range; repeat until no move improves or the clock runs out. A move
+    that breaks an operational constraint the model obeys is not taken."""
     cs, data, X = instance.coefficients, instance.data, instance.X
     k = instance.spec.max_size if instance.spec.max_size is not None else X.shape[1]
     best = instance.polish(model, clock=clock)
@@ -159,7 +160,8 @@ def swap_search(instance: RiskSLIMInstance, model: Model, clock: Clock | None = 
                         trial[j_out] = 0.0
                     trial[j_in] = v
                     value = loss + instance.penalty(trial)
-                    if value < best_value - 1e-12:
+                    if value < best_value - 1e-12 and instance.constraint_violation(Model(trial, float(b))) <= \
+                            instance.constraint_violation(best) + 1e-9:
                         found = Model(trial, float(b))
                         break
                 if found is not None:
@@ -186,12 +188,13 @@ def rounded_logistic_start(instance: RiskSLIMInstance, clock: Clock | None = Non
         support = np.sort(np.argsort(-priority)[:k])
         coef, b, _ = support_fit(instance, support)
     model = star_ray_round(instance, coef, b, clock=clock)
-    return min((model, zero), key=instance.objective)
+    return min((model, zero), key=instance.ranking)
 
 
 def heuristic(instance: RiskSLIMInstance, clock: Clock | None = None, seed: int = 0) -> Model:
     """Best of the rounded logistic start and the beam search + star ray, then swap search
-    (module docstring). Deterministic (``seed`` is unused); stops early when ``clock`` expires."""
+    (module docstring). Deterministic (``seed`` is unused); stops early when ``clock`` expires.
+    Models obeying the operational constraints rank first (:meth:`RiskSLIMInstance.ranking`)."""
     candidates = [rounded_logistic_start(instance, clock)]
     size = instance.spec.max_size if instance.spec.max_size is not None else instance.X.shape[1]
     size = min(size, instance.X.shape[1])
@@ -200,5 +203,5 @@ def heuristic(instance: RiskSLIMInstance, clock: Clock | None = None, seed: int 
             if _expired(clock):
                 break
             candidates.append(star_ray_round(instance, coef, b, clock=clock))
-    best = min(candidates, key=instance.objective)
-    return min((best, swap_search(instance, best, clock=clock)), key=instance.objective)
+    best = min(candidates, key=instance.ranking)
+    return min((best, swap_search(instance, best, clock=clock)), key=instance.ranking)

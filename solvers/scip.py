@@ -178,8 +178,12 @@ class _Polisher(Heur):
             if value >= min(state.best, self.model.getPrimalbound()) - 1e-12:
                 continue
             sol = self.model.createSol(self)
-            for v, val in zip(state.variables, better.tolist()):
-                self.model.setSolVal(sol, v, val)
+            try:
+                for v, val in zip(state.variables, better.tolist()):
+                    self.model.setSolVal(sol, v, val)
+            except Exception:  # presolve fixed a variable (dual reductions) to another value: not admissible
+                self.model.freeSol(sol)
+                continue
             if self.model.trySol(sol, printreason=False):
                 state.best = value
                 found = True

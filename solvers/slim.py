@@ -66,14 +66,16 @@ def coordinate_search(instance: SLIMInstance, start: Model, max_passes: int = 20
     (:func:`~formulations.intercept.margin_error_intercept`); the first strictly improving value
     is taken. Passes repeat until none improves, ``max_passes`` or the clock runs out. Each trial
     updates the scores incrementally (O(n) plus a sort). Moves that would exceed ``max_size``
-    are skipped, so the search stays inside the coefficient set.
+    are skipped, so the search stays inside the coefficient set. With operational constraints
+    the search minimises ``(constraint violation, objective)`` lexicographically: from a start
+    that breaks a constraint it first repairs it, and once feasible it never leaves.
     """
     cs = instance.coefficients
     coef = start.coef.copy()
     scores = instance.X @ coef
     b, err = margin_error_intercept(scores, instance.y, instance.weights, instance.spec.margin,
                                     instance.intercept_bounds, instance.integer_intercept)
-    obj = err + _penalty(instance, coef)
+    obj = (instance.constraint_violation(Model(coef, b)), err + _penalty(instance, coef))
     k = instance.spec.max_size
     for _ in range(max_passes):
         improved = False
@@ -94,8 +96,8 @@ def coordinate_search(instance: SLIMInstance, start: Model, max_passes: int = 20
                 s = scores + xj * (v - coef[j])
                 bb, err = margin_error_intercept(s, instance.y, instance.weights, instance.spec.margin,
                                                  instance.intercept_bounds, instance.integer_intercept)
-                val = err + _penalty(instance, trial)
-                if val < obj - 1e-12:
+                val = (instance.constraint_violation(Model(trial, bb)), err + _penalty(instance, trial))
+                if val[0] < obj[0] - 1e-12 or (val[0] <= obj[0] and val[1] < obj[1] - 1e-12):
                     obj, b, scores, coef = val, bb, s, trial
                     improved = True
         if not improved or (clock is not None and clock.expired()):
@@ -108,10 +110,11 @@ def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0)
 
     From zero the search is forward selection with integer values (good when ``C0`` is small
     relative to the error); from the rounded logistic fit it prunes and adjusts a dense model.
-    Deterministic (``seed`` is unused); stops early when ``clock`` expires.
+    Deterministic (``seed`` is unused); stops early when ``clock`` expires. Models that obey the
+    operational constraints come first; the pipeline rejects a start that does not.
     """
     runs = [coordinate_search(instance, rounded_logistic_start(instance, clock=clock), clock=clock)]
     if clock is None or not clock.expired():
         zero = instance.round(Model(np.zeros(instance.X.shape[1]), 0.0))
         runs.append(coordinate_search(instance, zero, clock=clock))
-    return min(runs, key=instance.objective)
+    return min(runs, key=lambda m: (instance.constraint_violation(m) > 1e-9, instance.objective(m)))

@@ -19,7 +19,7 @@ def _kernel_or_skip() -> None:
 
 
 def test_notebooks_exist():
-    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05"][:len(NOTEBOOKS)]
+    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06"][:len(NOTEBOOKS)]
     assert len(NOTEBOOKS) >= 3
 
 

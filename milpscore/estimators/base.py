@@ -26,11 +26,12 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from formulations.base import Formulation, Instance, Model
+from formulations.coefficients import CoefficientSet
 from milpscore.data import LabelMap, feature_names, validate_features, validate_sample_weight, validate_xy
 from milpscore.scorecard import ScoreCard
 from solvers.catalog import get_entry
 from solvers.limits import Limits
-from solvers.pipeline import Fit, run
+from solvers.pipeline import FEASIBILITY_TOL, Fit, run
 
 
 def deprecated_alias(estimator: Any, old: str, new: str) -> Any:
@@ -103,6 +104,13 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         """Features the formulation sees (identity; the fused table bins them)."""
         return X
 
+    def _coefficient_set(self, names: list[str]) -> CoefficientSet:
+        """The preset's ``coefficients`` aligned to the columns by name, or the uniform set
+        ``{-coef_bound..coef_bound}`` named after the columns (constraints refer to those names)."""
+        if getattr(self, "coefficients", None) is not None:
+            return self.coefficients.aligned(names)
+        return CoefficientSet.uniform(names, self.coef_bound)
+
     def _start(self, instance: Instance, limits: Limits) -> Fit | None:
         """A start for the exact solve (a :class:`~solvers.pipeline.Fit`; None: the pipeline's own).
 
@@ -144,6 +152,10 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
             # the relaxation shares the fit's wall-clock budget
             rest = replace(limits, time_limit=clock.remaining())
             self.relaxed_fit_ = run(instance, "relaxed", backend, limits=rest, verbose=self.verbose, options=options)
+        if method != "relaxed" and fit.model is not None and fit.violation > FEASIBILITY_TOL:
+            raise RuntimeError(f"{type(self).__name__}: the {method} model breaks the program's constraints (largest "
+                               f"violation {fit.violation:.3g}: {fit.message}); use method='exact' to get a model "
+                               "that obeys them, or relax the constraints")
         if fit.model is None:
             raise RuntimeError(f"{type(self).__name__} found no model: {fit.status.value} ({fit.message}). "
                                + ("The specification is infeasible: relax the coefficient set or the constraints."
@@ -192,9 +204,20 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         """Column names seen in fit (``x0 .. x{d-1}`` for arrays)."""
         return list(getattr(self, "feature_names_in_", feature_names(None, n_features)))
 
-    def _make_scorecard(self, names: list[str], labels: LabelMap) -> ScoreCard:
+    def _notes(self) -> list[str]:
+        """Card notes: how the model was found, and the operational constraints it obeys (checked)."""
         notes = [f"{self.fit_.method} ({self.result_.backend if self.result_ is not None else 'heuristic'}): "
                  f"status={self.status_} objective={self.objective_:.6g} bound={self.bound_:.6g} gap={self.gap_:.3g}"]
+        constraints = getattr(self.instance_.spec, "constraints", ())
+        if constraints:
+            check = getattr(self.instance_, "constraint_violation", None)
+            obeyed = check is None or check(self.fit_.model) <= FEASIBILITY_TOL
+            notes.append(("obeys" if obeyed else "BREAKS") + " the operational constraints:")
+            notes.extend(f"  - {c.describe()}" for c in constraints)
+        return notes
+
+    def _make_scorecard(self, names: list[str], labels: LabelMap) -> ScoreCard:
+        notes = self._notes()
         return ScoreCard.from_coefficients(self.coef_, self.intercept_, names, positive_label=labels.positive,
                                            negative_label=labels.negative, title=self._card_title, notes=notes)
 

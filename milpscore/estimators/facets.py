@@ -15,9 +15,12 @@ intercept in the same units, which leaves every prediction unchanged.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from formulations.base import Instance
+from formulations.constraints import operational_constraints
 from formulations.facets import Facets
 from milpscore.estimators.base import IntegerLinearClassifier, deprecated_alias
 from milpscore.scorecard import ScoreCard
@@ -48,6 +51,9 @@ class FacetsClassifier(IntegerLinearClassifier):
     mip_rel_gap : highs-exact: certified relative gap on the true objective.
     time_limit, node_limit, threads, seed, verbose : :class:`solvers.limits.Limits` and the solver log.
     relaxed : also solve the convex program (ECOS) within the same budget, kept in ``relaxed_fit_``.
+    constraints : operational constraints by column name (:mod:`formulations.constraints`; points in
+        grid steps ``coef / grid_unit``); the programs carry them, the proximal path cannot.
+    one_threshold_per_variable : at most one ``"<variable> >= <t>"`` column of each variable.
     gamma, mip_gap : deprecated names of ``grid_unit`` and ``mip_rel_gap``.
 
     Attributes
@@ -63,7 +69,8 @@ class FacetsClassifier(IntegerLinearClassifier):
                  eps: float = 0.0, bound: int = 5, margin: float = 1.0, tol: float = 1e-6, max_iter: int = 20000,
                  accelerated: bool = True, mip_rel_gap: float = 1e-4, time_limit: float | None = 60.0,
                  node_limit: int | None = None, threads: int = 1, seed: int = 0, verbose: bool = False,
-                 relaxed: bool = False, gamma="deprecated", mip_gap="deprecated"):
+                 relaxed: bool = False, constraints: Sequence = (), one_threshold_per_variable: bool = False,
+                 gamma="deprecated", mip_gap="deprecated"):
         self.solver = solver
         self.loss = loss
         self.lam = lam
@@ -81,6 +88,8 @@ class FacetsClassifier(IntegerLinearClassifier):
         self.seed = seed
         self.verbose = verbose
         self.relaxed = relaxed
+        self.constraints = constraints
+        self.one_threshold_per_variable = one_threshold_per_variable
         self.gamma = gamma
         self.mip_gap = mip_gap
 
@@ -90,7 +99,8 @@ class FacetsClassifier(IntegerLinearClassifier):
 
     def _formulation(self, y: np.ndarray, names: list[str]) -> Facets:
         return Facets(loss=self.loss, lam=self.lam, grid_unit=self._grid_unit, eps=self.eps, bound=self.bound,
-                      margin=self.margin)
+                      margin=self.margin, feature_names=tuple(names),
+                      constraints=operational_constraints(self.constraints, names, self.one_threshold_per_variable))
 
     def _method(self) -> tuple[str, str | None, dict]:
         if self.solver not in SOLVERS:
@@ -98,6 +108,9 @@ class FacetsClassifier(IntegerLinearClassifier):
         if self.solver == "prox" and self.loss == "hinge":
             raise ValueError("solver='prox' needs a smooth loss: use loss='logistic' or 'least_squares', "
                              "or solver='ecos' / 'highs-exact' for the hinge loss")
+        if self.solver == "prox" and (self.constraints or self.one_threshold_per_variable):
+            raise ValueError("solver='prox' cannot carry operational constraints: use solver='ecos' (the relaxed "
+                             "program keeps them) or 'highs-exact'")
         method, backend = SOLVERS[self.solver]
         options = {"tol": self.tol, "max_iter": self.max_iter, "accelerated": self.accelerated} \
             if backend == "prox" else {}

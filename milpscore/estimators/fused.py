@@ -65,6 +65,9 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         Also solve the LP relaxation (same time budget) and keep it in ``relaxed_fit_``.
     margin : hinge margin (1 in eq. 3).
     prox_smoothing : width delta of the Huberised hinge used by the proximal path.
+    constraints : operational constraints over the columns (variables), see
+        :class:`formulations.fused.FusedLassoHinge`: ``Monotone(cols, direction, kind="levels")``,
+        ``AtMost`` / ``AtLeast`` / ``Exactly`` / ``Implies`` / ``Linear`` on which variables are used.
 
     Attributes
     ----------
@@ -87,7 +90,8 @@ class FusedScoreClassifier(IntegerLinearClassifier):
                  unknown_category: str = "error", solver: str = "highs", mip_start: str | None = None,
                  time_limit: float | None = 60.0, node_limit: int | None = None, mip_rel_gap: float = 1e-4,
                  threads: int = 1, seed: int = 0, verbose: bool = False, relaxed: bool = False, margin: float = 1.0,
-                 prox_smoothing: float = 0.1, penalty: Any = "deprecated", max_variables: Any = "deprecated"):
+                 prox_smoothing: float = 0.1, constraints: Sequence = (), penalty: Any = "deprecated",
+                 max_variables: Any = "deprecated"):
         self.n_bins = n_bins
         self.lam = lam
         self.points_range = points_range
@@ -108,6 +112,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         self.relaxed = relaxed
         self.margin = margin
         self.prox_smoothing = prox_smoothing
+        self.constraints = constraints
         self.penalty = penalty
         self.max_variables = max_variables
 
@@ -160,7 +165,8 @@ class FusedScoreClassifier(IntegerLinearClassifier):
                                points_ub=hi, reference=self.reference, monotone=mono,
                                max_size=deprecated_alias(self, "max_variables", "max_size"),
                                must_include=[names.index(m) for m in self.must_include],
-                               blocks=[v.n_bins for v in self.binner_.variables_], smoothing=self.prox_smoothing)
+                               blocks=[v.n_bins for v in self.binner_.variables_], smoothing=self.prox_smoothing,
+                               constraints=tuple(self.constraints or ()), variable_names=tuple(names))
 
     def _design(self, X: np.ndarray, names: list[str], *, fitting: bool) -> sp.csr_matrix:
         """One-hot matrix of the bin codes ``X`` (one column of codes per variable, from :meth:`fit`)."""
@@ -195,8 +201,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         used = set(np.array(names)[self.points_.used])
         table = self.ranges_.loc[self.ranges_["variable"].isin(used), ["variable", "condition", "points"]]
         constant = sum(float(self.points_.block_points(j)[0]) for j in np.flatnonzero(~self.points_.used))
-        notes = [f"{self.fit_.method} ({self.result_.backend if self.result_ is not None else 'heuristic'}): "
-                 f"status={self.status_} objective={self.objective_:.6g} bound={self.bound_:.6g} gap={self.gap_:.3g}"]
+        notes = self._notes()
         if self.solver == "prox":
             notes.append("continuous points from the binarsity proximal path (no ILP solved)")
         title = self._card_title if self.solver == "highs" else f"Points table (continuous points, solver={self.solver!r})"

@@ -2,11 +2,12 @@
 the generic estimator, with the risk table and the calibration of the learned score."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from formulations.coefficients import CoefficientSet
+from formulations.constraints import operational_constraints
 from formulations.riskslim import RiskSLIM
 from milpscore.data import encode_labels
 from milpscore.estimators.base import IntegerLinearClassifier
@@ -36,6 +37,12 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     time_limit : wall-clock seconds of the whole fit; at the limit the best model is returned with
         status "feasible" and its certified gap.
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.
+    constraints : sequence of operational constraints (:mod:`formulations.constraints`: AtMost,
+        AtLeast, Exactly, Implies, Monotone, Linear) by column name; the model obeys them
+        (the card lists them, checked).
+    one_threshold_per_variable : bool
+        At most one ``"<variable> >= <t>"`` indicator of each variable (groups read off the column
+        names that :class:`~milpscore.binarize.ThresholdBinarizer` writes).
 
     Attributes
     ----------
@@ -51,7 +58,8 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     def __init__(self, coef_bound: int = 5, c0: float = 1e-6, max_size: int | None = None,
                  coefficients: CoefficientSet | None = None, class_weight=None, method: str = "exact",
                  backend: str | None = "scip", time_limit: float | None = 60.0, node_limit: int | None = None,
-                 mip_rel_gap: float = 1e-4, threads: int = 1, seed: int = 0, verbose: bool = False):
+                 mip_rel_gap: float = 1e-4, threads: int = 1, seed: int = 0, verbose: bool = False,
+                 constraints: Sequence = (), one_threshold_per_variable: bool = False):
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size
@@ -65,11 +73,13 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         self.threads = threads
         self.seed = seed
         self.verbose = verbose
+        self.constraints = constraints
+        self.one_threshold_per_variable = one_threshold_per_variable
 
     def _formulation(self, y: np.ndarray, names: list[str]) -> RiskSLIM:
-        coefs = self.coefficients.aligned(names) if self.coefficients is not None else None
-        return RiskSLIM(coefficients=coefs, coef_bound=self.coef_bound, c0=self.c0, max_size=self.max_size,
-                        class_weight=class_weight_pair(self.class_weight, self.labels_, y))
+        return RiskSLIM(coefficients=self._coefficient_set(names), coef_bound=self.coef_bound, c0=self.c0,
+                        max_size=self.max_size, class_weight=class_weight_pair(self.class_weight, self.labels_, y),
+                        constraints=operational_constraints(self.constraints, names, self.one_threshold_per_variable))
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RiskScoreClassifier":
         """Solve RiskSLIM by the pipeline, then tabulate the risks and their calibration on ``(X, y)``."""
@@ -83,9 +93,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         return self
 
     def _make_scorecard(self, names: list[str], labels) -> ScoreCard:
-        notes = [f"{self.fit_.method} ({self.result_.backend if self.result_ is not None else 'heuristic'}): "
-                 f"status={self.status_} objective={self.objective_:.7g} bound={self.bound_:.7g} gap={self.gap_:.3g}",
-                 f"risk of {labels.positive!r} = 1 / (1 + exp(-(total points + base score)))"]
+        notes = self._notes() + [f"risk of {labels.positive!r} = 1 / (1 + exp(-(total points + base score)))"]
         if hasattr(self, "risk_table_"):
             notes += format_risk_table(self.risk_table_)
             notes.append(f"expected calibration error on the training data: {self.calibration_.ece:.4f}")

@@ -8,6 +8,8 @@ random-restart hill climbing for ternary weights (section 4). Weights become sco
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 from sklearn.utils import check_random_state
 
@@ -69,6 +71,9 @@ class ConvexRoundingClassifier(_RoundingPreset):
         9 s against 74 s for the dual simplex with m = 200, n = 1e5, benchmarks/rounding.py),
         "simplex", "choose" or "pdlp". Not used by ``rounding="exact"``.
     time_limit : float or None, wall-clock seconds of the whole fit; mip_rel_gap, threads, verbose.
+    constraints : operational constraints by column name (:mod:`formulations.constraints`) on the
+        weights; the exact ILP (``rounding="exact"``) carries them, a rounding that breaks one is
+        refused with the violation.
     gamma, sparsity : deprecated names of ``margin`` and ``max_size``.
 
     Attributes
@@ -84,8 +89,9 @@ class ConvexRoundingClassifier(_RoundingPreset):
     def __init__(self, margin: float = 1.0, weights: str = "ternary", threshold: float | None = None,
                  max_size: float | None = None, rounding: str = "randomized", n_draws: int = 100,
                  random_state=None, lp_solver: str = "ipm", time_limit: float | None = 60.0,
-                 mip_rel_gap: float = 1e-6, threads: int = 1, verbose: bool = False,
+                 mip_rel_gap: float = 1e-6, threads: int = 1, verbose: bool = False, constraints: Sequence = (),
                  gamma="deprecated", sparsity="deprecated"):
+        self.constraints = constraints
         self.margin = margin
         self.weights = weights
         self.threshold = threshold
@@ -111,7 +117,7 @@ class ConvexRoundingClassifier(_RoundingPreset):
     def _formulation(self, y: np.ndarray, names: list[str]) -> ConvexRounding:
         margin, max_size = self._margin_and_size()
         return ConvexRounding(margin=margin, weights=self.weights, threshold=self.threshold, max_size=max_size,
-                              n_draws=self.n_draws)
+                              n_draws=self.n_draws, constraints=tuple(self.constraints or ()), feature_names=tuple(names))
 
 
 class LocalSearchClassifier(_RoundingPreset):

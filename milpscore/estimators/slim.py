@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 
 from formulations.coefficients import CoefficientSet
+from formulations.constraints import operational_constraints
 from formulations.slim import SLIM
 from milpscore.estimators.base import IntegerLinearClassifier
 
@@ -59,6 +61,12 @@ class SLIMClassifier(IntegerLinearClassifier):
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and HiGHS.
     relaxed : bool
         Also solve the LP relaxation (within the same time budget) and keep it in ``relaxed_fit_``.
+    constraints : sequence of operational constraints (:mod:`formulations.constraints`: AtMost,
+        AtLeast, Exactly, Implies, Monotone, Linear, MaxFalsePositiveRate, MinTruePositiveRate) by column name; the model obeys them
+        (the card lists them, checked).
+    one_threshold_per_variable : bool
+        At most one ``"<variable> >= <t>"`` indicator of each variable (groups read off the column
+        names that :class:`~milpscore.binarize.ThresholdBinarizer` writes).
 
     Attributes
     ----------
@@ -71,7 +79,8 @@ class SLIMClassifier(IntegerLinearClassifier):
     def __init__(self, coef_bound: int = 10, c0: float = 1e-3, max_size: int | None = None,
                  margin: float = 1.0, class_weight=None, coefficients: CoefficientSet | None = None,
                  time_limit: float | None = 60.0, node_limit: int | None = None, mip_rel_gap: float = 1e-6,
-                 threads: int = 1, seed: int = 0, verbose: bool = False, relaxed: bool = False):
+                 threads: int = 1, seed: int = 0, verbose: bool = False, relaxed: bool = False,
+                 constraints: Sequence = (), one_threshold_per_variable: bool = False):
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size
@@ -85,11 +94,14 @@ class SLIMClassifier(IntegerLinearClassifier):
         self.seed = seed
         self.verbose = verbose
         self.relaxed = relaxed
+        self.constraints = constraints
+        self.one_threshold_per_variable = one_threshold_per_variable
 
     def _method(self) -> tuple[str, str | None, dict]:
         return "exact", "highs", {}
 
     def _formulation(self, y: np.ndarray, names: list[str]) -> SLIM:
-        coefs = self.coefficients.aligned(names) if self.coefficients is not None else None
+        coefs = self._coefficient_set(names)
         return SLIM(coefficients=coefs, coef_bound=self.coef_bound, c0=self.c0, margin=self.margin,
-                    max_size=self.max_size, class_weight=class_weight_pair(self.class_weight, self.labels_, y))
+                    max_size=self.max_size, class_weight=class_weight_pair(self.class_weight, self.labels_, y),
+                    constraints=operational_constraints(self.constraints, names, self.one_threshold_per_variable))
