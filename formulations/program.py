@@ -21,8 +21,10 @@ block of variables or a block of rows, never one Python object per row or term.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
@@ -341,4 +343,36 @@ class ProgramBuilder:
             col_lb=cat(self._lb), col_ub=cat(self._ub), integer=cat(self._int, bool),
             cones=cones, blocks=dict(self._blocks), row_blocks=dict(self._row_blocks),
         )
+
+
+def _safe_name(text: str) -> str:
+    """A name LP and MPS readers accept: relations spelled out, other characters to ``_``."""
+    text = str(text)
+    for op, word in ((">=", "_ge_"), ("<=", "_le_"), ("==", "_eq_"), ("<", "_lt_"), (">", "_gt_")):
+        text = text.replace(f" {op} ", word).replace(op, word)
+    return re.sub(r"[^A-Za-z0-9_.()]", "_", text)
+
+
+def column_names(program: Program, labels: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """One unique name per variable: ``block(label)`` where ``labels[block]`` names the block's
+    entries (e.g. ``coef(age_ge_60)``), else ``block_k``."""
+    labels = labels or {}
+    names = []
+    for block, sl in program.blocks.items():
+        given = labels.get(block)
+        size = sl.stop - sl.start
+        if given is not None and len(given) != size:
+            raise ValueError(f"labels[{block!r}] has {len(given)} names for a block of {size} variables")
+        names += [f"{block}({_safe_name(g)})" for g in given] if given is not None else [f"{block}_{k}" for k in range(size)]
+    seen: dict[str, int] = {}
+    for k, name in enumerate(names):  # two labels that sanitise alike stay distinct
+        if name in seen:
+            names[k] = f"{name}_{k}"
+        seen[name] = k
+    return names
+
+
+def row_names(program: Program) -> list[str]:
+    """``block_k`` for every row."""
+    return [f"{block}_{k}" for block, sl in program.row_blocks.items() for k in range(sl.stop - sl.start)]
 

@@ -23,6 +23,11 @@ from formulations.bins import cut_points
 __all__ = ["ThresholdBinarizer", "cut_points", "format_number"]
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python numbers / strings (JSON values)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def format_number(value: float) -> str:
     """Shortest text that reads back as exactly ``value`` (``16.8``, ``0.01413059611``, ``45728.3``)."""
     value = float(value)
@@ -88,6 +93,23 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         self.groups_ = {col: [n for n, (c, _, _) in zip(names, self.rules_) if c == col] for col in frame.columns}
         self.n_candidates_ = len(self.rules_)
         return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fitted rules as plain JSON values (:func:`milpscore.persist.save_model`)."""
+        return {"kind": "thresholds", "handle_unknown": self.handle_unknown, "max_cuts": int(self.max_cuts),
+                "columns": [str(c) for c in self.feature_names_in_],
+                "rules": [[c, op, _plain(v)] for c, op, v in self.rules_]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ThresholdBinarizer":
+        """A fitted binariser from :meth:`to_dict` (no refit: the same rules)."""
+        out = cls(max_cuts=data["max_cuts"], handle_unknown=data["handle_unknown"])
+        out.rules_ = [(c, op, v) for c, op, v in data["rules"]]
+        out.feature_names_in_ = np.array(data["columns"], dtype=object)
+        names = out.get_feature_names_out()
+        out.groups_ = {col: [n for n, (c, _, _) in zip(names, out.rules_) if c == col] for col in data["columns"]}
+        out.n_candidates_ = len(out.rules_)
+        return out
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         names = [col if op == "id" else f"{col} {op} {format_number(v) if op == '>=' else v}"

@@ -266,6 +266,25 @@ class OrderedBinner(TransformerMixin, BaseEstimator):
         """Total number of one-hot columns."""
         return self.blocks_[-1].stop if self.blocks_ else 0
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fitted bins as plain JSON values (:func:`milpscore.persist.save_model`)."""
+        return {"kind": "bins", "unknown_category": self.unknown_category,
+                "variables": [{"name": v.name, "kind": v.kind, "cuts": [float(c) for c in v.cuts],
+                               "categories": [c.item() if isinstance(c, np.generic) else c for c in v.categories]}
+                              for v in self.variables_]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "OrderedBinner":
+        """A fitted binner from :meth:`to_dict` (no refit: the same bins)."""
+        out = cls(unknown_category=data["unknown_category"])
+        out.variables_ = tuple(VariableBins(v["name"], v["kind"], np.asarray(v["cuts"], dtype=float),
+                                            tuple(v["categories"])) for v in data["variables"])
+        starts = np.concatenate([[0], np.cumsum([v.n_bins for v in out.variables_])])
+        out.blocks_ = tuple(slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:]))
+        out.feature_names_in_ = np.array([v.name for v in out.variables_], dtype=object)
+        out.n_features_in_ = len(out.variables_)
+        return out
+
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """``"column: bin label"`` for every one-hot column."""
         return np.array([f"{v.name}: {label}" for v in self.variables_ for label in v.labels], dtype=object)

@@ -82,6 +82,13 @@ class ScoreCard:
         return (f"predict {self.positive_label!r} if total score > {format_number(self.threshold)}, "
                 f"else {self.negative_label!r}")
 
+    def _paper_rule(self) -> str:
+        """The rule on the card, on the score (points only, the base score folded into the threshold)."""
+        if self.is_integral:
+            return (f"PREDICT {self.positive_label!r} IF SCORE >= {_fmt_points(self.threshold + 1)}, "
+                    f"ELSE {self.negative_label!r}")
+        return f"PREDICT {self.positive_label!r} IF SCORE > {format_number(self.threshold)}, ELSE {self.negative_label!r}"
+
     def total(self, conditions: pd.DataFrame) -> np.ndarray:
         """Total score per row from a 0/1 DataFrame with one column per card condition."""
         missing = [c for c in self.table["condition"] if c not in conditions.columns]
@@ -95,30 +102,67 @@ class ScoreCard:
         """The points table as a DataFrame (a copy)."""
         return self.table.copy()
 
+    def _rows(self) -> list[tuple[str, str]]:
+        """``(condition as printed, points as printed)`` per row; a range of a variable with several
+        rows reads ``"age: 40 to < 50"``."""
+        out = []
+        for v, c, p in self.table.itertuples(index=False):
+            text = str(c) if str(v) == str(c) else f"{v}: {c}"
+            out.append((text, _fmt_points(p) + (" point" if abs(float(p)) == 1 else " points")))
+        return out
+
     def _lines(self) -> list[str]:
-        rows = [(str(v), str(c), _fmt_points(p)) for v, c, p in self.table.itertuples(index=False)]
-        same = all(v == c for v, c, _ in rows)
-        head = ("condition", "points") if same else ("variable", "condition", "points")
-        body = [(c, p) if same else (v, c, p) for v, c, p in rows] or [("(no points: constant model)",) +
-                                                                       ("",) * (len(head) - 1)]
-        widths = [max(len(h), *(len(r[k]) for r in body)) for k, h in enumerate(head)]
-        fmt = lambda r: "  ".join(s.ljust(w) if k < len(r) - 1 else s.rjust(w)  # noqa: E731
-                                  for k, (s, w) in enumerate(zip(r, widths)))
-        rule = "-" * (sum(widths) + 2 * (len(widths) - 1))
-        return [self.title, rule, fmt(head), rule, *map(fmt, body), rule,
-                f"base score (intercept): {_fmt_points(self.intercept)}", self.rule(), *self.notes]
+        """The card as the SLIM / RiskSLIM papers print it: numbered rows "condition  N points
+        ... + ____", a total line and the decision rule in integer form."""
+        rows = self._rows()
+        if not rows:
+            body = ["     (no points: every row gets the same class)"]
+            width = len(body[0])
+        else:
+            cw = max(len(c) for c, _ in rows)
+            pw = max(len(p) for _, p in rows)
+            body = [f"{k + 1:>3}.  {c.ljust(cw)}  {p.rjust(pw)}  ...  + _____" for k, (c, p) in enumerate(rows)]
+            width = len(body[0])
+            total = f"ADD POINTS FROM ROWS 1-{len(rows)}" if len(rows) > 1 else "POINTS FROM ROW 1"
+            body.append(f"      {total.ljust(cw)}  {'SCORE'.rjust(pw)}  ...  = _____")
+            width = max(width, len(body[-1]))
+        rule = "=" * width
+        return [self.title, rule, *body, rule, self._paper_rule(),
+                f"(score + base score {_fmt_points(self.intercept)} is decision_function; > 0 predicts "
+                f"{self.positive_label!r})", *self.notes]
 
     def __str__(self) -> str:
         return "\n".join(self._lines())
 
-    def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td>{escape(str(v))}</td><td>{escape(str(c))}</td>"
-                       f"<td style='text-align:right'>{escape(_fmt_points(p))}</td></tr>"
-                       for v, c, p in self.table.itertuples(index=False))
-        notes = "".join(f"<br><small>{escape(n)}</small>" for n in self.notes)
-        return (f"<div><b>{escape(self.title)}</b><table><thead><tr><th>variable</th><th>condition</th>"
-                f"<th>points</th></tr></thead><tbody>{rows}</tbody></table>"
-                f"<p>base score: {escape(_fmt_points(self.intercept))}<br>{escape(self.rule())}{notes}</p></div>")
+    def to_html(self) -> str:
+        """The card as an HTML table in the papers' layout (numbered rows, a total line, the rule)."""
+        rows = "".join(f"<tr><td>{k + 1}.</td><td>{escape(c)}</td><td style='text-align:right'>{escape(p)}</td>"
+                       f"<td>&hellip;</td><td>+ ______</td></tr>" for k, (c, p) in enumerate(self._rows()))
+        n = len(self.table)
+        total = (f"<tr style='border-top:2px solid'><td></td><td><b>ADD POINTS FROM ROWS 1-{n}</b></td>"
+                 f"<td style='text-align:right'><b>SCORE</b></td><td>=</td><td>______</td></tr>") if n else ""
+        notes = "".join(f"<br><small>{escape(line)}</small>" for line in self.notes)
+        return (f"<div><b>{escape(self.title)}</b><table style='border-collapse:collapse'><tbody>{rows}{total}"
+                f"</tbody></table><p><b>{escape(self._paper_rule())}</b>"
+                f"<br><small>base score {escape(_fmt_points(self.intercept))}</small>{notes}</p></div>")
+
+    _repr_html_ = to_html
+
+    def save(self, path: str, dpi: int = 200) -> str:
+        """Write the card as an image or PDF (by suffix: ``.png``, ``.pdf``, ``.svg``) through matplotlib,
+        in a monospace font so the columns line up as in the terminal."""
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        lines = self._lines()
+        width = max(len(line) for line in lines)
+        fig = plt.figure(figsize=(0.11 * width + 0.6, 0.24 * len(lines) + 0.5))
+        fig.text(0.02, 0.98, "\n".join(lines), family="monospace", fontsize=10, va="top", ha="left")
+        fig.savefig(path, dpi=dpi, bbox_inches="tight", pad_inches=0.15)
+        plt.close(fig)
+        return str(path)
 
     def plot(self, scores: np.ndarray | None = None, y: np.ndarray | None = None, ax: Any = None) -> Any:
         """Bar chart of the points, or with ``scores`` and ``y`` per-class histograms of the score.

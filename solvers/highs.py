@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Mapping, Sequence
 
 import numpy as np
 import highspy
 
 from formulations.errors import NotRepresentableError
-from formulations.program import Program
+from formulations.program import Program, column_names, row_names
 from solvers.registry import Backend
 from solvers.result import Result, Status, relative_gap
 
@@ -35,11 +36,13 @@ STATUS_MAP = {
 _FEASIBLE_SOLUTION = 2  # kSolutionStatusFeasible
 
 
-def to_highs(program: Program, *, names: bool = False) -> highspy.Highs:
+def to_highs(program: Program, *, names: bool = False, labels: Mapping[str, Sequence[str]] | None = None
+             ) -> highspy.Highs:
     """Load ``program`` into a fresh :class:`highspy.Highs` (one ``passModel`` call).
 
-    With ``names=True`` columns and rows get readable names (``w_3``, ``loss_17``) so that
-    ``writeModel('model.lp')`` is readable.
+    With ``names=True`` columns and rows get readable names (``loss_17``; with ``labels``, e.g.
+    ``{"coef": feature names}``, ``coef(age_ge_60)``: :func:`formulations.program.column_names`)
+    so that ``writeModel('model.lp')`` is readable.
     """
     if program.cones:
         raise NotRepresentableError(
@@ -58,20 +61,18 @@ def to_highs(program: Program, *, names: bool = False) -> highspy.Highs:
                 program.integer.astype(np.int32))
     if names:
         lp = h.getLp()
-        lp.col_names_ = [f"{block}_{k}" for block, sl in program.blocks.items()
-                         for k in range(sl.stop - sl.start)]
-        lp.row_names_ = [f"{block}_{k}" for block, sl in program.row_blocks.items()
-                         for k in range(sl.stop - sl.start)]
+        lp.col_names_ = column_names(program, labels)
+        lp.row_names_ = row_names(program)
         h.passModel(lp)
     return h
 
 
-def write_model(program: Program, path: str | Path) -> Path:
-    """Write ``program`` as an LP or MPS file (by suffix) with readable names."""
+def write_model(program: Program, path: str | Path, labels: Mapping[str, Sequence[str]] | None = None) -> Path:
+    """Write ``program`` as an LP or MPS file (by suffix) with readable names (``labels``: see :func:`to_highs`)."""
     path = Path(path)
     if path.suffix.lower() not in (".lp", ".mps"):
         raise ValueError(f"write_model path must end in .lp or .mps, got {path.name!r}")
-    h = to_highs(program, names=True)
+    h = to_highs(program, names=True, labels=labels)
     h.writeModel(str(path))
     return path
 

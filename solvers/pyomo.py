@@ -9,12 +9,15 @@ it is an output, not the build path.
 """
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from formulations.errors import NotRepresentableError
-from formulations.program import Program
+from formulations.program import Program, column_names, row_names
 from solvers.registry import Backend
 from solvers.result import Result, Status, relative_gap
 
@@ -98,3 +101,63 @@ def solve_pyomo(program: Program, *, solver: str = "highs", time_limit: float | 
 
 # declared to solvers.registry (imported lazily there: no cycle)
 BACKENDS = {"pyomo": Backend(solve_pyomo, CAPABILITIES)}
+
+
+def write_pyomo_script(program: Program, path: str | Path, labels: Mapping[str, Sequence[str]] | None = None) -> Path:
+    """Write a self-contained Python script that builds ``program`` as a Pyomo ``ConcreteModel``.
+
+    The script needs only numpy and pyomo: the program's arrays are embedded as JSON, variables
+    are indexed by readable names (:func:`formulations.program.column_names`), rows by
+    ``block_k``. Running it with ``python model.py [solver]`` solves the model (default
+    ``appsi_highs``) and prints the objective.
+    """
+    if program.cones:
+        raise NotRepresentableError("a Pyomo script is written for linear programs only; this one has cones")
+    A = program.A.tocsr()
+    finite = lambda v: [None if not np.isfinite(x) else float(x) for x in np.asarray(v, dtype=float)]  # noqa: E731
+    data = {"names": column_names(program, labels), "rows": row_names(program), "c": program.c.tolist(),
+            "offset": float(program.offset), "lb": finite(program.col_lb), "ub": finite(program.col_ub),
+            "integer": program.integer.astype(bool).tolist(), "indptr": A.indptr.tolist(),
+            "indices": A.indices.tolist(), "data": A.data.tolist(), "row_lb": finite(program.row_lb),
+            "row_ub": finite(program.row_ub)}
+    script = f'''"""Pyomo model written by milpscore (solvers.pyomo.write_pyomo_script). Run: python {Path(path).name} [solver]"""
+import json
+import sys
+
+import pyomo.environ as pyo
+
+DATA = json.loads({json.dumps(json.dumps(data))})
+
+
+def build():
+    m = pyo.ConcreteModel()
+    names = DATA["names"]
+    pos = {{n: k for k, n in enumerate(names)}}
+    m.J = pyo.Set(initialize=names, ordered=True)
+    m.x = pyo.Var(m.J, bounds=lambda _, j: (DATA["lb"][pos[j]], DATA["ub"][pos[j]]),
+                  within=lambda _, j: pyo.Integers if DATA["integer"][pos[j]] else pyo.Reals)
+    xs = [m.x[n] for n in names]
+    m.objective = pyo.Objective(expr=DATA["offset"] + sum(c * x for c, x in zip(DATA["c"], xs) if c),
+                                sense=pyo.minimize)
+    ptr, idx, val = DATA["indptr"], DATA["indices"], DATA["data"]
+
+    row_pos = {{r: i for i, r in enumerate(DATA["rows"])}}
+
+    def row(_, r):
+        i = row_pos[r]
+        expr = sum(val[k] * xs[idx[k]] for k in range(ptr[i], ptr[i + 1]))
+        return (DATA["row_lb"][i], expr, DATA["row_ub"][i])
+
+    m.I = pyo.Set(initialize=DATA["rows"], ordered=True)
+    m.rows = pyo.Constraint(m.I, rule=row)
+    return m
+
+
+if __name__ == "__main__":
+    model = build()
+    pyo.SolverFactory(sys.argv[1] if len(sys.argv) > 1 else "appsi_highs").solve(model)
+    print("objective", pyo.value(model.objective))
+'''
+    path = Path(path)
+    path.write_text(script)
+    return path

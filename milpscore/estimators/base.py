@@ -128,8 +128,16 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "IntegerLinearClassifier":
-        """Validate ``X`` and ``y``, solve the formulation by the pipeline, build the score card."""
+    def _prepare_input(self, X: Any) -> Any:
+        """Hook: the table the generic fit validates (the fused table bins raw columns here)."""
+        return X
+
+    def build_instance(self, X: Any, y: Any, sample_weight: Any = None) -> Instance:
+        """The instance :meth:`fit` would solve on ``(X, y)``, without solving (for ``export``)."""
+        return self._instance(X, y, sample_weight)[0]
+
+    def _instance(self, X: Any, y: Any, sample_weight: Any) -> tuple[Instance, list[str], LabelMap]:
+        X = self._prepare_input(X)
         Xa, y_pm1, names, labels = validate_xy(X, y)
         w = validate_sample_weight(sample_weight, Xa.shape[0])
         if hasattr(X, "columns"):
@@ -139,11 +147,15 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         self.n_features_in_ = Xa.shape[1]
         self.labels_ = labels
         self.classes_ = np.array([labels.negative, labels.positive])
+        spec = self._formulation(y_pm1, names)
+        return spec.instance(self._design(Xa, names, fitting=True), y_pm1, w), names, labels
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "IntegerLinearClassifier":
+        """Validate ``X`` and ``y``, solve the formulation by the pipeline, build the score card."""
         limits = self._limits()
         clock = limits.clock()
         method, backend, options = self._method()
-        spec = self._formulation(y_pm1, names)
-        instance = spec.instance(self._design(Xa, names, fitting=True), y_pm1, w)
+        instance, names, labels = self._instance(X, y, sample_weight)
         start = self._start(instance, limits) if method == "exact" else None
         if start is not None:  # the start's time comes out of the same budget
             limits = replace(limits, time_limit=clock.remaining())

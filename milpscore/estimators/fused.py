@@ -118,17 +118,17 @@ class FusedScoreClassifier(IntegerLinearClassifier):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "FusedScoreClassifier":
-        """Bin ``X`` (DataFrame of numeric / categorical columns), solve, and build the points table.
-
-        The binner is fitted on the raw columns here (categorical columns included, which the
-        generic estimator's numeric validation refuses); the generic fit then sees the bin codes
-        of every column and :meth:`_design` turns them into the one-hot matrix.
-        """
+        """Bin ``X`` (DataFrame of numeric / categorical columns), solve, and build the points table."""
         self._method()  # parameter errors before any work
+        return super().fit(X, y, sample_weight)
+
+    def _prepare_input(self, X: Any) -> pd.DataFrame:
+        """Fit the binner on the raw columns (categorical ones included, which the generic numeric
+        validation refuses) and hand the bin codes of every column to the generic fit;
+        :meth:`_design` turns them into the one-hot matrix."""
         frame = _as_frame(X)
         self.binner_ = OrderedBinner(self.n_bins, self.categories, self.unknown_category).fit(frame)
-        codes = pd.DataFrame(self.binner_.codes(frame), columns=[v.name for v in self.binner_.variables_])
-        return super().fit(codes, y, sample_weight)
+        return pd.DataFrame(self.binner_.codes(frame), columns=[v.name for v in self.binner_.variables_])
 
     def _method(self) -> tuple[str, str | None, dict]:
         if self.solver not in _SOLVERS:

@@ -64,7 +64,7 @@ def test_card_rows_are_merged_ranges_with_distinct_neighbouring_points(fitted):
         pts = rows["points"].to_numpy()
         assert len(pts) >= 2 and np.all(np.diff(pts) != 0) and pts.min() == 0  # reference: min = 0
     text = str(clf.scorecard_)
-    assert "insulin" in text and "predict" in text and "total score >=" in text
+    assert "insulin" in text and "PREDICT" in text and "IF SCORE >=" in text
     ranges = clf.ranges_
     numeric = ranges[ranges["variable"] == "age"]
     assert numeric["lower"].iloc[0] == -np.inf and numeric["upper"].iloc[-1] == np.inf

@@ -20,8 +20,17 @@ def _check_card(model, X, y):
     card_pred = np.where(total > card.threshold, model.classes_[1], model.classes_[0])
     np.testing.assert_array_equal(card_pred, model.predict(X))
     text = str(card)
-    assert "predict" in text and "total score >=" in text
-    assert "<table>" in card._repr_html_()
+    # the printed card, read as a clinician reads it, reproduces predict(): the rows' points and the rule
+    import re
+
+    threshold = int(re.search(r"IF SCORE >= (-?\d+)", text).group(1))
+    rows = re.findall(r"^\s+\d+\.\s+(.+?)\s+(-?\d+) points?\s+\.\.\.", text, flags=re.M)
+    assert [c for c, _ in rows] == list(card.table["condition"])
+    score = sum(int(p) * X[c].to_numpy() for c, p in rows)
+    np.testing.assert_array_equal(np.where(score >= threshold, model.classes_[1], model.classes_[0]),
+                                  model.predict(X))
+    html = card._repr_html_()
+    assert "<table" in html and "ADD POINTS FROM ROWS" in html
 
 
 @pytest.mark.parametrize("name, max_size", [("breastcancer_data.csv", 5), ("mammo_data.csv", 4)])
