@@ -82,6 +82,7 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
                    help="at most one 'x >= t' indicator of each variable (slim, riskscore, facets)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of randomised methods")
     p.add_argument("--verbose", action="store_true", help="print the solver's log")
+    p.add_argument("--quiet", action="store_true", help="no live progress line on stderr")
 
 
 # ------------------------------------------------------------------------------- data
@@ -152,6 +153,17 @@ def _design(args: argparse.Namespace, X: pd.DataFrame) -> tuple[pd.DataFrame, st
     return _binarise(X, args.binarize)
 
 
+def _progress(args: argparse.Namespace) -> Any:
+    """A live progress line on stderr (incumbent, bound, gap) unless ``--quiet`` or not a terminal."""
+    import contextlib
+
+    from solvers.progress import ProgressLine, reporting
+
+    if args.quiet or args.verbose or not sys.stderr.isatty():
+        return contextlib.nullcontext()
+    return reporting(ProgressLine(sys.stderr))
+
+
 def metrics(model: Any, X: Any, y: Any) -> dict[str, float]:
     """Accuracy and AUC of a fitted model on ``(X, y)``; for risk scores also the calibration error."""
     from sklearn.metrics import roc_auc_score
@@ -211,7 +223,8 @@ def _fit(args: argparse.Namespace) -> int:
                                                          random_state=args.seed)
                                         if args.test_size > 0 else (X, None, y, None))
     Z_train, note, binarizer = _design(args, X_train)
-    model = estimator(args).fit(Z_train, y_train)
+    with _progress(args):
+        model = estimator(args).fit(Z_train, y_train)
     report = {"train " + k: v for k, v in metrics(model, Z_train, y_train).items()}
     if X_test is not None:
         Z_test = binarizer.transform(X_test) if binarizer is not None else X_test

@@ -15,6 +15,7 @@ import highspy
 
 from formulations.errors import NotRepresentableError
 from formulations.program import Program, column_names, row_names
+from solvers import progress
 from solvers.registry import Backend
 from solvers.result import Result, Status, relative_gap
 
@@ -128,6 +129,10 @@ def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_ga
         sol.col_value = start.tolist()
         sol.value_valid = True
         h.setSolution(sol)
+    report = progress.current()
+    if report is not None and program.is_mip:
+        h.cbMipInterrupt += lambda e: report(e.data_out.running_time, e.data_out.mip_primal_bound,
+                                             e.data_out.mip_dual_bound, e.data_out.mip_gap)
     build_time = time.perf_counter() - t0
     t1 = time.perf_counter()
     h.run()

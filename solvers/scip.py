@@ -28,11 +28,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from pyscipopt import SCIP_HEURTIMING, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, Heur, Model
+from pyscipopt import SCIP_EVENTTYPE, SCIP_HEURTIMING, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, Eventhdlr, Heur, Model
 from pyscipopt.scip import Expr, ExprCons, Term
 
 from formulations.errors import NotRepresentableError
 from formulations.program import Program
+from solvers import progress
 from solvers.registry import Backend
 from solvers.result import Result, Status, relative_gap
 
@@ -190,6 +191,25 @@ class _Polisher(Heur):
         return {"result": SCIP_RESULT.FOUNDSOL if found else SCIP_RESULT.DIDNOTFIND}
 
 
+class _Progress(Eventhdlr):
+    """Reports ``(elapsed, incumbent, bound, gap)`` after every solved node (:mod:`solvers.progress`)."""
+
+    def __init__(self, report):
+        self.report = report
+
+    def eventinit(self):
+        self.model.catchEvent(SCIP_EVENTTYPE.NODESOLVED, self)
+
+    def eventexit(self):
+        self.model.dropEvent(SCIP_EVENTTYPE.NODESOLVED, self)
+
+    def eventexec(self, event):
+        m = self.model
+        finite = lambda v: v if abs(v) < 1e19 else float("inf") * (1 if v > 0 else -1)  # noqa: E731
+        self.report(m.getSolvingTime(), finite(m.getPrimalbound()), finite(m.getDualbound()), m.getGap())
+        return {}
+
+
 def build_model(program: Program, verbose: bool = False) -> tuple[Model, list, list]:
     """A SCIP model of ``program`` (no cones): variables, then one linear constraint per CSR row."""
     if program.cones:
@@ -277,6 +297,9 @@ def solve_scip(program: Program, *, time_limit: float | None = None, mip_rel_gap
             if hasattr(lazy, "cutoff_rows"):  # rows valid for every solution better than the start
                 rows, lb = lazy.cutoff_rows(state.best)
                 state.cutoff_rows = _add_rows(model, terms, rows, lb, "cutoff")
+    report = progress.current()
+    if report is not None:
+        model.includeEventhdlr(_Progress(report), "milpscore_progress", "reports incumbent, bound and gap")
     build_time = time.perf_counter() - t0
     t1 = time.perf_counter()
     model.optimize()

@@ -101,3 +101,27 @@ def test_run_spends_one_budget_across_phases():
     fit = run(inst, "rounding", limits=Limits(time_limit=1.0))
     assert time.perf_counter() - t0 < 1.0 + 1.0
     assert fit.times["total"] < 2.0
+
+
+def test_progress_line_reports_incumbent_and_bound_only_when_asked():
+    """HiGHS and SCIP report (elapsed, incumbent, bound) inside a reporting() block; outside, nothing."""
+    import io
+
+    from milpscore import RiskScoreClassifier, SLIMClassifier
+    from milpscore.datasets import load_default
+    from solvers.progress import ProgressLine, reporting
+
+    X, y = load_default()
+    for est in (SLIMClassifier(time_limit=2, c0=0.01), RiskScoreClassifier(time_limit=2, max_size=3)):
+        seen = []
+        with reporting(lambda t, inc, bound, gap: seen.append((t, inc, bound))):
+            est.fit(X, y)
+        assert seen and all(b <= i + 1e-9 for _, i, b in seen if np.isfinite(i) and np.isfinite(b))
+        assert seen[-1][1] >= est.objective_ - 1e-9  # the last incumbent reported is no better than the result
+        buf = io.StringIO()
+        with reporting(ProgressLine(buf, every=0.0)):
+            pass
+        assert buf.getvalue() == ""
+    from solvers.progress import current
+
+    assert current() is None  # the block restored the silent default
