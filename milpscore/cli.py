@@ -81,6 +81,7 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--one-threshold-per-variable", action="store_true",
                    help="at most one 'x >= t' indicator of each variable (slim, riskscore, facets)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of randomised methods")
+    p.add_argument("--pos-label", default=None, help="the class the points score for (default: the larger label)")
     p.add_argument("--verbose", action="store_true", help="print the solver's log")
     p.add_argument("--quiet", action="store_true", help="no live progress line on stderr")
 
@@ -132,6 +133,7 @@ def estimator(args: argparse.Namespace) -> Any:
     otpv = {"one_threshold_per_variable": True} if args.one_threshold_per_variable else {}
     pick = lambda *names: {k: set_[k] for k in names if k in set_}  # noqa: E731
     name = args.formulation
+    common["pos_label"] = args.pos_label
     if name == "slim":
         return SLIMClassifier(**{"c0": 0.01, **pick("max_size", "coef_bound", "c0")}, seed=args.seed, relaxed=True,
                               **common, **otpv)
@@ -144,7 +146,7 @@ def estimator(args: argparse.Namespace) -> Any:
         return FusedScoreClassifier(**pick("lam", "max_size"), seed=args.seed, relaxed=True, **common)
     if name == "rounding":
         return ConvexRoundingClassifier(rounding="exact", **pick("max_size"), random_state=args.seed, **common)
-    return EYEClassifier(**pick("lam"), verbose=args.verbose)
+    return EYEClassifier(**pick("lam"), verbose=args.verbose, pos_label=args.pos_label)
 
 
 def _design(args: argparse.Namespace, X: pd.DataFrame) -> tuple[pd.DataFrame, str, ThresholdBinarizer | None]:

@@ -72,7 +72,12 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
                             "or pandas.get_dummies for categories")
         if columns is not None and list(columns) != cols:
             missing = [c for c in columns if c not in cols]
-            raise ValueError(f"{name} columns differ from those seen in fit; missing {missing[:5]}")
+            if missing:
+                extra = [c for c in cols if c not in columns]
+                raise ValueError(f"{name} lacks the columns {missing[:5]} seen in fit"
+                                 + (f"; it has {extra[:5]} instead (renamed?)" if extra else ""))
+            X = X.set_axis(cols, axis=1)[list(columns)]  # the same columns in another order: aligned by name
+            cols = list(columns)
         arr = X.to_numpy(dtype=float)
     else:
         cols = None
@@ -106,11 +111,12 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
     return arr
 
 
-def encode_labels(y: Any, *, name: str = "y") -> tuple[np.ndarray, LabelMap]:
+def encode_labels(y: Any, *, name: str = "y", pos_label: Any = None) -> tuple[np.ndarray, LabelMap]:
     """Map two-valued labels to ``-1/+1`` and record the mapping.
 
-    ``{0, 1}`` and ``{-1, 1}`` and booleans map the larger value to ``+1``; two strings map in
-    sorted order (the second is positive), as ``classes_`` of scikit-learn.
+    ``pos_label`` names the class the points score for (``+1``: predicted when the score is high).
+    Without it ``{0, 1}`` and ``{-1, 1}`` and booleans map the larger value to ``+1``; two strings
+    map in sorted order (the second is positive), as ``classes_`` of scikit-learn.
     """
     if y is None:
         raise ValueError(f"this estimator requires y to be passed, but the target {name} is None")
@@ -136,15 +142,21 @@ def encode_labels(y: Any, *, name: str = "y") -> tuple[np.ndarray, LabelMap]:
                              "milpscore learns binary classifiers: threshold the target into two classes")
         raise ValueError(f"Only binary classification is supported; {name} has {classes.size} classes "
                          f"{list(classes[:5])}. Map the labels to two classes first")
+    if pos_label is not None:
+        matches = [c for c in classes if c == pos_label or str(c) == str(pos_label)]
+        if not matches:
+            raise ValueError(f"pos_label {pos_label!r} is not a class of {name}; the classes are {list(classes)}")
+        if matches[0] == classes[0]:
+            classes = classes[::-1]
     labels = LabelMap(negative=classes[0].item() if hasattr(classes[0], "item") else classes[0],
                       positive=classes[1].item() if hasattr(classes[1], "item") else classes[1])
     return np.where(arr == classes[1], 1.0, -1.0), labels
 
 
-def validate_xy(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, list[str], LabelMap]:
-    """Validate a training set: float ``X``, ``y`` in ``{-1, +1}``, feature names, label map."""
+def validate_xy(X: Any, y: Any, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray, list[str], LabelMap]:
+    """Validate a training set: float ``X``, ``y`` in ``{-1, +1}`` (``pos_label`` is ``+1``), names, label map."""
     Xa = validate_features(X)
-    y_pm1, labels = encode_labels(y)
+    y_pm1, labels = encode_labels(y, pos_label=pos_label)
     if Xa.shape[0] != y_pm1.shape[0]:
         raise ValueError(f"X has {Xa.shape[0]} rows but y has {y_pm1.shape[0]} labels; they must match")
     return Xa, y_pm1, feature_names(X, Xa.shape[1]), labels

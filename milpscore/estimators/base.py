@@ -64,6 +64,10 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         reproducible fits set ``time_limit=None`` and a ``node_limit``.
     node_limit, mip_rel_gap, threads, seed : see :class:`solvers.limits.Limits`.
     verbose : print the solver's log.
+
+    Every preset also takes ``pos_label``: the class the points score for (predicted when
+    ``total points + base score > 0``); default the larger label (``1`` of ``0/1``) or the later
+    of two sorted strings, as scikit-learn's ``classes_``.
     """
 
     #: title printed on the score card
@@ -138,7 +142,7 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
 
     def _instance(self, X: Any, y: Any, sample_weight: Any) -> tuple[Instance, list[str], LabelMap]:
         X = self._prepare_input(X)
-        Xa, y_pm1, names, labels = validate_xy(X, y)
+        Xa, y_pm1, names, labels = validate_xy(X, y, getattr(self, "pos_label", None))
         w = validate_sample_weight(sample_weight, Xa.shape[0])
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.array(names, dtype=object)
@@ -241,5 +245,6 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         return self._design(Xa, self._feature_names(self.n_features_in_), fitting=False)
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Total score ``x . coef_ + intercept_`` per row (the card's points plus its base score)."""
+        """``x . coef_ + intercept_`` per row: the card's SCORE (sum of its points) plus its base score;
+        ``> 0`` predicts ``classes_[1]`` (``pos_label``)."""
         return np.asarray(self._validated(X) @ self.coef_, dtype=float).reshape(-1) + self.intercept_

@@ -80,7 +80,7 @@ class EYEClassifier(IntegerLinearClassifier):
 
     def __init__(self, known: Any = None, lam: float = 0.01, fit_intercept: bool = True,
                  solver: str = "ecos", zero_tol: float = 1e-6, solver_options: dict | None = None,
-                 verbose: bool = False):
+                 verbose: bool = False, pos_label: Any = None):
         self.known = known
         self.lam = lam
         self.fit_intercept = fit_intercept
@@ -88,6 +88,7 @@ class EYEClassifier(IntegerLinearClassifier):
         self.zero_tol = zero_tol
         self.solver_options = solver_options
         self.verbose = verbose
+        self.pos_label = pos_label
 
     def _limits(self) -> Limits:
         return Limits(time_limit=None)  # a convex solve: its own iteration limits end it

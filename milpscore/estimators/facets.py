@@ -15,7 +15,7 @@ intercept in the same units, which leaves every prediction unchanged.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -70,7 +70,7 @@ class FacetsClassifier(IntegerLinearClassifier):
                  accelerated: bool = True, mip_rel_gap: float = 1e-4, time_limit: float | None = 60.0,
                  node_limit: int | None = None, threads: int = 1, seed: int = 0, verbose: bool = False,
                  relaxed: bool = False, constraints: Sequence = (), one_threshold_per_variable: bool = False,
-                 gamma="deprecated", mip_gap="deprecated"):
+                 pos_label: Any = None, gamma="deprecated", mip_gap="deprecated"):
         self.solver = solver
         self.loss = loss
         self.lam = lam
@@ -87,6 +87,7 @@ class FacetsClassifier(IntegerLinearClassifier):
         self.threads = threads
         self.seed = seed
         self.verbose = verbose
+        self.pos_label = pos_label
         self.relaxed = relaxed
         self.constraints = constraints
         self.one_threshold_per_variable = one_threshold_per_variable

@@ -90,7 +90,8 @@ class FusedScoreClassifier(IntegerLinearClassifier):
                  unknown_category: str = "error", solver: str = "highs", mip_start: str | None = None,
                  time_limit: float | None = 60.0, node_limit: int | None = None, mip_rel_gap: float = 1e-4,
                  threads: int = 1, seed: int = 0, verbose: bool = False, relaxed: bool = False, margin: float = 1.0,
-                 prox_smoothing: float = 0.1, constraints: Sequence = (), penalty: Any = "deprecated",
+                 prox_smoothing: float = 0.1, constraints: Sequence = (), pos_label: Any = None,
+                 penalty: Any = "deprecated",
                  max_variables: Any = "deprecated"):
         self.n_bins = n_bins
         self.lam = lam
@@ -113,6 +114,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         self.margin = margin
         self.prox_smoothing = prox_smoothing
         self.constraints = constraints
+        self.pos_label = pos_label
         self.penalty = penalty
         self.max_variables = max_variables
 

@@ -59,7 +59,8 @@ class RiskScoreClassifier(IntegerLinearClassifier):
                  coefficients: CoefficientSet | None = None, class_weight=None, method: str = "exact",
                  backend: str | None = "scip", time_limit: float | None = 60.0, node_limit: int | None = None,
                  mip_rel_gap: float = 1e-4, threads: int = 1, seed: int = 0, verbose: bool = False,
-                 constraints: Sequence = (), one_threshold_per_variable: bool = False):
+                 constraints: Sequence = (), one_threshold_per_variable: bool = False,
+                 pos_label: Any = None):
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size
@@ -73,6 +74,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         self.threads = threads
         self.seed = seed
         self.verbose = verbose
+        self.pos_label = pos_label
         self.constraints = constraints
         self.one_threshold_per_variable = one_threshold_per_variable
 
@@ -85,7 +87,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         """Solve RiskSLIM by the pipeline, then tabulate the risks and their calibration on ``(X, y)``."""
         super().fit(X, y, sample_weight)
         Xd = self._validated(X)
-        events = (encode_labels(y)[0] > 0).astype(float)
+        events = (encode_labels(y, pos_label=self.pos_label)[0] > 0).astype(float)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self.risk_table_ = risk_table(self.coef_, self.intercept_, Xd, events, w)
         self.calibration_ = calibration(self.coef_, self.intercept_, Xd, events, w)

@@ -8,7 +8,7 @@ random-restart hill climbing for ternary weights (section 4). Weights become sco
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -90,7 +90,7 @@ class ConvexRoundingClassifier(_RoundingPreset):
                  max_size: float | None = None, rounding: str = "randomized", n_draws: int = 100,
                  random_state=None, lp_solver: str = "ipm", time_limit: float | None = 60.0,
                  mip_rel_gap: float = 1e-6, threads: int = 1, verbose: bool = False, constraints: Sequence = (),
-                 gamma="deprecated", sparsity="deprecated"):
+                 pos_label: Any = None, gamma="deprecated", sparsity="deprecated"):
         self.constraints = constraints
         self.margin = margin
         self.weights = weights
@@ -104,6 +104,7 @@ class ConvexRoundingClassifier(_RoundingPreset):
         self.mip_rel_gap = mip_rel_gap
         self.threads = threads
         self.verbose = verbose
+        self.pos_label = pos_label
         self.gamma = gamma
         self.sparsity = sparsity
 
@@ -152,7 +153,8 @@ class LocalSearchClassifier(_RoundingPreset):
     def __init__(self, margin: float = 1.0, weights: str = "ternary", threshold: float | None = None,
                  max_size: float | None = None, n_restarts: int = 10, start_nonzeros: int = 10,
                  epsilon: float = 1.0, max_moves: int | None = None, random_state=None,
-                 time_limit: float | None = 60.0, gamma="deprecated", sparsity="deprecated"):
+                 time_limit: float | None = 60.0, pos_label: Any = None, gamma="deprecated",
+                 sparsity="deprecated"):
         self.margin = margin
         self.weights = weights
         self.threshold = threshold
@@ -163,6 +165,7 @@ class LocalSearchClassifier(_RoundingPreset):
         self.max_moves = max_moves
         self.random_state = random_state
         self.time_limit = time_limit
+        self.pos_label = pos_label
         self.gamma = gamma
         self.sparsity = sparsity
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -80,7 +80,8 @@ class SLIMClassifier(IntegerLinearClassifier):
                  margin: float = 1.0, class_weight=None, coefficients: CoefficientSet | None = None,
                  time_limit: float | None = 60.0, node_limit: int | None = None, mip_rel_gap: float = 1e-6,
                  threads: int = 1, seed: int = 0, verbose: bool = False, relaxed: bool = False,
-                 constraints: Sequence = (), one_threshold_per_variable: bool = False):
+                 constraints: Sequence = (), one_threshold_per_variable: bool = False,
+                 pos_label: Any = None):
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size
@@ -93,6 +94,7 @@ class SLIMClassifier(IntegerLinearClassifier):
         self.threads = threads
         self.seed = seed
         self.verbose = verbose
+        self.pos_label = pos_label
         self.relaxed = relaxed
         self.constraints = constraints
         self.one_threshold_per_variable = one_threshold_per_variable

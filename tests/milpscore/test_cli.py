@@ -185,3 +185,21 @@ def test_json_and_html_formats(tmp_path, capsys):
     assert set(data) == {"data", "metrics", "model"} and "train accuracy" in data["metrics"]
     assert main(["fit", str(path), "--time-limit", "3", "--format", "html"]) == 0
     assert "<table" in capsys.readouterr().out
+
+
+def test_pos_label_chooses_the_class_the_points_score_for(tmp_path, capsys):
+    from milpscore import SLIMClassifier
+
+    path, frame = _tiny_csv(tmp_path)
+    X, y = frame.drop(columns="event"), frame["event"].map({0: "no", 1: "yes"})
+    Z = (X >= X.median()).astype(float)
+    default = SLIMClassifier(c0=0.01, time_limit=5).fit(Z, y)
+    flipped = SLIMClassifier(c0=0.01, time_limit=5, pos_label="no").fit(Z, y)
+    assert list(default.classes_) == ["no", "yes"] and list(flipped.classes_) == ["yes", "no"]
+    assert "PREDICT 'no' IF SCORE" in str(flipped.scorecard_)
+    assert flipped.objective_ == pytest.approx(default.objective_, abs=1e-9)  # the same problem, mirrored
+    np.testing.assert_array_equal(flipped.predict(Z)[flipped.decision_function(Z) > 0], "no")
+    with pytest.raises(ValueError, match="pos_label 'maybe' is not a class"):
+        SLIMClassifier(pos_label="maybe").fit(Z, y)
+    assert main(["fit", str(path), "--time-limit", "3", "--pos-label", "0"]) == 0
+    assert "PREDICT 0 IF SCORE" in capsys.readouterr().out

@@ -46,8 +46,11 @@ def test_predict_checks_columns_and_shape():
     model = SLIMClassifier(time_limit=2).fit(GOOD_X, GOOD_Y)
     with pytest.raises(ValueError, match="3 features, but SLIMClassifier is expecting 2"):
         model.predict(np.zeros((2, 3)))
-    with pytest.raises(ValueError, match="columns differ"):
+    with pytest.raises(ValueError, match=r"lacks the columns \['bp'\].*has \['BP'\] instead"):
         model.predict(GOOD_X.rename(columns={"bp": "BP"}))
+    # the same columns in another order are aligned by name
+    np.testing.assert_array_equal(model.decision_function(GOOD_X[GOOD_X.columns[::-1]]),
+                                  model.decision_function(GOOD_X))
     with pytest.raises(ValueError, match="sample_weight"):
         SLIMClassifier(time_limit=1).fit(GOOD_X, GOOD_Y, sample_weight=[1, 2])
 
