@@ -294,14 +294,11 @@ def _export(args: argparse.Namespace) -> int:
     est = estimator(args)
     instance = est.build_instance(Z, y)
     program = instance.relaxed() if args.relaxed else instance.exact()
-    names = list(getattr(est, "feature_names_in_", []))
-    if args.formulation == "fused":
-        names = list(est.binner_.get_feature_names_out())
-    labels = {"coef": names} if len(names) == program.blocks["coef"].stop - program.blocks["coef"].start else None
-    if args.to.lower().endswith(".py"):
-        write_pyomo_script(program, args.to, labels)
-    else:
-        write_model(program, args.to, labels)
+    names = est._coef_names()
+    size = program.blocks["coef"].stop - program.blocks["coef"].start
+    labels = {"coef": names} if len(names) == size else None
+    writer = write_pyomo_script if args.to.lower().endswith(".py") else write_model
+    writer(program, args.to, labels)
     print(f"{'relaxed' if args.relaxed else 'exact'} program of {args.formulation} ({program.n_variables} variables, "
           f"{program.n_rows} rows) written to {args.to}")
     return 0

@@ -201,10 +201,21 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         return self.instance_.exact() if self.fit_.method == "exact" else self.instance_.relaxed()
 
     def write_program(self, path: str) -> str:
-        """Write :attr:`program_` as an LP or MPS file (by suffix) with readable names."""
+        """Write :attr:`program_` as an LP / MPS file or a Pyomo script (by suffix: ``.lp``, ``.mps``,
+        ``.py``), the points named after the features (``coef(age_ge_60)``)."""
         from solvers.highs import write_model
+        from solvers.pyomo import write_pyomo_script
 
-        return str(write_model(self.program_, path))
+        program = self.program_
+        names = self._coef_names()
+        size = program.blocks["coef"].stop - program.blocks["coef"].start
+        labels = {"coef": names} if len(names) == size else None
+        writer = write_pyomo_script if str(path).lower().endswith(".py") else write_model
+        return str(writer(program, path, labels))
+
+    def _coef_names(self) -> list[str]:
+        """Names of the program's ``coef`` entries (the features; the fused table names its bins)."""
+        return self._feature_names(self.n_features_in_)
 
     def _warn_if_untrustworthy(self, method: str) -> None:
         if not np.any(self.coef_):

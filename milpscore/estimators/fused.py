@@ -211,6 +211,9 @@ class FusedScoreClassifier(IntegerLinearClassifier):
                          title, tuple(notes))
 
     # -------------------------------------------------------------- predict
+    def _coef_names(self) -> list[str]:
+        return list(self.binner_.get_feature_names_out())
+
     def _validated(self, X: Any) -> sp.csr_matrix:
         """One-hot bins of raw ``X`` (the fitted binner checks columns, NaN and unseen categories)."""
         check_is_fitted(self, "coef_")

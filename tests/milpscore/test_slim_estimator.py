@@ -100,3 +100,22 @@ def test_bad_hyper_parameters_are_named(kwargs):
     X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]], float)
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         SLIMClassifier(**kwargs).fit(X, [0, 1, 1, 0])
+
+
+def test_write_program_names_the_points_after_the_features(tmp_path):
+    import highspy
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.integers(0, 2, (40, 3)).astype(float), columns=["age >= 60", "smoker", "bmi >= 30"])
+    y = (X["age >= 60"] + X["smoker"] + rng.normal(0, 0.5, 40) > 1).astype(int)
+    model = SLIMClassifier(coef_bound=3, c0=0.01, time_limit=None, node_limit=10_000).fit(X, y)
+    assert model.status_ == "optimal"
+    path = model.write_program(str(tmp_path / "slim.lp"))
+    text = open(path).read()
+    assert "coef(age_ge_60)" in text and "coef(smoker)" in text and "coef(bmi_ge_30)" in text
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(path)
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(model.objective_, abs=1e-9)
