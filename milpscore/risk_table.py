@@ -90,16 +90,17 @@ def format_risk_table(table: pd.DataFrame) -> list[str]:
 
 
 def plot_risk_table(table: pd.DataFrame, ax: Any = None) -> Any:
-    """Predicted risk per total score (line) with the observed rate (points sized by count)."""
+    """Predicted risk per card SCORE (the total points, as on the card) with the observed rate
+    (markers sized by count)."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(table["score"], table["predicted_risk"], "-o", markersize=3, label="predicted risk")
+    ax.plot(table["points"], table["predicted_risk"], "-o", markersize=3, label="predicted risk")
     seen = table[table["count"] > 0]
     sizes = 20 + 180 * seen["count"] / max(float(seen["count"].max()), 1.0)
-    ax.scatter(seen["score"], seen["observed_risk"], s=sizes, alpha=0.6, color="C1", label="observed rate")
-    ax.set_xlabel("total score")
+    ax.scatter(seen["points"], seen["observed_risk"], s=sizes, alpha=0.6, color="C1", label="observed rate")
+    ax.set_xlabel("SCORE (total points on the card)")
     ax.set_ylabel("risk")
     ax.set_ylim(-0.02, 1.02)
     ax.legend(loc="upper left")

@@ -37,6 +37,13 @@ def test_path_plot_has_one_line_per_moving_feature(tmp_path):
     grid_lines = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":"]
     assert len(grid_lines) == 9  # multiples of 0.5 in [-2, 2]
     _save(ax, tmp_path, "path")
+    # twelve moving features: twelve distinct colours, legend outside the data area
+    wide = pd.DataFrame({f"x{k}": np.linspace(k + 1, 0, 5) for k in range(12)}, index=np.geomspace(1e-3, 1, 5))
+    ax = plots.plot_path(wide)
+    colours = {tuple(ln.get_color()) for ln in ax.get_lines()}
+    assert len(colours) == 12
+    box = ax.get_legend().get_window_extent(ax.figure.canvas.get_renderer())
+    assert box.x0 >= ax.get_window_extent().x1 - 1  # the legend does not cover the lines
     with pytest.raises(ValueError, match="regularisation_path"):
         plots.plot_path(pd.DataFrame())
 
@@ -49,6 +56,9 @@ def test_heatmap_shows_the_grid_values(tmp_path):
     assert len(images) == 1
     np.testing.assert_allclose(images[0].get_array(), [[0.2, 0.4], [0.6, 0.8]])  # rows grid unit, columns lambda
     assert len(ax.texts) == 4 and len(ax.figure.axes) == 2  # annotations and colour bar
+    # readable numbers: dark text on the light (yellow) end of viridis, white on the dark end
+    colours = {t.get_text(): t.get_color() for t in ax.texts}
+    assert colours["0.80"] == "black" and colours["0.20"] == "white"
     _save(ax, tmp_path, "heatmap")
     with pytest.raises(ValueError, match="path_grid"):
         plots.plot_grid_heatmap(grid, "accuracy")
@@ -78,12 +88,17 @@ def test_exact_vs_relaxed_bars_from_a_compare_table(tmp_path):
     ax = plots.plot_exact_vs_relaxed(table)
     heights = [r.get_height() for r in ax.patches]
     assert heights == pytest.approx([0.3, 0.1, 0.25, 0.1])
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["slim\nexact", "slim\nrelaxed"]
-    np.testing.assert_allclose(ax.time_axis.get_lines()[0].get_ydata(), [1.01, 0.11])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["exact\n1 s", "relaxed\n0.11 s"]
     _save(ax, tmp_path, "bars")
-    # compare tables have total_time (build + solve + the relaxation a rounding starts from): drawn as is
-    ax = plots.plot_exact_vs_relaxed(table.assign(total_time=[1.5, 0.2]))
-    np.testing.assert_allclose(ax.time_axis.get_lines()[0].get_ydata(), [1.5, 0.2])
+    # objectives in different units get their own panels and y axes (a 0.05 bar next to 97 would vanish)
+    two = pd.concat([table, table.assign(formulation="facets", objective=[97.0, 90.0], bound=[95.0, 90.0],
+                                         total_time=[1.5, 0.2])], ignore_index=True)
+    two["total_time"] = two["total_time"].fillna(0.5)
+    axes = plots.plot_exact_vs_relaxed(two)
+    assert [a.get_title() for a in axes] == ["slim", "facets"]
+    assert axes[0].get_ylim()[1] < 1.0 < 90.0 < axes[1].get_ylim()[1]
+    assert [t.get_text() for t in axes[1].get_xticklabels()] == ["exact\n1.5 s", "relaxed\n0.2 s"]
+    _save(axes[0], tmp_path, "bars2")
 
 
 def test_rounding_error_with_band_and_bound(tmp_path):
@@ -96,3 +111,9 @@ def test_rounding_error_with_band_and_bound(tmp_path):
     _save(ax, tmp_path, "rounding")
     with pytest.raises(ValueError, match="one row per margin"):
         plots.plot_rounding_error([1.0], errors)
+    # exact roundings (error 0) stay visible: symlog is linear through 0; 'log' would hide them and refuses
+    zeros = np.array([[0.0, 0.0], [0.5, 1.5], [0.2, 0.4]])
+    ax = plots.plot_rounding_error(margins, zeros)
+    assert ax.get_yscale() == "symlog" and ax.get_ylim()[0] <= 0.0
+    with pytest.raises(ValueError, match="hide"):
+        plots.plot_rounding_error(margins, zeros, yscale="log")

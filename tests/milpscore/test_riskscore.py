@@ -69,4 +69,6 @@ def test_plot_risk_table():
     X, y = _data(3)
     est = RiskScoreClassifier(coef_bound=2, time_limit=20).fit(X, y)
     ax = est.plot_risk_table()
-    assert ax.get_xlabel() == "total score"
+    assert ax.get_xlabel().startswith("SCORE")
+    # the x values are the card's SCORE (total points), the same numbers the risk table prints
+    np.testing.assert_allclose(ax.get_lines()[0].get_xdata(), est.risk_table_["points"])

@@ -1,0 +1,68 @@
+"""Render every figure of milpscore to PNG (docs/figures/), to be looked at: not a test, not timed.
+
+Run: ``python benchmarks/figures.py`` (about a minute). Each plot function of
+:mod:`milpscore.plots`, the score card and risk table exports and the SLIM accuracy-size path is
+drawn on the bundled default data (scikit-learn's breast cancer, binarised) or small generated data,
+and one line per file written is printed.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from milpscore import RiskScoreClassifier, SLIMClassifier, compare, plots  # noqa: E402
+from milpscore.datasets import load_default  # noqa: E402
+from milpscore.selection import path_grid, regularisation_path  # noqa: E402
+from milpscore.slim_path import slim_path  # noqa: E402
+
+OUT = ROOT / "docs" / "figures"
+
+
+def save(figure, name: str) -> None:
+    path = OUT / f"{name}.png"
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(figure)
+    print("wrote", path.relative_to(ROOT))
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    X, y = load_default()
+    slim = SLIMClassifier(c0=0.01, max_size=5, time_limit=5).fit(X, y)
+    save(plots.plot_score_histograms(slim, X, y).figure, "score_histograms")
+    slim.scorecard_.save(OUT / "slim_card.png")
+    print("wrote", (OUT / "slim_card.png").relative_to(ROOT))
+    risk = RiskScoreClassifier(max_size=4, time_limit=5).fit(X, y)
+    risk.scorecard_.save(OUT / "risk_card.png")
+    print("wrote", (OUT / "risk_card.png").relative_to(ROOT))
+    save(risk.plot_risk_table().figure, "risk_table")
+    table = compare(X, y, ["slim", "facets", "convex_rounding"], time_limit=5, progress=False)
+    axes = plots.plot_exact_vs_relaxed(table)
+    save(np.atleast_1d(axes)[0].figure, "exact_vs_relaxed")
+    small = X.iloc[:, :12]
+    grid = path_grid(small, y, [0.001, 0.01, 0.03, 0.1], [0.5, 1.0], cv=2, seed=0, n_jobs=2)
+    figure, panels = plt.subplots(1, 2, figsize=(11, 3.8))
+    plots.plot_grid_heatmap(grid, "accuracy", ax=panels[0])
+    plots.plot_grid_heatmap(grid, "integrity", ax=panels[1], cmap="magma")
+    save(figure, "grid_heatmaps")
+    path = regularisation_path(small, y, np.geomspace(1e-4, 0.1, 10), grid_unit=0.5)
+    save(plots.plot_path(path, grid_unit=0.5).figure, "regularisation_path")
+    rng = np.random.default_rng(0)
+    margins = np.array([0.5, 1.0, 2.0, 4.0])
+    errors = np.maximum(rng.normal(1.0, 1.0, (4, 20)) * np.array([50, 10, 0, 0])[:, None], 0.0)
+    save(plots.plot_rounding_error(margins, errors, bound=[2e4, 1e4, 5e3, 2.5e3]).figure, "rounding_error")
+    sizes = slim_path(X, y, sizes=range(1, 5), c0=1e-4, coef_bound=5, time_limit=3)
+    save(sizes.plot().figure, "slim_path")
+
+
+if __name__ == "__main__":
+    main()
