@@ -1,47 +1,34 @@
-"""Benchmark: proximal operators against one numpy pass (and plain-loop references).
+"""Benchmark: proximal operators against the memory floor of the same pass, interleaved rounds.
 
-Run: ``python benchmarks/prox.py [--quick]``. BLAS/OpenMP capped to one thread (threadpoolctl).
+Run: ``python benchmarks/prox.py [--quick] [--rounds 7]``. BLAS/OpenMP capped to one thread;
+every ratio compares medians of interleaved rounds (:mod:`benchmarks.timing`) measured in the
+same run, and the table prints the min-max of each case.
 
-* Elementwise proxes (soft-threshold, weighted L1, elastic net, Facets eq. 12, SCF eq. 15) on
-  1e7 float64 into a preallocated output (the compiled kernels the penalties call, and the public
-  ``prox(v, step, out=y)`` which adds a validation pass), as a ratio to one ``np.abs(x, out=y)``
-  pass measured in the same run. Weighted L1 reads a second array (the weights): three memory
-  streams against two, so ~1.3-1.5x is its floor. Also shown: ``prox`` without ``out`` (allocates
-  and first-touches 80 MB) and the best pure-numpy forms (soft-threshold by clip + subtract, Facets
-  by floor/maximum), for comparison. Target: <= 1.2x.
-* Weighted 1-D TV (Condat's direct algorithm, compiled) on 1e6 and 1e7: ratio to one abs pass,
-  and to the same algorithm run as a plain Python loop (``kernels.tv_prox.py_func``, timed at
-  1e5 and scaled linearly: the algorithm is O(n)). ``prox-tv`` is used as a further reference
-  only if importable (it is not installed here). Binarsity on 1e6 coefficients in blocks of 10:
-  one compiled call vs one Python call per block.
-* OWL/SLOPE prox at p = 1e6: ratio to ``np.argsort(np.abs(v))``. Target: <= 2.5x.
-
-Times are the best of ``--repeats`` runs (wall clock, seconds).
+* Elementwise proxes on 1e7 float64 into a preallocated output. A prox that reads one array and
+  writes one is compared with ``np.abs(x, out=y)`` (two memory streams); weighted L1 reads the
+  weights too, so its floor is a three-stream pass, ``np.multiply(x, w, out=y)``. Also shown: the
+  public ``prox(v, step, out=y)`` (adds a validation pass) and the best pure-numpy forms.
+* Weighted 1-D TV (Condat's direct algorithm, compiled) on 1e6 and 1e7: ratio to the abs pass and,
+  when ``prox-tv`` imports, to its C routine ``prox_tv._prox_tv.tv1w_1d`` called with a preallocated
+  output (no Python wrapper: the same work as ours). Binarsity on 1e6 coefficients in blocks of 10:
+  one compiled call vs one call per block.
+* OWL/SLOPE prox at p = 1e6: ratio to ``np.argsort(np.abs(v))``, the sort it cannot avoid.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from formulations.penalties import (OWL, L1, Binarsity, ElasticNet, Facets, StronglyConvexFacets,  # noqa: E402
                                     WeightedL1, kernels)
-
-
-def best_time(fn, repeats: int) -> float:
-    fn()  # warm-up (compilation is cached, first call still loads it)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from timing import environment, interleaved  # noqa: E402
 
 
 def numpy_soft_threshold(v, t, out):
@@ -58,96 +45,106 @@ def numpy_facets(v, mu, out):
     return np.copysign(out, v, out=out)
 
 
+def rows_against(timings, reference: str, floor_name: str) -> list[tuple]:
+    ref = timings[reference]
+    return [(name, floor_name, t.median, t.spread(), t.ratio(ref)) for name, t in timings.items() if name != reference]
+
+
+def elementwise(n: int, rounds: int, rng) -> list[tuple]:
+    v = rng.normal(scale=3.0, size=n)
+    w = rng.uniform(0.0, 1.0, size=n) * 0.5
+    out = np.empty_like(v)
+    l1, enet, wl1, facets, scf = L1(0.5), ElasticNet(1.0, 0.5), WeightedL1(w), Facets(1.0), StronglyConvexFacets(1.0, 1.0, 0.01)
+    two = {f"np.abs(x, out=y), n={n:.0e}": lambda: np.abs(v, out=out),
+           "soft-threshold (kernel, out=)": lambda: kernels.soft_threshold(v, 0.5, out),
+           "elastic net (kernel, out=)": lambda: kernels.shrink_threshold(v, 0.5, 1 / 1.5, out),
+           "Facets eq. 12 (kernel, out=)": lambda: kernels.facets_prox(v, 1.0, 0.4, out),
+           "SCF eq. 15 (kernel, out=)": lambda: kernels.scf_prox(v, 1.0, 0.4, 0.01, out),
+           "L1.prox(v, t, out=y) (public, validates v)": lambda: l1.prox(v, 1.0, out=out),
+           "Facets.prox(v, t, out=y) (public, validates v)": lambda: facets.prox(v, 0.4, out=out),
+           "L1.prox (allocates 80 MB)": lambda: l1.prox(v, 1.0),
+           "ElasticNet.prox (allocates)": lambda: enet.prox(v, 1.0),
+           "StronglyConvexFacets.prox (allocates)": lambda: scf.prox(v, 0.4),
+           "numpy soft-threshold (clip + subtract)": lambda: numpy_soft_threshold(v, 0.5, out),
+           "numpy Facets (floor, maximum, copysign)": lambda: numpy_facets(v, 0.4, out)}
+    three = {f"np.multiply(x, w, out=y), n={n:.0e}": lambda: np.multiply(v, w, out=out),
+             "weighted L1 (kernel, out=)": lambda: kernels.weighted_soft_threshold(v, w, 1.0, out),
+             "WeightedL1.prox (allocates)": lambda: wl1.prox(v, 1.0)}
+    rows = rows_against(interleaved(two, rounds), next(iter(two)), "abs pass (2 streams)")
+    rows += rows_against(interleaved(three, rounds), next(iter(three)), "multiply pass (3 streams)")
+    return rows
+
+
+def total_variation(m: int, rounds: int, rng) -> list[tuple]:
+    y = np.repeat(rng.normal(size=m // 100), 100) + rng.normal(scale=0.5, size=m)
+    lam = rng.uniform(0.1, 1.0, size=m - 1)
+    res = np.empty_like(y)
+    cases = {f"np.abs(y, out=r), n={m:.0e}": lambda: np.abs(y, out=res),
+             f"weighted TV Condat (compiled), n={m:.0e}": lambda: kernels.tv_prox(y, lam, 1.0, res)}
+    try:
+        from prox_tv import _prox_tv  # type: ignore  # the C routine, no wrapper
+
+        ffi_out = np.empty_like(y)
+        cases[f"prox-tv C tv1w_1d, n={m:.0e}"] = lambda: _prox_tv.lib.tv1w_1d(
+            _prox_tv.ffi.cast("double *", y.ctypes.data), _prox_tv.ffi.cast("double *", lam.ctypes.data),
+            _prox_tv.ffi.cast("double *", ffi_out.ctypes.data), m, 0)
+    except (ImportError, AttributeError):
+        pass
+    timings = interleaved(cases, rounds)
+    rows = rows_against(timings, next(iter(cases)), "abs pass (2 streams)")
+    ptv = [k for k in timings if k.startswith("prox-tv")]
+    if ptv:
+        ours = timings[f"weighted TV Condat (compiled), n={m:.0e}"]
+        rows.append((f"weighted TV ours vs prox-tv C, n={m:.0e}", "prox-tv C", ours.median, ours.spread(),
+                     ours.ratio(timings[ptv[0]])))
+    else:
+        rows.append((f"prox-tv not importable: no C reference at n={m:.0e}", "-", np.nan, "-", np.nan))
+    return rows
+
+
+def structured(m: int, rounds: int, rng) -> list[tuple]:
+    sizes = np.full(m // 10, 10)
+    bina = Binarsity(sizes, rng.uniform(0.1, 1.0, size=m - m // 10))
+    y = rng.normal(size=m)
+    starts, w_edges = bina.starts, bina.weights
+
+    def per_block():
+        out_b = np.empty_like(y)
+        for j in range(sizes.size):
+            a, b = starts[j], starts[j + 1]
+            kernels.tv_prox(y[a:b], w_edges[a - j:b - j - 1], 1.0, out_b[a:b])
+            out_b[a:b] -= out_b[a:b].mean()
+        return out_b
+
+    assert np.allclose(per_block(), bina.prox(y, 1.0))
+    rows = rows_against(interleaved({"binarsity per-block Python loop": per_block,
+                                     f"binarsity, {sizes.size} blocks of 10 (one compiled call)":
+                                         lambda: bina.prox(y, 1.0)}, rounds),
+                        "binarsity per-block Python loop", "per-block Python loop")
+    v = rng.normal(size=m)
+    owl = OWL(np.sort(rng.uniform(0, 1, size=m))[::-1])
+    rows += rows_against(interleaved({"np.argsort(|v|)": lambda: np.argsort(np.abs(v)),
+                                      f"OWL/SLOPE prox, p={m:.0e}": lambda: owl.prox(v, 0.1)}, rounds),
+                         "np.argsort(|v|)", "np.argsort(|v|)")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10x smaller sizes (smoke run)")
-    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     rng = np.random.default_rng(0)
-    rows = []
     with threadpool_limits(1):
-        print("threads:", {d["internal_api"]: d["num_threads"] for d in threadpool_info()},
-              "(threadpoolctl.threadpool_limits(1)); numba kernels are serial (no parallel=True)")
-        n = 10_000_000 // scale
-        v = rng.normal(scale=3.0, size=n)
-        out = np.empty_like(v)
-        weights = rng.uniform(0.0, 1.0, size=n) * 0.5
-        l1, enet, wl1 = L1(0.5), ElasticNet(1.0, 0.5), WeightedL1(weights)
-        facets, scf = Facets(1.0), StronglyConvexFacets(1.0, 1.0, 0.01)
-        ref = best_time(lambda: np.abs(v, out=out), args.repeats)
-        rows.append((f"np.abs(x, out=y), n={n:.0e}", "reference", ref, 1.0))
-        cases = [
-            ("soft-threshold (kernel, out=)", lambda: kernels.soft_threshold(v, 0.5, out)),
-            ("weighted L1 (kernel, out=)", lambda: kernels.weighted_soft_threshold(v, weights, 1.0, out)),
-            ("elastic net (kernel, out=)", lambda: kernels.shrink_threshold(v, 0.5, 1 / 1.5, out)),
-            ("Facets eq. 12 (kernel, out=)", lambda: kernels.facets_prox(v, 1.0, 0.4, out)),
-            ("SCF eq. 15 (kernel, out=)", lambda: kernels.scf_prox(v, 1.0, 0.4, 0.01, out)),
-            ("L1(0.5).prox(v, t, out=y) (public API, validates v)", lambda: l1.prox(v, 1.0, out=out)),
-            ("Facets(1).prox(v, t, out=y) (public API, validates v)", lambda: facets.prox(v, 0.4, out=out)),
-            ("L1(0.5).prox (allocates)", lambda: l1.prox(v, 1.0)),
-            ("ElasticNet.prox (allocates)", lambda: enet.prox(v, 1.0)),
-            ("WeightedL1.prox (allocates)", lambda: wl1.prox(v, 1.0)),
-            ("Facets(1).prox (allocates)", lambda: facets.prox(v, 0.4)),
-            ("StronglyConvexFacets.prox (allocates)", lambda: scf.prox(v, 0.4)),
-            ("numpy soft-threshold (clip + subtract)", lambda: numpy_soft_threshold(v, 0.5, out)),
-            ("numpy Facets (floor, maximum, copysign)", lambda: numpy_facets(v, 0.4, out)),
-        ]
-        for label, fn in cases:
-            t = best_time(fn, args.repeats)
-            rows.append((label, "abs pass", t, t / ref))
-
+        print(environment(), "| numba kernels are serial; medians of", args.rounds, "interleaved rounds")
+        rows = elementwise(10_000_000 // scale, args.rounds, rng)
         for m in (1_000_000 // scale, 10_000_000 // scale):
-            y = np.repeat(rng.normal(size=m // 100), 100) + rng.normal(scale=0.5, size=m)
-            lam = rng.uniform(0.1, 1.0, size=m - 1)
-            res = np.empty_like(y)
-            abs_ref = best_time(lambda: np.abs(y, out=res), args.repeats)
-            t_tv = best_time(lambda: kernels.tv_prox(y, lam, 1.0, res), args.repeats)
-            rows.append((f"weighted TV Condat, n={m:.0e}", "abs pass", t_tv, t_tv / abs_ref))
-            if m == 1_000_000 // scale:
-                small = 100_000 // scale
-                t0 = time.perf_counter()
-                kernels.tv_prox.py_func(y[:small], lam[:small - 1], 1.0, np.empty(small))
-                t_py = (time.perf_counter() - t0) * (m / small)
-                rows.append((f"weighted TV plain Python loop, n={m:.0e} (scaled from {small:.0e})", "Condat compiled",
-                             t_py, t_py / t_tv))
-                try:
-                    import prox_tv  # type: ignore
-                    t_ptv = best_time(lambda: prox_tv.tv1w_1d(y, lam), args.repeats)
-                    rows.append((f"weighted TV, ours vs prox-tv, n={m:.0e}", "prox-tv", t_tv, t_tv / t_ptv))
-                except ImportError:
-                    rows.append(("prox-tv not installed: no C reference", "-", float("nan"), float("nan")))
-
-        m = 1_000_000 // scale
-        sizes = np.full(m // 10, 10)
-        bina = Binarsity(sizes, rng.uniform(0.1, 1.0, size=m - m // 10))
-        y = rng.normal(size=m)
-        t_b = best_time(lambda: bina.prox(y, 1.0), args.repeats)
-        starts = bina.starts
-        w_edges = bina.weights
-
-        def per_block():
-            out_b = np.empty_like(y)
-            for j in range(sizes.size):
-                a, b = starts[j], starts[j + 1]
-                kernels.tv_prox(y[a:b], w_edges[a - j:b - j - 1], 1.0, out_b[a:b])
-                out_b[a:b] -= out_b[a:b].mean()
-            return out_b
-
-        assert np.allclose(per_block(), bina.prox(y, 1.0))
-        t_pb = best_time(per_block, max(1, args.repeats // 2))
-        rows.append((f"binarsity, {sizes.size} blocks of 10 (one compiled call)", "per-block Python loop", t_b, t_b / t_pb))
-
-        p = 1_000_000 // scale
-        v = rng.normal(size=p)
-        owl = OWL(np.sort(rng.uniform(0, 1, size=p))[::-1])
-        t_sort = best_time(lambda: np.argsort(np.abs(v)), args.repeats)
-        t_owl = best_time(lambda: owl.prox(v, 0.1), args.repeats)
-        rows.append((f"OWL/SLOPE prox, p={p:.0e}", "np.argsort(|v|)", t_owl, t_owl / t_sort))
-
-    print(f"{'operation':66s} {'ratio to':24s} {'seconds':>10s} {'ratio':>7s}")
-    for label, against, t, ratio in rows:
-        print(f"{label:66s} {against:24s} {t:10.4f} {ratio:7.2f}")
+            rows += total_variation(m, args.rounds, rng)
+        rows += structured(1_000_000 // scale, args.rounds, rng)
+    print(f"{'operation':58s} {'ratio to':26s} {'median s':>9s} {'min-max s':>17s} {'ratio':>7s}")
+    for label, against, t, spread, ratio in rows:
+        print(f"{label:58s} {against:26s} {t:9.4f} {spread:>17s} {ratio:7.2f}")
 
 
 if __name__ == "__main__":
