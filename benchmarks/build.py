@@ -1,38 +1,42 @@
 """Benchmark: SLIM program build time, our matrix builder + highspy passModel vs idiomatic pyomo.
 
-Run: ``python benchmarks/build.py [--skip-pyomo-large]``. Prints one table; ratios are against
-the idiomatic pyomo model (indexed constraint rules) measured in the same run. The build of
-(b) stops at the finished ConcreteModel (handing it to HiGHS costs several seconds more,
-../shared/API-NOTES.md), so the ratio understates our advantage.
+Run: ``python benchmarks/build.py [--skip-pyomo-large] [--rounds 5]``. Every case is warmed up
+once, then timed in interleaved rounds (:mod:`benchmarks.timing`): medians with min-max; ratios
+against the idiomatic pyomo model (indexed constraint rules) measured in the same run. The pyomo
+time stops at the finished ConcreteModel: handing it to HiGHS costs several seconds more, so the
+ratio is conservative (it understates our advantage).
 """
 from __future__ import annotations
 
 import argparse
-import time
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from formulations.slim import SLIM
-from solvers.highs import to_highs
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from formulations.slim import SLIM  # noqa: E402
+from solvers.highs import to_highs  # noqa: E402
+from timing import environment, interleaved  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def ours(X, y, merge):
-    t0 = time.perf_counter()
+    """Instance (merged rows, big-M) + Program + highspy passModel: the model HiGHS can run."""
     inst = SLIM(c0=1e-3, merge_duplicates=merge).instance(X, y)
-    h = to_highs(inst.exact())
-    return time.perf_counter() - t0, inst.n_rows_kept, h
+    to_highs(inst.exact())
+    return inst.n_rows_kept
 
 
 def pyomo_idiomatic(X, y, U=10, c0=1e-3):
     """The same MILP, written the way a pyomo user would: indexed rules, one row per sample."""
     import pyomo.environ as pyo
 
-    t0 = time.perf_counter()
     n, d = X.shape
     inst = SLIM(c0=c0, merge_duplicates=False).instance(X, y)
     Xl, yl, M, w = inst.X.tolist(), inst.y.tolist(), inst.big_m.tolist(), inst.weights.tolist()
@@ -52,29 +56,37 @@ def pyomo_idiomatic(X, y, U=10, c0=1e-3):
     m.l0l = pyo.Constraint(m.J, rule=lambda m, j: m.lam[j] >= -U * m.a[j])
     m.l1p = pyo.Constraint(m.J, rule=lambda m, j: m.t[j] >= m.lam[j])
     m.l1n = pyo.Constraint(m.J, rule=lambda m, j: m.t[j] >= -m.lam[j])
-    return time.perf_counter() - t0
+    return m
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--skip-pyomo-large", action="store_true", help="skip pyomo on the 1e5 x 100 instance")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     frame = pd.read_csv(DATA / "adult_data.csv")
     Xa, ya = frame.iloc[:, 1:].to_numpy(float), np.where(frame.iloc[:, 0] > 0, 1.0, -1.0)
     rng = np.random.default_rng(0)
     Xs = rng.integers(0, 2, (100_000, 100)).astype(float)
     ys = np.where(Xs @ rng.normal(size=100) + rng.normal(0, 2, 100_000) > 0, 1.0, -1.0)
+    parser_rounds = args.rounds
     rows = []
     with threadpool_limits(1):
+        print(environment(), f"| medians of {parser_rounds} interleaved rounds after one warm-up call each")
         for name, X, y in (("adult 32561x36", Xa, ya), ("synthetic 1e5x100", Xs, ys)):
-            t_merged, kept, _ = ours(X, y, True)
-            t_full, _, _ = ours(X, y, False)
-            t_pyomo = float("nan") if (args.skip_pyomo_large and X.shape[0] > 50_000) else pyomo_idiomatic(X, y)
-            rows.append({"instance": name, "rows kept (merged)": kept, "ours merged [s]": t_merged,
-                         "ours all rows [s]": t_full, "pyomo rules [s]": t_pyomo,
-                         "pyomo / ours all rows": t_pyomo / t_full, "pyomo / ours merged": t_pyomo / t_merged})
-    print("BLAS threads: 1 (threadpoolctl); build = SLIM instance + Program + highspy passModel")
-    with pd.option_context("display.width", 160, "display.float_format", "{:.3f}".format):
+            cases = {"ours merged": lambda: ours(X, y, True), "ours all rows": lambda: ours(X, y, False)}
+            if not (args.skip_pyomo_large and X.shape[0] > 50_000):
+                cases["pyomo rules"] = lambda: pyomo_idiomatic(X, y)
+            t = interleaved(cases, parser_rounds)
+            pyomo = t["pyomo rules"].median if "pyomo rules" in t else float("nan")
+            rows.append({"instance": name, "rows kept (merged)": t["ours merged"].value,
+                         "ours merged [s]": t["ours merged"].median, "min-max": t["ours merged"].spread(),
+                         "ours all rows [s]": t["ours all rows"].median, "min-max ": t["ours all rows"].spread(),
+                         "pyomo rules [s]": pyomo, "min-max  ": t["pyomo rules"].spread() if "pyomo rules" in t else "-",
+                         "pyomo / ours all rows": pyomo / t["ours all rows"].median,
+                         "pyomo / ours merged": pyomo / t["ours merged"].median})
+    print("build = SLIM instance + Program + highspy passModel (ours) | finished ConcreteModel, no hand-off (pyomo)")
+    with pd.option_context("display.width", 200, "display.float_format", "{:.3f}".format):
         print(pd.DataFrame(rows).to_string(index=False))
 
 
