@@ -1,36 +1,40 @@
-"""Benchmark: conic backends on logistic + L1 and logistic + EYE (n=5000, d=50).
+"""Benchmark: conic backends on logistic + L1 and logistic + EYE (n=5000, d=50), interleaved rounds.
 
-Run: ``python benchmarks/conic.py [--n 5000] [--d 50] [--repeats 1]``. The same
-:class:`~formulations.program.Program` (2n exponential cones, one SOC for EYE) is solved by
+Run: ``python benchmarks/conic.py [--n 5000] [--d 50] [--rounds 5]`` (about 5 minutes). Cases:
 
-* ``ecos``        -- ``solvers.ecos.solve_ecos``: ``ecos.solve`` called directly (the reference);
-* ``clarabel``    -- Clarabel through cvxpy (``solvers.cvxpy.solve_clarabel``);
-* ``cvxpy-ecos``  -- ECOS through cvxpy (``to_cvxpy`` + cvxpy's own canonicalisation);
-* ``fista``       -- FISTA with the penalty's prox (``solvers.proximal``, tol 1e-9), no program.
+* ``ecos``            -- our program (2n exponential cones, one SOC for EYE) built and passed to
+  ``ecos.solve`` directly (``solvers.ecos.solve_ecos``): build + solve, the reference;
+* ``clarabel``        -- the same program through cvxpy to Clarabel (``solvers.cvxpy.solve_clarabel``);
+* ``cvxpy+ECOS``      -- the model written idiomatically in cvxpy (``cp.logistic``, ``cp.norm1``;
+  EYE from its definition) and solved by ECOS: canonicalisation + solve, what a cvxpy user runs;
+* ``cvxpy+Clarabel``  -- the same idiomatic model solved by Clarabel;
+* ``fista``           -- FISTA with the penalty's prox (``solvers.proximal``, tol 1e-9), no program.
 
-Times are wall-clock seconds (best of ``--repeats``), BLAS capped to one thread; ratios are
-against ``ecos`` measured in the same run; ``rel. diff`` is the objective difference to ECOS.
+Medians (and min-max) of interleaved rounds (:mod:`benchmarks.timing`), BLAS capped to one thread;
+ratios against ``ecos`` and against ``cvxpy+ECOS`` in the same run; ``rel. diff`` is the
+objective difference to ``ecos`` (every objective recomputed from the model by the instance).
 """
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from formulations.losses import Logistic  # noqa: E402
 from formulations.base import Model  # noqa: E402
+from formulations.losses import Logistic  # noqa: E402
 from formulations.penalized import PenalizedProgram  # noqa: E402
 from formulations.penalties import EYE, L1  # noqa: E402
-from solvers.cvxpy import solve_clarabel, solve_cvxpy  # noqa: E402
+from solvers.cvxpy import solve_clarabel  # noqa: E402
 from solvers.ecos import solve_ecos  # noqa: E402
 from solvers.proximal import fista  # noqa: E402
+from timing import environment, interleaved  # noqa: E402
 
 
 def make_data(n: int, d: int, seed: int = 0):
@@ -45,50 +49,56 @@ def make_data(n: int, d: int, seed: int = 0):
     return X, y, r
 
 
-def warm_up() -> None:
-    """Solve a tiny problem with every backend first: imports and cvxpy's first-call costs stay out."""
-    X, y, r = make_data(50, 10, seed=1)
-    program = PenalizedProgram(EYE(r, 0.01)).instance(X, y).relaxed()
-    solve_ecos(program), solve_clarabel(program), solve_cvxpy(program, solver="ECOS")
-    fista(Logistic(X, y), EYE(r, 0.01), tol=1e-6)
+def idiomatic(X, y, penalty: str, r, lam: float):
+    """The problem as a cvxpy user writes it (atoms, not our matrices)."""
+    import cvxpy as cp
+
+    theta, b = cp.Variable(X.shape[1]), cp.Variable()
+    loss = cp.sum(cp.logistic(cp.multiply(-y, X @ theta + b))) / y.size
+    if penalty == "L1":
+        reg = cp.norm1(theta)
+    else:
+        l1 = cp.norm1(cp.multiply(1 - r, theta))
+        reg = l1 + cp.norm2(cp.hstack([l1, cp.norm2(cp.multiply(r, theta))]))
+    return cp.Problem(cp.Minimize(loss + lam * reg)), theta, b
 
 
-def run(n: int, d: int, repeats: int) -> pd.DataFrame:
-    warm_up()
+def run(n: int, d: int, rounds: int) -> pd.DataFrame:
     X, y, r = make_data(n, d)
     lam = 0.01
     rows = []
-    for label, penalty in (("logistic + L1", L1(lam)), ("logistic + EYE", EYE(r, lam))):
-        t0 = time.perf_counter()
+    for label, name, penalty in (("logistic + L1", "L1", L1(lam)), ("logistic + EYE", "EYE", EYE(r, lam))):
         instance = PenalizedProgram(penalty).instance(X, y)
-        program = instance.relaxed()
-        build = time.perf_counter() - t0
-        backends = {
-            "ecos": lambda: solve_ecos(program),
-            "clarabel": lambda: solve_clarabel(program),
-            "cvxpy-ecos": lambda: solve_cvxpy(program, solver="ECOS"),
-            "fista": lambda: fista(Logistic(X, y), penalty, tol=1e-9, max_iter=200_000),
-        }
-        reference = None
-        for name, call in backends.items():
-            best, result = np.inf, None
-            for _ in range(repeats):
-                t1 = time.perf_counter()
-                result = call()
-                best = min(best, time.perf_counter() - t1)
-            if name == "fista":
-                objective = instance.objective(Model(result.x, result.raw["intercept"]))
-                total = best
-            else:
-                objective = result.objective
-                total = build + best
-            if reference is None:
-                reference = (objective, total)
-            rows.append({"problem": label, "backend": name, "status": result.status.value,
-                         "build s": build if name != "fista" else 0.0, "solve s": best, "total s": total,
-                         "objective": objective,
-                         "rel. diff": abs(objective - reference[0]) / abs(reference[0]),
-                         "time / ecos": total / reference[1]})
+
+        def ours(solver):
+            def call():
+                inst = PenalizedProgram(penalty).instance(X, y)  # the build is part of the time
+                result = solver(inst.relaxed())
+                return inst.decode(result.x), result.status.value
+            return call
+
+        def cvx(solver):
+            def call():
+                problem, theta, b = idiomatic(X, y, name, r, lam)
+                problem.solve(solver=solver)
+                return Model(np.asarray(theta.value), float(b.value)), problem.status
+            return call
+
+        def prox():
+            result = fista(Logistic(X, y), penalty, tol=1e-9, max_iter=200_000)
+            return Model(result.x, float(result.raw["intercept"])), result.status.value
+
+        cases = {"ecos": ours(solve_ecos), "clarabel": ours(solve_clarabel), "cvxpy+ECOS": cvx("ECOS"),
+                 "cvxpy+Clarabel": cvx("CLARABEL"), "fista": prox}
+        timings = interleaved(cases, rounds)
+        ref_obj = instance.objective(timings["ecos"].value[0])
+        for method, t in timings.items():
+            model, status = t.value
+            objective = instance.objective(model)
+            rows.append({"problem": label, "method": method, "status": status, "median s": t.median,
+                         "min-max s": t.spread(), "objective": objective,
+                         "rel. diff": abs(objective - ref_obj) / abs(ref_obj),
+                         "x ecos": t.ratio(timings["ecos"]), "x cvxpy+ECOS": t.ratio(timings["cvxpy+ECOS"])})
     return pd.DataFrame(rows)
 
 
@@ -96,12 +106,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--d", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     with threadpool_limits(1):
-        print(f"BLAS threads: 1 (threadpoolctl.threadpool_limits(1)); n={args.n}, d={args.d}, "
-              f"repeats={args.repeats}, lam=0.01")
-        table = run(args.n, args.d, args.repeats)
+        print(environment(), f"| n={args.n}, d={args.d}, lam=0.01, medians of {args.rounds} interleaved rounds")
+        table = run(args.n, args.d, args.rounds)
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
         print(table.to_string(index=False))
 
