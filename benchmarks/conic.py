@@ -1,6 +1,6 @@
 """Benchmark: conic backends on logistic + L1 and logistic + EYE (n=5000, d=50), interleaved rounds.
 
-Run: ``python benchmarks/conic.py [--n 5000] [--d 50] [--rounds 5]`` (about 5 minutes). Cases:
+Run: ``python benchmarks/conic.py [--n 5000] [--d 50] [--rounds 5]`` (about 8 minutes). Cases:
 
 * ``ecos``            -- our program (2n exponential cones, one SOC for EYE) built and passed to
   ``ecos.solve`` directly (``solvers.ecos.solve_ecos``): build + solve, the reference;
