@@ -31,8 +31,9 @@ def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = N
     """Coefficients (columns of ``path``) against lambda (its index), log-scaled lambda axis.
 
     ``path`` is the output of :func:`milpscore.selection.regularisation_path`. Features that stay
-    at zero along the whole path are omitted. With ``grid_unit``, dotted lines mark the multiples of
-    the grid unit the Facets penalty attracts coefficients to.
+    at zero along the whole path are omitted; every other one gets its own colour and line style
+    and one legend entry, outside the data. With ``grid_unit``, dotted lines mark the multiples of
+    the grid unit the Facets penalty attracts coefficients to (over the range of the data only).
     """
     if not isinstance(path, pd.DataFrame) or path.empty:
         raise ValueError("path must be a non-empty DataFrame (rows: lambda, columns: features); "
@@ -40,34 +41,50 @@ def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = N
     ax = _axes(ax, (7.5, 4.5))
     lam = path.index.to_numpy(dtype=float)
     moving = [c for c in path.columns if np.abs(path[c].to_numpy(dtype=float)).max() > 1e-9]
-    colours = _distinct_colours(len(moving))
-    for c, colour in zip(moving, colours):
-        ax.plot(lam, path[c].to_numpy(dtype=float), marker=".", color=colour, label=str(c))
+    for c, (colour, style) in zip(moving, _line_styles(len(moving))):
+        ax.plot(lam, path[c].to_numpy(dtype=float), marker=".", color=colour, linestyle=style, label=str(c))
     if grid_unit is not None:
-        top = np.abs(path.to_numpy(dtype=float)).max()
-        for k in range(-int(np.ceil(top / grid_unit)), int(np.ceil(top / grid_unit)) + 1):
-            ax.axhline(k * grid_unit, color="0.8", linestyle=":", linewidth=0.8, zorder=0)
+        _grid_lines(ax, path.to_numpy(dtype=float), grid_unit)
     if np.all(lam > 0):
         ax.set_xscale("log")
     ax.set_xlabel("lambda")
     ax.set_ylabel("coefficient")
     ax.set_title("regularisation path" + (f" (grid unit {grid_unit:g})" if grid_unit is not None else ""))
-    if legend and moving:  # outside the data, one entry per line, colours that do not repeat
+    if legend and moving:  # outside the data, one entry per line
         ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
                   ncol=1 if len(moving) <= 16 else 2)
         ax.figure.tight_layout()
     return ax
 
 
-def _distinct_colours(n: int) -> list:
-    """``n`` colours that do not repeat (tab10, tab20, then a sampled continuous map)."""
+#: most grid lines :func:`plot_path` draws; more would grey the whole plot
+MAX_GRID_LINES = 60
+
+
+def _grid_lines(ax: Any, values: np.ndarray, grid_unit: float) -> None:
+    """Dotted lines at the multiples of ``grid_unit`` from just below the data to just above it (and 0)."""
+    low = int(np.floor(min(np.nanmin(values), 0.0) / grid_unit))
+    high = int(np.ceil(max(np.nanmax(values), 0.0) / grid_unit))
+    if high - low + 1 > MAX_GRID_LINES:
+        return
+    for k in range(low, high + 1):
+        ax.axhline(k * grid_unit, color="0.8", linestyle=":", linewidth=0.8, zorder=0)
+
+
+def _line_styles(n: int) -> list[tuple[tuple, str]]:
+    """``n`` (colour, line style) pairs, no colour repeated and neighbours easy to tell apart.
+
+    Up to 10 lines: tab10, solid. Up to 20: then the light tab20 partners of the same ten hues,
+    dashed, so a light line is told from its dark partner by its style too. More: colours sampled
+    from turbo with line styles cycling over four.
+    """
     import matplotlib
 
-    if n <= 10:
-        return [matplotlib.colormaps["tab10"](k) for k in range(n)]
     if n <= 20:
-        return [matplotlib.colormaps["tab20"](k) for k in range(n)]
-    return [matplotlib.colormaps["turbo"](k / max(n - 1, 1)) for k in range(n)]
+        tab20 = matplotlib.colormaps["tab20"]
+        return [(tab20(2 * k), "-") if k < 10 else (tab20(2 * (k - 10) + 1), "--") for k in range(n)]
+    turbo = matplotlib.colormaps["turbo"]
+    return [(turbo(k / (n - 1)), ("-", "--", ":", "-.")[k % 4]) for k in range(n)]
 
 
 def _text_colour(rgba: tuple) -> str:
@@ -125,36 +142,23 @@ def plot_exact_vs_relaxed(table: pd.DataFrame, *, ax: Any = None, time_axis: boo
 
     ``table`` is the output of :func:`milpscore.compare.compare`. Objectives of different
     formulations are in different units (a SLIM error rate, a hinge sum), so each formulation gets
-    its panel; with ``time_axis`` each method's time (``total_time``, or build + solve) is written
-    under its name. ``ax``: one Axes per formulation (default: a new figure). Returns the Axes
-    (an array when there are several formulations).
+    its panel. Every bar carries its value (a value too small to see stays readable) and a missing
+    one (no bound for a heuristic, no model) is written ``n/a`` on the axis. Under each method's
+    name: its status when it is not ``optimal`` and, with ``time_axis``, its time (``total_time``,
+    or build + solve). The legend sits above the panels. ``ax``: one Axes per formulation
+    (default: a new figure). Returns the Axes (an array when there are several formulations).
     """
     missing = {"formulation", "method", "objective", "bound", "solve_time"} - set(table.columns)
     if missing:
         raise ValueError(f"table lacks columns {sorted(missing)}; pass the output of milpscore.compare.compare")
     names = list(dict.fromkeys(table["formulation"]))
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        widths = [max(2.5, 0.9 * int((table["formulation"] == f).sum()) + 1.0) for f in names]
-        fig, axes = plt.subplots(1, len(names), figsize=(sum(widths) + 0.5, 4.2), squeeze=False,
-                                 gridspec_kw={"width_ratios": widths})
-        axes = axes[0]
-    else:
-        axes = np.atleast_1d(ax)
-        if axes.size != len(names):
-            raise ValueError(f"ax holds {axes.size} Axes but the table has {len(names)} formulations; pass one each")
+    axes = _panels(ax, [int((table["formulation"] == f).sum()) for f in names])
     seconds = table["total_time"] if "total_time" in table else table["solve_time"] + table.get("build_time", 0.0)
     for axis, name in zip(axes, names):
         rows = table[table["formulation"] == name]
-        x = np.arange(len(rows))
-        width = 0.38
-        axis.bar(x - width / 2, rows["objective"].to_numpy(dtype=float), width, label="objective", color="tab:blue")
-        axis.bar(x + width / 2, rows["bound"].to_numpy(dtype=float), width, label="bound", color="tab:orange")
-        labels = [str(m).replace("_", "\n") for m in rows["method"]]
-        if time_axis:
-            labels = [f"{m}\n{t:.2g} s" for m, t in zip(labels, seconds[rows.index].to_numpy(dtype=float))]
-        axis.set_xticks(x, labels, fontsize="small")
+        _objective_bars(axis, rows)
+        axis.set_xticks(np.arange(len(rows)), _method_labels(rows, seconds[rows.index] if time_axis else None),
+                        fontsize="small")
         axis.set_title(name)
         axis.set_ylabel("objective (its own units)")
     handles, texts = axes[0].get_legend_handles_labels()
@@ -162,6 +166,52 @@ def plot_exact_vs_relaxed(table: pd.DataFrame, *, ax: Any = None, time_axis: boo
     figure.legend(handles, texts, loc="upper center", ncol=2, frameon=False)
     figure.tight_layout(rect=(0, 0, 1, 0.92))
     return axes[0] if len(axes) == 1 else axes
+
+
+def _panels(ax: Any, n_methods: list[int]) -> np.ndarray:
+    """The given Axes (one per formulation) or a new row of panels, each as wide as its methods need."""
+    if ax is not None:
+        axes = np.atleast_1d(ax)
+        if axes.size != len(n_methods):
+            raise ValueError(f"ax holds {axes.size} Axes but the table has {len(n_methods)} formulations; "
+                             "pass one each")
+        return axes
+    import matplotlib.pyplot as plt
+
+    widths = [max(2.5, 0.9 * n + 1.0) for n in n_methods]
+    _, axes = plt.subplots(1, len(widths), figsize=(sum(widths) + 0.5, 4.4), squeeze=False,
+                           gridspec_kw={"width_ratios": widths})
+    return axes[0]
+
+
+def _objective_bars(axis: Any, rows: pd.DataFrame, width: float = 0.38) -> None:
+    """Objective and bound bars of one formulation's methods, each labelled with its value or ``n/a``."""
+    x = np.arange(len(rows))
+    for offset, column, colour in ((-width / 2, "objective", "tab:blue"), (width / 2, "bound", "tab:orange")):
+        values = rows[column].to_numpy(dtype=float)
+        bars = axis.bar(x + offset, np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0), width,
+                        label=column, color=colour)
+        axis.bar_label(bars, [f"{v:.3g}" if np.isfinite(v) else "n/a" for v in values], padding=2,
+                       rotation=90, fontsize="x-small")
+    axis.margins(y=0.22)  # room above the tallest bar for its label
+
+
+def _method_labels(rows: pd.DataFrame, seconds: pd.Series | None) -> list[str]:
+    """Tick labels: the method (one word a line), its status when not optimal, its time."""
+    labels = []
+    for k, (_, row) in enumerate(rows.iterrows()):
+        lines = str(row["method"]).split("_")
+        status = str(row.get("status", "optimal"))
+        if status != "optimal":
+            lines.append(f"({_STATUS_NOTES.get(status, status.replace('_', ' '))})")
+        if seconds is not None:
+            lines.append(f"{float(seconds.iloc[k]):.2g} s")
+        labels.append("\n".join(lines))
+    return labels
+
+
+#: short status notes under a method's name (the others: the status with spaces)
+_STATUS_NOTES = {"no_solution_found": "no model", "infeasible_or_unbounded": "infeas./unbd."}
 
 
 def plot_rounding_error(margins: Sequence[float], errors: Sequence[float] | np.ndarray, *,
@@ -173,13 +223,13 @@ def plot_rounding_error(margins: Sequence[float], errors: Sequence[float] | np.n
     spread (min-max band) are drawn; ``bound`` (one per margin) adds the Proposition 1 curve.
     ``yscale="symlog"`` (default) is logarithmic above the smallest positive value and linear
     through 0, so exact roundings (error 0) stay on the plot; ``"linear"`` or ``"log"`` as asked
-    (``"log"`` refuses data with zeros, which it would hide).
+    (``"log"`` refuses data with zeros, which it would hide). The legend sits right of the plot.
     """
     g = np.asarray(margins, dtype=float)
     e = np.asarray(errors, dtype=float)
     if e.shape[0] != g.size:
         raise ValueError(f"errors has {e.shape[0]} rows but {g.size} margins were given; one row per margin")
-    ax = _axes(ax)
+    ax = _axes(ax, (7.5, 4.0))
     mean = e if e.ndim == 1 else e.mean(axis=1)
     ax.plot(g, mean, marker="o", label=label)
     if e.ndim == 2:
@@ -201,5 +251,6 @@ def plot_rounding_error(margins: Sequence[float], errors: Sequence[float] | np.n
     ax.set_xlabel("margin")
     ax.set_ylabel("loss of rounded model - LP optimum")
     ax.set_title("rounding error vs margin")
-    ax.legend()
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # off the band
+    ax.figure.tight_layout()
     return ax

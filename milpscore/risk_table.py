@@ -99,9 +99,10 @@ def plot_risk_table(table: pd.DataFrame, ax: Any = None) -> Any:
     ax.plot(table["points"], table["predicted_risk"], "-o", markersize=3, label="predicted risk")
     seen = table[table["count"] > 0]
     sizes = 20 + 180 * seen["count"] / max(float(seen["count"].max()), 1.0)
-    ax.scatter(seen["points"], seen["observed_risk"], s=sizes, alpha=0.6, color="C1", label="observed rate")
+    ax.scatter(seen["points"], seen["observed_risk"], s=sizes, alpha=0.6, color="C1",
+               label="observed rate (marker area: rows)")
     ax.set_xlabel("SCORE (total points on the card)")
     ax.set_ylabel("risk")
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(loc="upper left")
+    ax.legend(loc="lower right")  # risk rises with the score: the lower right corner is empty
     return ax

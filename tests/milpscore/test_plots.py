@@ -35,13 +35,16 @@ def test_path_plot_has_one_line_per_moving_feature(tmp_path):
     np.testing.assert_allclose(data_lines[0].get_ydata(), path["a"])
     assert ax.get_xscale() == "log"
     grid_lines = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":"]
-    assert len(grid_lines) == 9  # multiples of 0.5 in [-2, 2]
+    assert len(grid_lines) == 7  # multiples of 0.5 over the data, [-1, 2]: no empty half-plot below -1
+    assert -1.5 < ax.get_ylim()[0] and ax.get_ylim()[1] < 2.5
     _save(ax, tmp_path, "path")
     # twelve moving features: twelve distinct colours, legend outside the data area
     wide = pd.DataFrame({f"x{k}": np.linspace(k + 1, 0, 5) for k in range(12)}, index=np.geomspace(1e-3, 1, 5))
     ax = plots.plot_path(wide)
     colours = {tuple(ln.get_color()) for ln in ax.get_lines()}
     assert len(colours) == 12
+    styles = {(tuple(ln.get_color()), ln.get_linestyle()) for ln in ax.get_lines()}
+    assert {style for _, style in styles} == {"-", "--"}  # the two light tab20 partners are dashed
     box = ax.get_legend().get_window_extent(ax.figure.canvas.get_renderer())
     assert box.x0 >= ax.get_window_extent().x1 - 1  # the legend does not cover the lines
     with pytest.raises(ValueError, match="regularisation_path"):
@@ -117,3 +120,73 @@ def test_rounding_error_with_band_and_bound(tmp_path):
     assert ax.get_yscale() == "symlog" and ax.get_ylim()[0] <= 0.0
     with pytest.raises(ValueError, match="hide"):
         plots.plot_rounding_error(margins, zeros, yscale="log")
+
+
+def _relative_luminance(colour) -> float:
+    """WCAG 2 relative luminance of a matplotlib colour."""
+    from matplotlib.colors import to_rgb
+
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+@pytest.mark.parametrize("cmap", ["viridis", "magma", "Greys", "coolwarm"])
+def test_heatmap_text_contrasts_with_its_cell(cmap):
+    values = np.linspace(0.0, 1.0, 12)
+    grid = pd.DataFrame({"lam": np.tile([0.1, 1.0, 10.0], 4), "grid_unit": np.repeat([0.25, 0.5, 1.0, 2.0], 3),
+                         "integrity": values})
+    ax = plots.plot_grid_heatmap(grid, "integrity", cmap=cmap)
+    image = [a for a in ax.get_children() if isinstance(a, AxesImage)][0]
+    assert len(ax.texts) == 12
+    for text in ax.texts:
+        cell = image.cmap(image.norm(float(text.get_text())))
+        bright, dark = sorted([_relative_luminance(cell), _relative_luminance(text.get_color())], reverse=True)
+        assert (bright + 0.05) / (dark + 0.05) >= 3.0, (cmap, text.get_text(), text.get_color())
+
+
+def test_rounding_error_zeros_are_drawn_whole():
+    margins = [0.5, 1.0, 2.0, 4.0]
+    errors = np.array([[40.0, 60.0], [5.0, 15.0], [0.0, 0.0], [0.0, 0.0]])
+    ax = plots.plot_rounding_error(margins, errors, bound=[1e4, 5e3, 2.5e3, 1.2e3])
+    ax.figure.canvas.draw()
+    mean = ax.get_lines()[0]
+    points = ax.transData.transform(np.column_stack([mean.get_xdata(), mean.get_ydata()]))
+    box = ax.get_window_extent()
+    radius = mean.get_markersize() / 2 * ax.figure.dpi / 72
+    inside = (points[:, 1] - radius >= box.y0 - 0.5) & (points[:, 1] + radius <= box.y1 + 0.5)
+    assert inside.all()  # no marker cut by the axes, the two zeros included
+    assert points[2, 1] - box.y0 >= radius  # zero sits clearly above the bottom, not on it
+
+
+def _boxes_overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_exact_vs_relaxed_labels_missing_values_and_does_not_overlap():
+    table = pd.DataFrame({
+        "formulation": ["slim"] * 4 + ["facets"] * 5,
+        "method": ["exact", "relaxed", "rounding", "heuristic", "exact", "relaxed", "rounding", "heuristic",
+                   "prox_rounding"],
+        "status": ["feasible", "optimal", "feasible", "feasible", "optimal", "optimal", "feasible", "feasible",
+                   "no_solution_found"],
+        "objective": [0.038, 0.0004, 0.076, 0.043, 97.0, 95.0, 97.0, 97.0, np.nan],
+        "bound": [0.003, 0.0004, 0.0004, np.nan, 97.0, 95.0, 95.0, np.nan, 95.0],
+        "solve_time": [5.0, 0.06, 0.07, 2.4, 0.2, 0.07, 0.08, 0.05, 0.08]})
+    axes = plots.plot_exact_vs_relaxed(table)
+    assert len(axes) == 2 and [a.get_title() for a in axes] == ["slim", "facets"]
+    figure = axes[0].figure
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    labels = [t.get_text() for t in axes[1].get_xticklabels()]
+    assert labels[-1] == "prox\nrounding\n(no model)\n0.08 s" and labels[0] == "exact\n0.2 s"
+    # tiny values are written on their bars; missing ones are said to be missing, not drawn as 0
+    slim_texts = [t.get_text() for t in axes[0].texts]
+    assert "0.0004" in slim_texts and "n/a" in slim_texts
+    assert [t.get_text() for t in axes[1].texts].count("n/a") == 2
+    for axis in axes:
+        ticks = [t.get_window_extent(renderer) for t in axis.get_xticklabels()]
+        assert not any(_boxes_overlap(a, b) for k, a in enumerate(ticks) for b in ticks[k + 1:])
+        values = [t.get_window_extent(renderer) for t in axis.texts]
+        assert all(box.y1 <= axis.get_window_extent(renderer).y1 + 1 for box in values)  # labels inside the panel
+    legend = figure.legends[0].get_window_extent(renderer)
+    assert not any(_boxes_overlap(legend, a.get_window_extent(renderer)) for a in axes)
