@@ -1,4 +1,4 @@
-"""Benchmark: lasso and logistic-L1 regularisation paths, numpy FISTA against scikit-learn.
+"""Benchmark: lasso and logistic-L1 regularisation paths against scikit-learn, skglm and celer.
 
 Run: ``python benchmarks/path.py [--quick]``.
 
@@ -12,15 +12,18 @@ Run: ``python benchmarks/path.py [--quick]``.
   1e-6 (so every point is certified within 1e-6 relative objective). Both timings include
   forming X^T X.
 * Facets / SCF (alpha, beta) grids on logistic loss, ISTA against FISTA (time, integrity).
-* Logistic-L1 path: n=10000, p=500, 50 lambdas to 1e-2 lambda_max. skglm and celer (the right
-  references) go in the benchmark's own environment and are not installed here; the reference
-  measured in the same run is scikit-learn's ``LogisticRegression(solver="liblinear")`` point by
-  point (liblinear cannot warm-start: each point is a cold solve), tol 1e-8, no intercept.
+* Logistic-L1 path: n=10000, p=500, 50 lambdas to 1e-2 lambda_max, no intercept, against skglm's
+  ``ProxNewton`` and celer, run in the peers' own environment (:mod:`benchmarks.peers`; X sent
+  once, Fortran-ordered, timed inside their process, interleaved with ours). Equal accuracy: each
+  method runs at the loosest stopping tolerance of a ladder (1e-2 ... 1e-10) at which every point
+  is within 1e-6 (then 1e-9) relative of the yardstick (our path certified to a 1e-13 duality gap and skglm at
+  tol 1e-10, the better of the two at each point); that calibration is untimed.
 
-Every path solves each point with the working-set strategy of ``solvers.proximal.working_set_solve``.
+Every path solves each point with ``solvers.proximal.working_set_solve`` (proximal Newton for the
+logistic loss, FISTA for least squares and Facets).
 Accuracy: each method's largest relative excess over the best objective known at that point (an
-untimed high-accuracy solve: sklearn at tol 1e-10 for the lasso, our path certified to a 1e-9
-duality gap for the logistic case; or either method), for *both* methods, so a reference
+untimed high-accuracy solve: sklearn at tol 1e-10 for the lasso, the yardstick above for the
+logistic case; or either method), for *both* methods, so a reference
 that stops early shows. BLAS is capped to one thread (threadpoolctl) for every timing; medians of
 interleaved rounds (:mod:`benchmarks.timing`).
 """
@@ -105,9 +108,26 @@ def lasso_case(n: int, p: int, n_lambdas: int, design: str, rounds: int) -> dict
                 note=f"sklearn ConvergenceWarnings per run: {caught[-1]} (max_iter 100000)")
 
 
-def logistic_case(n: int, p: int, n_lambdas: int, rounds: int) -> dict:
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
+#: accuracies every path must reach at every point (relative excess over the best known objective)
+ACCURACIES = (1e-6, 1e-9)
+#: stopping tolerances tried, loosest first; each method is timed at the loosest that reaches the accuracy
+TOLERANCES = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
+
+
+def _calibrate(run, objectives, best: np.ndarray, accuracy: float) -> tuple[float, float]:
+    """Loosest tolerance of :data:`TOLERANCES` at which ``run(tol)`` is within ``accuracy`` of
+    ``best`` at every point (untimed runs); returns (tol, its error)."""
+    err = np.inf
+    for tol in TOLERANCES:
+        err = _errors(objectives(run(tol)), best)
+        if err <= accuracy:
+            return tol, err
+    return TOLERANCES[-1], err
+
+
+def logistic_case(n: int, p: int, n_lambdas: int, rounds: int) -> list[dict]:
+    """Logistic-L1 path against skglm and celer (peers' environment) at equal, verified accuracy."""
+    from peers import Peer
 
     rng = np.random.default_rng(2)
     X = correlated(n, p, 0.5, 3)
@@ -115,32 +135,42 @@ def logistic_case(n: int, p: int, n_lambdas: int, rounds: int) -> dict:
     w[rng.choice(p, 20, replace=False)] = rng.normal(size=20)
     y = np.where(rng.uniform(size=n) < 1 / (1 + np.exp(-X @ w)), 1.0, -1.0)
     loss = Logistic(X, y, fit_intercept=False)
-    path = regularisation_path(loss, L1, n_lambdas=n_lambdas, ratio=1e-2, tol=1e-6)
-    lambdas = np.array([pt.lam for pt in path])
-
-    def liblinear(tol: float) -> np.ndarray:
-        values = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            for lam in lambdas:
-                c = LogisticRegression(C=1.0 / (lam * n), l1_ratio=1.0, solver="liblinear", fit_intercept=False,
-                                       tol=tol, max_iter=10_000).fit(X, y).coef_.ravel()
-                values.append(loss.value(c) + lam * np.abs(c).sum())
-        return np.array(values)
-
-    t = interleaved({"ours": lambda: regularisation_path(loss, L1, n_lambdas=n_lambdas, ratio=1e-2, tol=1e-6),
-                     "reference": lambda: liblinear(1e-8)}, rounds)
-    ours_obj = np.array([pt.objective for pt in t["ours"].value])
-    # yardstick: our path solved to a certified relative duality gap of 1e-9 (a gap bounds the error)
-    tight = np.array([pt.objective for pt in regularisation_path(loss, L1, n_lambdas=n_lambdas, ratio=1e-2, tol=1e-9)])
-    best = np.minimum.reduce([ours_obj, t["reference"].value, tight])
-    return dict(case=f"logistic-L1 path n={n} p={p} ({n_lambdas} lambdas)",
-                reference="liblinear tol 1e-8, cold per point", ref=t["reference"], ours=t["ours"],
-                err_ours=_errors(ours_obj, best), err_ref=_errors(t["reference"].value, best),
-                certified=max(pt.result.raw["criterion"] for pt in path),
-                iters=sum(pt.result.iterations for pt in path),
-                note="skglm / celer (the issue's references) belong in the benchmark's own environment; "
-                     "not installed here")
+    lambdas = np.array([pt.lam for pt in regularisation_path(loss, L1, n_lambdas=n_lambdas, ratio=1e-2, tol=1e-4)])
+    objective = lambda coefs: np.array([loss.value(coefs[:, k]) + lam * np.abs(coefs[:, k]).sum()  # noqa: E731
+                                        for k, lam in enumerate(lambdas)])
+    ours = lambda tol: np.column_stack([pt.coef for pt in regularisation_path(loss, L1, lambdas, tol=tol)])  # noqa: E731
+    case = f"logistic-L1 path n={n} p={p} ({n_lambdas} lambdas)"
+    peer = Peer.start()
+    if peer is None:
+        return [dict(case=case, reference="-", ref=Timing(np.nan, np.nan, np.nan, 0), ours=Timing(np.nan, np.nan, np.nan, 0),
+                     err_ours=np.nan, err_ref=np.nan, certified=np.nan, iters=0,
+                     note="no peers' environment: run `python benchmarks/peers.py setup` (skglm, celer)")]
+    with peer:
+        peer.load(X=X, y=y, lambdas=lambdas)
+        peers = {name: (lambda tol, f=f: peer.call(f, tol=tol).value)
+                 for name, f in (("skglm", "skglm_logistic_path"), ("celer", "celer_logistic_path"))
+                 if peer.has(name)}
+        # yardstick: our path certified to a 1e-13 relative duality gap and skglm at tol 1e-10, the best of both
+        best = np.minimum.reduce([objective(ours(1e-13))] + [objective(run(1e-10)) for run in peers.values()][:1])
+        rows = []
+        for accuracy in ACCURACIES:
+            tol_ours, _ = _calibrate(ours, objective, best, accuracy)
+            cases = {"ours": lambda tol=tol_ours: regularisation_path(loss, L1, lambdas, tol=tol)}
+            calibrated = {}
+            for name, run in peers.items():
+                calibrated[name] = _calibrate(run, objective, best, accuracy)
+                cases[name] = lambda f=f"{name}_logistic_path", tol=calibrated[name][0]: peer.call(f, tol=tol)
+            t = interleaved(cases, rounds)
+            path = t["ours"].value
+            err_ours = _errors(objective(np.column_stack([pt.coef for pt in path])), best)
+            for name, (tol, err) in calibrated.items():
+                rows.append(dict(case=f"{case}, within {accuracy:.0e}", reference=f"{name} at tol {tol:.0e}",
+                                 ref=t[name], ours=t["ours"], err_ours=err_ours, err_ref=err,
+                                 certified=max(pt.result.raw["criterion"] for pt in path),
+                                 iters=sum(pt.result.iterations for pt in path),
+                                 note=f"ours: working-set prox-Newton at certified gap {tol_ours:.0e}, the loosest "
+                                      f"within {accuracy:.0e}; peers {peer.versions()}"))
+    return rows
 
 
 def facets_case(n: int, p: int) -> list[dict]:
@@ -187,14 +217,14 @@ def main() -> None:
         regularisation_path(LeastSquares(correlated(50, 5, 0.5, 9), np.arange(50.0), gram=True), L1, n_lambdas=3)
         rows = [lasso_case(10000 // scale, 1000 // scale, 50, "ar1", args.rounds),
                 lasso_case(10000 // scale, 1000 // scale, 50, "equi", args.rounds),
-                logistic_case(10000 // scale, 500 // scale, 50, args.rounds)]
+                *logistic_case(10000 // scale, 500 // scale, 50, args.rounds)]
         rows += facets_case(5000 // scale, 50)
     print("error columns: largest relative excess over the best objective known at each point (a converged, "
           "untimed tol-1e-10 solve of the reference, or either method): both sides shown")
-    print(f"{'case':47s} {'reference':36s} {'ref s':>8s} {'ours s':>8s} {'ratio':>6s} "
+    print(f"{'case':60s} {'reference':36s} {'ref s':>8s} {'ours s':>8s} {'ratio':>6s} "
           f"{'ours err':>9s} {'ref err':>9s} {'certified gap':>13s} {'iters':>7s}")
     for r in rows:
-        print(f"{r['case']:47s} {r['reference']:36s} {r['ref'].median:8.3f} {r['ours'].median:8.3f} "
+        print(f"{r['case']:60s} {r['reference']:36s} {r['ref'].median:8.3f} {r['ours'].median:8.3f} "
               f"{r['ours'].ratio(r['ref']):6.2f} {r['err_ours']:9.1e} {r['err_ref']:9.1e} {r['certified']:13.1e} "
               f"{r['iters']:7d}")
         print(f"    min-max s: ref {r['ref'].spread()}, ours {r['ours'].spread()}"

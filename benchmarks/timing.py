@@ -3,7 +3,8 @@
 A ratio is only meaningful when both sides ran under the same conditions, so :func:`interleaved`
 runs every case once per round, in an order rotated from round to round (no case always first
 or always after a cache-hostile neighbour), after one untimed warm-up call of each; it reports the
-median and the min-max over at least five rounds. :func:`environment` says what the numbers were
+median and the min-max over at least five rounds. A case may time itself and return a
+:class:`Measured` (a peer in its own process: :mod:`benchmarks.peers`). :func:`environment` says what the numbers were
 measured on (BLAS threads, load average, cores, library versions); scripts print it first.
 """
 from __future__ import annotations
@@ -36,6 +37,15 @@ class Timing:
         return f"{self.low:.4g}-{self.high:.4g}"
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A case's own timing: a call timed elsewhere (a peer's worker process) returns its seconds
+    and value, and :func:`interleaved` records those seconds instead of its wall clock."""
+
+    seconds: float
+    value: Any
+
+
 def interleaved(cases: Mapping[str, Callable[[], Any]], rounds: int = 7, warmup: bool = True) -> dict[str, Timing]:
     """Time every case once per round, rotating the order each round; medians over ``rounds``."""
     if rounds < MIN_ROUNDS:
@@ -44,13 +54,17 @@ def interleaved(cases: Mapping[str, Callable[[], Any]], rounds: int = 7, warmup:
     values: dict[str, Any] = {}
     if warmup:
         for name in names:
-            values[name] = cases[name]()
+            cases[name]()
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
             t0 = time.perf_counter()
-            values[name] = cases[name]()
-            samples[name].append(time.perf_counter() - t0)
+            value = cases[name]()
+            seconds = time.perf_counter() - t0
+            if isinstance(value, Measured):
+                seconds, value = value.seconds, value.value
+            values[name] = value
+            samples[name].append(seconds)
     return {name: Timing(float(np.median(s)), float(np.min(s)), float(np.max(s)), rounds, values.get(name))
             for name, s in samples.items()}
 

@@ -238,6 +238,14 @@ class _MarginLoss(_StateLoss):
         dz = self.y * self._dphi(self.y * state) / self.n
         return self.X.T @ dz, (float(dz.sum()) if self.fit_intercept else 0.0)
 
+    def fortran_columns(self) -> np.ndarray:
+        """X in column-major (Fortran) order, copied once and cached: coordinate methods read columns."""
+        cached = self.__dict__.get("_fortran")
+        if cached is None:
+            cached = np.asfortranarray(self.X)
+            object.__setattr__(self, "_fortran", cached)
+        return cached
+
     def restrict(self, cols: np.ndarray) -> "_MarginLoss":
         """The same loss on the columns ``cols`` only (a copy of those columns; L recomputed)."""
         return replace(self, X=self.X[:, np.asarray(cols, dtype=np.intp)])
@@ -262,6 +270,14 @@ class Logistic(_MarginLoss):
     @staticmethod
     def _dphi(m: np.ndarray) -> np.ndarray:
         return -expit(-m)
+
+    def second_derivative(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-sample derivatives of :math:`f` in the scores :math:`z`: :math:`(\\partial_{z_i}f, \\partial^2_{z_i}f)`.
+
+        :math:`\\partial_{z_i}f = -y_i\\sigma(-y_iz_i)/n` and :math:`\\partial^2_{z_i}f = \\sigma(z_i)\\sigma(-z_i)/n`.
+        """
+        s = expit(-self.y * state)
+        return -self.y * s / self.n, s * (1.0 - s) / self.n
 
     def intercept_at_zero(self) -> float:
         """Minimiser of :math:`f(0, b)`: the log-odds of the positive class (clipped for one class)."""

@@ -34,6 +34,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from formulations.penalties import OWL, L1, ElasticNet, Penalty, WeightedL1
+from solvers.prox_newton import prox_newton, supports_prox_newton
 from solvers.result import Result, Status
 
 _NORM_PENALTIES = (L1, WeightedL1, OWL)
@@ -209,8 +210,14 @@ def supports_working_set(loss: Any, penalty: Penalty) -> bool:
 
 
 def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0: float | None = None,
-                      tol: float = 1e-8, min_size: int = 10, max_rounds: int = 100, **options: Any) -> Result:
-    """Proximal gradient on a growing working set of coordinates, certified on all of them.
+                      tol: float = 1e-8, min_size: int = 10, max_rounds: int = 100, method: str = "auto",
+                      **options: Any) -> Result:
+    """A working-set solve certified on all coordinates: proximal Newton or proximal gradient.
+
+    ``method="auto"`` (default) uses :func:`solvers.prox_newton.prox_newton` (second-order, coordinate
+    descent on each Newton model) when the loss has a second derivative on dense data and the
+    penalty is L1, weighted L1 or elastic net, unless ``accelerated=False`` asks for ISTA;
+    ``"prox_gradient"`` always uses the first-order loop below.
 
     For a separable penalty, coordinate ``j`` with :math:`w_j = 0` is optimal iff
     :math:`|\\\\nabla_j f(w)| \\\\le \\\\tau_j` (``penalty.coordinate_thresholds``). Each round solves the
@@ -222,6 +229,10 @@ def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     since the coordinates outside ``W`` satisfy their conditions). Falls back to
     :func:`proximal_gradient` when the pair does not support working sets.
     """
+    if method not in ("auto", "prox_gradient"):
+        raise ValueError(f"method must be 'auto' or 'prox_gradient', got {method!r}")
+    if method == "auto" and options.get("accelerated", True) and supports_prox_newton(loss, penalty):
+        return prox_newton(loss, penalty, w0=w0, b0=b0, tol=tol, min_size=min_size, **options)
     if not supports_working_set(loss, penalty):
         return proximal_gradient(loss, penalty, w0=w0, b0=b0, tol=tol, **options)
     _check_options(tol, options.get("max_iter", 1), options.get("check_every", 1))

@@ -1,0 +1,103 @@
+"""Peers in their own virtual environment, timed in the same interleaved rounds as our code.
+
+Peers (skglm, celer, prox-tv) are benchmark references, never dependencies of the package, so
+they live in a virtual environment of their own: ``python benchmarks/peers.py setup`` creates it
+at ``benchmarks/.peers`` (or ``$MILPSCORE_PEERS``) from the package registry; prox-tv compiles
+against LAPACKE (Debian: ``apt-get install liblapacke-dev``) and is built with
+``--no-build-isolation``. A :class:`Peer` is one long-lived worker process in that environment
+(:mod:`benchmarks.peer_worker`): the data are sent once, every call is timed inside the worker
+around the peer's call only (no start-up, no transfer) and comes back as a
+:class:`timing.Measured`, so :func:`timing.interleaved` puts it in the same rounds as our cases.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import Measured  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+ENV = Path(os.environ.get("MILPSCORE_PEERS", HERE / ".peers"))
+PACKAGES = ["numpy", "scipy", "scikit-learn", "threadpoolctl", "skglm", "celer"]
+BUILT = ["cffi", "setuptools", "wheel"]  # prox-tv's build needs them in the environment itself
+
+
+def python() -> Path:
+    return ENV / "bin" / "python"
+
+
+def setup() -> None:
+    """Create the peers' environment and install them (prox-tv is optional: said when it fails)."""
+    subprocess.run([sys.executable, "-m", "venv", str(ENV)], check=True)
+    pip = [str(python()), "-m", "pip", "install", "-q"]
+    subprocess.run(pip + PACKAGES + BUILT, check=True)
+    built = subprocess.run(pip + ["--no-build-isolation", "prox-tv"])
+    if built.returncode:
+        print("prox-tv did not build (it needs LAPACKE: apt-get install liblapacke-dev); its rows are skipped")
+    print(f"peers installed in {ENV}")
+
+
+class Peer:
+    """A worker process in the peers' environment; ``None`` from :meth:`start` when there is none."""
+
+    def __init__(self, process: subprocess.Popen):
+        self._process = process
+        self._dir = Path(tempfile.mkdtemp(prefix="peer-data-"))
+
+    @classmethod
+    def start(cls) -> "Peer | None":
+        if not python().exists():
+            return None
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        process = subprocess.Popen([str(python()), str(HERE / "peer_worker.py")], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True, env=env)
+        return cls(process)
+
+    def _ask(self, request: dict) -> dict:
+        self._process.stdin.write(json.dumps(request) + "\n")
+        self._process.stdin.flush()
+        reply = json.loads(self._process.stdout.readline())
+        if not reply["ok"]:
+            raise RuntimeError(f"peer {request.get('function', request['op'])}: {reply['error']}")
+        return reply
+
+    def versions(self) -> dict:
+        return self._ask({"op": "versions"})["versions"]
+
+    def has(self, package: str) -> bool:
+        return self.versions().get(package) is not None
+
+    def load(self, **arrays: np.ndarray) -> None:
+        """Send the arrays once; 2-D ones are stored column-major (Fortran) there, as the peers prefer."""
+        path = self._dir / "data.npz"
+        np.savez(path, **arrays)
+        self._ask({"op": "load", "path": str(path)})
+
+    def call(self, function: str, **kwargs: Any) -> Measured:
+        reply = self._ask({"op": "call", "function": function, "kwargs": kwargs})
+        return Measured(reply["seconds"], np.load(reply["path"]))
+
+    def close(self) -> None:
+        self._process.stdin.close()
+        self._process.wait(timeout=30)
+
+    def __enter__(self) -> "Peer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["setup"]:
+        setup()
+    else:
+        print(__doc__)
