@@ -1,12 +1,14 @@
-"""Benchmark: conic backends on logistic + L1 and logistic + EYE (n=5000, d=50), interleaved rounds.
+"""Benchmark: conic backends on logistic + L1, + EYE and + Facets (n=5000, d=50), interleaved rounds.
 
 Run: ``python benchmarks/conic.py [--n 5000] [--d 50] [--rounds 5]`` (about 8 minutes). Cases:
 
-* ``ecos``            -- our program (2n exponential cones, one SOC for EYE) built and passed to
+* ``ecos``            -- our program (2n exponential cones on the scores ``z = Xw + b``, one SOC for
+  EYE, one LP epigraph row per facet for Facets on the box ``|w_j| <= 6 mu = 3``) built and passed to
   ``ecos.solve`` directly (``solvers.ecos.solve_ecos``): build + solve, the reference;
 * ``clarabel``        -- the same program through cvxpy to Clarabel (``solvers.cvxpy.solve_clarabel``);
 * ``cvxpy+ECOS``      -- the model written idiomatically in cvxpy (``cp.logistic``, ``cp.norm1``;
-  EYE from its definition) and solved by ECOS: canonicalisation + solve, what a cvxpy user runs;
+  EYE from its definition, Facets as ``lam sum_k sum pos(|w| / mu - k)`` over the same six
+  pieces and box) and solved by ECOS: canonicalisation + solve, what a cvxpy user runs;
 * ``cvxpy+Clarabel``  -- the same idiomatic model solved by Clarabel;
 * ``fista``           -- FISTA with the penalty's prox (``solvers.proximal``, tol 1e-9), no program.
 
@@ -28,9 +30,10 @@ import pandas as pd  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from formulations.base import Model  # noqa: E402
+from formulations.coefficients import CoefficientSet  # noqa: E402
 from formulations.losses import Logistic  # noqa: E402
 from formulations.penalized import PenalizedProgram  # noqa: E402
-from formulations.penalties import EYE, L1  # noqa: E402
+from formulations.penalties import EYE, L1, Facets  # noqa: E402
 from solvers.cvxpy import solve_clarabel  # noqa: E402
 from solvers.ecos import solve_ecos  # noqa: E402
 from solvers.proximal import fista  # noqa: E402
@@ -49,30 +52,42 @@ def make_data(n: int, d: int, seed: int = 0):
     return X, y, r
 
 
+#: Facets grid unit and number of pieces (box |w_j| <= pieces * mu) of the Facets case
+FACETS_MU, FACETS_PIECES = 0.5, 6
+
+
 def idiomatic(X, y, penalty: str, r, lam: float):
     """The problem as a cvxpy user writes it (atoms, not our matrices)."""
     import cvxpy as cp
 
     theta, b = cp.Variable(X.shape[1]), cp.Variable()
     loss = cp.sum(cp.logistic(cp.multiply(-y, X @ theta + b))) / y.size
+    constraints = []
     if penalty == "L1":
         reg = cp.norm1(theta)
+    elif penalty == "Facets":
+        reg = sum(cp.sum(cp.pos(cp.abs(theta) / FACETS_MU - k)) for k in range(FACETS_PIECES))
+        constraints = [cp.abs(theta) <= FACETS_PIECES * FACETS_MU]
     else:
         l1 = cp.norm1(cp.multiply(1 - r, theta))
         reg = l1 + cp.norm2(cp.hstack([l1, cp.norm2(cp.multiply(r, theta))]))
-    return cp.Problem(cp.Minimize(loss + lam * reg)), theta, b
+    return cp.Problem(cp.Minimize(loss + lam * reg), constraints), theta, b
 
 
 def run(n: int, d: int, rounds: int) -> pd.DataFrame:
     X, y, r = make_data(n, d)
     lam = 0.01
     rows = []
-    for label, name, penalty in (("logistic + L1", "L1", L1(lam)), ("logistic + EYE", "EYE", EYE(r, lam))):
-        instance = PenalizedProgram(penalty).instance(X, y)
+    box = CoefficientSet.uniform(X.shape[1], FACETS_PIECES * FACETS_MU, integer=False)
+    for label, name, spec in (("logistic + L1", "L1", PenalizedProgram(L1(lam))),
+                              ("logistic + EYE", "EYE", PenalizedProgram(EYE(r, lam))),
+                              ("logistic + Facets", "Facets",
+                               PenalizedProgram(Facets(lam, mu=FACETS_MU), coefficients=box))):
+        instance, penalty = spec.instance(X, y), spec.penalty
 
         def ours(solver):
             def call():
-                inst = PenalizedProgram(penalty).instance(X, y)  # the build is part of the time
+                inst = spec.instance(X, y)  # the build is part of the time
                 result = solver(inst.relaxed())
                 return inst.decode(result.x), result.status.value
             return call

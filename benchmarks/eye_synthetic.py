@@ -26,8 +26,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
+
+from timing import environment  # noqa: E402
 import pandas as pd  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
@@ -163,7 +166,7 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     with threadpool_limits(1):
-        print("BLAS threads: 1 (threadpoolctl.threadpool_limits(1))")
+        print(environment(), "| accuracy benchmark: wall-clock times are single runs")
         rows = []
         for seed in range(args.runs):
             rows += one_run(seed, args.auc_tol)

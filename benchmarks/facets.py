@@ -26,15 +26,20 @@ A finer grid (e.g. ``--grid-unit 0.1``) or the exact solve keeps the features.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
-from formulations.facets import Facets
-from solvers.limits import Limits
-from solvers.pipeline import Fit, run
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from formulations.facets import Facets  # noqa: E402
+from solvers.limits import Limits  # noqa: E402
+from solvers.pipeline import Fit, run  # noqa: E402
+from timing import environment  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -86,8 +91,7 @@ def main() -> None:
     parser.add_argument("--bound", type=int, default=5)
     args = parser.parse_args()
     with threadpool_limits(1):
-        blas = sorted({(i["internal_api"], i["num_threads"]) for i in threadpool_info()})
-        print(f"BLAS threads (threadpoolctl): {blas}; lam={args.lam} grid_unit={args.grid_unit} bound={args.bound} "
+        print(environment(), f"| lam={args.lam} grid_unit={args.grid_unit} bound={args.bound} "
               f"time limit {args.time_limit:g} s per exact solve")
         tables = [bench(name, loss, args.lam, args.grid_unit, args.bound, args.time_limit)
                   for name in args.datasets for loss in ("hinge", "logistic")]

@@ -25,7 +25,8 @@ log): that run is identical to the cold one. The prox start (733 on 5 bins) and 
 bins (776 and 771 against a cold 1137) are better than HiGHS' root incumbent and are returned
 as they are; the dual bound does not move (a start helps the primal side only).
 
-Takes about 4-5 minutes. BLAS is capped to one thread.
+Takes about 4-5 minutes. BLAS is capped to one thread. Every solve here is time-limited, so there
+are no interleaved rounds (:mod:`benchmarks.timing`): one run each, the machine line printed first.
 
 Run: ``python benchmarks/fused.py [--time-limit 20] [--lam 1.0] [--max-points 3]``.
 """
@@ -42,11 +43,13 @@ from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from formulations.fused import FusedLassoHinge  # noqa: E402
 from milpscore.binning import OrderedBinner  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import solve_exact, solve_relaxed, solve_rounded  # noqa: E402
+from timing import environment  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "spambase_data.csv"
 
@@ -106,7 +109,7 @@ def main() -> None:
     if not DATA.is_file():
         raise SystemExit(f"spambase not found at {DATA}")
     with threadpool_limits(1):
-        print(f"BLAS threads: 1 (threadpoolctl); HiGHS threads: 1; lambda={args.lam}, "
+        print(environment(), f"| HiGHS threads: 1; lambda={args.lam}, "
               f"points 0..{args.max_points}, ILP time limit {args.time_limit:g}s; pipeline messages:")
         rows = [r for n_bins in (5, 10) for r in run(n_bins, args.lam, args.max_points, args.time_limit)]
     table = pd.DataFrame(rows)

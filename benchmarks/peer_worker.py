@@ -46,12 +46,12 @@ def celer_logistic_path(X, y, lambdas, tol):
 
 
 def proxtv_tv1w(y, weights, out):
-    """prox-tv's C routine ``tv1w_1d`` (Condat's taut string, weighted) into a preallocated ``out``."""
-    from prox_tv import _prox_tv
+    """prox-tv's C routine for weighted 1-D TV (``tautString_TV1_Weighted``, the taut string that its
+    ``tv1w_1d`` calls) into a preallocated ``out``: no argument checks, no allocation."""
+    from _prox_tv import ffi, lib
 
-    ffi = _prox_tv.ffi
-    _prox_tv.lib.tv1w_1d(ffi.cast("double *", y.ctypes.data), ffi.cast("double *", weights.ctypes.data),
-                         ffi.cast("double *", out.ctypes.data), y.size, 0)
+    lib.tautString_TV1_Weighted(ffi.cast("double *", y.ctypes.data), ffi.cast("double *", weights.ctypes.data),
+                                ffi.cast("double *", out.ctypes.data), y.size)
     return out
 
 

@@ -9,8 +9,9 @@ same run, and the table prints the min-max of each case.
   weights too, so its floor is a three-stream pass, ``np.multiply(x, w, out=y)``. Also shown: the
   public ``prox(v, step, out=y)`` (adds a validation pass) and the best pure-numpy forms.
 * Weighted 1-D TV (Condat's direct algorithm, compiled) on 1e6 and 1e7: ratio to the abs pass and,
-  when ``prox-tv`` imports, to its C routine ``prox_tv._prox_tv.tv1w_1d`` called with a preallocated
-  output (no Python wrapper: the same work as ours). Binarsity on 1e6 coefficients in blocks of 10:
+  to prox-tv's C routine ``tautString_TV1_Weighted`` (what its ``tv1w_1d`` calls) with a preallocated output (no Python wrapper: the
+  same work as ours), run in the peers' environment (:mod:`benchmarks.peers`) and timed there, in
+  the same interleaved rounds; the two solutions are compared. Binarsity on 1e6 coefficients in blocks of 10:
   one compiled call vs one call per block.
 * OWL/SLOPE prox at p = 1e6: ratio to ``np.argsort(np.abs(v))``, the sort it cannot avoid.
 """
@@ -76,29 +77,32 @@ def elementwise(n: int, rounds: int, rng) -> list[tuple]:
 
 
 def total_variation(m: int, rounds: int, rng) -> list[tuple]:
+    from peers import Peer
+
     y = np.repeat(rng.normal(size=m // 100), 100) + rng.normal(scale=0.5, size=m)
     lam = rng.uniform(0.1, 1.0, size=m - 1)
     res = np.empty_like(y)
+    ours = f"weighted TV Condat (compiled), n={m:.0e}"
     cases = {f"np.abs(y, out=r), n={m:.0e}": lambda: np.abs(y, out=res),
-             f"weighted TV Condat (compiled), n={m:.0e}": lambda: kernels.tv_prox(y, lam, 1.0, res)}
-    try:
-        from prox_tv import _prox_tv  # type: ignore  # the C routine, no wrapper
-
-        ffi_out = np.empty_like(y)
-        cases[f"prox-tv C tv1w_1d, n={m:.0e}"] = lambda: _prox_tv.lib.tv1w_1d(
-            _prox_tv.ffi.cast("double *", y.ctypes.data), _prox_tv.ffi.cast("double *", lam.ctypes.data),
-            _prox_tv.ffi.cast("double *", ffi_out.ctypes.data), m, 0)
-    except (ImportError, AttributeError):
-        pass
+             ours: lambda: kernels.tv_prox(y, lam, 1.0, res)}
+    peer = Peer.start()
+    if peer is not None and not peer.has("prox-tv"):
+        peer.close()
+        peer = None
+    if peer is not None:  # prox-tv in the peers' environment, timed there, same rounds
+        peer.load(y=y, weights=lam, out=np.empty_like(y))
+        cases[f"prox-tv C taut string, n={m:.0e}"] = lambda: peer.call("proxtv_tv1w")
     timings = interleaved(cases, rounds)
     rows = rows_against(timings, next(iter(cases)), "abs pass (2 streams)")
-    ptv = [k for k in timings if k.startswith("prox-tv")]
-    if ptv:
-        ours = timings[f"weighted TV Condat (compiled), n={m:.0e}"]
-        rows.append((f"weighted TV ours vs prox-tv C, n={m:.0e}", "prox-tv C", ours.median, ours.spread(),
-                     ours.ratio(timings[ptv[0]])))
+    if peer is not None:
+        theirs = timings[f"prox-tv C taut string, n={m:.0e}"]
+        agree = float(np.max(np.abs(theirs.value - timings[ours].value)))
+        peer.close()
+        rows.append((f"weighted TV ours vs prox-tv C, n={m:.0e} (max diff {agree:.0e})", "prox-tv C",
+                     timings[ours].median, timings[ours].spread(), timings[ours].ratio(theirs)))
     else:
-        rows.append((f"prox-tv not importable: no C reference at n={m:.0e}", "-", np.nan, "-", np.nan))
+        rows.append((f"prox-tv not set up (python benchmarks/peers.py setup): no C reference at n={m:.0e}", "-",
+                     np.nan, "-", np.nan))
     return rows
 
 

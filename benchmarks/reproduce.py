@@ -21,6 +21,7 @@ Protocol (stated in the generated document, with every difference from the paper
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 import platform
 import time
@@ -38,6 +39,8 @@ from milpscore.binarize import ThresholdBinarizer
 from milpscore.metrics import accuracy, model_size
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import environment  # noqa: E402
 DATA = ROOT.parent / "shared" / "data"
 FILES = {"adult": "adult_data.csv", "breastcancer": "breastcancer_data.csv", "mammo": "mammo_data.csv",
          "mushroom": "mushroom_data.csv", "spambase": "spambase_data.csv"}
@@ -160,13 +163,11 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=5.0, help="seconds per SLIM fit")
     parser.add_argument("--max-rows", type=int, default=2000)
     parser.add_argument("--out", default=str(ROOT / "docs" / "results.md"))
-    import sys
-
     args = parser.parse_args()
     args.argv = sys.argv[1:]
     if not DATA.is_dir():
         raise SystemExit(f"shared data not found at {DATA}")
-    print("threadpoolctl: BLAS threads limited to 1")
+    print(environment(), "| accuracy benchmark: wall-clock times are single runs")
     t0 = time.perf_counter()
     with threadpool_limits(1):
         results = run(args.datasets, args.folds, args.time_limit, args.max_rows)

@@ -30,9 +30,11 @@ from sklearn.model_selection import StratifiedKFold
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from formulations.riskslim import RiskSLIM  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import solve_exact  # noqa: E402
+from timing import environment  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FASTERRISK_PY = Path("/tmp/fr/bin/python")
@@ -99,7 +101,7 @@ def main() -> None:
     ap.add_argument("--max-size", type=int, default=5)
     ap.add_argument("--fasterrisk", action="store_true")
     args = ap.parse_args()
-    print(f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; points -5..5, "
+    print(environment(), f"| OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; points -5..5, "
           f"max_size={args.max_size}, C0=1e-6, SCIP one thread")
     rows = []
     for name in args.sets.split(","):

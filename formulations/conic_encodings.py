@@ -8,10 +8,17 @@ objective equals the loss / penalty value).
 
 Losses (``z_i = x_i . w + b``, objective gains ``scale * sum_i s_i loss_i``):
 
-* logistic ``log(1 + exp(-y_i z_i)) <= l_i``  <=>  ``u_i + v_i <= 1``,
-  ``(-l_i, 1, u_i) in K_exp`` and ``(-y_i z_i - l_i, 1, v_i) in K_exp`` (``K_exp`` in cvxpy's
-  convention ``v exp(u / v) <= w``): ``u_i >= exp(-l_i)``, ``v_i >= exp(-y_i z_i - l_i)``, so
-  ``exp(-l_i) (1 + exp(-y_i z_i)) <= 1``. All 2n cones are one block.
+* logistic ``log(1 + exp(-y_i z_i)) <= l_i``  <=>  ``(-l_i, 1, 1 - v_i) in K_exp`` and
+  ``(-y_i z_i - l_i, 1, v_i) in K_exp`` (``K_exp`` in cvxpy's convention ``v exp(u / v) <= w``):
+  ``1 - v_i >= exp(-l_i)`` and ``v_i >= exp(-y_i z_i - l_i)``, so ``exp(-l_i)(1 + exp(-y_i z_i))
+  <= 1``; conversely ``v_i = exp(-y_i z_i - l_i)`` is feasible for any ``l_i`` above the loss.
+  This is cvxpy's ``logistic`` canonicalisation (``u_i + v_i <= 1``, two cones) with ``u_i =
+  1 - v_i`` substituted into the first cone: 2n variables and no linear row per sample instead of
+  3n and one (both cones are ``v > 0`` already, so no bound is written). All 2n cones are one block.
+  The scores are variables ``z = X w + b`` (n equality rows) and the cones read ``z_i`` alone: the
+  dense data sit in equality rows, which interior-point solvers do not rescale every iteration,
+  instead of in cone rows. Measured with ECOS on n=5000, d=50 (``benchmarks/conic.py``): the
+  same iterations, half the time.
 * hinge ``max(0, margin - y_i z_i)`` through linear rows (:func:`formulations.encodings.add_hinge`).
 * least squares (``"least_squares"``) ``1/2 (y_i - z_i)^2``: ``t >= sum_i s_i (y_i - z_i)^2`` as one standard SOC
   ``(t + 1, t - 1, 2 sqrt(s) . (y - z))`` (a rotated cone ``||q||^2 <= t`` written as
@@ -66,42 +73,40 @@ def add_logistic(builder: ProgramBuilder, X, y: np.ndarray, *, weights: str, int
                  scale: float = 1.0) -> Lift:
     """Logistic-loss epigraph ``l_i >= log(1 + exp(-y_i (x_i . w + b)))`` by exponential cones.
 
-    Adds blocks ``name`` (``l``, shape (n,), cost ``scale * s_i``), ``name_u`` and ``name_v``
-    (shape (n,)), one row block ``u + v <= 1`` and one cone block of ``2n`` exponential cones
-    (see module docstring). ``y`` in {-1, +1}. Returns ``lift(w, b)``.
+    Adds blocks ``name`` (``l``, shape (n,), cost ``scale * s_i``), ``name_v`` and ``name_z`` (the
+    scores, shape (n,)), the equality rows ``name_scores``: ``z = X w + b``, and one cone block of
+    ``2n`` exponential cones on ``(l, v, z)`` (see module docstring). ``y`` in {-1, +1}. Returns
+    ``lift(w, b)``.
     """
     X, y, s = _design(X, y, sample_weight)
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("logistic loss needs labels y in {-1, +1}; map {0, 1} labels with 2*y - 1")
     n = y.size
     builder.add_variables(name, n, cost=scale * s)
-    builder.add_variables(name + "_u", n, lb=0.0)
-    builder.add_variables(name + "_v", n, lb=0.0)
+    builder.add_variables(name + "_v", n)
+    builder.add_variables(name + "_z", n)
     eye = sp.identity(n, format="csr")
-    zero = sp.csr_matrix((n, n))
-    builder.add_rows(name + "_sum", {name + "_u": eye, name + "_v": eye}, ub=1.0)
-    # cones 0..n-1: (-l, 1, u); cones n..2n-1: (-y z - l, 1, v)
+    scores = {name + "_z": eye, weights: -X}
+    if intercept is not None:
+        scores[intercept] = -np.ones((n, 1))
+    builder.add_rows(name + "_scores", scores, lb=0.0, ub=0.0)
+    # cones 0..n-1: (-l, 1, 1 - v); cones n..2n-1: (-y z - l, 1, v)
     stack = lambda first, second: sp.vstack([first, second], format="csr")  # noqa: E731
     empty = lambda cols: sp.csr_matrix((2 * n, cols))  # noqa: E731
-    yX = sp.diags(-y) @ X
     terms = {
         name: ProgramBuilder.interleave([stack(-eye, -eye), empty(n), empty(n)]),
-        name + "_u": ProgramBuilder.interleave([empty(n), empty(n), stack(eye, zero)]),
-        name + "_v": ProgramBuilder.interleave([empty(n), empty(n), stack(zero, eye)]),
-        weights: ProgramBuilder.interleave([stack(sp.csr_matrix((n, X.shape[1])), yX),
-                                            empty(X.shape[1]), empty(X.shape[1])]),
+        name + "_v": ProgramBuilder.interleave([empty(n), empty(n), stack(-eye, eye)]),
+        name + "_z": ProgramBuilder.interleave([stack(sp.csr_matrix((n, n)), sp.diags(-y)), empty(n), empty(n)]),
     }
-    if intercept is not None:
-        terms[intercept] = ProgramBuilder.interleave(
-            [stack(sp.csr_matrix((n, 1)), sp.csr_matrix(-y[:, None])), empty(1), empty(1)])
     constant = np.zeros((2 * n, 3))
     constant[:, 1] = 1.0
+    constant[:n, 2] = 1.0  # the first cones' third entry is 1 - v
     builder.add_cones(EXP, 3, terms, constant.reshape(-1), name=name + "_exp")
 
     def lift(w, b=None):
-        z = -y * _scores(X, w, b)
-        loss = np.logaddexp(0.0, z)
-        return {name: loss, name + "_u": np.exp(-loss), name + "_v": np.exp(z - loss)}
+        scores = _scores(X, w, b)
+        loss = np.logaddexp(0.0, -y * scores)
+        return {name: loss, name + "_v": np.exp(-y * scores - loss), name + "_z": scores}
 
     return lift
 
