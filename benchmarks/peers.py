@@ -1,8 +1,9 @@
 """Peers in their own virtual environment, timed in the same interleaved rounds as our code.
 
-Peers (skglm, celer, prox-tv) are benchmark references, never dependencies of the package, so
-they live in a virtual environment of their own: ``python benchmarks/peers.py setup`` creates it
-at ``benchmarks/.peers`` (or ``$MILPSCORE_PEERS``) from the package registry; prox-tv compiles
+Peers (skglm, celer, prox-tv, FasterRisk) are benchmark references, never dependencies of the
+package, so they live in virtual environments of their own: ``python benchmarks/peers.py setup``
+creates ``benchmarks/.peers`` (or ``$MILPSCORE_PEERS``) and, for FasterRisk, which pins an old
+scikit-learn, ``benchmarks/.peers-fasterrisk`` (or ``$MILPSCORE_FASTERRISK``), from the registry; prox-tv compiles
 against LAPACKE (Debian: ``apt-get install liblapacke-dev``) and is built with
 ``--no-build-isolation``. A :class:`Peer` is one long-lived worker process in that environment
 (:mod:`benchmarks.peer_worker`): the data are sent once, every call is timed inside the worker
@@ -26,23 +27,27 @@ from timing import Measured  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ENV = Path(os.environ.get("MILPSCORE_PEERS", HERE / ".peers"))
+#: FasterRisk pins an old scikit-learn: an environment of its own
+FASTERRISK_ENV = Path(os.environ.get("MILPSCORE_FASTERRISK", HERE / ".peers-fasterrisk"))
 PACKAGES = ["numpy", "scipy", "scikit-learn", "threadpoolctl", "skglm", "celer"]
 BUILT = ["cffi", "setuptools", "wheel"]  # prox-tv's build needs them in the environment itself
 
 
-def python() -> Path:
-    return ENV / "bin" / "python"
+def python(env: Path = ENV) -> Path:
+    return env / "bin" / "python"
 
 
 def setup() -> None:
-    """Create the peers' environment and install them (prox-tv is optional: said when it fails)."""
+    """Create the peers' environments and install them (prox-tv is optional: said when it fails)."""
     subprocess.run([sys.executable, "-m", "venv", str(ENV)], check=True)
     pip = [str(python()), "-m", "pip", "install", "-q"]
     subprocess.run(pip + PACKAGES + BUILT, check=True)
     built = subprocess.run(pip + ["--no-build-isolation", "prox-tv"])
     if built.returncode:
         print("prox-tv did not build (it needs LAPACKE: apt-get install liblapacke-dev); its rows are skipped")
-    print(f"peers installed in {ENV}")
+    subprocess.run([sys.executable, "-m", "venv", str(FASTERRISK_ENV)], check=True)
+    subprocess.run([str(python(FASTERRISK_ENV)), "-m", "pip", "install", "-q", "fasterrisk"], check=True)
+    print(f"peers installed in {ENV} and {FASTERRISK_ENV}")
 
 
 class Peer:

@@ -4,7 +4,8 @@ For each data set (points -5..5, at most ``--max-size`` features, C0 1e-6): the 
 by the pipeline (heuristic start + SCIP with lazy tangent cuts in one tree): time to a certified
 relative gap <= 1e-4 or the gap at the limit, objective, bound, size; then the 5-fold test AUC of
 the pipeline (per-fold limit ``--fold-limit``) and, with ``--fasterrisk``, of FasterRisk (Liu et al.
-2022; run by ``/tmp/fr/bin/python`` in its own environment, k = max_size, points -5..5).
+2022; run in its own environment, ``benchmarks/.peers-fasterrisk`` made by ``python benchmarks/peers.py
+setup``, k = max_size, points -5..5).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/risk_scores.py --sets breastcancer,mammo,issue37 --fasterrisk
 
@@ -34,10 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from formulations.riskslim import RiskSLIM  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import solve_exact  # noqa: E402
+import peers  # noqa: E402
 from timing import environment  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
-FASTERRISK_PY = Path("/tmp/fr/bin/python")
+FASTERRISK_PY = peers.python(peers.FASTERRISK_ENV)
 _FR_SCRIPT = """
 import json, sys, time, numpy as np
 from fasterrisk.fasterrisk import RiskScoreOptimizer, RiskScoreClassifier
