@@ -2,8 +2,9 @@
 
 A program with ``program.lazy`` (:class:`formulations.program.LazyOracle`) is a relaxation of the
 true problem: rows are missing (e.g. tangents of a convex loss, :mod:`formulations.tangent_cuts`).
-HiGHS cannot add rows inside its branch and bound, so each round solves the MILP (or LP) as it
-stands, asks the oracle for the rows the solution violates (``lazy.cuts``), appends them as one
+HiGHS cannot add rows inside its branch and bound, so the loop first cuts the LP relaxation
+(:func:`_lp_phase`: Kelley's method on the LP, integrality dropped, until the LP bound stops
+rising), then each round solves the MILP (or LP) as it stands, asks the oracle for the rows the solution violates (``lazy.cuts``), appends them as one
 sparse block, warm-starts HiGHS with the best point so far (``setSolution``) and re-solves.
 
 Certificate. Every round's program is a relaxation, so its dual bound is a lower bound ``L`` on
@@ -32,6 +33,8 @@ _FEASIBLE_SOLUTION = 2  # kSolutionStatusFeasible
 INNER_GAP_SHARE = 0.25
 #: rounds without a better incumbent or bound after which the loop gives up (LP round-off)
 STALL_ROUNDS = 5
+#: most LP rounds of the cutting-plane phase before branching, and the relative rise counted as progress
+LP_ROUNDS, LP_STALL = 200, 1e-6
 #: HiGHS row tolerance inside the loop (the oracle's rows are cut at 1e-9 shortfalls)
 FEASIBILITY_TOL = 1e-9
 
@@ -94,6 +97,8 @@ def solve_cutting_planes(program: Program, *, time_limit: float | None = None, m
         start = polish(start)
         if program.is_feasible(start, tol=1e-7):
             best_x, best = start, lazy.value(start)
+    deadline = None if time_limit is None else t0 + time_limit
+    cuts, lp_rounds = _lp_phase(h, program, lazy, deadline)
     status, message = Status.FEASIBLE, f"round limit {max_rounds} reached"
     for rounds in range(1, int(max_rounds) + 1):
         if time_limit is not None:
@@ -151,7 +156,45 @@ def solve_cutting_planes(program: Program, *, time_limit: float | None = None, m
                   gap=relative_gap(best, bound) if has_x else float("inf"),
                   solve_time=time.perf_counter() - t0 - build_time, build_time=build_time, iterations=rounds,
                   nodes=nodes, backend="highs", message=f"cutting planes: {message}",
-                  raw={"history": history, "cuts": cuts, "rounds": rounds})
+                  raw={"history": history, "cuts": cuts, "rounds": rounds, "lp_rounds": lp_rounds})
+
+
+def _lp_phase(h: highspy.Highs, program: Program, lazy, deadline: float | None,
+              max_rounds: int = LP_ROUNDS) -> tuple[int, int]:
+    """Kelley's cutting planes on the LP relaxation before any branching (the RiskSLIM paper's initial
+    cut pool from the convex relaxation, Ustun & Rudin 2019, section 4): integrality dropped, each
+    LP solution cut by the oracle (its rows are valid everywhere), until no row is violated, the LP
+    value stops rising (relative :data:`LP_STALL` over :data:`STALL_ROUNDS` rounds) or the clock runs
+    out; integrality is then restored. The phase only adds rows: its LP values are not taken as
+    the certified bound (an LP optimum is accurate to HiGHS' dual tolerance only, and on a tiny
+    objective that was seen to exceed the true optimum); the MILP rounds give the bound. Returns
+    ``(rows added, LP rounds)``.
+    """
+    integer = np.flatnonzero(program.integer).astype(np.int32)
+    if integer.size == 0:
+        return 0, 0
+    h.changeColsIntegrality(integer.size, integer, np.zeros(integer.size, dtype=np.uint8))
+    bound, added, rounds, flat = -np.inf, 0, 0, 0
+    try:
+        for rounds in range(1, max_rounds + 1):
+            if deadline is not None:
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    break
+                h.setOptionValue("time_limit", float(remaining))
+            h.run()
+            if h.getModelStatus() != _MS.kOptimal:
+                break
+            value = float(h.getInfo().objective_function_value)
+            flat = flat + 1 if value <= bound + LP_STALL * max(1.0, abs(bound)) else 0
+            bound = max(bound, value)
+            rows, lb = lazy.cuts(np.array(h.getSolution().col_value, dtype=float))
+            if rows.shape[0] == 0 or flat >= STALL_ROUNDS:
+                break
+            added += _add_rows(h, rows, lb)
+    finally:
+        h.changeColsIntegrality(integer.size, integer, np.ones(integer.size, dtype=np.uint8))
+    return added, rounds
 
 
 def _add_rows(h: highspy.Highs, rows, lb: np.ndarray) -> int:
