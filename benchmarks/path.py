@@ -8,9 +8,10 @@ Run: ``python benchmarks/path.py [--quick]``.
   slows any gradient method far more than coordinate descent). Reference: ``sklearn.linear_model.lasso_path`` with the Gram
   matrix (``precompute=True``, tol 1e-7, ``max_iter`` 100000, its convergence warnings counted,
   not silenced), timed in the same interleaved rounds. Ours: ``solvers.path.regularisation_path``
-  on ``LeastSquares(gram=True)``, FISTA with adaptive restart, stopping at relative duality gap
-  1e-6 (so every point is certified within 1e-6 relative objective). Both timings include
-  forming X^T X.
+  on ``LeastSquares(gram=True)``: working-set coordinate descent on the Gram matrix
+  (``solvers.gram_cd``; FISTA with adaptive restart takes over where it crawls, as on the
+  equicorrelated design), stopping at relative duality gap 1e-6 (so every point is certified
+  within 1e-6 relative objective). Both timings include forming X^T X.
 * Facets / SCF (alpha, beta) grids on logistic loss, ISTA against FISTA (time, integrity).
 * Logistic-L1 path: n=10000, p=500, 50 lambdas to 1e-2 lambda_max, no intercept, against skglm's
   ``ProxNewton`` and celer, run in the peers' own environment (:mod:`benchmarks.peers`; X sent
@@ -20,7 +21,7 @@ Run: ``python benchmarks/path.py [--quick]``.
   tol 1e-10, the better of the two at each point); that calibration is untimed.
 
 Every path solves each point with ``solvers.proximal.working_set_solve`` (proximal Newton for the
-logistic loss, FISTA for least squares and Facets).
+logistic loss, Gram coordinate descent for least squares, FISTA for Facets).
 Accuracy: each method's largest relative excess over the best objective known at that point (an
 untimed high-accuracy solve: sklearn at tol 1e-10 for the lasso, the yardstick above for the
 logistic case; or either method), for *both* methods, so a reference

@@ -113,11 +113,20 @@ class LeastSquares(_StateLoss):
             G = (X.T @ X) / n - np.outer(x_mean, x_mean)
             set_("G", G)
             set_("Xty", (X.T @ yc) / n)
-            L = _largest_eigenvalue(G.__matmul__, p)
-        else:
-            L = _largest_eigenvalue(lambda v: self._rmatvec(self._matvec(v)), p) / n if p else 0.0
-        set_("lipschitz", max(L, 0.0))
         set_("half_yy", float(yc @ yc) / (2 * n))
+
+    @property
+    def lipschitz(self) -> float:
+        """:math:`\\lambda_{max}(X_c^\\top X_c)/n`, computed on first use (coordinate descent never asks)."""
+        L = self.__dict__.get("_lipschitz")
+        if L is None:
+            if self.gram:
+                L = _largest_eigenvalue(self.G.__matmul__, self.p)
+            else:
+                L = _largest_eigenvalue(lambda v: self._rmatvec(self._matvec(v)), self.p) / self.n if self.p else 0.0
+            L = max(L, 0.0)
+            object.__setattr__(self, "_lipschitz", L)
+        return L
 
     def _matvec(self, w: np.ndarray) -> np.ndarray:
         return self.X @ w - float(self.x_mean @ w)
@@ -171,7 +180,7 @@ class LeastSquares(_StateLoss):
         # parent's constant (interlacing: lambda_max(G_WW) <= lambda_max(G)).
         gershgorin = float(np.abs(G).sum(axis=1).max()) if cols.size else 0.0
         for k, v in (("G", G), ("Xty", self.Xty[cols]), ("x_mean", self.x_mean[cols]), ("p", cols.size),
-                     ("X", self.X[:0, cols]), ("lipschitz", min(self.lipschitz, gershgorin))):
+                     ("X", self.X[:0, cols]), ("_lipschitz", min(self.lipschitz, gershgorin))):
             object.__setattr__(sub, k, v)
         return sub
 

@@ -34,6 +34,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from formulations.penalties import OWL, L1, ElasticNet, Penalty, WeightedL1
+from solvers.gram_cd import gram_coordinate_descent, supports_gram_cd
 from solvers.prox_newton import prox_newton, supports_prox_newton
 from solvers.result import Result, Status
 
@@ -203,6 +204,10 @@ def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every
                        "lipschitz": L, "restarts": restarts, "history": history})
 
 
+#: options of the coordinate solvers (prox_newton, gram_cd) that the first-order loop does not take
+_COORDINATE_OPTIONS = ("max_outer", "max_newton", "max_epochs")
+
+
 def supports_working_set(loss: Any, penalty: Penalty) -> bool:
     """True when ``penalty`` is separable with per-coordinate zero thresholds and ``loss`` can be restricted."""
     return (bool(getattr(penalty, "separable", False)) and hasattr(penalty, "coordinate_thresholds")
@@ -214,10 +219,12 @@ def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
                       **options: Any) -> Result:
     """A working-set solve certified on all coordinates: proximal Newton or proximal gradient.
 
-    ``method="auto"`` (default) uses :func:`solvers.prox_newton.prox_newton` (second-order, coordinate
-    descent on each Newton model) when the loss has a second derivative on dense data and the
-    penalty is L1, weighted L1 or elastic net, unless ``accelerated=False`` asks for ISTA;
-    ``"prox_gradient"`` always uses the first-order loop below.
+    ``method="auto"`` (default), for an L1, weighted L1 or elastic-net penalty and unless
+    ``accelerated=False`` asks for ISTA, uses :func:`solvers.prox_newton.prox_newton` (second-order,
+    coordinate descent on each Newton model) when the loss has a second derivative on dense data,
+    and :func:`solvers.gram_cd.gram_coordinate_descent` for least squares in its Gram form (the
+    first-order loop below takes over from its point when it crawls); ``"prox_gradient"`` always
+    uses the first-order loop below.
 
     For a separable penalty, coordinate ``j`` with :math:`w_j = 0` is optimal iff
     :math:`|\\\\nabla_j f(w)| \\\\le \\\\tau_j` (``penalty.coordinate_thresholds``). Each round solves the
@@ -231,8 +238,15 @@ def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     """
     if method not in ("auto", "prox_gradient"):
         raise ValueError(f"method must be 'auto' or 'prox_gradient', got {method!r}")
-    if method == "auto" and options.get("accelerated", True) and supports_prox_newton(loss, penalty):
-        return prox_newton(loss, penalty, w0=w0, b0=b0, tol=tol, min_size=min_size, **options)
+    if method == "auto" and options.get("accelerated", True):
+        if supports_prox_newton(loss, penalty):
+            return prox_newton(loss, penalty, w0=w0, b0=b0, tol=tol, min_size=min_size, **options)
+        if supports_gram_cd(loss, penalty):
+            result = gram_coordinate_descent(loss, penalty, w0=w0, tol=tol, min_size=min_size, **options)
+            if result.status is Status.OPTIMAL:
+                return result
+            w0 = result.x  # coordinate descent crawled (ill-conditioned design): FISTA takes over from here
+    options = {k: v for k, v in options.items() if k not in _COORDINATE_OPTIONS}
     if not supports_working_set(loss, penalty):
         return proximal_gradient(loss, penalty, w0=w0, b0=b0, tol=tol, **options)
     _check_options(tol, options.get("max_iter", 1), options.get("check_every", 1))
