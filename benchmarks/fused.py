@@ -19,11 +19,11 @@ rejected (every one passes the pipeline's ``violations`` check and HiGHS reports
 solution is feasible"), and HiGHS does not ignore them. With a 20 s limit HiGHS spends the whole
 budget at the root node (``nodes`` = 0: root LP and cut separation on ~4.5k rows and 2e5
 non-zeros), so no run improves on its best root incumbent, and the final model is the better of
-HiGHS' own root heuristics and the start. On 5 bins the LP point rounded to the nearest table
-has objective 804, exactly the incumbent HiGHS' central rounding finds by itself ("C" in its
-log): that run is identical to the cold one. The prox start (733 on 5 bins) and both starts on 10
-bins (776 and 771 against a cold 1137) are better than HiGHS' root incumbent and are returned
-as they are; the dual bound does not move (a start helps the primal side only).
+HiGHS' own root heuristics and the start. In the last run (20 s): on 5 bins the LP point rounded
+to the nearest table has objective 804, exactly the incumbent HiGHS' own rounding finds cold, so
+that run is identical to the cold one; the prox start (733) is better than HiGHS' root incumbent
+and is returned as it is. On 10 bins the cold run and the LP start both end at 776 and the prox
+start at 771. The dual bound does not move (a start helps the primal side only).
 
 Takes about 4-5 minutes. BLAS is capped to one thread. Every solve here is time-limited, so there
 are no interleaved rounds (:mod:`benchmarks.timing`): one run each, the machine line printed first.

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -174,7 +173,7 @@ def logistic_case(n: int, p: int, n_lambdas: int, rounds: int) -> list[dict]:
     return rows
 
 
-def facets_case(n: int, p: int) -> list[dict]:
+def facets_case(n: int, p: int, rounds: int) -> list[dict]:
     """Facets and SCF paths over an (alpha, beta) grid with FISTA and with ISTA (section 5.4 of the
     Facets paper: acceleration may hurt integrity). Reference = the FISTA run of the same grid."""
     rng = np.random.default_rng(4)
@@ -186,15 +185,13 @@ def facets_case(n: int, p: int) -> list[dict]:
     alphas, betas = np.geomspace(0.05, 0.002, 8), [0.002, 0.01, 0.05]
     rows = []
     for eps in (None, 0.01):
-        runs = {}
-        for accelerated in (True, False):
-            t0 = time.perf_counter()
-            pts = facets_path(loss, alphas, betas, eps=eps, tol=1e-6, max_iter=20000, accelerated=accelerated)
-            runs[accelerated] = (time.perf_counter() - t0, pts)
-        (tf, pf), (ti, pi) = runs[True], runs[False]
+        t = interleaved({accelerated: (lambda accelerated=accelerated: facets_path(
+            loss, alphas, betas, eps=eps, tol=1e-6, max_iter=20000, accelerated=accelerated))
+            for accelerated in (True, False)}, rounds)
+        pf, pi = t[True].value, t[False].value
         name = "Facets" if eps is None else "SCF eps=0.01"
         rows.append(dict(case=f"{name} (alpha,beta) 8x3 grid, ISTA, n={n} p={p}", reference="same grid, FISTA",
-                         ref=Timing(tf, tf, tf, 1), ours=Timing(ti, ti, ti, 1),
+                         ref=t[True], ours=t[False],
                          err_ours=float(np.max([(a.objective - b.objective) / abs(b.objective) for a, b in zip(pi, pf)])),
                          err_ref=float(np.max([(b.objective - a.objective) / abs(a.objective) for a, b in zip(pi, pf)])),
                          certified=max(pt.result.raw["criterion"] for pt in pi),
@@ -213,13 +210,13 @@ def main() -> None:
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     with threadpool_limits(1):
-        print(environment(), f"| medians of {args.rounds} interleaved rounds (Facets grid: one run each)")
+        print(environment(), f"| medians of {args.rounds} interleaved rounds")
         LeastSquares(np.ones((3, 2)), np.arange(3.0))  # warm-up: imports and numba kernels
         regularisation_path(LeastSquares(correlated(50, 5, 0.5, 9), np.arange(50.0), gram=True), L1, n_lambdas=3)
         rows = [lasso_case(10000 // scale, 1000 // scale, 50, "ar1", args.rounds),
                 lasso_case(10000 // scale, 1000 // scale, 50, "equi", args.rounds),
                 *logistic_case(10000 // scale, 500 // scale, 50, args.rounds)]
-        rows += facets_case(5000 // scale, 50)
+        rows += facets_case(5000 // scale, 50, args.rounds)
     print("error columns: largest relative excess over the best objective known at each point (a converged, "
           "untimed tol-1e-10 solve of the reference, or either method): both sides shown")
     print(f"{'case':60s} {'reference':36s} {'ref s':>8s} {'ours s':>8s} {'ratio':>6s} "

@@ -67,8 +67,9 @@ class ConvexRoundingClassifier(_RoundingPreset):
     max_size : float or None, budget ``k`` on the number of non-zero weights.
     rounding : "randomized", "deterministic" or "exact".
     n_draws : int, number of randomized-rounding draws; random_state : seed.
-    lp_solver : HiGHS ``solver`` of the LP: "ipm" (interior point with crossover, a vertex; measured
-        9 s against 74 s for the dual simplex with m = 200, n = 1e5, benchmarks/rounding.py),
+    lp_solver : HiGHS ``solver`` of the LP: "ipm" (interior point with crossover, a vertex;
+        benchmarks/rounding.py printed 10.6 s against 14.0 s for the dual simplex with m = 200,
+        n = 1e5, max_size 5),
         "simplex", "choose" or "pdlp". Not used by ``rounding="exact"``.
     time_limit : float or None, wall-clock seconds of the whole fit; mip_rel_gap, threads, verbose.
     constraints : operational constraints by column name (:mod:`formulations.constraints`) on the
