@@ -35,11 +35,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout
+    source = (f"assembled from the logs in `{args.logs}` of runs of the code at commit `{commit.strip()}`"
+              if args.logs is not None else f"run at commit `{commit.strip()}`")
     lines = ["# Benchmarks: what the scripts printed", "",
-             f"Written by `python benchmarks/report.py` at commit `{commit.strip()}` on "
-             f"{datetime.date.today().isoformat()}. Each section is the standard output of one script, "
-             "verbatim; the method (interleaved rounds, medians, peers in their own environments) is in "
-             "each script's docstring and in `benchmarks/timing.py`.", ""]
+             f"Written by `python benchmarks/report.py` on {datetime.date.today().isoformat()}, {source}. "
+             "Each section is the standard output of one script, verbatim; the method (interleaved "
+             "rounds, medians, peers in their own environments) is in each script's docstring and in "
+             "`benchmarks/timing.py`. Peers need `python benchmarks/peers.py setup` first.", ""]
     for script in args.scripts:
         print(f"running {script}.py ...", flush=True)
         lines += [f"## `OPENBLAS_NUM_THREADS=1 python benchmarks/{script}.py`", "", "```text",
