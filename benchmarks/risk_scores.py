@@ -70,8 +70,8 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def exact(X, y, max_size, limit, gap=1e-4):
-    inst = RiskSLIM(max_size=max_size, c0=1e-6).instance(X, y)
+def exact(X, y, max_size, limit, gap=1e-4, multiplier=1.0):
+    inst = RiskSLIM(max_size=max_size, c0=1e-6, multiplier=multiplier).instance(X, y)
     t = time.perf_counter()
     fit = solve_exact(inst, "scip", limits=Limits(time_limit=limit, mip_rel_gap=gap))
     return fit, time.perf_counter() - t, inst
@@ -102,14 +102,15 @@ def main() -> None:
     ap.add_argument("--fold-limit", type=float, default=10.0, help="seconds per CV fold (0: skip CV)")
     ap.add_argument("--max-size", type=int, default=5)
     ap.add_argument("--fasterrisk", action="store_true")
+    ap.add_argument("--multiplier", type=float, default=1.0, help="risk = logistic(score / multiplier)")
     args = ap.parse_args()
     print(environment(), f"| OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; points -5..5, "
-          f"max_size={args.max_size}, C0=1e-6, SCIP one thread")
+          f"max_size={args.max_size}, C0=1e-6, multiplier {args.multiplier:g}, SCIP one thread")
     rows = []
     for name in args.sets.split(","):
         X, y = load(name)
         limit = args.limit37 if name == "issue37" else args.limit
-        fit, seconds, inst = exact(X, y, args.max_size, limit)
+        fit, seconds, inst = exact(X, y, args.max_size, limit, multiplier=args.multiplier)
         row = {"data": name, "n x d": f"{X.shape[0]}x{X.shape[1]}", "rows kept": inst.X.shape[0],
                "status": fit.status.value, "time_s": round(seconds, 2), "heur_s": round(fit.times.get("heuristic", 0), 2),
                "objective": round(fit.objective, 7), "bound": round(fit.bound, 7), "gap": float(f"{fit.gap:.3g}"),
@@ -118,7 +119,7 @@ def main() -> None:
             splits = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
             aucs, gaps = [], []
             for tr, te in splits:
-                f, _, _ = exact(X[tr], y[tr], args.max_size, args.fold_limit)
+                f, _, _ = exact(X[tr], y[tr], args.max_size, args.fold_limit, multiplier=args.multiplier)
                 aucs.append(roc_auc_score(y[te], f.model.scores(X[te])))
                 gaps.append(f.gap)
             row["cv_auc"] = round(float(np.mean(aucs)), 4)

@@ -34,13 +34,18 @@ def sigmoid_neg(z: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, repr=False)
 class LogisticData:
-    """Merged rows ``(X, y, v)`` and the vectorised logistic loss ``sum_i v_i log(1 + e^{-y_i s_i})``."""
+    """Merged rows ``(X, y, v)`` and the vectorised logistic loss ``sum_i v_i log(1 + e^{-y_i s_i / m})``.
+
+    ``scale`` is the multiplier ``m`` of the risk score (FasterRisk, Liu et al. 2022): the risk is
+    the logistic of the total score divided by ``m`` (RiskSLIM's own problem has ``m = 1``).
+    """
 
     X: np.ndarray
     y: np.ndarray
     weights: np.ndarray
-    table: np.ndarray | None = None  # log(1 + e^-m) for integer m in [-R, R]
+    table: np.ndarray | None = None  # log(1 + e^(-k / scale)) for integer k in [-R, R]
     radius: int = 0
+    scale: float = 1.0
 
     def __repr__(self) -> str:
         return f"LogisticData({self.X.shape[0]} rows, {self.X.shape[1]} features, table={self.table is not None})"
@@ -52,15 +57,15 @@ class LogisticData:
             k = np.rint(z)
             if np.array_equal(k, z) and np.abs(k).max(initial=0) <= self.radius:
                 return float(self.weights @ self.table[k.astype(np.int64) + self.radius])
-        return float(self.weights @ softplus_neg(z))
+        return float(self.weights @ softplus_neg(z / self.scale))
 
     def loss(self, coef: np.ndarray, intercept: float) -> float:
         return self.loss_of_scores(self.X @ coef, intercept)
 
     def gradient(self, coef: np.ndarray, intercept: float) -> tuple[float, np.ndarray, float]:
         """``(l, dl/dcoef, dl/dintercept)`` at one model."""
-        z = self.y * (self.X @ coef + intercept)
-        r = -self.weights * self.y * sigmoid_neg(z)
+        z = self.y * (self.X @ coef + intercept) / self.scale
+        r = -self.weights * self.y * sigmoid_neg(z) / self.scale
         return float(self.weights @ softplus_neg(z)), self.X.T @ r, float(r.sum())
 
     def best_intercept(self, scores: np.ndarray, bounds: tuple[float, float], start: float = 0.0) -> tuple[int, float]:
@@ -109,8 +114,8 @@ class LogisticData:
         y, w = self.y, self.weights
 
         def derivative(b: float) -> tuple[float, float]:
-            p = sigmoid_neg(y * (scores + b))
-            return float(-(w * y) @ p), float(w @ (p * (1.0 - p)))
+            p = sigmoid_neg(y * (scores + b) / self.scale)
+            return float(-(w * y) @ p) / self.scale, float(w @ (p * (1.0 - p))) / self.scale ** 2
 
         b = float(np.clip(start, lo, hi))
         a, c = float(lo), float(hi)
@@ -185,15 +190,15 @@ class LogisticCuts:
         """Rows valid for every solution of objective at most ``value`` (RiskSLIM's bound tightening
         from the incumbent, Ustun & Rudin 2019, section 4.2): such a solution has loss at most
         ``value - (c x minus the loss term) <= value`` (other costs are non-negative), and each merged
-        row's share ``v_i log(1 + e^{-z_i})`` is at most the loss, so its margin
-        ``z_i = y_i (x_i . coef + intercept) >= -log(expm1(value / v_i))``. Only rows where that
-        bound is finite and informative (below 50 in magnitude) are returned."""
+        row's share ``v_i log(1 + e^{-z_i / m})`` is at most the loss, so its margin
+        ``z_i = y_i (x_i . coef + intercept) >= -m log(expm1(value / v_i))`` (``m`` the multiplier).
+        Only rows where that bound is finite and informative (below 50 m in magnitude) are returned."""
         data = self.data
         if not np.isfinite(value) or value <= 0 or np.any(self.c < 0):
             return sp.csr_matrix((0, self.n_variables)), np.zeros(0)
         with np.errstate(over="ignore"):
-            reach = np.log(np.expm1(np.minimum(value / data.weights, 700.0)))
-        keep = np.flatnonzero(reach < 50.0)
+            reach = data.scale * np.log(np.expm1(np.minimum(value / data.weights, 700.0)))
+        keep = np.flatnonzero(reach < 50.0 * data.scale)
         full = np.zeros((keep.size, self.n_variables))
         full[:, self.coef] = data.X[keep] * data.y[keep, None]
         full[:, self.intercept] = data.y[keep]

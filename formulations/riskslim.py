@@ -34,6 +34,10 @@ slices.
 
 Integer data give integer margins ``y_i (x_i . lambda + lambda_0)``; the loss is then read from a
 lookup table of ``log(1 + e^{-s})`` over the attainable range (exact, no transcendental per row).
+
+With ``multiplier`` ``m`` (FasterRisk's, Liu et al. 2022) every margin is divided by ``m`` in the
+loss: the risk is the logistic of the total score over ``m``, the points stay integers, and the
+lookup table holds ``log(1 + e^{-s / m})``. ``m = 1`` is RiskSLIM's problem.
 """
 from __future__ import annotations
 
@@ -74,6 +78,9 @@ class RiskSLIM:
     class_weight : ``(w_negative, w_positive)`` multipliers of the negative / positive rows.
     constraints : operational constraints by feature name (:mod:`formulations.constraints`; the
         performance rows need per-row errors, which this formulation does not have).
+    multiplier : ``m > 0``; the risk is ``1 / (1 + exp(-(x . lambda + lambda_0) / m))`` (FasterRisk's
+        multiplier, Liu et al. 2022, sec. 3; RiskSLIM's problem is ``m = 1``). A larger ``m`` gives the
+        same integer points a finer risk scale; the certificate is for the ``m`` given.
     """
 
     coefficients: CoefficientSet | None = None
@@ -82,9 +89,12 @@ class RiskSLIM:
     max_size: int | None = None
     class_weight: tuple[float, float] = (1.0, 1.0)
     constraints: tuple = ()
+    multiplier: float = 1.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "constraints", check_constraints(self.constraints))
+        if not (_is_number(self.multiplier) and self.multiplier > 0):
+            raise ValueError(f"multiplier must be a finite number > 0, got {self.multiplier!r}")
         if any(isinstance(c, PERFORMANCE) for c in self.constraints):
             raise NotRepresentableError(f"RiskSLIM has no per-row error indicators, so it cannot take "
                                         f"{[c.describe() for c in self.constraints if isinstance(c, PERFORMANCE)]}; "
@@ -122,7 +132,7 @@ class RiskSLIM:
             raise ValueError("RiskSLIM needs rows of both classes with positive weight (with one class the "
                              "optimal intercept is infinite); or give explicit intercept bounds")
         smin, smax = _score_range(Xu, cs, self.max_size)
-        lo, hi = intercept_box(smin, smax, w_pos, w_neg)
+        lo, hi = intercept_box(smin, smax, w_pos, w_neg, float(self.multiplier))
         lo = math.ceil(cs.intercept_lb - 1e-9) if cs.intercept_lb is not None else lo
         hi = math.floor(cs.intercept_ub + 1e-9) if cs.intercept_ub is not None else hi
         if lo > hi:
@@ -133,8 +143,8 @@ class RiskSLIM:
             radius = int(max(np.abs(smin + lo).max(), np.abs(smax + hi).max(), np.abs(smin + hi).max(),
                              np.abs(smax + lo).max()))
             if 2 * radius + 1 <= MAX_TABLE:
-                table = softplus_neg(np.arange(-radius, radius + 1, dtype=float))
-        data = LogisticData(Xu, yu, wu, table, radius)
+                table = softplus_neg(np.arange(-radius, radius + 1, dtype=float) / self.multiplier)
+        data = LogisticData(Xu, yu, wu, table, radius, float(self.multiplier))
         return RiskSLIMInstance(self, cs, data, (int(lo), int(hi)), n, compile_constraints(self.constraints, cs.names))
 
 
@@ -155,7 +165,8 @@ def _score_range(X: np.ndarray, cs: CoefficientSet, max_size: int | None) -> tup
     return np.minimum(smin, 0.0), np.maximum(smax, 0.0)
 
 
-def intercept_box(smin: np.ndarray, smax: np.ndarray, w_pos: float, w_neg: float) -> tuple[int, int]:
+def intercept_box(smin: np.ndarray, smax: np.ndarray, w_pos: float, w_neg: float,
+                  multiplier: float = 1.0) -> tuple[int, int]:
     """Integer intercept range containing an optimal intercept of every model in the box.
 
     For fixed scores ``s_i`` in ``[smin_i, smax_i]`` the derivative of the loss in the intercept is
@@ -165,11 +176,12 @@ def intercept_box(smin: np.ndarray, smax: np.ndarray, w_pos: float, w_neg: float
     and its ceiling (the integer optimum is the floor or the ceiling of the real one, by
     convexity) is at most ``ceil(log(W_pos / W_neg) - m)``. Symmetrically with ``M = max_i smax_i``
     the integer optimum is at least ``floor(log(W_pos / W_neg) - M)``. The intercept carries no L0
-    cost, so the box loses no optimal model.
+    cost, so the box loses no optimal model. With a multiplier ``t`` (margins ``(s_i + b) / t``) the
+    same argument, with ``t log(W_pos / W_neg)`` for ``log(W_pos / W_neg)``, gives the box.
     """
     if w_pos <= 0 or w_neg <= 0:
         return -10**6, 10**6  # replaced by explicit bounds (checked by the caller)
-    log_odds = math.log(w_pos / w_neg)
+    log_odds = multiplier * math.log(w_pos / w_neg)
     return int(math.floor(log_odds - smax.max())), int(math.ceil(log_odds - smin.min()))
 
 
@@ -242,7 +254,7 @@ class RiskSLIMInstance(CachedPrograms):
 
     def _zero_intercept(self) -> float:
         w_pos, w_neg = self.weights[self.y > 0].sum(), self.weights[self.y < 0].sum()
-        return math.log(w_pos / w_neg) if w_pos > 0 and w_neg > 0 else 0.0
+        return self.data.scale * math.log(w_pos / w_neg) if w_pos > 0 and w_neg > 0 else 0.0
 
     def loss_floor(self) -> float:
         """Certified lower bound on the loss of every model in the box: the tangent at the continuous

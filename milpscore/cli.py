@@ -78,6 +78,8 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--coef-bound", type=int, default=None, help="points lie in -U..U (formulation default)")
     p.add_argument("--c0", type=float, default=None, help="L0 cost per feature (slim default 0.01)")
     p.add_argument("--lam", type=float, default=None, help="penalty weight (facets, fused, eye)")
+    p.add_argument("--multiplier", type=float, default=None,
+                   help="riskscore: risk = logistic(total score / multiplier) (default 1)")
     p.add_argument("--one-threshold-per-variable", action="store_true",
                    help="at most one 'x >= t' indicator of each variable (slim, riskscore, facets)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of randomised methods")
@@ -128,7 +130,7 @@ def estimator(args: argparse.Namespace) -> Any:
                            RiskScoreClassifier, SLIMClassifier)
 
     set_ = {k: v for k, v in {"max_size": args.max_size, "coef_bound": args.coef_bound, "c0": args.c0,
-                              "lam": args.lam}.items() if v is not None}
+                              "lam": args.lam, "multiplier": args.multiplier}.items() if v is not None}
     common = {"time_limit": args.time_limit, "verbose": args.verbose}
     otpv = {"one_threshold_per_variable": True} if args.one_threshold_per_variable else {}
     pick = lambda *names: {k: set_[k] for k in names if k in set_}  # noqa: E731
@@ -138,7 +140,8 @@ def estimator(args: argparse.Namespace) -> Any:
         return SLIMClassifier(**{"c0": 0.01, **pick("max_size", "coef_bound", "c0")}, seed=args.seed, relaxed=True,
                               **common, **otpv)
     if name == "riskscore":
-        return RiskScoreClassifier(**pick("max_size", "coef_bound", "c0"), seed=args.seed, **common, **otpv)
+        return RiskScoreClassifier(**pick("max_size", "coef_bound", "c0", "multiplier"), seed=args.seed, **common,
+                                   **otpv)
     if name == "facets":
         return FacetsClassifier(solver="highs-exact", loss="logistic", **pick("lam"), seed=args.seed, relaxed=True,
                                 **common, **otpv)

@@ -64,7 +64,8 @@ def model_to_dict(estimator: Any, preprocessor: ThresholdBinarizer | None = None
         "preprocessor": prep.to_dict() if prep is not None else None,
         "model": {"features": features, "coef": _plain(estimator.coef_), "intercept": float(estimator.intercept_),
                   "labels": {"negative": _plain(estimator.classes_[0]), "positive": _plain(estimator.classes_[1])},
-                  "link": "logistic" if hasattr(estimator, "predict_proba") else "sign"},
+                  "link": "logistic" if hasattr(estimator, "predict_proba") else "sign",
+                  "multiplier": float(getattr(estimator, "multiplier", 1.0))},
         "card": {"title": card.title, "intercept": float(card.intercept), "notes": list(card.notes),
                  "rows": _plain(card.table.to_dict(orient="records"))},
         "risk_table": _plain(estimator.risk_table_.to_dict(orient="records")) if hasattr(estimator, "risk_table_")
@@ -162,7 +163,7 @@ class SavedModel:
         """``(n, 2)`` class probabilities (risk scores only: the logistic of the score)."""
         if self.data["model"]["link"] != "logistic":
             raise ValueError(f"a {self.data['estimator']['class']} gives classes, not probabilities")
-        p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        p = 1.0 / (1.0 + np.exp(-self.decision_function(X) / self.data["model"].get("multiplier", 1.0)))
         return np.column_stack([1.0 - p, p])
 
 

@@ -36,9 +36,9 @@ def attainable_totals(coef: np.ndarray, intercept: float, X: np.ndarray) -> np.n
 
 
 def risk_table(coef: np.ndarray, intercept: float, X: np.ndarray, y: np.ndarray,
-               sample_weight: np.ndarray | None = None) -> pd.DataFrame:
+               sample_weight: np.ndarray | None = None, multiplier: float = 1.0) -> pd.DataFrame:
     """One row per attainable total score: ``points`` (total points), ``score`` (points + intercept),
-    ``predicted_risk``, ``observed_risk`` (weighted
+    ``predicted_risk`` (the logistic of ``score / multiplier``), ``observed_risk`` (weighted
     event rate on ``(X, y)``; NaN where no row has that score) and ``count`` (weighted rows).
 
     ``y`` holds 1 for the event (positive class), 0 or -1 otherwise.
@@ -54,7 +54,7 @@ def risk_table(coef: np.ndarray, intercept: float, X: np.ndarray, y: np.ndarray,
     hits = np.bincount(index, weights=w * events, minlength=totals.size)
     with np.errstate(invalid="ignore", divide="ignore"):
         observed = np.where(count > 0, hits / np.where(count > 0, count, 1.0), np.nan)
-    return pd.DataFrame({"points": totals - intercept, "score": totals, "predicted_risk": predicted_risk(totals), "observed_risk": observed,
+    return pd.DataFrame({"points": totals - intercept, "score": totals, "predicted_risk": predicted_risk(totals / multiplier), "observed_risk": observed,
                          "count": count})
 
 
@@ -71,9 +71,9 @@ class Calibration:
 
 
 def calibration(coef: np.ndarray, intercept: float, X: np.ndarray, y: np.ndarray,
-                sample_weight: np.ndarray | None = None) -> Calibration:
+                sample_weight: np.ndarray | None = None, multiplier: float = 1.0) -> Calibration:
     """Reliability of the predicted risks on ``(X, y)``: one point per distinct total score."""
-    table = risk_table(coef, intercept, X, y, sample_weight)
+    table = risk_table(coef, intercept, X, y, sample_weight, multiplier)
     curve = table[table["count"] > 0].reset_index(drop=True)
     error = np.abs(curve["observed_risk"] - curve["predicted_risk"]).to_numpy()
     share = (curve["count"] / curve["count"].sum()).to_numpy()

@@ -44,8 +44,8 @@ def support_fit(instance: RiskSLIMInstance, support: np.ndarray, start: np.ndarr
     Xs = instance.X[:, support]
 
     def f(theta):
-        z = data.y * (Xs @ theta[:k] + theta[k])
-        r = -data.weights * data.y * np.exp(-np.logaddexp(0.0, z))
+        z = data.y * (Xs @ theta[:k] + theta[k]) / data.scale
+        r = -data.weights * data.y * np.exp(-np.logaddexp(0.0, z)) / data.scale
         return float(data.weights @ np.logaddexp(0.0, -z)), np.append(Xs.T @ r, r.sum())
 
     x0 = np.zeros(k + 1) if start is None else start

@@ -203,3 +203,16 @@ def test_pos_label_chooses_the_class_the_points_score_for(tmp_path, capsys):
         SLIMClassifier(pos_label="maybe").fit(Z, y)
     assert main(["fit", str(path), "--time-limit", "3", "--pos-label", "0"]) == 0
     assert "PREDICT 0 IF SCORE" in capsys.readouterr().out
+
+
+def test_riskscore_multiplier_reaches_the_saved_probabilities(tmp_path, capsys):
+    path, frame = _tiny_csv(tmp_path)
+    model_path = tmp_path / "model.json"
+    assert main(["fit", str(path), "--formulation", "riskscore", "--multiplier", "2", "--time-limit", "5",
+                 "--output", str(model_path)]) == 0
+    assert "/ 2))" in capsys.readouterr().out  # the card states the risk formula it uses
+    pred_path = tmp_path / "pred.csv"
+    frame.to_csv(pred_path, index=False)
+    assert main(["predict", str(model_path), str(pred_path)]) == 0
+    printed = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+    np.testing.assert_allclose(printed["probability"], 1 / (1 + np.exp(-printed["score"] / 2)), rtol=1e-9)

@@ -44,6 +44,27 @@ def test_risk_table_probabilities_are_the_logistic_of_each_score():
         assert row.observed_risk == pytest.approx(events[mask].mean())
 
 
+def test_multiplier_scales_probabilities_table_card_and_saved_model(tmp_path):
+    from milpscore.persist import load_model, save_model
+
+    X, y = _data(3, n=80)
+    est = RiskScoreClassifier(coef_bound=3, max_size=2, time_limit=30, multiplier=2.5).fit(X, y)
+    assert est.status_ == "optimal"
+    scores = est.decision_function(X)
+    np.testing.assert_allclose(est.predict_proba(X)[:, 1], 1 / (1 + np.exp(-scores / 2.5)), rtol=1e-12)
+    table = est.risk_table_
+    np.testing.assert_allclose(table["predicted_risk"], 1 / (1 + np.exp(-table["score"] / 2.5)), rtol=1e-12)
+    assert "/ 2.5))" in str(est.scorecard_)
+    # the objective is the mean weighted logistic loss of score / 2.5 (plus the tiny L0 term)
+    loss = np.mean(np.logaddexp(0.0, -np.where(y == est.classes_[1], 1.0, -1.0) * scores / 2.5))
+    assert est.objective_ == pytest.approx(loss + 1e-6 * np.count_nonzero(est.coef_), rel=1e-9)
+    path = tmp_path / "card.json"
+    save_model(est, path)
+    np.testing.assert_allclose(load_model(path).predict_proba(X), est.predict_proba(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="multiplier"):
+        RiskScoreClassifier(multiplier=-1.0).fit(X, y)
+
+
 def test_attainable_totals_and_ece_by_hand():
     X = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
     coef = np.array([2.0, -1.0])

@@ -211,3 +211,24 @@ def test_one_class_data_is_refused():
     X, _ = _data(0)
     with pytest.raises(ValueError, match="both classes"):
         RiskSLIM().instance(X, np.ones(X.shape[0]))
+
+
+@pytest.mark.parametrize("multiplier", [0.6, 2.5])
+def test_multiplier_optimum_equals_enumeration_for_both_backends(multiplier):
+    """Risk 1 / (1 + exp(-(x . lambda + lambda_0) / m)): the certified optimum of both backends equals
+    enumeration with the loss written out here and intercepts far beyond the derived box."""
+    X, y = _data(5, d=3, levels=3)
+    inst = RiskSLIM(coef_bound=2, c0=1e-6, multiplier=multiplier).instance(X, y)
+    Xu, yu, v = inst.X, inst.y, inst.weights
+    best = np.inf
+    for coef in itertools.product(range(-2, 3), repeat=3):
+        scores = Xu @ np.array(coef, dtype=float)
+        losses = [float(v @ np.logaddexp(0.0, -yu * (scores + b) / multiplier)) for b in range(-40, 41)]
+        best = min(best, min(losses) + 1e-6 * np.count_nonzero(coef))
+    for backend in ("scip", "highs"):
+        fit = solve_exact(inst, backend, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+        assert fit.status.value == "optimal", backend
+        assert fit.objective == pytest.approx(best, abs=1e-9), backend
+        assert fit.bound <= best + 1e-9, backend
+    with pytest.raises(ValueError, match="multiplier"):
+        RiskSLIM(multiplier=0.0)
