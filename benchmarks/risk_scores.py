@@ -70,10 +70,10 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def exact(X, y, max_size, limit, gap=1e-4, multiplier=1.0):
+def exact(X, y, max_size, limit, gap=1e-4, multiplier=1.0, backend=None):
     inst = RiskSLIM(max_size=max_size, c0=1e-6, multiplier=multiplier).instance(X, y)
     t = time.perf_counter()
-    fit = solve_exact(inst, "scip", limits=Limits(time_limit=limit, mip_rel_gap=gap))
+    fit = solve_exact(inst, backend, limits=Limits(time_limit=limit, mip_rel_gap=gap))
     return fit, time.perf_counter() - t, inst
 
 
@@ -103,23 +103,27 @@ def main() -> None:
     ap.add_argument("--max-size", type=int, default=5)
     ap.add_argument("--fasterrisk", action="store_true")
     ap.add_argument("--multiplier", type=float, default=1.0, help="risk = logistic(score / multiplier)")
+    ap.add_argument("--backend", default=None, help="exact backend (default: the catalog's, 'supports')")
     args = ap.parse_args()
     print(environment(), f"| OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; points -5..5, "
-          f"max_size={args.max_size}, C0=1e-6, multiplier {args.multiplier:g}, SCIP one thread")
+          f"max_size={args.max_size}, C0=1e-6, multiplier {args.multiplier:g}, backend {args.backend or 'default'}, "
+          "one thread")
     rows = []
     for name in args.sets.split(","):
         X, y = load(name)
         limit = args.limit37 if name == "issue37" else args.limit
-        fit, seconds, inst = exact(X, y, args.max_size, limit, multiplier=args.multiplier)
+        fit, seconds, inst = exact(X, y, args.max_size, limit, multiplier=args.multiplier, backend=args.backend)
         row = {"data": name, "n x d": f"{X.shape[0]}x{X.shape[1]}", "rows kept": inst.X.shape[0],
                "status": fit.status.value, "time_s": round(seconds, 2), "heur_s": round(fit.times.get("heuristic", 0), 2),
                "objective": round(fit.objective, 7), "bound": round(fit.bound, 7), "gap": float(f"{fit.gap:.3g}"),
-               "size": fit.model.size, "nodes": fit.result.nodes if fit.result else 0}
+               "size": fit.model.size, "nodes": fit.result.nodes if fit.result else 0,
+               "backend": fit.result.backend if fit.result else ""}
         if args.fold_limit > 0:
             splits = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
             aucs, gaps = [], []
             for tr, te in splits:
-                f, _, _ = exact(X[tr], y[tr], args.max_size, args.fold_limit, multiplier=args.multiplier)
+                f, _, _ = exact(X[tr], y[tr], args.max_size, args.fold_limit, multiplier=args.multiplier,
+                                backend=args.backend)
                 aucs.append(roc_auc_score(y[te], f.model.scores(X[te])))
                 gaps.append(f.gap)
             row["cv_auc"] = round(float(np.mean(aucs)), 4)

@@ -79,8 +79,9 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
           relaxed_backend="ecos", heuristic="solvers.facets:heuristic",
           method_paths={"prox_rounding": "solvers.facets:prox_rounding"},
           defaults={"loss": "logistic", "lam": 0.01, "grid_unit": 0.1}),
-    Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019)",
-          exact_backend="scip", relaxed_backend="scip", heuristic="solvers.riskslim:heuristic"),
+    Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019): support "
+          "enumeration with convex bounds, SCIP's lazy-cut tree under operational constraints",
+          exact_backend="supports", relaxed_backend="scip", heuristic="solvers.riskslim:heuristic"),
     Entry("fused", "formulations.fused:FusedLassoHinge", "integer points per ordered one-hot bin: hinge loss + "
           "within-variable fused lasso (Sokolovska, eqs. 1-5); LP relaxation or binarsity proximal path",
           exact_backend="highs", relaxed_backend="highs"),

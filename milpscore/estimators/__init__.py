@@ -8,7 +8,7 @@
 ``FacetsClassifier``           Facets / SCF penalty: proximal path, ECOS, or exact integer MILP
 ``EYEClassifier``              EYE credible-model penalty (ECOS or proximal path)
 ``FusedScoreClassifier``       fused-lasso hinge ILP: points table over ordered bins
-``RiskScoreClassifier``        RiskSLIM: certified logistic risk score by lazy cuts on SCIP, risk table
+``RiskScoreClassifier``        RiskSLIM: certified logistic risk score (support enumeration / SCIP), risk table
 =============================  ==========================================================
 
 Imported lazily: ``from milpscore.estimators import SLIMClassifier`` loads only what it needs.

@@ -17,7 +17,12 @@ from milpscore.scorecard import ScoreCard
 
 
 class RiskScoreClassifier(IntegerLinearClassifier):
-    """Integer-point risk score minimising the logistic loss (RiskSLIM), certified by SCIP.
+    """Integer-point risk score minimising the logistic loss (RiskSLIM), certified.
+
+    The exact solve enumerates the supports of ``max_size`` features with a convex lower bound on
+    each and branches on the integer points of the few whose bound is below the incumbent
+    (:mod:`solvers.supports`); with operational constraints, or too many supports, it is SCIP's
+    branch-and-bound tree with lazy tangent cuts (:mod:`solvers.scip`).
 
     Parameters
     ----------
@@ -33,7 +38,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     class_weight : (w_negative, w_positive), {label: weight}, "balanced" or None.
     method : "exact" (certified, default), "heuristic" (beam search + star ray + swaps, no
         certificate), "relaxed" or "rounding".
-    backend : exact / relaxed backend ("scip": one branch-and-bound tree with lazy tangent cuts).
+    backend : exact / relaxed backend; None (default): "supports" for the exact solve (SCIP where it
+        does not apply), "scip" for the relaxation. "scip" (one tree with lazy tangent cuts) and
+        "highs" (restart loop) solve the exact program as well.
     time_limit : wall-clock seconds of the whole fit; at the limit the best model is returned with
         status "feasible" and its certified gap.
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.
@@ -64,7 +71,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
 
     def __init__(self, coef_bound: int = 5, c0: float = 1e-6, max_size: int | None = None,
                  coefficients: CoefficientSet | None = None, class_weight=None, method: str = "exact",
-                 backend: str | None = "scip", time_limit: float | None = 60.0, node_limit: int | None = None,
+                 backend: str | None = None, time_limit: float | None = 60.0, node_limit: int | None = None,
                  mip_rel_gap: float = 1e-4, threads: int = 1, seed: int = 0, verbose: bool = False,
                  constraints: Sequence = (), one_threshold_per_variable: bool = False,
                  pos_label: Any = None, multiplier: float = 1.0):

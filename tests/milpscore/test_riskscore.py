@@ -81,7 +81,7 @@ def test_clone_params_and_heuristic_method():
     X, y = _data(2)
     est = RiskScoreClassifier(max_size=1, method="heuristic", time_limit=10)
     params = clone(est).get_params()
-    assert params["max_size"] == 1 and params["backend"] == "scip"
+    assert params["max_size"] == 1 and params["backend"] is None and params["time_limit"] == 10
     est.fit(X, y)
     assert est.status_ == "feasible" and np.count_nonzero(est.coef_) <= 1
 

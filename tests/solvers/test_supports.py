@@ -1,0 +1,134 @@
+"""Support enumeration with convex bounds (backend "supports"): equals brute-force enumeration of
+every integer model on random tiny instances (boxes, signs, forced features, L0 costs,
+multipliers); bounds are valid at any stop; programs it does not take go to SCIP, which it says."""
+import itertools
+
+import numpy as np
+import pytest
+
+from formulations.coefficients import CoefficientSet
+from formulations.constraints import AtMost
+from formulations.riskslim import RiskSLIM
+from solvers.box_logistic import column_codes, fit_box, support_bounds
+from solvers.limits import Limits
+from solvers.pipeline import solve_exact
+from solvers.supports import SparseLogistic
+
+
+def brute_force(inst):
+    """Least objective over every integer model of the box (every intercept of the box), with the
+    program's own counting: a feature is used when its point is non-zero or it is forced."""
+    cs, (lo, hi) = inst.coefficients, inst.intercept_bounds
+    forced = inst.forced
+    ranges = [range(int(np.ceil(a)), int(np.floor(b)) + 1) for a, b in zip(cs.lb, cs.ub)]
+    best = np.inf
+    for coef in itertools.product(*ranges):
+        coef = np.array(coef, dtype=float)
+        used = (coef != 0) | forced
+        if inst.spec.max_size is not None and used.sum() > inst.spec.max_size:
+            continue
+        scores = inst.X @ coef
+        loss = min(float(inst.weights @ np.logaddexp(0.0, -inst.y * (scores + b) / inst.data.scale))
+                   for b in range(lo, hi + 1))
+        best = min(best, loss + inst.spec.c0 * float(cs.c0 @ used))
+    return best
+
+
+def random_instance(seed):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 5))
+    n = int(rng.integers(15, 40))
+    X = rng.integers(0, int(rng.integers(2, 4)), (n, d)).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, d) - 0.7 + rng.normal(0, 1.0, n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    lb = rng.choice([-2.0, -1.0, 0.0, 1.0], d)
+    ub = np.maximum(lb, rng.choice([0.0, 1.0, 2.0], d))
+    names = [f"x{j}" for j in range(d)]
+    must = rng.random(d) < 0.15
+    cs = CoefficientSet(lb=lb, ub=ub, integer=np.ones(d, bool), c0=np.ones(d), must_include=must & (ub > lb),
+                        names=names)
+    max_size = int(rng.integers(max(1, int(cs.must_include.sum()) + int(((lb > 0) | (ub < 0)).sum())), d + 1))
+    spec = RiskSLIM(coefficients=cs, c0=float(rng.choice([0.0, 1e-6, 0.01, 0.05])), max_size=max_size,
+                    multiplier=float(rng.choice([1.0, 0.7, 2.0])))
+    return spec.instance(X, y)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_certified_optimum_equals_brute_force(seed):
+    inst = random_instance(seed)
+    optimum = brute_force(inst)
+    fit = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9), heuristic=False)
+    assert fit.result.backend == "supports", fit.message
+    assert fit.status.value == "optimal", fit.message
+    assert fit.objective == pytest.approx(optimum, abs=1e-9)
+    assert fit.bound <= optimum + 1e-9
+
+
+def test_box_fit_bound_is_below_the_box_minimum_at_any_iterate():
+    """The Frank-Wolfe bound holds from the first iterate on, and is tight at convergence (compared
+    with a fine grid of the box)."""
+    rng = np.random.default_rng(3)
+    P = np.column_stack([rng.integers(0, 2, (25, 2)), np.ones(25)]).astype(float)
+    wp, wn = rng.random(25) * (rng.random(25) < 0.5), rng.random(25)
+    lo, hi = np.array([-2.0, -1.0, -3.0]), np.array([1.0, 2.0, 3.0])
+    grid = np.stack(np.meshgrid(*[np.linspace(a, b, 61) for a, b in zip(lo, hi)]), -1).reshape(-1, 3)
+    s = grid @ P.T
+    grid_min = float((np.logaddexp(0, -s) @ wp + np.logaddexp(0, s) @ wn).min())
+    lower, loss = fit_box(P, wp, wn, lo, hi, np.zeros(3))
+    assert lower <= grid_min + 1e-12
+    assert loss - lower < 1e-9
+    assert loss <= grid_min + 1e-12
+    early, _ = fit_box(P, wp, wn, lo, hi, np.zeros(3), cutoff=-np.inf)  # stops at the first iterate
+    assert early <= lower + 1e-12
+
+
+def test_merged_patterns_give_the_same_bounds_as_every_row():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, (80, 6)).astype(float)
+    positive = rng.random(80) < 0.4
+    w = rng.random(80)
+    supports = np.array(list(itertools.combinations(range(6), 3)), dtype=np.int64)
+    codes, radix = column_codes(X)
+    lo, hi = -np.full(6, 2.0), np.full(6, 2.0)
+    merged, _ = support_bounds(codes, radix, X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0)
+    rows, _ = support_bounds(codes, np.full(6, 10**6), X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0)
+    np.testing.assert_allclose(merged, rows, atol=1e-9)
+
+
+def test_time_and_node_limits_return_a_valid_bound():
+    inst = RiskSLIM(coef_bound=3, c0=1e-6, max_size=3).instance(*_wide(0))
+    optimum = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9)).objective
+    fit = solve_exact(inst, "supports", limits=Limits(time_limit=60, node_limit=1, mip_rel_gap=1e-9),
+                      heuristic=False)
+    assert fit.bound <= optimum + 1e-9
+    assert fit.result.nodes <= 1
+    assert fit.status.value in ("feasible", "optimal")
+    if fit.status.value == "optimal":
+        assert fit.objective == pytest.approx(optimum, abs=1e-9)
+
+
+def _wide(seed, n=120, d=8):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, d)).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, d) - 1.0 + rng.normal(0, 1.0, n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def test_agrees_with_scip_on_a_wider_instance():
+    inst = RiskSLIM(coef_bound=3, c0=1e-3, max_size=3).instance(*_wide(2))
+    a = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    b = solve_exact(inst, "scip", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert a.status.value == b.status.value == "optimal"
+    assert a.objective == pytest.approx(b.objective, abs=1e-8)
+
+
+def test_constrained_programs_go_to_scip_and_say_so():
+    X, y = _wide(1)
+    names = [f"x{j}" for j in range(X.shape[1])]
+    cs = CoefficientSet.uniform(names, 2)
+    inst = RiskSLIM(coefficients=cs, max_size=3, constraints=(AtMost(["x0", "x1"], 1),)).instance(X, y)
+    assert isinstance(SparseLogistic.from_program(inst.exact()), str)
+    fit = solve_exact(inst, "supports", limits=Limits(time_limit=30))
+    assert fit.result.backend == "scip"
+    assert "solved by scip" in fit.result.message
+    assert np.count_nonzero(fit.model.coef[:2]) <= 1
