@@ -179,13 +179,14 @@ def fit_box(P, wp, wn, lo, hi, theta, cutoff=np.inf):
 
 
 @njit(cache=True)
-def support_bounds(codes, radix, X, positive, weights, supports, lo, hi, intercept_lo, intercept_hi, scale,
+def support_bounds(codes, radix, levels, X, positive, weights, supports, lo, hi, intercept_lo, intercept_hi, scale,
                    cutoff=np.inf):
     """Certified lower bound and loss of the box-constrained fit on each support (rows of
     ``supports``, column indices), intercept included; a fit stops once its bound reaches
-    ``cutoff``. ``codes[i, j]`` numbers the distinct values of
-    column ``j`` (``radix[j]`` of them): rows agreeing on a support are merged by their code when the
-    support has at most :data:`MAX_PATTERNS` value combinations, else every row is used."""
+    ``cutoff``. ``codes[i, j]`` numbers the distinct values ``levels[j, :radix[j]]`` of column ``j``:
+    rows agreeing on a support are merged by their mixed-radix code when the support has at most
+    :data:`MAX_PATTERNS` value combinations, else every row is used. Supports listed in
+    lexicographic order share the code of their first ``k - 1`` columns (computed once per prefix)."""
     n = X.shape[0]
     ns, k = supports.shape
     q = k + 1
@@ -194,57 +195,66 @@ def support_bounds(codes, radix, X, positive, weights, supports, lo, hi, interce
     P = np.empty((max(n, 1), q))
     wp = np.empty(max(n, 1))
     wn = np.empty(max(n, 1))
-    slot = np.full(MAX_PATTERNS, -1, np.int64)
+    acc_p = np.zeros(MAX_PATTERNS)
+    acc_n = np.zeros(MAX_PATTERNS)
+    w_of_pos = np.where(positive, weights, 0.0)
+    w_of_neg = np.where(positive, 0.0, weights)
+    prefix = np.zeros(n, np.int64)
+    prefix_combos = 1
+    previous = np.full(max(k - 1, 0), -1, np.int64)
+    digits = np.empty(max(k, 1), np.int64)
     box_lo = np.empty(q)
     box_hi = np.empty(q)
     theta = np.zeros(q)
-    touched = np.empty(max(n, 1), np.int64)
-    w_pos = 0.0
-    w_neg = 0.0
-    for i in range(n):
-        if positive[i]:
-            w_pos += weights[i]
-        else:
-            w_neg += weights[i]
+    w_pos = w_of_pos.sum()
+    w_neg = w_of_neg.sum()
     b0 = scale * math.log(w_pos / w_neg) if w_pos > 0 and w_neg > 0 else 0.0
     for s in range(ns):
-        combos = 1
-        for t in range(k):
-            combos *= radix[supports[s, t]]
-            if combos > MAX_PATTERNS:
-                break
+        same = True
+        for t in range(k - 1):
+            same = same and supports[s, t] == previous[t]
+        if not same:
+            prefix_combos = 1
+            for t in range(k - 1):
+                previous[t] = supports[s, t]
+                prefix_combos = min(prefix_combos * radix[supports[s, t]], MAX_PATTERNS + 1)
+            if prefix_combos <= MAX_PATTERNS:
+                prefix[:] = 0
+                for t in range(k - 1):
+                    j = supports[s, t]
+                    for i in range(n):
+                        prefix[i] = prefix[i] * radix[j] + codes[i, j]
+        last = supports[s, k - 1] if k > 0 else -1
+        r_last = radix[last] if k > 0 else 1
+        combos = prefix_combos * r_last
         m = 0
         if combos <= MAX_PATTERNS:
-            nt = 0
             for i in range(n):
-                c = 0
-                for t in range(k):
-                    c = c * radix[supports[s, t]] + codes[i, supports[s, t]]
-                r = slot[c]
-                if r < 0:
-                    r = m
-                    slot[c] = r
-                    touched[nt] = c
-                    nt += 1
+                c = prefix[i] * r_last + (codes[i, last] if k > 0 else 0)
+                acc_p[c] += w_of_pos[i]
+                acc_n[c] += w_of_neg[i]
+            for c in range(combos):
+                if acc_p[c] + acc_n[c] > 0.0:
+                    rest = c
+                    for t in range(k - 1, -1, -1):
+                        j = supports[s, t]
+                        digits[t] = rest % radix[j]
+                        rest //= radix[j]
                     for t in range(k):
-                        P[r, t] = X[i, supports[s, t]] / scale
-                    P[r, k] = 1.0 / scale
-                    wp[r] = 0.0
-                    wn[r] = 0.0
+                        P[m, t] = levels[supports[s, t], digits[t]] / scale
+                    P[m, k] = 1.0 / scale
+                    wp[m] = acc_p[c]
+                    wn[m] = acc_n[c]
                     m += 1
-                if positive[i]:
-                    wp[r] += weights[i]
-                else:
-                    wn[r] += weights[i]
-            for a in range(nt):
-                slot[touched[a]] = -1
+                acc_p[c] = 0.0
+                acc_n[c] = 0.0
         else:
             for i in range(n):
                 for t in range(k):
                     P[i, t] = X[i, supports[s, t]] / scale
                 P[i, k] = 1.0 / scale
-                wp[i] = weights[i] if positive[i] else 0.0
-                wn[i] = 0.0 if positive[i] else weights[i]
+                wp[i] = w_of_pos[i]
+                wn[i] = w_of_neg[i]
             m = n
         for t in range(k):
             box_lo[t] = lo[supports[s, t]]
@@ -257,12 +267,17 @@ def support_bounds(codes, radix, X, positive, weights, supports, lo, hi, interce
     return bounds, losses
 
 
-def column_codes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``codes[i, j]``: index of ``X[i, j]`` among the sorted distinct values of column ``j``;
-    ``radix[j]``: how many there are."""
+def column_codes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``codes[i, j]``: index of ``X[i, j]`` among the sorted distinct values ``levels[j, :radix[j]]``
+    of column ``j``; ``radix[j]``: how many there are."""
     codes = np.empty(X.shape, dtype=np.int64)
     radix = np.empty(X.shape[1], dtype=np.int64)
+    columns = []
     for j in range(X.shape[1]):
         values, codes[:, j] = np.unique(X[:, j], return_inverse=True)
         radix[j] = values.size
-    return codes, radix
+        columns.append(values)
+    levels = np.zeros((X.shape[1], max(int(radix.max(initial=1)), 1)))
+    for j, values in enumerate(columns):
+        levels[j, :values.size] = values
+    return codes, radix, levels

@@ -24,11 +24,11 @@ is much tighter than the LP bound of the cutting-plane MILP, where a fractional 
 3. stop when the next support's bound reaches the incumbent less the gap tolerance.
 
 The reported bound is the least of the incumbent and of every lower bound of a pruned or
-unvisited region, so it is valid at any stop (time or node limit): the gap is honest. The
-cardinality must be small enough that the supports can be listed and bounded within the time
-limit (``C(d_free, K - |F|)`` of them; :data:`MAX_SUPPORTS`); other programs, or ones with
-further rows (operational constraints), go to :data:`FALLBACK` (SCIP's lazy-cut tree), which the
-result's message says.
+unvisited region, so it is valid at any stop (time or node limit): the gap is honest. There are
+``C(d_free, K - |F|)`` supports: when the first chunk projects that bounding them all takes more
+than :data:`PROJECTION_SHARE` of the time left, the program goes to :data:`FALLBACK` (SCIP's
+lazy-cut tree) with the time left, as do programs with further rows (operational constraints);
+the result's message says so.
 """
 from __future__ import annotations
 
@@ -42,15 +42,18 @@ import numpy as np
 
 from formulations.logistic_cuts import LogisticData
 from formulations.program import Program
+from numba import njit
+
 from solvers import progress
 from solvers.box_logistic import column_codes, fit_box, support_bounds
 from solvers.registry import Backend, get_backend
 from solvers.result import Result, Status, relative_gap
 
-#: most supports listed and bounded (about 30 microseconds each on merged binary data)
-MAX_SUPPORTS = 3_000_000
 #: supports bounded between two looks at the clock
 CHUNK = 4096
+#: the supports are bounded only when the first chunk projects the whole pass within this share
+#: of the time left (else the fallback gets the time)
+PROJECTION_SHARE = 0.8
 #: backend solving the programs this one does not take
 FALLBACK = "scip"
 #: row blocks of the plain program (anything else is an operational constraint)
@@ -107,18 +110,6 @@ class SparseLogistic:
         """Features that may be non-zero and are not forced."""
         return np.flatnonzero(~self.forced & ((self.lo < 0) | (self.hi > 0)))
 
-    def n_supports(self) -> int:
-        free, forced = self.free.size, int(self.forced.sum())
-        return math.comb(free, max(0, min(free, self.max_size - forced)))
-
-    def supports(self) -> np.ndarray:
-        """Every support of ``min(K, |F| + d_free)`` features containing the forced ones (rows)."""
-        forced = np.flatnonzero(self.forced)
-        free = self.free
-        r = max(0, min(free.size, self.max_size - forced.size))
-        chosen = np.array(list(combinations(free.tolist(), r)), dtype=np.int64).reshape(math.comb(free.size, r), r)
-        return np.hstack([np.broadcast_to(forced, (chosen.shape[0], forced.size)), chosen]).astype(np.int64)
-
     def costs_in(self, support: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
         """L0 cost every integer point of the box ``[lo, hi]`` on ``support`` pays at least."""
         pays = self.forced[support] | (lo > 0) | (hi < 0)
@@ -137,6 +128,49 @@ class SparseLogistic:
     def floor(self) -> float:
         """A bound valid for every model: the program's loss floor and the forced costs."""
         return self.loss_cost * self.loss_floor + float(self.cost @ self.forced) + self.offset
+
+
+@njit(cache=True)
+def _next_combinations(state: np.ndarray, n: int, out: np.ndarray) -> int:
+    """Fill ``out`` with the r-combinations of ``range(n)`` from ``state`` on, in lexicographic order
+    (``state`` advanced past them); returns how many rows were filled."""
+    count, r = out.shape
+    filled = 0
+    while filled < count:
+        if r > 0 and state[0] > n - r:
+            break
+        out[filled] = state
+        filled += 1
+        i = r - 1
+        while i >= 0 and state[i] == n - r + i:
+            i -= 1
+        if i < 0:
+            state[0] = n + 1  # exhausted
+            break
+        state[i] += 1
+        for t in range(i + 1, r):
+            state[t] = state[t - 1] + 1
+    return filled
+
+
+class _Lister:
+    """The supports of :meth:`SparseLogistic.supports`, chunk by chunk (forced features first, then
+    ``K - |F|`` free ones in lexicographic order)."""
+
+    def __init__(self, problem: SparseLogistic):
+        self.forced, self.free = np.flatnonzero(problem.forced), problem.free
+        self.r = max(0, min(self.free.size, problem.max_size - self.forced.size))
+        self.total = math.comb(self.free.size, self.r)
+        self.state = np.arange(self.r, dtype=np.int64)
+        self.listed = 0
+
+    def next(self, count: int) -> np.ndarray:
+        out = np.empty((min(count, self.total - self.listed), self.r), dtype=np.int64)
+        filled = _next_combinations(self.state, self.free.size, out) if self.r else out.shape[0]
+        self.listed += filled
+        chosen = self.free[out[:filled]]
+        return np.ascontiguousarray(np.hstack([np.broadcast_to(self.forced, (filled, self.forced.size)), chosen]),
+                                    dtype=np.int64)
 
 
 class _SupportProblem:
@@ -255,13 +289,12 @@ def _branch_and_bound(search: _Search, sub: _SupportProblem, root_bound: float, 
 def solve_supports(program: Program, *, time_limit: float | None = None, node_limit: int | None = None,
                    mip_rel_gap: float = 1e-6, warm_start: np.ndarray | None = None, verbose: bool = False,
                    **options) -> Result:
-    """Solve a RiskSLIM-shaped program by support enumeration (module docstring); other programs, and
-    ones with more supports than :data:`MAX_SUPPORTS`, go to :data:`FALLBACK` with every option."""
+    """Solve a RiskSLIM-shaped program by support enumeration (module docstring). Other programs, and
+    ones whose supports cannot all be bounded in the time left (projected from the first chunk),
+    go to :data:`FALLBACK` with every option and the time left."""
     t0 = time.perf_counter()
     problem = SparseLogistic.from_program(program)
     reason = problem if isinstance(problem, str) else None
-    if reason is None and problem.n_supports() > MAX_SUPPORTS:
-        reason = f"{problem.n_supports()} supports exceed {MAX_SUPPORTS}"
     if reason is not None:
         fallback = get_backend(FALLBACK).solve(program, time_limit=time_limit, node_limit=node_limit,
                                                mip_rel_gap=mip_rel_gap, warm_start=warm_start, verbose=verbose,
@@ -274,47 +307,65 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
         coef, intercept = lazy.model(warm_start)
         search.incumbent, search.model = float(lazy.value(warm_start)), (coef.copy(), float(intercept))
     data = problem.data
-    supports = problem.supports()
-    codes, radix = column_codes(data.X)
-    bounds = np.full(supports.shape[0], problem.floor())
+    codes, radix, levels = column_codes(data.X)
     forced_cost = float(problem.cost @ problem.forced)
+    lister = _Lister(problem)
+    support_bounds(codes, radix, levels, data.X[:1], data.y[:1] > 0, data.weights[:1], _Lister(problem).next(1),
+                   problem.lo, problem.hi, float(problem.intercept_lo), float(problem.intercept_hi), data.scale)
+    # (compiles the kernel, if this process has not, before the first chunk is timed)
+    kept_bounds, kept_supports = [], []
     done = 0
-    for start in range(0, supports.shape[0], CHUNK):
-        if time.perf_counter() > deadline:
-            break
-        chunk = supports[start:start + CHUNK]
+    while done < lister.total and time.perf_counter() <= deadline:
+        started = time.perf_counter()
+        chunk = lister.next(CHUNK)
         cutoff = (search.prune_level() - problem.offset - forced_cost) / problem.loss_cost  # loss units
-        lower, _ = support_bounds(codes, radix, data.X, data.y > 0, data.weights, chunk, problem.lo, problem.hi,
-                                  float(problem.intercept_lo), float(problem.intercept_hi), data.scale, cutoff)
-        bounds[start:start + chunk.shape[0]] = np.maximum(problem.loss_cost * lower + forced_cost + problem.offset,
-                                                          problem.floor())
-        done = start + chunk.shape[0]
+        lower, _ = support_bounds(codes, radix, levels, data.X, data.y > 0, data.weights, chunk, problem.lo,
+                                  problem.hi, float(problem.intercept_lo), float(problem.intercept_hi), data.scale,
+                                  cutoff)
+        bounds = np.maximum(problem.loss_cost * lower + forced_cost + problem.offset, problem.floor())
+        keep = bounds < search.prune_level()
+        if not keep.all():
+            search.closed_floor = min(search.closed_floor, float(bounds[~keep].min()))
+        kept_bounds.append(bounds[keep])
+        kept_supports.append(chunk[keep])
+        done += chunk.shape[0]
+        if done == chunk.shape[0] and done < lister.total and math.isfinite(deadline):
+            projected = (time.perf_counter() - started) * lister.total / done
+            if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                left = max(deadline - time.perf_counter(), 0.0)
+                fallback = get_backend(FALLBACK).solve(program, time_limit=left, node_limit=node_limit,
+                                                       mip_rel_gap=mip_rel_gap, warm_start=warm_start,
+                                                       verbose=verbose, **options)
+                return replace(fallback, message=f"supports: bounding the {lister.total} supports would take about "
+                                                 f"{projected:.0f} s, more than the {left:.0f} s left; solved by "
+                                                 f"{FALLBACK}: {fallback.message}")
     bound_time = time.perf_counter() - t0
+    bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
+    supports = np.concatenate(kept_supports) if kept_supports else np.zeros((0, 0), np.int64)
+    open_floor = problem.floor() if done < lister.total else math.inf
     order = np.argsort(bounds, kind="stable")
     report = progress.current()
-    open_floor = math.inf
     visited = 0
     for position, s in enumerate(order):
         if bounds[s] >= search.prune_level():
             search.closed_floor = min(search.closed_floor, float(bounds[s]))
             break
         if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
-            open_floor = float(bounds[s])
+            open_floor = min(open_floor, float(bounds[s]))
             break
         sub = _SupportProblem(problem, supports[s])
-        open_floor = _branch_and_bound(search, sub, float(bounds[s]), deadline, node_limit)
+        unfinished = _branch_and_bound(search, sub, float(bounds[s]), deadline, node_limit)
         visited += 1
-        if math.isfinite(open_floor):
+        if math.isfinite(unfinished):
             rest = bounds[order[position + 1:]]
-            open_floor = min(open_floor, float(rest.min()) if rest.size else math.inf)
+            open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
             break
         if report is not None:
             report(time.perf_counter() - t0, search.incumbent, min(search.closed_floor, float(bounds[order[position + 1]])
                                                                    if position + 1 < order.size else math.inf), math.nan)
     bound = min(search.incumbent, search.closed_floor, open_floor)
     solve_time = time.perf_counter() - t0
-    raw = {"supports": int(supports.shape[0]), "supports_bounded": int(done), "supports_searched": visited,
-           "bound_time": bound_time}
+    raw = {"supports": lister.total, "supports_bounded": done, "supports_searched": visited, "bound_time": bound_time}
     if search.model is None:
         status = Status.NO_SOLUTION_FOUND
         return Result(status, bound=bound, gap=math.inf, solve_time=solve_time, nodes=search.nodes,
@@ -325,8 +376,8 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
     gap = relative_gap(objective, bound)
     proven = objective - bound <= mip_rel_gap * max(abs(objective), 1e-10)
     status = Status.OPTIMAL if proven else Status.FEASIBLE
-    message = (f"{'optimal' if proven else 'stopped at a limit'}: {supports.shape[0]} supports bounded "
-               f"({done} within the limit, {bound_time:.2f} s), {visited} searched, {search.nodes} nodes")
+    message = (f"{'optimal' if proven else 'stopped at a limit'}: {done} of {lister.total} supports bounded in "
+               f"{bound_time:.2f} s, {visited} searched, {search.nodes} nodes")
     if verbose:
         print(f"supports: {message}; objective {objective:.9g}, bound {bound:.9g}, gap {gap:.3g}")
     return Result(status, x=x, objective=objective, bound=bound, gap=gap, solve_time=solve_time,

@@ -88,10 +88,10 @@ def test_merged_patterns_give_the_same_bounds_as_every_row():
     positive = rng.random(80) < 0.4
     w = rng.random(80)
     supports = np.array(list(itertools.combinations(range(6), 3)), dtype=np.int64)
-    codes, radix = column_codes(X)
+    codes, radix, levels = column_codes(X)
     lo, hi = -np.full(6, 2.0), np.full(6, 2.0)
-    merged, _ = support_bounds(codes, radix, X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0)
-    rows, _ = support_bounds(codes, np.full(6, 10**6), X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0)
+    merged, _ = support_bounds(codes, radix, levels, X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0)
+    rows, _ = support_bounds(codes, np.full(6, 10**6), levels, X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0)
     np.testing.assert_allclose(merged, rows, atol=1e-9)
 
 
@@ -132,3 +132,19 @@ def test_constrained_programs_go_to_scip_and_say_so():
     assert fit.result.backend == "scip"
     assert "solved by scip" in fit.result.message
     assert np.count_nonzero(fit.model.coef[:2]) <= 1
+
+
+@pytest.mark.parametrize("d,k,forced", [(6, 3, ()), (7, 4, (2,)), (5, 5, ()), (4, 0, ()), (9, 2, (0, 8))])
+def test_lister_gives_every_support_once_in_chunks(d, k, forced):
+    from solvers.supports import _Lister
+
+    cs = CoefficientSet.uniform([f"x{j}" for j in range(d)], 2, must_include=[f"x{j}" for j in forced])
+    X, y = _wide(0, d=d)
+    problem = SparseLogistic.from_program(RiskSLIM(coefficients=cs, max_size=k + len(forced)).instance(X, y).exact())
+    lister = _Lister(problem)
+    rows = []
+    while lister.listed < lister.total:
+        rows += [tuple(r) for r in lister.next(4)]
+    free = [j for j in range(d) if j not in forced]
+    expected = [tuple(forced) + c for c in itertools.combinations(free, min(k, len(free)))]
+    assert rows == expected
