@@ -1,11 +1,13 @@
 """Certified logistic risk scores (RiskSLIM) on open-source solvers: a printed table, not a timed test.
 
 For each data set (points -5..5, at most ``--max-size`` features, C0 1e-6): the full-data exact solve
-by the pipeline (heuristic start + SCIP with lazy tangent cuts in one tree): time to a certified
-relative gap <= 1e-4 or the gap at the limit, objective, bound, size; then the 5-fold test AUC of
-the pipeline (per-fold limit ``--fold-limit``) and, with ``--fasterrisk``, of FasterRisk (Liu et al.
-2022; run in its own environment, ``benchmarks/.peers-fasterrisk`` made by ``python benchmarks/peers.py
-setup``, k = max_size, points -5..5).
+by ``RiskScoreClassifier`` (heuristic start, then the catalog's exact backend: support enumeration
+with convex bounds, or SCIP's lazy-cut tree where that does not fit the time; ``--backend`` picks
+one): time to a certified relative gap <= 1e-4 or the gap at the limit, objective, bound, size;
+then the 5-fold test AUC (per-fold limit ``--fold-limit``) and, with ``--fasterrisk``, FasterRisk's
+(Liu et al. 2022; run in its own environment, ``benchmarks/.peers-fasterrisk`` made by ``python
+benchmarks/peers.py setup``, k = max_size, points -5..5). ``--multiplier auto`` solves each
+multiplier of ``RiskScoreClassifier``'s grid and keeps the least loss.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/risk_scores.py --sets breastcancer,mammo,issue37 --fasterrisk
 
@@ -32,9 +34,7 @@ from sklearn.model_selection import StratifiedKFold
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from formulations.riskslim import RiskSLIM  # noqa: E402
-from solvers.limits import Limits  # noqa: E402
-from solvers.pipeline import solve_exact  # noqa: E402
+from milpscore.estimators import RiskScoreClassifier  # noqa: E402
 import peers  # noqa: E402
 from timing import environment  # noqa: E402
 
@@ -71,10 +71,11 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def exact(X, y, max_size, limit, gap=1e-4, multiplier=1.0, backend=None):
-    inst = RiskSLIM(max_size=max_size, c0=1e-6, multiplier=multiplier).instance(X, y)
+    est = RiskScoreClassifier(max_size=max_size, c0=1e-6, multiplier=multiplier, backend=backend, time_limit=limit,
+                              mip_rel_gap=gap)
     t = time.perf_counter()
-    fit = solve_exact(inst, backend, limits=Limits(time_limit=limit, mip_rel_gap=gap))
-    return fit, time.perf_counter() - t, inst
+    est.fit(X, y)
+    return est, time.perf_counter() - t
 
 
 def fasterrisk_auc(X, y, splits, max_size):
@@ -102,30 +103,31 @@ def main() -> None:
     ap.add_argument("--fold-limit", type=float, default=10.0, help="seconds per CV fold (0: skip CV)")
     ap.add_argument("--max-size", type=int, default=5)
     ap.add_argument("--fasterrisk", action="store_true")
-    ap.add_argument("--multiplier", type=float, default=1.0, help="risk = logistic(score / multiplier)")
+    ap.add_argument("--multiplier", type=lambda v: v if v == "auto" else float(v), default=1.0,
+                    help="risk = logistic(score / multiplier); 'auto': RiskScoreClassifier's grid")
     ap.add_argument("--backend", default=None, help="exact backend (default: the catalog's, 'supports')")
     args = ap.parse_args()
     print(environment(), f"| OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; points -5..5, "
-          f"max_size={args.max_size}, C0=1e-6, multiplier {args.multiplier:g}, backend {args.backend or 'default'}, "
+          f"max_size={args.max_size}, C0=1e-6, multiplier {args.multiplier}, backend {args.backend or 'default'}, "
           "one thread")
     rows = []
     for name in args.sets.split(","):
         X, y = load(name)
         limit = args.limit37 if name == "issue37" else args.limit
-        fit, seconds, inst = exact(X, y, args.max_size, limit, multiplier=args.multiplier, backend=args.backend)
-        row = {"data": name, "n x d": f"{X.shape[0]}x{X.shape[1]}", "rows kept": inst.X.shape[0],
-               "status": fit.status.value, "time_s": round(seconds, 2), "heur_s": round(fit.times.get("heuristic", 0), 2),
-               "objective": round(fit.objective, 7), "bound": round(fit.bound, 7), "gap": float(f"{fit.gap:.3g}"),
-               "size": fit.model.size, "nodes": fit.result.nodes if fit.result else 0,
-               "backend": fit.result.backend if fit.result else ""}
+        est, seconds = exact(X, y, args.max_size, limit, multiplier=args.multiplier, backend=args.backend)
+        row = {"data": name, "n x d": f"{X.shape[0]}x{X.shape[1]}", "rows kept": est.instance_.X.shape[0],
+               "m": est.multiplier_, "status": est.status_, "time_s": round(seconds, 2),
+               "heur_s": round(est.fit_.times.get("heuristic", 0), 2), "objective": round(est.objective_, 7),
+               "bound": round(est.bound_, 7), "gap": float(f"{est.gap_:.3g}"), "size": int(np.count_nonzero(est.coef_)),
+               "nodes": est.result_.nodes if est.result_ else 0, "backend": est.result_.backend if est.result_ else ""}
         if args.fold_limit > 0:
             splits = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
             aucs, gaps = [], []
             for tr, te in splits:
-                f, _, _ = exact(X[tr], y[tr], args.max_size, args.fold_limit, multiplier=args.multiplier,
-                                backend=args.backend)
-                aucs.append(roc_auc_score(y[te], f.model.scores(X[te])))
-                gaps.append(f.gap)
+                f, _ = exact(X[tr], y[tr], args.max_size, args.fold_limit, multiplier=args.multiplier,
+                             backend=args.backend)
+                aucs.append(roc_auc_score(y[te], f.decision_function(X[te])))
+                gaps.append(f.gap_)
             row["cv_auc"] = round(float(np.mean(aucs)), 4)
             row["cv_max_gap"] = float(f"{max(gaps):.3g}")
             if args.fasterrisk:

@@ -71,6 +71,19 @@ def _data_flags(p: argparse.ArgumentParser) -> None:
                         "(default 3; 0 uses the columns as they are)")
 
 
+def _multiplier(text: str) -> float | str:
+    """``--multiplier``: a number > 0 or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}") from None
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}")
+    return value
+
+
 def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--formulation", choices=FORMULATIONS, default="slim", help="what to fit (default slim)")
     p.add_argument("--time-limit", type=float, default=20.0, help="seconds for the whole fit (default 20)")
@@ -78,8 +91,9 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--coef-bound", type=int, default=None, help="points lie in -U..U (formulation default)")
     p.add_argument("--c0", type=float, default=None, help="L0 cost per feature (slim default 0.01)")
     p.add_argument("--lam", type=float, default=None, help="penalty weight (facets, fused, eye)")
-    p.add_argument("--multiplier", type=float, default=None,
-                   help="riskscore: risk = logistic(total score / multiplier) (default 1)")
+    p.add_argument("--multiplier", type=_multiplier, default=None,
+                   help="riskscore: risk = logistic(total score / multiplier) (default 1); 'auto' solves each of "
+                        "1, 1.5, 2, 3, 4, 6, 8 and keeps the least loss")
     p.add_argument("--one-threshold-per-variable", action="store_true",
                    help="at most one 'x >= t' indicator of each variable (slim, riskscore, facets)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of randomised methods")

@@ -65,7 +65,7 @@ def model_to_dict(estimator: Any, preprocessor: ThresholdBinarizer | None = None
         "model": {"features": features, "coef": _plain(estimator.coef_), "intercept": float(estimator.intercept_),
                   "labels": {"negative": _plain(estimator.classes_[0]), "positive": _plain(estimator.classes_[1])},
                   "link": "logistic" if hasattr(estimator, "predict_proba") else "sign",
-                  "multiplier": float(getattr(estimator, "multiplier", 1.0))},
+                  "multiplier": float(getattr(estimator, "multiplier_", 1.0))},
         "card": {"title": card.title, "intercept": float(card.intercept), "notes": list(card.notes),
                  "rows": _plain(card.table.to_dict(orient="records"))},
         "risk_table": _plain(estimator.risk_table_.to_dict(orient="records")) if hasattr(estimator, "risk_table_")

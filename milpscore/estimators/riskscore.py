@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
+from sklearn.base import clone
 
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import operational_constraints
@@ -14,6 +16,12 @@ from milpscore.estimators.base import IntegerLinearClassifier
 from milpscore.estimators.slim import class_weight_pair
 from milpscore.risk_table import calibration, format_risk_table, plot_risk_table, predicted_risk, risk_table
 from milpscore.scorecard import ScoreCard
+from solvers.pipeline import certify
+
+
+#: multipliers of ``multiplier="auto"`` (FasterRisk searches a continuum per support; this grid is
+#: solved exactly, one certified fit per value)
+MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 
 
 class RiskScoreClassifier(IntegerLinearClassifier):
@@ -50,17 +58,21 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     one_threshold_per_variable : bool
         At most one ``"<variable> >= <t>"`` indicator of each variable (groups read off the column
         names that :class:`~milpscore.binarize.ThresholdBinarizer` writes).
-    multiplier : float > 0
-        The risk is ``1 / (1 + exp(-(total points + base score) / multiplier))`` (FasterRisk's
-        multiplier). 1 (default) is RiskSLIM's problem; a larger value gives the same integer points
-        a finer risk scale: ``benchmarks/risk_scores.py --multiplier 2`` printed 5-fold test AUC
-        0.9943 on breastcancer and 0.8485 on mammo (0.9884 and 0.8407 at 1; FasterRisk 0.9944 and
-        0.8496), 10 s per fold. The certificate holds for the multiplier given.
+    multiplier : float > 0, a sequence of them, or "auto"
+        The risk is ``1 / (1 + exp(-(total points + base score) / m))`` (FasterRisk's multiplier
+        ``m``). 1 (default) is RiskSLIM's problem; a larger value gives the same integer points a
+        finer risk scale. With several values (``"auto"``: :data:`MULTIPLIERS`) each is solved in
+        its share of ``time_limit`` and the one of least objective (the same mean logistic loss +
+        L0 cost for every ``m``) is kept: its certificate (``status_``, ``bound_``, ``gap_``) is
+        over the points *and* the listed multipliers (the least bound over them), and
+        ``multipliers_`` tables every one.
 
     Attributes
     ----------
     coef_, intercept_ : integer points and base score. ``predict_proba`` is the logistic of the total
-        divided by ``multiplier``.
+        divided by ``multiplier_``.
+    multiplier_ : the multiplier of the model (the one kept when several were given).
+    multipliers_ : DataFrame, one row per multiplier tried: objective, bound, gap, status, seconds.
     risk_table_ : DataFrame, every attainable total score -> predicted risk, observed rate, count.
     calibration_ : :class:`milpscore.risk_table.Calibration` on the training data (curve, ECE).
     scorecard_ : points table with the risk table in its notes.
@@ -74,7 +86,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
                  backend: str | None = None, time_limit: float | None = 60.0, node_limit: int | None = None,
                  mip_rel_gap: float = 1e-4, threads: int = 1, seed: int = 0, verbose: bool = False,
                  constraints: Sequence = (), one_threshold_per_variable: bool = False,
-                 pos_label: Any = None, multiplier: float = 1.0):
+                 pos_label: Any = None, multiplier: float | Sequence[float] | str = 1.0):
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size
@@ -97,22 +109,55 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         return RiskSLIM(coefficients=self._coefficient_set(names), coef_bound=self.coef_bound, c0=self.c0,
                         max_size=self.max_size, class_weight=class_weight_pair(self.class_weight, self.labels_, y),
                         constraints=operational_constraints(self.constraints, names, self.one_threshold_per_variable),
-                        multiplier=self.multiplier)
+                        multiplier=getattr(self, "multiplier_", self._multipliers()[0]))
+
+    def _multipliers(self) -> tuple[float, ...]:
+        m = self.multiplier
+        values = MULTIPLIERS if isinstance(m, str) and m == "auto" else (m,) if np.isscalar(m) else tuple(m)
+        if isinstance(m, str) and m != "auto" or not len(values) or \
+                not all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and np.isfinite(v) and v > 0
+                        for v in values):
+            raise ValueError(f"multiplier must be a number > 0, a sequence of them or 'auto'; got {m!r}")
+        return tuple(float(v) for v in values)
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RiskScoreClassifier":
-        """Solve RiskSLIM by the pipeline, then tabulate the risks and their calibration on ``(X, y)``."""
-        super().fit(X, y, sample_weight)
+        """Solve RiskSLIM by the pipeline (once per multiplier when several are given, keeping the
+        least objective), then tabulate the risks and their calibration on ``(X, y)``."""
+        multipliers = self._multipliers()
+        clock = self._limits().clock()
+        rows, best = [], None
+        for i, m in enumerate(multipliers):
+            remaining = clock.remaining()
+            one = clone(self).set_params(multiplier=m, time_limit=None if remaining is None else
+                                         remaining / (len(multipliers) - i))
+            one.multiplier_ = m
+            IntegerLinearClassifier.fit(one, X, y, sample_weight)
+            rows.append({"multiplier": m, "objective": one.objective_, "bound": one.bound_, "gap": one.gap_,
+                         "status": one.status_, "seconds": one.fit_.times.get("total", float("nan"))})
+            if best is None or one.objective_ < best.objective_:
+                best = one
+        for name, value in vars(best).items():
+            if name.endswith("_") and not name.startswith("_"):
+                setattr(self, name, value)
+        self.multipliers_ = pd.DataFrame(rows)
+        if len(multipliers) > 1:  # the certificate over the points and every multiplier listed
+            status, gap = certify(self.objective_, float(self.multipliers_["bound"].min()), self.mip_rel_gap)
+            self.status_, self.gap_, self.bound_ = status.value, gap, float(self.multipliers_["bound"].min())
         Xd = self._validated(X)
         events = (encode_labels(y, pos_label=self.pos_label)[0] > 0).astype(float)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        self.risk_table_ = risk_table(self.coef_, self.intercept_, Xd, events, w, self.multiplier)
-        self.calibration_ = calibration(self.coef_, self.intercept_, Xd, events, w, self.multiplier)
+        self.risk_table_ = risk_table(self.coef_, self.intercept_, Xd, events, w, self.multiplier_)
+        self.calibration_ = calibration(self.coef_, self.intercept_, Xd, events, w, self.multiplier_)
         self.scorecard_ = self._make_scorecard(self._feature_names(self.n_features_in_), self.labels_)
         return self
 
     def _make_scorecard(self, names: list[str], labels) -> ScoreCard:
-        over = "" if self.multiplier == 1 else f" / {self.multiplier:g}"
-        notes = self._notes() + [f"risk of {labels.positive!r} = 1 / (1 + exp(-(total points + base score){over}))"]
+        over = "" if self.multiplier_ == 1 else f" / {self.multiplier_:g}"
+        notes = self._notes()
+        if len(getattr(self, "multipliers_", ())) > 1:
+            notes.append(f"multiplier {self.multiplier_:g}: least objective of {len(self.multipliers_)} tried "
+                         f"({', '.join(f'{m:g}' for m in self.multipliers_['multiplier'])}); certificate over all")
+        notes += [f"risk of {labels.positive!r} = 1 / (1 + exp(-(total points + base score){over}))"]
         if hasattr(self, "risk_table_"):
             notes += format_risk_table(self.risk_table_)
             notes.append(f"expected calibration error on the training data: {self.calibration_.ece:.4f}")
@@ -121,7 +166,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """``[P(negative), P(positive)]`` per row: the logistic of the integer total score over ``multiplier``."""
-        p = predicted_risk(self.decision_function(X) / self.multiplier)
+        p = predicted_risk(self.decision_function(X) / self.multiplier_)
         return np.column_stack([1.0 - p, p])
 
     def plot_risk_table(self, ax: Any = None) -> Any:

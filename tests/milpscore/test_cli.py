@@ -216,3 +216,14 @@ def test_riskscore_multiplier_reaches_the_saved_probabilities(tmp_path, capsys):
     assert main(["predict", str(model_path), str(pred_path)]) == 0
     printed = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
     np.testing.assert_allclose(printed["probability"], 1 / (1 + np.exp(-printed["score"] / 2)), rtol=1e-9)
+
+
+def test_multiplier_flag_takes_a_positive_number_or_auto():
+    import argparse
+
+    from milpscore.cli import _multiplier
+
+    assert _multiplier("auto") == "auto" and _multiplier("2.5") == 2.5
+    for bad in ("0", "-1", "nan", "best"):
+        with pytest.raises(argparse.ArgumentTypeError, match="auto"):
+            _multiplier(bad)

@@ -93,3 +93,26 @@ def test_plot_risk_table():
     assert ax.get_xlabel().startswith("SCORE")
     # the x values are the card's SCORE (total points), the same numbers the risk table prints
     np.testing.assert_allclose(ax.get_lines()[0].get_xdata(), est.risk_table_["points"])
+
+
+def test_several_multipliers_keep_the_least_objective_and_certify_over_all():
+    """Each multiplier is solved to optimality on its own; the kept one has the least objective, its
+    probabilities, table and saved model use it, and the certificate's bound is the least of all."""
+    X, y = _data(4, n=80)
+    grid = [1.0, 2.0, 3.0]
+    est = RiskScoreClassifier(coef_bound=3, max_size=2, time_limit=60, multiplier=grid).fit(X, y)
+    singles = [RiskScoreClassifier(coef_bound=3, max_size=2, time_limit=30, multiplier=m).fit(X, y) for m in grid]
+    objectives = [s.objective_ for s in singles]
+    best = int(np.argmin(objectives))
+    assert est.multiplier_ == grid[best]
+    assert est.objective_ == pytest.approx(objectives[best], abs=1e-12)
+    np.testing.assert_allclose(est.multipliers_["objective"], objectives, atol=1e-12)
+    assert est.bound_ == pytest.approx(min(s.bound_ for s in singles), abs=1e-12)
+    assert est.status_ == "optimal" and est.bound_ <= est.objective_ + 1e-12
+    np.testing.assert_allclose(est.predict_proba(X)[:, 1], 1 / (1 + np.exp(-est.decision_function(X) / est.multiplier_)))
+    assert f"/ {est.multiplier_:g}" in str(est.scorecard_) or est.multiplier_ == 1
+    assert clone(est).get_params()["multiplier"] == grid
+    with pytest.raises(ValueError, match="multiplier"):
+        RiskScoreClassifier(multiplier="best").fit(X, y)
+    with pytest.raises(ValueError, match="multiplier"):
+        RiskScoreClassifier(multiplier=[1.0, 0.0]).fit(X, y)
