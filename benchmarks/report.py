@@ -1,10 +1,11 @@
 """Write ``docs/benchmarks.md``: the printed output of the benchmark scripts, verbatim.
 
-Run: ``python benchmarks/report.py [--scripts prox build ...] [--logs DIR]``. Each script runs in
-its own process (``OPENBLAS_NUM_THREADS=1``), one after the other, and its standard output goes
-into the page as it was printed, under the command that produced it, with the commit and date;
-nothing is retyped, so the docs quote only what the scripts print. ``--logs DIR`` takes the
-outputs from ``DIR/<script>.log`` files written by earlier runs of the same commit instead.
+Run: ``python benchmarks/report.py [--runs prox build ...] [--logs DIR]``. Each run is one script
+with its arguments (:data:`RUNS`), in its own process (``OPENBLAS_NUM_THREADS=1``), one after the
+other; its standard output goes into the page as it was printed, under the command that produced
+it and the commit and date of the run; nothing is retyped, so the docs quote only what the scripts
+print. Sections of runs not asked for are kept as they are (with their own commit and date).
+``--logs DIR`` takes the outputs from ``DIR/<run>.log`` files written by earlier runs instead.
 """
 from __future__ import annotations
 
@@ -16,36 +17,63 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: scripts timed by the shared method, in the order of the page
-SCRIPTS = ("prox", "build", "path", "conic", "rounding", "facets", "fused")
+#: run name -> (script, arguments), in the order of the page
+RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "prox": ("prox", ()), "build": ("build", ()), "path": ("path", ()), "conic": ("conic", ()),
+    "rounding": ("rounding", ()), "facets": ("facets", ()), "fused": ("fused", ()),
+    "risk_scores": ("risk_scores", ("--fasterrisk",)),
+    "risk_scores-auto": ("risk_scores", ("--sets", "breastcancer,mammo,issue37,adult", "--multiplier", "auto",
+                                         "--fold-limit", "20", "--fasterrisk")),
+}
+HEADER = "## `"
 
 
-def output(script: str, logs: Path | None) -> str:
+def command(run: str) -> str:
+    script, arguments = RUNS[run]
+    return " ".join(["OPENBLAS_NUM_THREADS=1 python", f"benchmarks/{script}.py", *arguments])
+
+
+def output(run: str, logs: Path | None) -> str:
     if logs is not None:
-        return (logs / f"{script}.log").read_text()
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{script}.py")], capture_output=True,
-                         text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, cwd=ROOT)
-    return run.stdout + (f"\n[exit code {run.returncode}]\n{run.stderr[-2000:]}" if run.returncode else "")
+        return (logs / f"{run}.log").read_text()
+    script, arguments = RUNS[run]
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{script}.py"), *arguments],
+                          capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, cwd=ROOT)
+    return done.stdout + (f"\n[exit code {done.returncode}]\n{done.stderr[-2000:]}" if done.returncode else "")
+
+
+def sections(page: str) -> dict[str, str]:
+    """The page's sections by run name (read back from their command lines)."""
+    found = {}
+    for block in page.split("\n" + HEADER)[1:]:
+        cmd = block.split("`", 1)[0]
+        for run in RUNS:
+            if cmd == command(run):
+                found[run] = HEADER + block.rstrip() + "\n"
+    return found
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scripts", nargs="+", default=list(SCRIPTS), choices=SCRIPTS)
+    parser.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS))
     parser.add_argument("--logs", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     args = parser.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout
-    source = (f"assembled from the logs in `{args.logs}` of runs of the code at commit `{commit.strip()}`"
-              if args.logs is not None else f"run at commit `{commit.strip()}`")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
+    kept = sections(args.out.read_text()) if args.out.exists() else {}
+    for run in args.runs:
+        print(f"running {command(run)} ...", flush=True)
+        text = output(run, args.logs).rstrip()
+        kept[run] = "\n".join([f"{HEADER}{command(run)}`", "",
+                               f"Code at commit `{commit}`, {datetime.date.today().isoformat()}.", "",
+                               "```text", text, "```", ""])
     lines = ["# Benchmarks: what the scripts printed", "",
-             f"Written by `python benchmarks/report.py` on {datetime.date.today().isoformat()}, {source}. "
-             "Each section is the standard output of one script, verbatim; the method (interleaved "
-             "rounds, medians, peers in their own environments) is in each script's docstring and in "
-             "`benchmarks/timing.py`. Peers need `python benchmarks/peers.py setup` first.", ""]
-    for script in args.scripts:
-        print(f"running {script}.py ...", flush=True)
-        lines += [f"## `OPENBLAS_NUM_THREADS=1 python benchmarks/{script}.py`", "", "```text",
-                  output(script, args.logs).rstrip(), "```", ""]
+             "Written by `python benchmarks/report.py`. Each section is the standard output of one script, "
+             "verbatim, under the commit and date of its run; the method (interleaved rounds, medians, peers in "
+             "their own environments) is in each script's docstring and in `benchmarks/timing.py`. Peers need "
+             "`python benchmarks/peers.py setup` first.", ""]
+    lines += [kept[run] for run in RUNS if run in kept]
     args.out.write_text("\n".join(lines))
     print(f"wrote {args.out}")
 

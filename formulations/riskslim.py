@@ -28,6 +28,13 @@ the program is a bound on the true objective; ``LogisticCuts.value`` is the true
 solution. The column bound ``L >= loss_floor`` is the minimum over the coefficient box of the
 tangent at the continuous fit (a certified lower bound on the loss, RiskSLIM's loss bound).
 
+Without operational constraints the program has only box, L0 and cardinality rows, and the
+default backend (:mod:`solvers.supports`) solves it without the cuts: every support of
+``max_size`` features is bounded by its box-constrained continuous fit (certified by the
+Frank-Wolfe gap), and branch and bound on the integer points runs only in the supports whose bound
+is below the incumbent. The cutting-plane MILP stays the program (and SCIP's tree its solver under
+operational constraints).
+
 ``relaxed()`` is ``exact().relax()`` with the same oracle: solved by cutting planes on the LP it
 gives the continuous relaxation value (a valid lower bound), on the same ``coef`` / ``intercept``
 slices.
