@@ -26,6 +26,7 @@ SCIP is single-threaded: ``threads`` is ignored.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from pyscipopt import SCIP_EVENTTYPE, SCIP_HEURTIMING, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, Eventhdlr, Heur, Model
@@ -244,8 +245,8 @@ def build_model(program: Program, verbose: bool = False) -> tuple[Model, list, l
 
 def solve_scip(program: Program, *, time_limit: float | None = None, mip_rel_gap: float = 1e-6, threads: int = 1,
                node_limit: int | None = None, seed: int = 0, verbose: bool = False,
-               warm_start: np.ndarray | None = None, root_cuts: int = ROOT_CUTS,
-               options: dict | None = None) -> Result:
+               warm_start: np.ndarray | None = None, root_cuts: int = ROOT_CUTS, polish: bool = True,
+               tighten: bool = True, initial_cuts: bool = True, options: dict | None = None) -> Result:
     """Solve an LP / MILP / lazy (cutting-plane) program with SCIP (module docstring).
 
     Parameters
@@ -254,10 +255,20 @@ def solve_scip(program: Program, *, time_limit: float | None = None, mip_rel_gap
     seed : ``randomization/randomseedshift``. threads : ignored (SCIP is single-threaded).
     warm_start : full vector of ``program`` offered as a start (kept only if SCIP accepts it).
     root_cuts : rounds of oracle rows at fractional root LP solutions (lazy programs).
+    polish, tighten, initial_cuts : lazy programs: polish integral points of the tree with the
+        oracle's polisher; add the oracle's cut-off rows valid below the start's value (bound
+        tightening); keep the program's initial cut pool (row block ``"cuts"``). Each is on by
+        default; switching one off measures what it gives (``benchmarks/riskslim_ablation.py``).
     options : further raw SCIP parameters, e.g. ``{"presolving/maxrounds": 0}``.
     """
     t0 = time.perf_counter()
     lazy = getattr(program, "lazy", None)
+    if not initial_cuts and "cuts" in program.row_blocks:
+        start = program.row_blocks["cuts"].start
+        if program.row_blocks["cuts"].stop != program.n_rows:
+            raise ValueError("initial_cuts=False needs the 'cuts' row block last in the program")
+        program = replace(program, A=program.A[:start], row_lb=program.row_lb[:start], row_ub=program.row_ub[:start],
+                          row_blocks={k: v for k, v in program.row_blocks.items() if k != "cuts"})
     model, variables, terms = build_model(program, verbose)
     if time_limit is not None:
         if time_limit <= 0:
@@ -279,7 +290,7 @@ def solve_scip(program: Program, *, time_limit: float | None = None, mip_rel_gap
         model.includeConshdlr(_LazyHandler(state), "lazycuts", "rows of the program's lazy oracle",
                               sepapriority=-1, enfopriority=-1, chckpriority=-1, sepafreq=1, propfreq=-1,
                               eagerfreq=-1, needscons=False)
-        if hasattr(lazy, "polish"):
+        if polish and hasattr(lazy, "polish"):
             model.includeHeur(_Polisher(state, program.integer), "lazypolish", "polish integral points of the tree", "P",
                               priority=-1, freq=1, timingmask=SCIP_HEURTIMING.AFTERLPNODE | SCIP_HEURTIMING.AFTERPSEUDONODE)
     for key, value in (options or {}).items():
@@ -294,7 +305,7 @@ def solve_scip(program: Program, *, time_limit: float | None = None, mip_rel_gap
         model.addSol(sol)
         if state is not None:
             state.best = lazy.value(start)
-            if hasattr(lazy, "cutoff_rows"):  # rows valid for every solution better than the start
+            if tighten and hasattr(lazy, "cutoff_rows"):  # rows valid for every solution better than the start
                 rows, lb = lazy.cutoff_rows(state.best)
                 state.cutoff_rows = _add_rows(model, terms, rows, lb, "cutoff")
     report = progress.current()
