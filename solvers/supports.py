@@ -45,7 +45,7 @@ from formulations.program import Program
 from numba import njit
 
 from solvers import progress
-from solvers.box_logistic import column_codes, fit_box, support_bounds
+from solvers.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
 from solvers.registry import Backend, get_backend
 from solvers.result import Result, Status, relative_gap
 
@@ -306,22 +306,17 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
     if warm_start is not None:
         coef, intercept = lazy.model(warm_start)
         search.incumbent, search.model = float(lazy.value(warm_start)), (coef.copy(), float(intercept))
-    data = problem.data
-    codes, radix, levels = column_codes(data.X)
     forced_cost = float(problem.cost @ problem.forced)
     lister = _Lister(problem)
-    support_bounds(codes, radix, levels, data.X[:1], data.y[:1] > 0, data.weights[:1], _Lister(problem).next(1),
-                   problem.lo, problem.hi, float(problem.intercept_lo), float(problem.intercept_hi), data.scale)
-    # (compiles the kernel, if this process has not, before the first chunk is timed)
+    bound_chunk = _bounder(problem)
+    bound_chunk(_Lister(problem).next(1), np.inf)  # compiles the kernel, if needed, before the first chunk is timed
     kept_bounds, kept_supports = [], []
     done = 0
     while done < lister.total and time.perf_counter() <= deadline:
         started = time.perf_counter()
         chunk = lister.next(CHUNK)
         cutoff = (search.prune_level() - problem.offset - forced_cost) / problem.loss_cost  # loss units
-        lower, _ = support_bounds(codes, radix, levels, data.X, data.y > 0, data.weights, chunk, problem.lo,
-                                  problem.hi, float(problem.intercept_lo), float(problem.intercept_hi), data.scale,
-                                  cutoff)
+        lower = bound_chunk(chunk, cutoff)
         bounds = np.maximum(problem.loss_cost * lower + forced_cost + problem.offset, problem.floor())
         keep = bounds < search.prune_level()
         if not keep.all():
@@ -382,6 +377,20 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
         print(f"supports: {message}; objective {objective:.9g}, bound {bound:.9g}, gap {gap:.3g}")
     return Result(status, x=x, objective=objective, bound=bound, gap=gap, solve_time=solve_time,
                   nodes=search.nodes, backend="supports", message=message, raw=raw)
+
+
+def _bounder(problem: SparseLogistic):
+    """``bound(supports, cutoff) -> lower bounds`` of the box fits: rows as bit sets when the features
+    are 0/1 and the weights integer multiples of a unit per label, else rows merged by codes."""
+    data = problem.data
+    box = (problem.lo, problem.hi, float(problem.intercept_lo), float(problem.intercept_hi), data.scale)
+    positive = data.y > 0
+    pos, neg = row_bits(data.X[positive], data.weights[positive]), row_bits(data.X[~positive], data.weights[~positive])
+    if pos is not None and neg is not None:
+        return lambda chunk, cutoff: binary_support_bounds(*pos, *neg, chunk, *box, cutoff)[0]
+    codes, radix, levels = column_codes(data.X)
+    return lambda chunk, cutoff: support_bounds(codes, radix, levels, data.X, positive, data.weights, chunk, *box,
+                                                cutoff)[0]
 
 
 def _lift(program: Program, problem: SparseLogistic, coef: np.ndarray, intercept: float) -> np.ndarray:

@@ -2,6 +2,7 @@
 every integer model on random tiny instances (boxes, signs, forced features, L0 costs,
 multipliers); bounds are valid at any stop; programs it does not take go to SCIP, which it says."""
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -148,3 +149,23 @@ def test_lister_gives_every_support_once_in_chunks(d, k, forced):
     free = [j for j in range(d) if j not in forced]
     expected = [tuple(forced) + c for c in itertools.combinations(free, min(k, len(free)))]
     assert rows == expected
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 4])
+def test_bit_set_bounds_equal_the_merged_row_bounds(k):
+    """0/1 rows with integer copies: popcounts of the patterns give the same bounds as merging."""
+    from solvers.box_logistic import binary_support_bounds, row_bits
+
+    rng = np.random.default_rng(k)
+    X = rng.integers(0, 2, (150, 7)).astype(float)
+    positive = rng.random(150) < 0.35
+    w = rng.integers(1, 4, 150) / 150.0 * np.where(positive, 2.0, 1.0)  # integer copies, class weight 2
+    supports = np.array(list(itertools.combinations(range(7), k)), dtype=np.int64).reshape(math.comb(7, k), k)
+    lo, hi = -np.full(7, 3.0), np.full(7, 2.0)
+    codes, radix, levels = column_codes(X)
+    merged, _ = support_bounds(codes, radix, levels, X, positive, w, supports, lo, hi, -6.0, 6.0, 1.5)
+    pos, neg = row_bits(X[positive], w[positive]), row_bits(X[~positive], w[~positive])
+    bits, _ = binary_support_bounds(*pos, *neg, supports, lo, hi, -6.0, 6.0, 1.5)
+    np.testing.assert_allclose(bits, merged, atol=1e-9)
+    assert row_bits(X[positive] * 2.0, w[positive]) is None  # not 0/1
+    assert row_bits(X[positive], w[positive] * rng.random(positive.sum())) is None  # no common unit
