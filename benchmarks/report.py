@@ -22,7 +22,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "prox": ("prox", ()), "build": ("build", ()), "path": ("path", ()), "conic": ("conic", ()),
     "rounding": ("rounding", ()), "facets": ("facets", ()), "fused": ("fused", ()),
     "risk_scores": ("risk_scores", ("--fasterrisk",)),
-    "risk_scores-auto": ("risk_scores", ("--sets", "breastcancer,mammo,issue37,adult", "--multiplier", "auto",
+    "risk_scores-auto": ("risk_scores", ("--sets", "breastcancer,mammo,issue37,adult,spambase", "--multiplier", "auto",
                                          "--fold-limit", "20", "--fasterrisk")),
     "riskslim_ablation": ("riskslim_ablation", ()),
     "riskslim_ablation-mammo": ("riskslim_ablation", ("--data", "mammo")),

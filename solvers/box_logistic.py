@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 #: Newton iterations per fit; the bound is valid at any iterate
 MAX_NEWTON = 30
@@ -283,13 +284,22 @@ def column_codes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return codes, radix, levels
 
 
+@intrinsic
+def _ctpop(typingctx, x):
+    """LLVM's ``ctpop`` on a uint64 (one POPCNT instruction where the CPU has it)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return x(x), codegen
+
+
 @njit(cache=True)
 def _popcount(x) -> int:
-    """Set bits of a uint64 (SWAR)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+    """Set bits of a uint64."""
+    return int(_ctpop(x))
 
 
 @njit(cache=True)
@@ -411,3 +421,72 @@ def row_bits(X: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray
     bits = np.packbits(padded, axis=1, bitorder="little").view(np.uint64)
     valid = np.packbits(np.arange(words * 64) < n, bitorder="little").view(np.uint64)
     return np.ascontiguousarray(bits), valid, unit
+
+
+@njit(cache=True)
+def binary_bayes_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, supports, cutoff):
+    """Bayes error ``sum_p min(W_+(p), W_-(p))`` over the patterns ``p`` of each support (the least
+    weighted error of any rule giving each pattern one class; :mod:`solvers.zero_one_supports`),
+    on 0/1 rows held as bit sets (as
+    :func:`binary_support_bounds`), stopped once it reaches ``cutoff``. The patterns of each prefix
+    level are kept, so a support that changes only its last columns recomputes only those levels,
+    and a pattern holding one label only is not split further (its parts hold one label too)."""
+    ns, k = supports.shape
+    wp_, wn_ = valid_pos.size, valid_neg.size
+    width = 1 << k
+    # level t holds at most 2^t mixed patterns: rows (bit sets) and their counts per label
+    lev_pos = np.zeros((k + 1, width, wp_), np.uint64)
+    lev_neg = np.zeros((k + 1, width, wn_), np.uint64)
+    cnt_pos = np.zeros((k + 1, width), np.int64)
+    cnt_neg = np.zeros((k + 1, width), np.int64)
+    size = np.zeros(k + 1, np.int64)
+    lev_pos[0, 0] = valid_pos
+    lev_neg[0, 0] = valid_neg
+    for w in range(wp_):
+        cnt_pos[0, 0] += _popcount(valid_pos[w])
+    for w in range(wn_):
+        cnt_neg[0, 0] += _popcount(valid_neg[w])
+    size[0] = 1 if cnt_pos[0, 0] > 0 and cnt_neg[0, 0] > 0 else 0
+    built = 0  # levels 0..built are valid for the previous support
+    previous = np.full(k, -1, np.int64)
+    out = np.empty(ns)
+    for s in range(ns):
+        first = 0
+        while first < min(built, k) and supports[s, first] == previous[first]:
+            first += 1
+        built = first  # levels 0..first are still valid
+        total = 0.0
+        for t in range(first, k):
+            j = supports[s, t]
+            previous[t] = j
+            m = 0
+            for p in range(size[t]):
+                a1 = 0
+                for w in range(wp_):
+                    v = lev_pos[t, p, w] & bits_pos[j, w]
+                    lev_pos[t + 1, m, w] = v
+                    a1 += _popcount(v)
+                b1 = 0
+                for w in range(wn_):
+                    v = lev_neg[t, p, w] & bits_neg[j, w]
+                    lev_neg[t + 1, m, w] = v
+                    b1 += _popcount(v)
+                a0, b0 = cnt_pos[t, p] - a1, cnt_neg[t, p] - b1
+                if a1 > 0 and b1 > 0:
+                    cnt_pos[t + 1, m], cnt_neg[t + 1, m] = a1, b1
+                    m += 1
+                if a0 > 0 and b0 > 0:
+                    for w in range(wp_):
+                        lev_pos[t + 1, m, w] = lev_pos[t, p, w] & ~bits_pos[j, w]
+                    for w in range(wn_):
+                        lev_neg[t + 1, m, w] = lev_neg[t, p, w] & ~bits_neg[j, w]
+                    cnt_pos[t + 1, m], cnt_neg[t + 1, m] = a0, b0
+                    m += 1
+            size[t + 1] = m
+            built = t + 1
+        for p in range(size[k]):
+            total += min(cnt_pos[k, p] * unit_pos, cnt_neg[k, p] * unit_neg)
+            if total >= cutoff:
+                break
+        out[s] = total
+    return out

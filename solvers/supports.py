@@ -54,8 +54,6 @@ CHUNK = 4096
 #: the supports are bounded only when the first chunk projects the whole pass within this share
 #: of the time left (else the fallback gets the time)
 PROJECTION_SHARE = 0.8
-#: backend solving the programs this one does not take
-FALLBACK = "scip"
 #: row blocks of the plain program (anything else is an operational constraint)
 PLAIN_ROWS = {"l0_upper", "l0_lower", "max_size", "cuts"}
 #: a continuous coordinate this close to an integer counts as integral
@@ -110,6 +108,58 @@ class SparseLogistic:
         """Features that may be non-zero and are not forced."""
         return np.flatnonzero(~self.forced & ((self.lo < 0) | (self.hi > 0)))
 
+    # ------------------------------------------------------ the kind's protocol (solve_supports)
+    fallback = "scip"
+
+    @property
+    def d(self) -> int:
+        return self.lo.size
+
+    def listers(self, incumbent: float = math.inf) -> list["_Lister"]:
+        forced, free = np.flatnonzero(self.forced), self.free
+        return [_Lister(forced, free, max(0, min(free.size, self.max_size - forced.size)))]
+
+    #: supports below the incumbent searched one by one (the in-support search is cheap: no limit)
+    max_searched = math.inf
+
+    def least_bound(self, lister: "_Lister") -> float:
+        return self.floor()
+
+    def bounder(self):
+        """``bound(supports, level) -> objective bounds``: the box fits' certified bounds plus the
+        forced costs; a fit stops once its bound reaches ``level``."""
+        data = self.data
+        box = (self.lo, self.hi, float(self.intercept_lo), float(self.intercept_hi), data.scale)
+        positive = data.y > 0
+        forced_cost = float(self.cost @ self.forced)
+        pos = row_bits(data.X[positive], data.weights[positive])
+        neg = row_bits(data.X[~positive], data.weights[~positive])
+        if pos is not None and neg is not None:
+            kernel = lambda chunk, cutoff: binary_support_bounds(*pos, *neg, chunk, *box, cutoff)[0]  # noqa: E731
+        else:
+            codes, radix, levels = column_codes(data.X)
+            kernel = lambda chunk, cutoff: support_bounds(codes, radix, levels, data.X, positive,  # noqa: E731
+                                                          data.weights, chunk, *box, cutoff)[0]
+
+        def bound(chunk: np.ndarray, level: float) -> np.ndarray:
+            lower = kernel(chunk, (level - self.offset - forced_cost) / self.loss_cost)
+            return np.maximum(self.loss_cost * lower + forced_cost + self.offset, self.floor())
+
+        return bound
+
+    def search(self, support: np.ndarray, bound: float, search: "_Search", deadline: float,
+               node_limit: int | None) -> float:
+        return _branch_and_bound(search, _SupportProblem(self, support), bound, deadline, node_limit)
+
+    def lift(self, program: Program, coef: np.ndarray, intercept: float) -> np.ndarray:
+        """The program's vector of a model: loss at its true value, indicators at ``coef != 0``."""
+        x = np.zeros(program.n_variables)
+        x[program.blocks["coef"]] = coef
+        x[program.blocks["intercept"]] = intercept
+        x[program.blocks["loss"]] = self.data.loss(coef, intercept)
+        x[program.blocks["size"]] = (self.forced | (coef != 0)).astype(float)
+        return x
+
     def costs_in(self, support: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
         """L0 cost every integer point of the box ``[lo, hi]`` on ``support`` pays at least."""
         pays = self.forced[support] | (lo > 0) | (hi < 0)
@@ -154,12 +204,11 @@ def _next_combinations(state: np.ndarray, n: int, out: np.ndarray) -> int:
 
 
 class _Lister:
-    """The supports of :meth:`SparseLogistic.supports`, chunk by chunk (forced features first, then
-    ``K - |F|`` free ones in lexicographic order)."""
+    """Supports made of the ``forced`` features and ``r`` of the ``free`` ones, chunk by chunk (the
+    free ones in lexicographic order, so consecutive supports share their first columns)."""
 
-    def __init__(self, problem: SparseLogistic):
-        self.forced, self.free = np.flatnonzero(problem.forced), problem.free
-        self.r = max(0, min(self.free.size, problem.max_size - self.forced.size))
+    def __init__(self, forced: np.ndarray, free: np.ndarray, r: int):
+        self.forced, self.free, self.r = forced, free, r
         self.total = math.comb(self.free.size, self.r)
         self.state = np.arange(self.r, dtype=np.int64)
         self.listed = 0
@@ -217,7 +266,7 @@ class _SupportProblem:
 class _Search:
     """State of one search: incumbent, the least bound of every closed region, counters."""
 
-    problem: SparseLogistic
+    d: int
     incumbent: float
     model: tuple[np.ndarray, float] | None
     tolerance: float
@@ -230,7 +279,7 @@ class _Search:
 
     def offer(self, value: float, support: np.ndarray, coef: np.ndarray, intercept: float) -> None:
         if value < self.incumbent:
-            full = np.zeros(self.problem.lo.size)
+            full = np.zeros(self.d)
             full[support] = coef
             self.incumbent, self.model = value, (full, intercept)
 
@@ -239,7 +288,7 @@ def _branch_and_bound(search: _Search, sub: _SupportProblem, root_bound: float, 
                       node_limit: int | None) -> float:
     """Best-first branch and bound on one support's integer box (whose continuous bound is
     ``root_bound``); returns the least bound of its open nodes (inf when it is finished)."""
-    problem, support = search.problem, sub.support
+    problem, support = sub.problem, sub.support
     counter = 0
     theta0 = np.append(np.zeros(support.size), np.clip(problem.zero_intercept, sub.lo[-1], sub.hi[-1]))
     heap = [(root_bound, counter, sub.lo, sub.hi, theta0)]
@@ -286,121 +335,140 @@ def _branch_and_bound(search: _Search, sub: _SupportProblem, root_bound: float, 
     return math.inf
 
 
+def _read(program: Program):
+    """The program as one of the kinds this backend solves, or the reasons it is none of them."""
+    from solvers.zero_one_supports import ZeroOneProgram
+
+    reasons = []
+    for kind in (SparseLogistic, ZeroOneProgram):
+        problem = kind.from_program(program)
+        if not isinstance(problem, str):
+            return problem
+        reasons.append(problem)
+    return "; ".join(reasons)
+
+
+def _fallback_name(program: Program) -> str:
+    return "scip" if program.lazy is not None else "highs"
+
+
 def solve_supports(program: Program, *, time_limit: float | None = None, node_limit: int | None = None,
                    mip_rel_gap: float = 1e-6, warm_start: np.ndarray | None = None, verbose: bool = False,
                    **options) -> Result:
-    """Solve a RiskSLIM-shaped program by support enumeration (module docstring). Other programs, and
-    ones whose supports cannot all be bounded in the time left (projected from the first chunk),
-    go to :data:`FALLBACK` with every option and the time left."""
+    """Solve a sparse program by support enumeration (module docstring). Programs of neither kind,
+    and ones whose supports cannot all be bounded in the time left (projected from the first chunk
+    of the largest supports), go to the kind's fallback (SCIP for lazy programs, else HiGHS) with
+    every option and the time left."""
     t0 = time.perf_counter()
-    problem = SparseLogistic.from_program(program)
-    reason = problem if isinstance(problem, str) else None
-    if reason is not None:
-        fallback = get_backend(FALLBACK).solve(program, time_limit=time_limit, node_limit=node_limit,
-                                               mip_rel_gap=mip_rel_gap, warm_start=warm_start, verbose=verbose,
-                                               **options)
-        return replace(fallback, message=f"supports: {reason}; solved by {FALLBACK}: {fallback.message}")
+    problem = _read(program)
+
+    def fallback(reason: str, start: np.ndarray | None = warm_start) -> Result:
+        name = problem.fallback if not isinstance(problem, str) else _fallback_name(program)
+        left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
+        result = get_backend(name).solve(program, time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
+                                         warm_start=start, verbose=verbose, **options)
+        return replace(result, message=f"supports: {reason}; solved by {name}: {result.message}")
+
+    if isinstance(problem, str):
+        return fallback(problem)
     deadline = t0 + (time_limit if time_limit is not None else math.inf)
-    lazy = program.lazy
-    search = _Search(problem, math.inf, None, mip_rel_gap)
+    search = _Search(problem.d, math.inf, None, mip_rel_gap)
     if warm_start is not None:
-        coef, intercept = lazy.model(warm_start)
-        search.incumbent, search.model = float(lazy.value(warm_start)), (coef.copy(), float(intercept))
-    forced_cost = float(problem.cost @ problem.forced)
-    lister = _Lister(problem)
-    bound_chunk = _bounder(problem)
-    bound_chunk(_Lister(problem).next(1), np.inf)  # compiles the kernel, if needed, before the first chunk is timed
-    kept_bounds, kept_supports = [], []
-    done = 0
-    while done < lister.total and time.perf_counter() <= deadline:
-        started = time.perf_counter()
-        chunk = lister.next(CHUNK)
-        cutoff = (search.prune_level() - problem.offset - forced_cost) / problem.loss_cost  # loss units
-        lower = bound_chunk(chunk, cutoff)
-        bounds = np.maximum(problem.loss_cost * lower + forced_cost + problem.offset, problem.floor())
-        keep = bounds < search.prune_level()
-        if not keep.all():
-            search.closed_floor = min(search.closed_floor, float(bounds[~keep].min()))
-        kept_bounds.append(bounds[keep])
-        kept_supports.append(chunk[keep])
-        done += chunk.shape[0]
-        if done == chunk.shape[0] and done < lister.total and math.isfinite(deadline):
-            projected = (time.perf_counter() - started) * lister.total / done
-            if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
-                left = max(deadline - time.perf_counter(), 0.0)
-                fallback = get_backend(FALLBACK).solve(program, time_limit=left, node_limit=node_limit,
-                                                       mip_rel_gap=mip_rel_gap, warm_start=warm_start,
-                                                       verbose=verbose, **options)
-                return replace(fallback, message=f"supports: bounding the {lister.total} supports would take about "
-                                                 f"{projected:.0f} s, more than the {left:.0f} s left; solved by "
-                                                 f"{FALLBACK}: {fallback.message}")
-    bound_time = time.perf_counter() - t0
-    bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
-    supports = np.concatenate(kept_supports) if kept_supports else np.zeros((0, 0), np.int64)
-    open_floor = problem.floor() if done < lister.total else math.inf
-    order = np.argsort(bounds, kind="stable")
+        start = np.asarray(warm_start, dtype=float)
+        coef = start[program.blocks["coef"]]
+        search.incumbent = float(program.lazy.value(start) if program.lazy is not None else program.objective(start))
+        search.model = (coef.copy(), float(start[program.blocks["intercept"]][0]))
+    listers = problem.listers(search.incumbent)
+    total = sum(lister.total for lister in listers)
+    bound = problem.bounder()
+    first = listers[0]
+    bound(_Lister(first.forced, first.free, first.r).next(1), math.inf)
+    # (compiles the kernel, if this process has not, before the first chunk is timed)
+    done = visited = 0
+    bound_time, open_floor = 0.0, math.inf
     report = progress.current()
-    visited = 0
-    for position, s in enumerate(order):
-        if bounds[s] >= search.prune_level():
-            search.closed_floor = min(search.closed_floor, float(bounds[s]))
+    for index, lister in enumerate(listers):
+        least = problem.least_bound(lister)
+        if least >= search.prune_level():  # every support of this size costs the incumbent already
+            search.closed_floor = min(search.closed_floor, least)
+            continue
+        started_phase = time.perf_counter()
+        kept_bounds, kept_supports, stopped = [], [], False
+        while lister.listed < lister.total:
+            if time.perf_counter() > deadline:
+                open_floor, stopped = min(open_floor, least), True
+                break
+            started = time.perf_counter()
+            chunk = lister.next(CHUNK)
+            bounds = bound(chunk, search.prune_level())
+            keep = bounds < search.prune_level()
+            if not keep.all():
+                search.closed_floor = min(search.closed_floor, float(bounds[~keep].min()))
+            kept_bounds.append(bounds[keep])
+            kept_supports.append(chunk[keep])
+            done += chunk.shape[0]
+            if lister.listed == chunk.shape[0] < lister.total and math.isfinite(deadline):
+                projected = (time.perf_counter() - started) * lister.total / chunk.shape[0]
+                if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                    start = problem.lift(program, *search.model) if search.model is not None else warm_start
+                    return fallback(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
+                                    f"features would take about {projected:.0f} s, more than the "
+                                    f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start)
+        bound_time += time.perf_counter() - started_phase
+        bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
+        below = int((bounds < search.prune_level()).sum())
+        if below > problem.max_searched and not stopped:
+            start = problem.lift(program, *search.model) if search.model is not None else warm_start
+            return fallback(f"{below} supports of {lister.r + lister.forced.size} features have bounds below the "
+                            f"incumbent (more than {problem.max_searched} to search one by one)", start)
+        order = np.argsort(bounds, kind="stable")
+        for position, s in enumerate(order):
+            if bounds[s] >= search.prune_level():
+                search.closed_floor = min(search.closed_floor, float(bounds[s]))
+                break
+            if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
+                open_floor, stopped = min(open_floor, float(bounds[s])), True
+                break
+            unfinished = problem.search(_row(kept_supports, s), float(bounds[s]), search, deadline, node_limit)
+            visited += 1
+            if math.isfinite(unfinished):
+                rest = bounds[order[position + 1:]]
+                open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
+                stopped = True
+                break
+            if report is not None:
+                following = float(bounds[order[position + 1]]) if position + 1 < order.size else math.inf
+                report(time.perf_counter() - t0, search.incumbent, min(search.closed_floor, following), math.nan)
+        if stopped:  # the sizes not reached keep their least bound
+            open_floor = min([open_floor] + [problem.least_bound(later) for later in listers[index + 1:]])
             break
-        if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
-            open_floor = min(open_floor, float(bounds[s]))
-            break
-        sub = _SupportProblem(problem, supports[s])
-        unfinished = _branch_and_bound(search, sub, float(bounds[s]), deadline, node_limit)
-        visited += 1
-        if math.isfinite(unfinished):
-            rest = bounds[order[position + 1:]]
-            open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
-            break
-        if report is not None:
-            report(time.perf_counter() - t0, search.incumbent, min(search.closed_floor, float(bounds[order[position + 1]])
-                                                                   if position + 1 < order.size else math.inf), math.nan)
-    bound = min(search.incumbent, search.closed_floor, open_floor)
+    lower = min(search.incumbent, search.closed_floor, open_floor)
     solve_time = time.perf_counter() - t0
-    raw = {"supports": lister.total, "supports_bounded": done, "supports_searched": visited, "bound_time": bound_time}
+    raw = {"supports": total, "supports_bounded": done, "supports_searched": visited, "bound_time": bound_time}
     if search.model is None:
-        status = Status.NO_SOLUTION_FOUND
-        return Result(status, bound=bound, gap=math.inf, solve_time=solve_time, nodes=search.nodes,
+        return Result(Status.NO_SOLUTION_FOUND, bound=lower, gap=math.inf, solve_time=solve_time, nodes=search.nodes,
                       backend="supports", message="no model found within the limits", raw=raw)
     coef, intercept = search.model
-    x = _lift(program, problem, coef, intercept)
-    objective = float(lazy.value(x))
-    gap = relative_gap(objective, bound)
-    proven = objective - bound <= mip_rel_gap * max(abs(objective), 1e-10)
+    x = problem.lift(program, coef, intercept)
+    objective = float(program.lazy.value(x) if program.lazy is not None else program.objective(x))
+    gap = relative_gap(objective, lower)
+    proven = objective - lower <= mip_rel_gap * max(abs(objective), 1e-10)
     status = Status.OPTIMAL if proven else Status.FEASIBLE
-    message = (f"{'optimal' if proven else 'stopped at a limit'}: {done} of {lister.total} supports bounded in "
+    message = (f"{'optimal' if proven else 'stopped at a limit'}: {done} of {total} supports bounded in "
                f"{bound_time:.2f} s, {visited} searched, {search.nodes} nodes")
     if verbose:
-        print(f"supports: {message}; objective {objective:.9g}, bound {bound:.9g}, gap {gap:.3g}")
-    return Result(status, x=x, objective=objective, bound=bound, gap=gap, solve_time=solve_time,
+        print(f"supports: {message}; objective {objective:.9g}, bound {lower:.9g}, gap {gap:.3g}")
+    return Result(status, x=x, objective=objective, bound=lower, gap=gap, solve_time=solve_time,
                   nodes=search.nodes, backend="supports", message=message, raw=raw)
 
 
-def _bounder(problem: SparseLogistic):
-    """``bound(supports, cutoff) -> lower bounds`` of the box fits: rows as bit sets when the features
-    are 0/1 and the weights integer multiples of a unit per label, else rows merged by codes."""
-    data = problem.data
-    box = (problem.lo, problem.hi, float(problem.intercept_lo), float(problem.intercept_hi), data.scale)
-    positive = data.y > 0
-    pos, neg = row_bits(data.X[positive], data.weights[positive]), row_bits(data.X[~positive], data.weights[~positive])
-    if pos is not None and neg is not None:
-        return lambda chunk, cutoff: binary_support_bounds(*pos, *neg, chunk, *box, cutoff)[0]
-    codes, radix, levels = column_codes(data.X)
-    return lambda chunk, cutoff: support_bounds(codes, radix, levels, data.X, positive, data.weights, chunk, *box,
-                                                cutoff)[0]
-
-
-def _lift(program: Program, problem: SparseLogistic, coef: np.ndarray, intercept: float) -> np.ndarray:
-    """The program's vector of a model: loss at its true value, indicators at ``coef != 0``."""
-    x = np.zeros(program.n_variables)
-    x[program.blocks["coef"]] = coef
-    x[program.blocks["intercept"]] = intercept
-    x[program.blocks["loss"]] = problem.data.loss(coef, intercept)
-    x[program.blocks["size"]] = (problem.forced | (coef != 0)).astype(float)
-    return x
+def _row(chunks: list[np.ndarray], index: int) -> np.ndarray:
+    """Row ``index`` of the concatenation of ``chunks`` (supports of different sizes stay apart)."""
+    for chunk in chunks:
+        if index < chunk.shape[0]:
+            return chunk[index]
+        index -= chunk.shape[0]
+    raise IndexError(index)
 
 
 # declared to solvers.registry (imported lazily there: no cycle)

@@ -192,3 +192,17 @@ def test_infeasible_specification_ends_infeasible():
     # every model is feasible for SLIM (errors are allowed), so this one is OPTIMAL, never a start that breaks bounds
     assert fit.status == Status.OPTIMAL and fit.model.coef[1] == 1.0 and fit.model.intercept == 0.0
     assert inst.objective(Model(fit.model.coef, 0.0)) == fit.objective
+
+
+@pytest.mark.parametrize("seed", range(0, 240, 3))
+def test_support_enumeration_equals_enumeration(seed):
+    """Backend "supports" (Bayes-error bound per support, the restricted MILP on the few below the
+    incumbent) certifies the enumerated optimum, or hands the program to HiGHS and says so."""
+    X, y, sw, cw, cs, spec = _random_case(seed)
+    inst = spec.instance(X, y, sw)
+    fit = solve_exact(inst, "supports", limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+    _, best_total = _enumerate(X, y, sw, cw, cs, spec, inst)
+    assert fit.status == Status.OPTIMAL, fit.message
+    assert fit.objective == pytest.approx(best_total, abs=1e-9)
+    assert fit.bound <= best_total + 1e-9
+    assert fit.result.backend == "supports" or "solved by highs" in fit.result.message

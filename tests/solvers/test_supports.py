@@ -10,7 +10,7 @@ import pytest
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost
 from formulations.riskslim import RiskSLIM
-from solvers.box_logistic import column_codes, fit_box, support_bounds
+from solvers.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
 from solvers.supports import SparseLogistic
@@ -137,12 +137,10 @@ def test_constrained_programs_go_to_scip_and_say_so():
 
 @pytest.mark.parametrize("d,k,forced", [(6, 3, ()), (7, 4, (2,)), (5, 5, ()), (4, 0, ()), (9, 2, (0, 8))])
 def test_lister_gives_every_support_once_in_chunks(d, k, forced):
-    from solvers.supports import _Lister
-
     cs = CoefficientSet.uniform([f"x{j}" for j in range(d)], 2, must_include=[f"x{j}" for j in forced])
     X, y = _wide(0, d=d)
     problem = SparseLogistic.from_program(RiskSLIM(coefficients=cs, max_size=k + len(forced)).instance(X, y).exact())
-    lister = _Lister(problem)
+    (lister,) = problem.listers()
     rows = []
     while lister.listed < lister.total:
         rows += [tuple(r) for r in lister.next(4)]
@@ -169,3 +167,36 @@ def test_bit_set_bounds_equal_the_merged_row_bounds(k):
     np.testing.assert_allclose(bits, merged, atol=1e-9)
     assert row_bits(X[positive] * 2.0, w[positive]) is None  # not 0/1
     assert row_bits(X[positive], w[positive] * rng.random(positive.sum())) is None  # no common unit
+
+
+def test_bayes_bounds_equal_the_pattern_count_and_bound_every_model():
+    """The Bayes-error bound of a support equals sum_p min(W+, W-) counted here (on random 0/1 rows
+    with integer weights), and is at most the weighted error of every model on that support (a
+    grid of points and intercepts); stopped at a cutoff it stays below the full sum."""
+    from solvers.box_logistic import binary_bayes_bounds
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, (90, 6)).astype(float)
+    positive = rng.random(90) < 0.45
+    w = rng.integers(1, 3, 90) / 90.0
+    y = np.where(positive, 1.0, -1.0)
+    pos, neg = row_bits(X[positive], w[positive]), row_bits(X[~positive], w[~positive])
+    for k in range(0, 5):
+        supports = np.array(list(itertools.combinations(range(6), k)), dtype=np.int64).reshape(math.comb(6, k), k)
+        got = binary_bayes_bounds(*pos, *neg, supports, np.inf)
+        stopped = binary_bayes_bounds(*pos, *neg, supports, 0.05)
+        for support, value, early in zip(supports, got, stopped):
+            if k:
+                keys, inverse = np.unique(X[:, support], axis=0, return_inverse=True)
+                inverse = inverse.ravel()
+            else:
+                keys, inverse = np.zeros((1, 0)), np.zeros(90, dtype=np.int64)
+            wp = np.bincount(inverse[positive], w[positive], minlength=len(keys))
+            wn = np.bincount(inverse[~positive], w[~positive], minlength=len(keys))
+            assert value == pytest.approx(np.minimum(wp, wn).sum(), abs=1e-12)
+            assert early <= value + 1e-12 and (early >= 0.05 or early == pytest.approx(value, abs=1e-12))
+            if k == 2:
+                for coef in itertools.product(range(-2, 3), repeat=2):
+                    s = X[:, support] @ np.array(coef, dtype=float)
+                    for b in np.arange(-5.0, 5.5, 0.5):
+                        assert w @ (y * (s + b) < 1.0) >= value - 1e-12

@@ -1,0 +1,72 @@
+"""How far SLIM's exact solve gets on each backend: a printed table, not a timed test.
+
+Per data set (the default card data: scikit-learn's breast cancer binarised, 60 features, C0 0.01;
+``../shared/data`` breastcancer and mammo: integer features, C0 1e-3; points -10..10, margin 1) and
+per backend: the status, the time to the certified gap 1e-4 or the gap at ``--limit`` seconds,
+incumbent and bound, all on the true objective (pipeline certificates). Backends: ``highs`` (the
+big-M MILP, SLIM's default), ``scip`` (the same MILP), ``supports`` (support enumeration with
+Bayes-error bounds and the MILP restricted to the supports below the incumbent,
+``solvers.zero_one_supports``; it hands the program to HiGHS when the bounding pass would not fit
+the time, and says so in the last column). Each solve runs once (time-limited MILP solves).
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/slim_certify.py --limit 60
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from formulations.slim import SLIM  # noqa: E402
+from milpscore.datasets import load_default  # noqa: E402
+from solvers.limits import Limits  # noqa: E402
+from solvers.pipeline import solve_exact  # noqa: E402
+from timing import environment  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+C0 = {"default": 0.01, "breastcancer": 1e-3, "mammo": 1e-3}
+
+
+def load(name: str) -> tuple[np.ndarray, np.ndarray]:
+    if name == "default":
+        X, y = load_default()
+        return X.to_numpy(float), np.where(np.asarray(y) == "malignant", 1.0, -1.0)
+    df = pd.read_csv(DATA / f"{name}_data.csv")
+    return df.iloc[:, 1:].to_numpy(float), np.where(df.iloc[:, 0].to_numpy() > 0, 1.0, -1.0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default="default,breastcancer,mammo")
+    ap.add_argument("--backends", default="highs,scip,supports")
+    ap.add_argument("--limit", type=float, default=60.0)
+    args = ap.parse_args()
+    print(environment(), f"| points -10..10, margin 1, gap 1e-4, {args.limit:g} s per solve, one thread")
+    rows = []
+    for name in args.sets.split(","):
+        X, y = load(name)
+        inst = SLIM(c0=C0[name], coef_bound=10).instance(X, y)
+        for backend in args.backends.split(","):
+            t = time.perf_counter()
+            fit = solve_exact(inst, backend, limits=Limits(time_limit=args.limit, mip_rel_gap=1e-4))
+            note = fit.result.message.split(";")[0][:70] if fit.result is not None else ""
+            rows.append({"data": name, "n x d": f"{X.shape[0]}x{X.shape[1]}", "C0": C0[name], "backend": backend,
+                         "status": fit.status.value, "seconds": round(time.perf_counter() - t, 1),
+                         "objective": round(fit.objective, 6), "bound": round(fit.bound, 6),
+                         "gap": float(f"{fit.gap:.3g}"),
+                         "size": int(np.count_nonzero(fit.model.coef)) if fit.model is not None else -1,
+                         "solved by": fit.result.backend if fit.result is not None else "", "note": note})
+            print(pd.DataFrame(rows[-1:]).to_string(index=False, header=len(rows) == 1), flush=True)
+    print()
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
