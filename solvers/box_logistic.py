@@ -456,7 +456,7 @@ def binary_bayes_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit
             first += 1
         built = first  # levels 0..first are still valid
         total = 0.0
-        for t in range(first, k):
+        for t in range(first, k - 1):
             j = supports[s, t]
             previous[t] = j
             m = 0
@@ -484,9 +484,21 @@ def binary_bayes_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit
                     m += 1
             size[t + 1] = m
             built = t + 1
-        for p in range(size[k]):
-            total += min(cnt_pos[k, p] * unit_pos, cnt_neg[k, p] * unit_neg)
-            if total >= cutoff:
-                break
+        if k == 0:
+            total = min(cnt_pos[0, 0] * unit_pos, cnt_neg[0, 0] * unit_neg) if size[0] else 0.0
+        else:  # last level: counts only (its patterns are not kept), summed until the cutoff
+            j = supports[s, k - 1]
+            previous[k - 1] = j
+            for p in range(size[k - 1]):
+                a1 = 0
+                for w in range(wp_):
+                    a1 += _popcount(lev_pos[k - 1, p, w] & bits_pos[j, w])
+                b1 = 0
+                for w in range(wn_):
+                    b1 += _popcount(lev_neg[k - 1, p, w] & bits_neg[j, w])
+                a0, b0 = cnt_pos[k - 1, p] - a1, cnt_neg[k - 1, p] - b1
+                total += min(a1 * unit_pos, b1 * unit_neg) + min(a0 * unit_pos, b0 * unit_neg)
+                if total >= cutoff:
+                    break
         out[s] = total
     return out

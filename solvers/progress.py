@@ -39,6 +39,17 @@ def reporting(reporter: Reporter) -> Iterator[Reporter]:
             close()
 
 
+@contextlib.contextmanager
+def silenced() -> Iterator[None]:
+    """Within the block nothing reports: for sub-solves of a larger search, whose incumbent and
+    bound are not the search's (the search reports its own)."""
+    token = _CURRENT.set(None)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
 class ProgressLine:
     """Rewrites one line of ``stream`` at most every ``every`` seconds (``\\r``, no scrolling)."""
 

@@ -26,9 +26,10 @@ is much tighter than the LP bound of the cutting-plane MILP, where a fractional 
 The reported bound is the least of the incumbent and of every lower bound of a pruned or
 unvisited region, so it is valid at any stop (time or node limit): the gap is honest. There are
 ``C(d_free, K - |F|)`` supports: when the first chunk projects that bounding them all takes more
-than :data:`PROJECTION_SHARE` of the time left, the program goes to :data:`FALLBACK` (SCIP's
-lazy-cut tree) with the time left, as do programs with further rows (operational constraints);
-the result's message says so.
+than :data:`PROJECTION_SHARE` of the time left, the program goes to the kind's fallback (SCIP's
+lazy-cut tree for logistic programs, HiGHS for SLIM) with the time left and the incumbent, as do
+programs with further rows (operational constraints); the result's message says so. The second
+kind, SLIM on 0/1 features with Bayes-error bounds, is :mod:`solvers.zero_one_supports`.
 """
 from __future__ import annotations
 
@@ -118,9 +119,6 @@ class SparseLogistic:
     def listers(self, incumbent: float = math.inf) -> list["_Lister"]:
         forced, free = np.flatnonzero(self.forced), self.free
         return [_Lister(forced, free, max(0, min(free.size, self.max_size - forced.size)))]
-
-    #: supports below the incumbent searched one by one (the in-support search is cheap: no limit)
-    max_searched = math.inf
 
     def least_bound(self, lister: "_Lister") -> float:
         return self.floor()
@@ -387,6 +385,8 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
     done = visited = 0
     bound_time, open_floor = 0.0, math.inf
     report = progress.current()
+    later_least = [min([problem.least_bound(later) for later in listers[i + 1:]], default=math.inf)
+                   for i in range(len(listers))]  # every support of a size not yet reached is above this
     for index, lister in enumerate(listers):
         least = problem.least_bound(lister)
         if least >= search.prune_level():  # every support of this size costs the incumbent already
@@ -416,11 +416,6 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start)
         bound_time += time.perf_counter() - started_phase
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
-        below = int((bounds < search.prune_level()).sum())
-        if below > problem.max_searched and not stopped:
-            start = problem.lift(program, *search.model) if search.model is not None else warm_start
-            return fallback(f"{below} supports of {lister.r + lister.forced.size} features have bounds below the "
-                            f"incumbent (more than {problem.max_searched} to search one by one)", start)
         order = np.argsort(bounds, kind="stable")
         for position, s in enumerate(order):
             if bounds[s] >= search.prune_level():
@@ -436,11 +431,12 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
                 open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
                 stopped = True
                 break
-            if report is not None:
+            if report is not None:  # the search's bound: closed regions, this size's rest, later sizes
                 following = float(bounds[order[position + 1]]) if position + 1 < order.size else math.inf
-                report(time.perf_counter() - t0, search.incumbent, min(search.closed_floor, following), math.nan)
+                report(time.perf_counter() - t0, search.incumbent,
+                       min(search.incumbent, search.closed_floor, following, later_least[index]), math.nan)
         if stopped:  # the sizes not reached keep their least bound
-            open_floor = min([open_floor] + [problem.least_bound(later) for later in listers[index + 1:]])
+            open_floor = min(open_floor, later_least[index])
             break
     lower = min(search.incumbent, search.closed_floor, open_floor)
     solve_time = time.perf_counter() - t0

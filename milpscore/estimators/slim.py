@@ -37,7 +37,12 @@ def class_weight_pair(class_weight, labels, y: np.ndarray) -> tuple[float, float
 
 
 class SLIMClassifier(IntegerLinearClassifier):
-    """Supersparse Linear Integer Model (Ustun & Rudin 2016) solved by HiGHS from a heuristic start.
+    """Supersparse Linear Integer Model (Ustun & Rudin 2016), certified, from a heuristic start.
+
+    The exact solve is the catalog's (:mod:`solvers.catalog`): on 0/1 features, support enumeration
+    with Bayes-error bounds (:mod:`solvers.zero_one_supports`), which proves the default card data
+    optimal where the big-M MILP alone stalls; otherwise, and under operational constraints, the
+    big-M MILP on HiGHS.
 
     Parameters
     ----------
@@ -58,7 +63,7 @@ class SLIMClassifier(IntegerLinearClassifier):
         the LP). At the limit the best model found is returned with status "feasible" and its
         gap. Time-limited runs can return different models; for reproducible fits use
         ``time_limit=None`` and ``node_limit``.
-    node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and HiGHS.
+    node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.
     relaxed : bool
         Also solve the LP relaxation (within the same time budget) and keep it in ``relaxed_fit_``.
     constraints : sequence of operational constraints (:mod:`formulations.constraints`: AtMost,
@@ -100,7 +105,7 @@ class SLIMClassifier(IntegerLinearClassifier):
         self.one_threshold_per_variable = one_threshold_per_variable
 
     def _method(self) -> tuple[str, str | None, dict]:
-        return "exact", "highs", {}
+        return "exact", None, {}  # the catalog's backends: exact "supports", relaxed "highs"
 
     def _formulation(self, y: np.ndarray, names: list[str]) -> SLIM:
         coefs = self._coefficient_set(names)
