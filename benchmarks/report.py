@@ -26,6 +26,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
                                          "--fold-limit", "20", "--fasterrisk")),
     "riskslim_ablation": ("riskslim_ablation", ()),
     "riskslim_ablation-mammo": ("riskslim_ablation", ("--data", "mammo")),
+    "slim_certify": ("slim_certify", ()),
 }
 HEADER = "## `"
 
