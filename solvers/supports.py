@@ -334,16 +334,11 @@ def _branch_and_bound(search: _Search, sub: _SupportProblem, root_bound: float, 
 
 
 def _read(program: Program):
-    """The program as one of the kinds this backend solves, or the reasons it is none of them."""
+    """The program as the kind this backend solves (a lazy loss oracle: sparse logistic; else
+    SLIM), or the reason (a sentence) it cannot be read as that kind."""
     from solvers.zero_one_supports import ZeroOneProgram
 
-    reasons = []
-    for kind in (SparseLogistic, ZeroOneProgram):
-        problem = kind.from_program(program)
-        if not isinstance(problem, str):
-            return problem
-        reasons.append(problem)
-    return "; ".join(reasons)
+    return (SparseLogistic if program.lazy is not None else ZeroOneProgram).from_program(program)
 
 
 def _fallback_name(program: Program) -> str:
@@ -416,6 +411,10 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start)
         bound_time += time.perf_counter() - started_phase
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
+        if report is not None:  # this size bounded: its least bound, the closed regions, later sizes
+            report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, open_floor,
+                                                                   float(bounds.min(initial=math.inf)),
+                                                                   later_least[index]), math.nan)
         order = np.argsort(bounds, kind="stable")
         for position, s in enumerate(order):
             if bounds[s] >= search.prune_level():
