@@ -403,11 +403,14 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
             kept_supports.append(chunk[keep])
             done += chunk.shape[0]
             if lister.listed == chunk.shape[0] < lister.total and math.isfinite(deadline):
-                projected = (time.perf_counter() - started) * lister.total / chunk.shape[0]
+                # this size and the larger ones still to bound, at this size's rate (larger ones cost more)
+                ahead = lister.total + sum(later.total for later in listers[index + 1:]
+                                           if problem.least_bound(later) < search.prune_level())
+                projected = (time.perf_counter() - started) * ahead / chunk.shape[0]
                 if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
                     start = problem.lift(program, *search.model) if search.model is not None else warm_start
-                    return fallback(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
-                                    f"features would take about {projected:.0f} s, more than the "
+                    return fallback(f"bounding the {ahead} supports of {lister.r + lister.forced.size} features "
+                                    f"and more would take about {projected:.0f} s, more than the "
                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start)
         bound_time += time.perf_counter() - started_phase
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
