@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from milpscore.estimators import RiskScoreClassifier  # noqa: E402
 import peers  # noqa: E402
-from timing import environment  # noqa: E402
+from timing import compile_kernels, environment  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FASTERRISK_PY = peers.python(peers.FASTERRISK_ENV)
@@ -110,6 +110,7 @@ def main() -> None:
     print(environment(), f"| OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; points -5..5, "
           f"max_size={args.max_size}, C0=1e-6, multiplier {args.multiplier}, backend {args.backend or 'default'}, "
           "one thread")
+    print(compile_kernels(), flush=True)
     rows = []
     for name in args.sets.split(","):
         X, y = load(name)

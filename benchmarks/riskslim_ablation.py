@@ -25,7 +25,7 @@ from formulations.riskslim import RiskSLIM  # noqa: E402
 from risk_scores import load  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import solve_exact  # noqa: E402
-from timing import environment  # noqa: E402
+from timing import compile_kernels, environment  # noqa: E402
 
 CONFIGS = (
     ("supports (default)", "supports", True, {}),
@@ -47,6 +47,7 @@ def main() -> None:
     args = ap.parse_args()
     print(environment(), f"| {args.data}, points -5..5, max_size={args.max_size}, C0=1e-6, gap 1e-4, "
           f"{args.limit:g} s each, one thread")
+    print(compile_kernels(), flush=True)
     inst = RiskSLIM(max_size=args.max_size, c0=1e-6).instance(*load(args.data))
     rows = []
     for label, backend, heuristic, options in CONFIGS:

@@ -34,7 +34,7 @@ from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import solve_exact  # noqa: E402
 from solvers.progress import reporting  # noqa: E402
 from solvers.result import relative_gap  # noqa: E402
-from timing import environment  # noqa: E402
+from timing import compile_kernels, environment  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 C0 = {"default": 0.01, "breastcancer": 1e-3, "mammo": 1e-3}
@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--trace", action="store_true", help="print every progress report (bound over time)")
     args = ap.parse_args()
     print(environment(), f"| points -10..10, margin 1, gap 1e-4, {args.limit:g} s per solve, one thread")
+    print(compile_kernels(), flush=True)
     rows = []
     for name in args.sets.split(","):
         X, y = load(name)
