@@ -401,104 +401,32 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
 MAX_BIT_ROWS = 10**7
 
 
-def row_bits(X: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """Bit sets of 0/1 rows repeated by their weight over the least weight (``(bits, valid, unit)``,
-    ``bits[j]`` the rows with feature ``j`` set), or None when the features are not all 0/1 or the
-    weights are not integer multiples of one unit."""
-    if X.shape[0] == 0 or not np.isin(X, (0.0, 1.0)).all():
-        return None
+def pack_rows(rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """``(bits, valid, unit)``: the columns of the boolean ``rows`` as bit sets over the rows, each
+    repeated ``weight / unit`` times (``unit`` the least weight), so a popcount is a weight; None
+    when the weights are not integer multiples of one unit or there are too many copies."""
+    if rows.shape[0] == 0:
+        return np.zeros((rows.shape[1], 1), np.uint64), np.zeros(1, np.uint64), 1.0
     unit = float(weights.min())
-    copies = weights / unit
+    copies = weights / unit if unit > 0 else weights
     counts = np.rint(copies).astype(np.int64)
     if unit <= 0 or not np.allclose(copies, counts, rtol=0, atol=1e-9 * max(1.0, float(copies.max()))) or \
             counts.sum() > MAX_BIT_ROWS:
         return None
-    rows = np.repeat(X.astype(bool), counts, axis=0)
-    n = rows.shape[0]
+    repeated = np.repeat(rows, counts, axis=0)
+    n = repeated.shape[0]
     words = (n + 63) // 64
-    padded = np.zeros((X.shape[1], words * 64), dtype=bool)
-    padded[:, :n] = rows.T
+    padded = np.zeros((rows.shape[1], words * 64), dtype=bool)
+    padded[:, :n] = repeated.T
     bits = np.packbits(padded, axis=1, bitorder="little").view(np.uint64)
     valid = np.packbits(np.arange(words * 64) < n, bitorder="little").view(np.uint64)
     return np.ascontiguousarray(bits), valid, unit
 
 
-@njit(cache=True)
-def binary_bayes_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, supports, cutoff):
-    """Bayes error ``sum_p min(W_+(p), W_-(p))`` over the patterns ``p`` of each support (the least
-    weighted error of any rule giving each pattern one class; :mod:`solvers.zero_one_supports`),
-    on 0/1 rows held as bit sets (as
-    :func:`binary_support_bounds`), stopped once it reaches ``cutoff``. The patterns of each prefix
-    level are kept, so a support that changes only its last columns recomputes only those levels,
-    and a pattern holding one label only is not split further (its parts hold one label too)."""
-    ns, k = supports.shape
-    wp_, wn_ = valid_pos.size, valid_neg.size
-    width = 1 << k
-    # level t holds at most 2^t mixed patterns: rows (bit sets) and their counts per label
-    lev_pos = np.zeros((k + 1, width, wp_), np.uint64)
-    lev_neg = np.zeros((k + 1, width, wn_), np.uint64)
-    cnt_pos = np.zeros((k + 1, width), np.int64)
-    cnt_neg = np.zeros((k + 1, width), np.int64)
-    size = np.zeros(k + 1, np.int64)
-    lev_pos[0, 0] = valid_pos
-    lev_neg[0, 0] = valid_neg
-    for w in range(wp_):
-        cnt_pos[0, 0] += _popcount(valid_pos[w])
-    for w in range(wn_):
-        cnt_neg[0, 0] += _popcount(valid_neg[w])
-    size[0] = 1 if cnt_pos[0, 0] > 0 and cnt_neg[0, 0] > 0 else 0
-    built = 0  # levels 0..built are valid for the previous support
-    previous = np.full(k, -1, np.int64)
-    out = np.empty(ns)
-    for s in range(ns):
-        first = 0
-        while first < min(built, k) and supports[s, first] == previous[first]:
-            first += 1
-        built = first  # levels 0..first are still valid
-        total = 0.0
-        for t in range(first, k - 1):
-            j = supports[s, t]
-            previous[t] = j
-            m = 0
-            for p in range(size[t]):
-                a1 = 0
-                for w in range(wp_):
-                    v = lev_pos[t, p, w] & bits_pos[j, w]
-                    lev_pos[t + 1, m, w] = v
-                    a1 += _popcount(v)
-                b1 = 0
-                for w in range(wn_):
-                    v = lev_neg[t, p, w] & bits_neg[j, w]
-                    lev_neg[t + 1, m, w] = v
-                    b1 += _popcount(v)
-                a0, b0 = cnt_pos[t, p] - a1, cnt_neg[t, p] - b1
-                if a1 > 0 and b1 > 0:
-                    cnt_pos[t + 1, m], cnt_neg[t + 1, m] = a1, b1
-                    m += 1
-                if a0 > 0 and b0 > 0:
-                    for w in range(wp_):
-                        lev_pos[t + 1, m, w] = lev_pos[t, p, w] & ~bits_pos[j, w]
-                    for w in range(wn_):
-                        lev_neg[t + 1, m, w] = lev_neg[t, p, w] & ~bits_neg[j, w]
-                    cnt_pos[t + 1, m], cnt_neg[t + 1, m] = a0, b0
-                    m += 1
-            size[t + 1] = m
-            built = t + 1
-        if k == 0:
-            total = min(cnt_pos[0, 0] * unit_pos, cnt_neg[0, 0] * unit_neg) if size[0] else 0.0
-        else:  # last level: counts only (its patterns are not kept), summed until the cutoff
-            j = supports[s, k - 1]
-            previous[k - 1] = j
-            for p in range(size[k - 1]):
-                a1 = 0
-                for w in range(wp_):
-                    a1 += _popcount(lev_pos[k - 1, p, w] & bits_pos[j, w])
-                b1 = 0
-                for w in range(wn_):
-                    b1 += _popcount(lev_neg[k - 1, p, w] & bits_neg[j, w])
-                a0, b0 = cnt_pos[k - 1, p] - a1, cnt_neg[k - 1, p] - b1
-                total += min(a1 * unit_pos, b1 * unit_neg) + min(a0 * unit_pos, b0 * unit_neg)
-                if total >= cutoff:
-                    break
-        out[s] = total
-    return out
+def row_bits(X: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Bit sets of 0/1 rows repeated by their weight over the least weight (``(bits, valid, unit)``,
+    ``bits[j]`` the rows with feature ``j`` set: :func:`pack_rows`), or None when there are no rows,
+    the features are not all 0/1 or the weights are not integer multiples of one unit."""
+    if X.shape[0] == 0 or not np.isin(X, (0.0, 1.0)).all():
+        return None
+    return pack_rows(X.astype(bool), weights)

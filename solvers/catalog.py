@@ -63,7 +63,7 @@ def _resolve(path: str) -> Any:
 
 CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
     Entry("slim", "formulations.slim:SLIM", "SLIM MILP: 0-1 loss by big-M, L0 + tie-breaking L1 (Ustun & Rudin 2016); "
-          "support enumeration with Bayes-error bounds on 0/1 features, HiGHS otherwise",
+          "support enumeration with Bayes-error bounds, handing over to HiGHS where the supports would not fit the time",
           exact_backend="supports", heuristic="solvers.slim:heuristic"),
     Entry("convex_rounding", "formulations.rounding:ConvexRounding",
           "ternary / binary weights, hinge loss over [0,1]^d, randomized rounding and local search "

@@ -29,7 +29,7 @@ unvisited region, so it is valid at any stop (time or node limit): the gap is ho
 than :data:`PROJECTION_SHARE` of the time left, the program goes to the kind's fallback (SCIP's
 lazy-cut tree for logistic programs, HiGHS for SLIM) with the time left and the incumbent, as do
 programs with further rows (operational constraints); the result's message says so. The second
-kind, SLIM on 0/1 features with Bayes-error bounds, is :mod:`solvers.zero_one_supports`.
+kind, SLIM with Bayes-error bounds, is :mod:`solvers.zero_one_supports`.
 """
 from __future__ import annotations
 
@@ -55,6 +55,8 @@ CHUNK = 4096
 #: the supports are bounded only when the first chunk projects the whole pass within this share
 #: of the time left (else the fallback gets the time)
 PROJECTION_SHARE = 0.8
+#: share of the time left one in-support search may take, for kinds that hand searches over
+SEARCH_SHARE = 0.25
 #: row blocks of the plain program (anything else is an operational constraint)
 PLAIN_ROWS = {"l0_upper", "l0_lower", "max_size", "cuts"}
 #: a continuous coordinate this close to an integer counts as integral
@@ -111,6 +113,8 @@ class SparseLogistic:
 
     # ------------------------------------------------------ the kind's protocol (solve_supports)
     fallback = "scip"
+    #: the in-support branch and bound is cheap (a few continuous fits per node): never handed over
+    hands_over_search = False
 
     @property
     def d(self) -> int:
@@ -364,6 +368,9 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
 
     if isinstance(problem, str):
         return fallback(problem)
+    if problem.hands_over_search and time_limit is None:
+        return fallback("with features of more than two values the in-support searches are planned against a "
+                        "time limit, and there is none")
     deadline = t0 + (time_limit if time_limit is not None else math.inf)
     search = _Search(problem.d, math.inf, None, mip_rel_gap)
     if warm_start is not None:
@@ -419,6 +426,7 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
                                                                    float(bounds.min(initial=math.inf)),
                                                                    later_least[index]), math.nan)
         order = np.argsort(bounds, kind="stable")
+        searching = time.perf_counter()
         for position, s in enumerate(order):
             if bounds[s] >= search.prune_level():
                 search.closed_floor = min(search.closed_floor, float(bounds[s]))
@@ -426,8 +434,20 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
             if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
                 open_floor, stopped = min(open_floor, float(bounds[s])), True
                 break
-            unfinished = problem.search(_row(kept_supports, s), float(bounds[s]), search, deadline, node_limit)
+            hand_over = problem.hands_over_search and math.isfinite(deadline)
+            # a kind whose in-support searches can be as hard as the whole program gives each one a
+            # share of the time, and hands the program over when they would not all fit
+            until = time.perf_counter() + SEARCH_SHARE * (deadline - time.perf_counter()) if hand_over else deadline
+            unfinished = problem.search(_row(kept_supports, s), float(bounds[s]), search, until, node_limit)
             visited += 1
+            if hand_over and (node_limit is None or search.nodes < node_limit):
+                ahead = int((bounds[order[position + 1:]] < search.prune_level()).sum())
+                projected = (time.perf_counter() - searching) / (position + 1) * ahead
+                if math.isfinite(unfinished) or projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                    start = problem.lift(program, *search.model) if search.model is not None else warm_start
+                    return fallback(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} features "
+                                    f"below the incumbent one by one would not fit the "
+                                    f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start)
             if math.isfinite(unfinished):
                 rest = bounds[order[position + 1:]]
                 open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)

@@ -1,8 +1,8 @@
 """SLIM (0-1 loss by big-M, Ustun & Rudin 2016) exactly by support enumeration with Bayes-error bounds.
 
 The kind of program :func:`solvers.supports.solve_supports` reads off a SLIM MILP
-(:mod:`formulations.slim`) with 0/1 features and only box, L0, L1 and cardinality rows (and the
-exact conflict rows); other SLIM programs go to HiGHS. A model whose support is exactly ``T`` has
+(:mod:`formulations.slim`) with only box, L0, L1 and cardinality rows (and the exact conflict rows);
+SLIM programs with operational constraints go to HiGHS. A model whose support is exactly ``T`` has
 weighted 0-1 error at least the *Bayes error* of ``T``,
 
 .. math::
@@ -17,10 +17,15 @@ non-negative). Supports are enumerated by size up to the largest whose L0 cost a
 the incumbent; those with ``B(T)`` below the incumbent (few, on real data: on the 60 binary
 features of the default card data at C0 0.01, one of the 56 million supports of at most 6
 features) are solved exactly in increasing ``B(T)``, each as the SLIM MILP restricted to ``T``
-with its rows merged into patterns (HiGHS; at most ``2^|T|`` rows). Every model lies in the family
+with its rows merged into patterns (HiGHS). Every model lies in the family
 of its own support, so the least value found is the optimum once every support is solved or
 bounded above it; at a time limit the least ``B(T)`` not yet searched is the bound. Sizes are
 visited smallest first, so the incumbent improves before the numerous large supports are listed.
+The Bayes errors are counted on bit sets of the rows (:mod:`solvers.bayes_error`). With 0/1
+features a support's MILP has at most ``2^|T|`` rows; with features of more values it can be
+nearly the whole program, so there each search gets a share of the time, and when the supports
+below the incumbent would not all fit, the program goes to HiGHS with the incumbent (and without
+a time limit to plan by, at once): on mammo (integer features 0-4) that proves the optimum.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ import scipy.sparse as sp
 
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import merge_rows
-from solvers.box_logistic import binary_bayes_bounds, row_bits
+from solvers.bayes_error import bayes_errors, value_bits
 from solvers.progress import silenced
 from solvers.registry import solve
 from solvers.result import Status
@@ -65,6 +70,13 @@ class ZeroOneProgram:
 
     fallback = "highs"
 
+    @property
+    def hands_over_search(self) -> bool:
+        """With 0/1 features a support's MILP has at most ``2^|T|`` merged rows and is searched to
+        the end; with features of more values it can be nearly the whole program, so when the
+        supports below the incumbent would not all fit the time, HiGHS takes the program."""
+        return not bool(np.isin(self.X, (0.0, 1.0)).all())
+
     @classmethod
     def from_program(cls, program: Program) -> "ZeroOneProgram | str":
         """The problem, or the reason (a sentence) this is not a plain SLIM program."""
@@ -87,9 +99,8 @@ class ZeroOneProgram:
         c = program.c
         loss = program.blocks["loss"]
         positive = y > 0
-        if row_bits(X[positive], c[loss][positive]) is None or row_bits(X[~positive], c[loss][~positive]) is None:
-            return ("the features are not all 0/1 (or the row weights have no common unit): Bayes-error bounds "
-                    "need 0/1 patterns and are weak on features of many values")
+        if value_bits(X, y > 0, c[loss]) is None:
+            return "the row weights are not integer multiples of one unit (Bayes errors are counted in bits)"
         d = X.shape[1]
         max_size = d
         if "max_size" in program.row_blocks:
@@ -131,15 +142,14 @@ class ZeroOneProgram:
 
     def bounder(self):
         """``bound(supports, level) -> B(T)`` (module docstring) from bit sets of the rows."""
-        positive = self.y > 0
-        pos, neg = row_bits(self.X[positive], self.weights[positive]), row_bits(self.X[~positive], self.weights[~positive])
+        bits = value_bits(self.X, self.y > 0, self.weights)
         uniform = self.d > 0 and bool(np.all(self.cost == self.cost[0]))
 
         def bound(chunk: np.ndarray, level: float) -> np.ndarray:
             costs = (np.full(chunk.shape[0], float(self.cost[0]) * chunk.shape[1]) if uniform
                      else self.cost[chunk].sum(axis=1)) + self.offset
             # error budget of the chunk: a sum stopped there already prunes (valid for every support)
-            return binary_bayes_bounds(*pos, *neg, chunk, level - float(costs.min(initial=0.0))) + costs
+            return bayes_errors(*bits, chunk, level - float(costs.min(initial=0.0))) + costs
 
         return bound
 

@@ -39,10 +39,10 @@ def class_weight_pair(class_weight, labels, y: np.ndarray) -> tuple[float, float
 class SLIMClassifier(IntegerLinearClassifier):
     """Supersparse Linear Integer Model (Ustun & Rudin 2016), certified, from a heuristic start.
 
-    The exact solve is the catalog's (:mod:`solvers.catalog`): on 0/1 features, support enumeration
-    with Bayes-error bounds (:mod:`solvers.zero_one_supports`), which proves the default card data
-    optimal where the big-M MILP alone stalls; otherwise, and under operational constraints, the
-    big-M MILP on HiGHS.
+    The exact solve is the catalog's (:mod:`solvers.catalog`): support enumeration with Bayes-error
+    bounds (:mod:`solvers.zero_one_supports`), which proves the default card data optimal where the
+    big-M MILP alone stalls; under operational constraints, or where the supports would not fit the
+    time (features of many values), the big-M MILP on HiGHS.
 
     Parameters
     ----------

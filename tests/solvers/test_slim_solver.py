@@ -206,3 +206,20 @@ def test_support_enumeration_equals_enumeration(seed):
     assert fit.objective == pytest.approx(best_total, abs=1e-9)
     assert fit.bound <= best_total + 1e-9
     assert fit.result.backend == "supports" or "solved by highs" in fit.result.message
+
+
+def test_support_enumeration_on_many_valued_features_plans_against_the_time_limit():
+    """Features of more than two values: with a time limit the supports are enumerated (here, a small
+    instance HiGHS's big-M tree needs many nodes for, certified by enumeration and equal to HiGHS's
+    optimum); with none the program goes to HiGHS, and the message says why."""
+    rng = np.random.default_rng(0)
+    binary = rng.integers(0, 2, (80, 5)).astype(float)
+    X = rng.integers(0, 4, (80, 5)).astype(float)
+    y = np.where(binary[:, 0] + X[:, 1] + rng.normal(0, 1, 80) > 2, 1.0, -1.0)
+    inst = SLIM(c0=0.01, coef_bound=10, max_size=2).instance(X, y)
+    enumerated = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert enumerated.status == Status.OPTIMAL and enumerated.result.backend == "supports"
+    assert "supports bounded" in enumerated.result.message
+    unlimited = solve_exact(inst, "supports", limits=Limits(time_limit=None, mip_rel_gap=1e-9))
+    assert unlimited.status == Status.OPTIMAL and "there is none; solved by highs" in unlimited.result.message
+    assert unlimited.objective == pytest.approx(enumerated.objective, abs=1e-9)
