@@ -27,6 +27,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "riskslim_ablation": ("riskslim_ablation", ()),
     "riskslim_ablation-mammo": ("riskslim_ablation", ("--data", "mammo")),
     "slim_certify": ("slim_certify", ()),
+    "slim_certify-large": ("slim_certify", ("--sets", "adult,spambase,mushroom")),
 }
 HEADER = "## `"
 

@@ -1,7 +1,9 @@
 """How far SLIM's exact solve gets on each backend: a printed table, not a timed test.
 
 Per data set (the default card data: scikit-learn's breast cancer binarised, 60 features, C0 0.01;
-``../shared/data`` breastcancer and mammo: integer features, C0 1e-3; points -10..10, margin 1) and
+``../shared/data`` breastcancer and mammo: integer features, C0 1e-3; with ``--sets
+adult,spambase,mushroom`` those sets binarised and subsampled to 2000 rows as in ``reproduce.py``,
+C0 0.01; points -10..10, margin 1) and
 per backend: the status, the first time the certified gap reached 1e-2 and 1e-4 ("-" if it did
 not within ``--limit`` seconds, then the gap at the limit is the one shown), incumbent and bound,
 all on the true objective (pipeline certificates). The times to a gap come from the backends'
@@ -37,13 +39,19 @@ from solvers.result import relative_gap  # noqa: E402
 from timing import compile_kernels, environment  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
-C0 = {"default": 0.01, "breastcancer": 1e-3, "mammo": 1e-3}
+C0 = {"default": 0.01, "breastcancer": 1e-3, "mammo": 1e-3, "adult": 0.01, "spambase": 0.01, "mushroom": 0.01}
+#: larger sets, binarised and subsampled as in reproduce.py (the docs/results.md protocol)
+BINARISED = ("adult", "spambase", "mushroom")
 
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     if name == "default":
         X, y = load_default()
         return X.to_numpy(float), np.where(np.asarray(y) == "malignant", 1.0, -1.0)
+    if name in BINARISED:
+        from reproduce import load as load_binarised
+
+        return load_binarised(name, 2000)
     df = pd.read_csv(DATA / f"{name}_data.csv")
     return df.iloc[:, 1:].to_numpy(float), np.where(df.iloc[:, 0].to_numpy() > 0, 1.0, -1.0)
 
