@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
+import scipy.sparse as sp
 
 from formulations.logistic_cuts import LogisticData
 from formulations.program import Program
@@ -115,6 +116,9 @@ class SparseLogistic:
     fallback = "scip"
     #: the in-support branch and bound is cheap (a few continuous fits per node): never handed over
     hands_over_search = False
+    #: one lister holds every support of max_size features (smaller models lie inside them): no
+    #: size is closed before the others
+    closes_sizes = False
 
     @property
     def d(self) -> int:
@@ -345,6 +349,18 @@ def _read(program: Program):
     return (SparseLogistic if program.lazy is not None else ZeroOneProgram).from_program(program)
 
 
+def _at_least(program: Program, size: int) -> Program:
+    """``program`` with one more row: at least ``size`` of its ``size`` indicators set."""
+    cols = program.blocks["size"]
+    count = cols.stop - cols.start
+    row = sp.csr_matrix((np.ones(count), (np.zeros(count, dtype=np.int64), np.arange(cols.start, cols.stop))),
+                        shape=(1, program.n_variables))
+    m = program.n_rows
+    return replace(program, A=sp.vstack([program.A, row], format="csr"), row_lb=np.append(program.row_lb, size),
+                   row_ub=np.append(program.row_ub, np.inf), row_blocks={**program.row_blocks,
+                                                                          "closed_sizes": slice(m, m + 1)})
+
+
 def _fallback_name(program: Program) -> str:
     return "scip" if program.lazy is not None else "highs"
 
@@ -359,12 +375,34 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
     t0 = time.perf_counter()
     problem = _read(program)
 
-    def fallback(reason: str, start: np.ndarray | None = warm_start) -> Result:
+    def fallback(reason: str, start: np.ndarray | None = warm_start, closed: tuple[int, float] | None = None) -> Result:
+        """The program to the kind's fallback backend. ``closed = (r, floor)``: every model of fewer
+        than ``r`` features is known to cost at least ``floor`` (their supports were all bounded or
+        searched), so the backend gets only the rest (a row: at least ``r`` features paid for) and
+        the bound is the lesser of ``floor`` and its bound."""
         name = problem.fallback if not isinstance(problem, str) else _fallback_name(program)
         left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
-        result = get_backend(name).solve(program, time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
+        closing = closed is not None and closed[0] > 0 and not isinstance(problem, str) and problem.closes_sizes
+        target = _at_least(program, closed[0]) if closing else program
+        result = get_backend(name).solve(target, time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
                                          warm_start=start, verbose=verbose, **options)
-        return replace(result, message=f"supports: {reason}; solved by {name}: {result.message}")
+        if not closing:
+            return replace(result, message=f"supports: {reason}; solved by {name}: {result.message}")
+        r, floor = closed
+        value = lambda x: float(program.lazy.value(x) if program.lazy is not None else program.objective(x))  # noqa: E731
+        candidates = [(value(x), x) for x in (start, result.x) if x is not None]
+        rest = math.inf if result.status == Status.INFEASIBLE else \
+            (float(result.bound) if np.isfinite(result.bound) or result.bound == math.inf else -math.inf)
+        lower = min(floor, rest)
+        message = (f"supports: {reason}; every model of fewer than {r} features bounded at {floor:.9g} or searched, "
+                   f"the rest solved by {name}: {result.message}")
+        if not candidates:
+            return replace(result, status=Status.NO_SOLUTION_FOUND, bound=lower, message=message)
+        objective, x = min(candidates, key=lambda pair: pair[0])
+        proven = objective - lower <= mip_rel_gap * max(abs(objective), 1e-10)
+        return replace(result, status=Status.OPTIMAL if proven else Status.FEASIBLE, x=x, objective=objective,
+                       bound=min(lower, objective), gap=relative_gap(objective, min(lower, objective)),
+                       message=message, solve_time=time.perf_counter() - t0)
 
     if isinstance(problem, str):
         return fallback(problem)
@@ -418,7 +456,8 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
                     start = problem.lift(program, *search.model) if search.model is not None else warm_start
                     return fallback(f"bounding the {ahead} supports of {lister.r + lister.forced.size} features "
                                     f"and more would take about {projected:.0f} s, more than the "
-                                    f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start)
+                                    f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start,
+                                    (lister.r + lister.forced.size, min(search.incumbent, search.closed_floor)))
         bound_time += time.perf_counter() - started_phase
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
         if report is not None:  # this size bounded: its least bound, the closed regions, later sizes
@@ -447,7 +486,8 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
                     start = problem.lift(program, *search.model) if search.model is not None else warm_start
                     return fallback(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} features "
                                     f"below the incumbent one by one would not fit the "
-                                    f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start)
+                                    f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start,
+                                    (lister.r + lister.forced.size, min(search.incumbent, search.closed_floor)))
             if math.isfinite(unfinished):
                 rest = bounds[order[position + 1:]]
                 open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)

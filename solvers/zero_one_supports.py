@@ -69,6 +69,9 @@ class ZeroOneProgram:
     offset: float
 
     fallback = "highs"
+    #: a lister per support size, smallest first: when the program is handed over, every smaller
+    #: size is closed and the fallback gets only models of at least the current size
+    closes_sizes = True
 
     @property
     def hands_over_search(self) -> bool:

@@ -223,3 +223,23 @@ def test_support_enumeration_on_many_valued_features_plans_against_the_time_limi
     unlimited = solve_exact(inst, "supports", limits=Limits(time_limit=None, mip_rel_gap=1e-9))
     assert unlimited.status == Status.OPTIMAL and "there is none; solved by highs" in unlimited.result.message
     assert unlimited.objective == pytest.approx(enumerated.objective, abs=1e-9)
+
+
+def test_hand_over_keeps_the_closed_sizes_and_certifies_the_optimum(monkeypatch):
+    """When the support enumeration hands the program to HiGHS, the sizes it closed stay closed: HiGHS
+    gets a row "at least r features", the bound is the lesser of the closed sizes' floor and HiGHS's,
+    and the result equals the plain MILP's optimum (HiGHS on the whole program, a second solver path).
+    The hand-over is forced by a zero projection share (the first size of more than one chunk)."""
+    import solvers.supports as supports
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, (24, 16)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + rng.normal(0, 0.7, 24) > 0.5, 1.0, -1.0)
+    inst = SLIM(c0=0.002, coef_bound=3, max_size=5).instance(X, y)
+    plain = solve_exact(inst, "highs", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    monkeypatch.setattr(supports, "PROJECTION_SHARE", 0.0)
+    handed = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert plain.status == Status.OPTIMAL and handed.status == Status.OPTIMAL
+    assert "every model of fewer than 5 features" in handed.result.message
+    assert handed.objective == pytest.approx(plain.objective, abs=1e-9)
+    assert handed.bound <= plain.objective + 1e-9
