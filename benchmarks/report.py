@@ -24,6 +24,8 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "risk_scores": ("risk_scores", ("--fasterrisk",)),
     "risk_scores-auto": ("risk_scores", ("--sets", "breastcancer,mammo,issue37,adult,spambase", "--multiplier", "auto",
                                          "--fold-limit", "20", "--fasterrisk")),
+    "risk_scores-auto-adult": ("risk_scores", ("--sets", "adult", "--multiplier", "auto", "--fold-limit", "60",
+                                               "--fasterrisk")),
     "riskslim_ablation": ("riskslim_ablation", ()),
     "riskslim_ablation-mammo": ("riskslim_ablation", ("--data", "mammo")),
     "slim_certify": ("slim_certify", ()),
