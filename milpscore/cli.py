@@ -86,7 +86,8 @@ def _multiplier(text: str) -> float | str:
 
 def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--formulation", choices=FORMULATIONS, default="slim", help="what to fit (default slim)")
-    p.add_argument("--time-limit", type=float, default=20.0, help="seconds for the whole fit (default 20)")
+    p.add_argument("--time-limit", type=float, default=60.0,
+                   help="seconds for the whole fit (default 60; a proven fit returns earlier)")
     p.add_argument("--max-size", type=int, default=None, help="maximum number of features in the card")
     p.add_argument("--coef-bound", type=int, default=None, help="points lie in -U..U (formulation default)")
     p.add_argument("--c0", type=float, default=None, help="L0 cost per feature (slim default 0.01)")

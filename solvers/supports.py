@@ -448,17 +448,15 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
             kept_supports.append(chunk[keep])
             done += chunk.shape[0]
             if lister.listed == chunk.shape[0] < lister.total and math.isfinite(deadline):
-                # this size and the larger ones still to bound, at this size's rate (larger ones cost more)
-                ahead = lister.total + sum(later.total for later in listers[index + 1:]
-                                           if problem.least_bound(later) < search.prune_level())
-                projected = (time.perf_counter() - started) * ahead / chunk.shape[0]
+                projected = (time.perf_counter() - started) * lister.total / chunk.shape[0]
                 if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
                     start = problem.lift(program, *search.model) if search.model is not None else warm_start
-                    return fallback(f"bounding the {ahead} supports of {lister.r + lister.forced.size} features "
-                                    f"and more would take about {projected:.0f} s, more than the "
+                    return fallback(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
+                                    f"features would take about {projected:.0f} s, more than the "
                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start,
                                     (lister.r + lister.forced.size, min(search.incumbent, search.closed_floor)))
-        bound_time += time.perf_counter() - started_phase
+        phase_time = time.perf_counter() - started_phase
+        bound_time += phase_time
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
         if report is not None:  # this size bounded: its least bound, the closed regions, later sizes
             report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, open_floor,
@@ -500,6 +498,18 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
         if stopped:  # the sizes not reached keep their least bound
             open_floor = min(open_floor, later_least[index])
             break
+        # this size done, with the freshest incumbent: would the larger sizes it does not prune yet
+        # fit the time, at this size's rate (measured on a full chunk; larger supports cost more)?
+        ahead = [later for later in listers[index + 1:] if problem.least_bound(later) < search.prune_level()]
+        if ahead and lister.total >= CHUNK and math.isfinite(deadline):
+            count = sum(later.total for later in ahead)
+            projected = phase_time * count / lister.total
+            if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                start = problem.lift(program, *search.model) if search.model is not None else warm_start
+                return fallback(f"bounding the {count} supports of {ahead[0].r + ahead[0].forced.size} to "
+                                f"{ahead[-1].r + ahead[-1].forced.size} features would take about {projected:.0f} s, "
+                                f"more than the {max(deadline - time.perf_counter(), 0.0):.0f} s left", start,
+                                (ahead[0].r + ahead[0].forced.size, min(search.incumbent, search.closed_floor)))
     lower = min(search.incumbent, search.closed_floor, open_floor)
     solve_time = time.perf_counter() - t0
     raw = {"supports": total, "supports_bounded": done, "supports_searched": visited, "bound_time": bound_time}
