@@ -6,8 +6,10 @@ for a long time. :func:`heuristic` (the catalog's start for SLIM)
 1. fits a ridge-logistic model (L-BFGS), rescales it to several magnitudes, rounds each into the
    coefficient set (:meth:`SLIMInstance.round`: clip, round, ``max_size``, best intercept) and
    keeps the best by the SLIM objective (:func:`rounded_logistic_start`);
-2. improves it, and separately the rounded zero model, by greedy integer coordinate search, each
-   move choosing the value of one coefficient *and* the best intercept exactly
+2. with integer features and points, grows supports by beam search with exact integer moves
+   and swaps and descends from the start (:mod:`solvers.slim_search`); otherwise improves the
+   start, and separately the rounded zero model, by greedy integer coordinate search, each move
+   choosing the value of one coefficient *and* the best intercept exactly
    (:func:`coordinate_search`), and keeps the better.
 
 Every model it returns lies inside the coefficient set and ``max_size`` (the pipeline checks it
@@ -106,14 +108,25 @@ def coordinate_search(instance: SLIMInstance, start: Model, max_passes: int = 20
 
 
 def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0) -> Model:
-    """Best of two coordinate searches: from the rounded logistic start and from the rounded zero model.
+    """The best SLIM model the searches find within ``clock``.
 
-    From zero the search is forward selection with integer values (good when ``C0`` is small
-    relative to the error); from the rounded logistic fit it prunes and adjusts a dense model.
-    Deterministic (``seed`` is unused); stops early when ``clock`` expires. Models that obey the
-    operational constraints come first; the pipeline rejects a start that does not.
+    With integer features and points (:func:`solvers.slim_search.applies`): beam search over
+    supports with exact integer moves and swaps (:func:`solvers.slim_search.search`), also
+    descending from the rounded logistic start (repaired first by :func:`coordinate_search` when
+    it breaks an operational constraint). Otherwise the best of two coordinate searches, from the
+    rounded logistic start and from the rounded zero model: from zero the search is forward
+    selection with integer values, from the rounded fit it prunes and adjusts a dense model.
+    Deterministic (``seed`` is unused). Models that obey the operational constraints come first;
+    the pipeline rejects a start that does not.
     """
-    runs = [coordinate_search(instance, rounded_logistic_start(instance, clock=clock), clock=clock)]
+    from solvers.slim_search import applies, search
+
+    start = rounded_logistic_start(instance, clock=clock)
+    if applies(instance):
+        if instance.constraint_violation(start) > 1e-9:
+            start = coordinate_search(instance, start, clock=clock)
+        return search(instance, [start], clock=clock)
+    runs = [coordinate_search(instance, start, clock=clock)]
     if clock is None or not clock.expired():
         zero = instance.round(Model(np.zeros(instance.X.shape[1]), 0.0))
         runs.append(coordinate_search(instance, zero, clock=clock))
