@@ -3,7 +3,8 @@
 Peers (skglm, celer, prox-tv, FasterRisk) are benchmark references, never dependencies of the
 package, so they live in virtual environments of their own: ``python benchmarks/peers.py setup``
 creates ``benchmarks/.peers`` (or ``$MILPSCORE_PEERS``) and, for FasterRisk, which pins an old
-scikit-learn, ``benchmarks/.peers-fasterrisk`` (or ``$MILPSCORE_FASTERRISK``), from the registry; prox-tv compiles
+scikit-learn, ``benchmarks/.peers-fasterrisk`` (or ``$MILPSCORE_FASTERRISK``), and for Gurobi (the optional
+column of ``slim_certify.py``) ``benchmarks/.peers-gurobi`` (or ``$MILPSCORE_GUROBI``), from the registry; prox-tv compiles
 against LAPACKE (Debian: ``apt-get install liblapacke-dev``) and is built with
 ``--no-build-isolation``. A :class:`Peer` is one long-lived worker process in that environment
 (:mod:`benchmarks.peer_worker`): the data are sent once, every call is timed inside the worker
@@ -29,6 +30,8 @@ HERE = Path(__file__).resolve().parent
 ENV = Path(os.environ.get("MILPSCORE_PEERS", HERE / ".peers"))
 #: FasterRisk pins an old scikit-learn: an environment of its own
 FASTERRISK_ENV = Path(os.environ.get("MILPSCORE_FASTERRISK", HERE / ".peers-fasterrisk"))
+#: Gurobi (pip wheel, size-limited licence: 2000 variables, 2000 constraints) for slim_certify's column
+GUROBI_ENV = Path(os.environ.get("MILPSCORE_GUROBI", HERE / ".peers-gurobi"))
 PACKAGES = ["numpy", "scipy", "scikit-learn", "threadpoolctl", "skglm", "celer"]
 BUILT = ["cffi", "setuptools", "wheel"]  # prox-tv's build needs them in the environment itself
 
@@ -47,7 +50,9 @@ def setup() -> None:
         print("prox-tv did not build (it needs LAPACKE: apt-get install liblapacke-dev); its rows are skipped")
     subprocess.run([sys.executable, "-m", "venv", str(FASTERRISK_ENV)], check=True)
     subprocess.run([str(python(FASTERRISK_ENV)), "-m", "pip", "install", "-q", "fasterrisk"], check=True)
-    print(f"peers installed in {ENV} and {FASTERRISK_ENV}")
+    subprocess.run([sys.executable, "-m", "venv", str(GUROBI_ENV)], check=True)
+    subprocess.run([str(python(GUROBI_ENV)), "-m", "pip", "install", "-q", "gurobipy"], check=True)
+    print(f"peers installed in {ENV}, {FASTERRISK_ENV} and {GUROBI_ENV}")
 
 
 class Peer:

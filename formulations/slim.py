@@ -54,6 +54,8 @@ from formulations.validation import check_training_set
 
 #: relative round-off allowed when a row is tested against its margin (see SLIMInstance.errors)
 MARGIN_ROUNDOFF = 1e-9
+#: most conflict pairs (rows z_p + z_q >= 1) added to the program (SLIMInstance.conflicting_rows)
+MAX_CONFLICT_PAIRS = 20000
 #: largest denominator accepted for the common unit of the weights (1e-9 resolution at most)
 _MAX_DENOMINATOR = 10**9
 
@@ -280,19 +282,48 @@ class SLIMInstance(CachedPrograms):
         return max(v, 0.0)
 
     def conflicting_rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """Pairs of merged rows with the same ``x`` and opposite labels: at most one is correct.
+        """Pairs (positive row ``p``, negative row ``q``) of merged rows of which at most one is
+        correct, for every model in the coefficient set: ``z_p + z_q >= 1`` is valid.
 
-        A positive row is correct iff ``s + b >= margin`` and a negative one iff ``s + b <=
-        -margin``; with the same score ``s`` both cannot hold, so ``z_pos + z_neg >= 1`` is valid
-        for every model (an exact inequality of the 0-1 loss; it cuts off only fractional LP
-        points). Returns the indices of the positive and of the negative row of each pair.
+        ``p`` is correct iff ``s_p + b >= margin`` and ``q`` iff ``s_q + b <= -margin``, so both
+        cannot hold when ``s_p <= s_q`` for every allowed ``lambda``: when the rows agree on every
+        feature whose points may take both signs, and on the others ``x_pj <= x_qj`` where the
+        points are ``>= 0`` (``>=`` where they are ``<= 0``): the row is *dominated* (with no sign
+        constraint, the rows are equal). The cuts are exact for the 0-1 loss (they remove only
+        fractional LP points) and tighten the big-M relaxation where it lets both rows be half
+        right. At most :data:`MAX_CONFLICT_PAIRS` pairs are kept (the heaviest; any subset is
+        valid); the pairwise test runs over the rows that share the two-signed features' values,
+        in blocks.
         """
-        _, group = unique_rows(self.X)
-        order = np.lexsort((self.y, group))
-        g, labels = group[order], self.y[order]
-        # after sorting by (group, label), a group holding both labels has its negative row first
-        both = (g[1:] == g[:-1]) & (labels[1:] > 0) & (labels[:-1] < 0)
-        return order[1:][both], order[:-1][both]
+        cs = self.coefficients
+        unused = (cs.lb == 0) & (cs.ub == 0)
+        signed = ((cs.lb >= 0) | (cs.ub <= 0)) & ~unused
+        two_signed = ~signed & ~unused
+        _, group = unique_rows(self.X[:, two_signed]) if two_signed.any() else (None, np.zeros(self.X.shape[0], int))
+        oriented = self.X[:, signed] * np.where(cs.lb[signed] >= 0, 1.0, -1.0)
+        positive = self.y > 0
+        pairs_p, pairs_q = [], []
+        order = np.argsort(group, kind="stable")
+        bounds = np.flatnonzero(np.r_[True, group[order][1:] != group[order][:-1], True])
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            rows = order[a:b]
+            P, Q = rows[positive[rows]], rows[~positive[rows]]
+            if P.size == 0 or Q.size == 0:
+                continue
+            step = max(1, int(2e7 // max(Q.size * max(oriented.shape[1], 1), 1)))
+            for i in range(0, P.size, step):
+                block = P[i:i + step]
+                below = np.all(oriented[block][:, None, :] <= oriented[Q][None, :, :], axis=2)
+                bp, bq = np.nonzero(below)
+                pairs_p.append(block[bp])
+                pairs_q.append(Q[bq])
+        if not pairs_p:
+            return np.zeros(0, int), np.zeros(0, int)
+        p, q = np.concatenate(pairs_p), np.concatenate(pairs_q)
+        if p.size > MAX_CONFLICT_PAIRS:
+            keep = np.sort(np.argsort(-(self.weights[p] + self.weights[q]), kind="stable")[:MAX_CONFLICT_PAIRS])
+            p, q = p[keep], q[keep]
+        return p, q
 
     # ------------------------------------------------------------ mappings
     def decode(self, x: np.ndarray) -> Model:

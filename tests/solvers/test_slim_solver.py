@@ -243,3 +243,54 @@ def test_hand_over_keeps_the_closed_sizes_and_certifies_the_optimum(monkeypatch)
     assert "every model of fewer than 5 features" in handed.result.message
     assert handed.objective == pytest.approx(plain.objective, abs=1e-9)
     assert handed.bound <= plain.objective + 1e-9
+
+
+def _signed_case(seed):
+    """A tiny instance whose points are sign-constrained (so rows dominate each other)."""
+    rng = np.random.default_rng(5000 + seed)
+    n, d = int(rng.integers(8, 22)), int(rng.integers(1, 4))
+    X = rng.integers(0, 3, (n, d)).astype(float)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > np.median(X @ rng.normal(size=d)), 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    names = [f"x{j}" for j in range(d)]
+    signs = rng.choice([-1, 1], d) if seed % 3 else np.r_[rng.choice([-1, 1], d - 1), 0]
+    cs = CoefficientSet.uniform(names, 2, sign=signs)
+    spec = SLIM(coefficients=cs, c0=float(rng.choice([0.0, 0.01, 0.05])), margin=float(rng.choice([1.0, 0.5])))
+    return X, y, np.ones(n), (1.0, 1.0), cs, spec
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_dominance_cuts_remove_no_integer_model(seed):
+    """Every pair of ``conflicting_rows`` has at most one correct row for every model of the set
+    (every point vector, every intercept candidate), and the MILP with the cuts on HiGHS still
+    reaches the enumerated optimum."""
+    X, y, sw, cw, cs, spec = _signed_case(seed)
+    inst = spec.instance(X, y, sw)
+    p, q = inst.conflicting_rows()
+    Xm, ym = inst.X, inst.y
+    assert np.all(ym[p] > 0) and np.all(ym[q] < 0)
+    lo, hi = inst.intercept_bounds
+    ranges = [range(int(np.ceil(cs.lb[j])), int(np.floor(cs.ub[j])) + 1) for j in range(cs.d)]
+    for coef in itertools.product(*ranges):
+        coef = np.array(coef, float)
+        for b in _intercepts(Xm, ym, coef, spec.margin, lo, hi, inst.integer_intercept):
+            s = Xm @ coef + b
+            assert not np.any((s[p] >= spec.margin) & (s[q] <= -spec.margin))
+    fit = solve_exact(inst, "highs", limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+    _, best_total = _enumerate(X, y, sw, cw, cs, spec, inst)
+    assert fit.status == Status.OPTIMAL and fit.objective == pytest.approx(best_total, abs=1e-9)
+    assert fit.bound <= best_total + 1e-9
+
+
+def test_dominance_finds_more_pairs_than_equal_rows():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, (200, 3)).astype(float)
+    y = np.where(X.sum(axis=1) + rng.normal(0, 2, 200) > 4.5, 1.0, -1.0)
+    names = ["a", "b", "c"]
+    free = SLIM(coefficients=CoefficientSet.uniform(names, 3)).instance(X, y)
+    signed = SLIM(coefficients=CoefficientSet.uniform(names, 3, sign=1)).instance(X, y)
+    p0, q0 = free.conflicting_rows()
+    p1, q1 = signed.conflicting_rows()
+    assert np.all(free.X[p0] == free.X[q0], axis=1).all()
+    assert np.all(signed.X[p1] <= signed.X[q1])
+    assert p1.size > p0.size > 0
