@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from formulations.bins import cut_points
+from formulations.bins import cut_points, supervised_cut_points
 
-__all__ = ["ThresholdBinarizer", "cut_points", "format_number"]
+__all__ = ["ThresholdBinarizer", "cut_points", "format_number", "supervised_cut_points"]
 
 
 def _plain(value: Any) -> Any:
@@ -48,15 +48,22 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
     ----------
     max_cuts : int
         Maximum number of thresholds per numeric column.
+    thresholds : {"quantile", "supervised"}
+        How they are chosen: quantiles of the values (:func:`cut_points`, unsupervised; default),
+        or among the label's boundary points by greedy Gini splitting
+        (:func:`~formulations.bins.supervised_cut_points`; ``fit(X, y)`` then needs the two-class
+        label, so fit it on training rows only). ``boundary_points_`` counts, per numeric column,
+        the candidate thresholds the supervised choice saw.
     handle_unknown : {"error", "ignore"}
         At transform, NaN, an unseen category, or a value other than 0/1 in a column kept as
         binary raise a ``ValueError`` naming the column ("error", default), or give all-zero
         indicators ("ignore"; a binary column's value then counts as 0).
     """
 
-    def __init__(self, max_cuts: int = 3, handle_unknown: str = "error"):
+    def __init__(self, max_cuts: int = 3, handle_unknown: str = "error", thresholds: str = "quantile"):
         self.max_cuts = max_cuts
         self.handle_unknown = handle_unknown
+        self.thresholds = thresholds
 
     @staticmethod
     def _frame(X: Any) -> pd.DataFrame:
@@ -68,7 +75,11 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
             raise ValueError(f"handle_unknown must be 'error' or 'ignore', got {self.handle_unknown!r}")
         if isinstance(self.max_cuts, bool) or not isinstance(self.max_cuts, (int, np.integer)) or self.max_cuts < 1:
             raise ValueError(f"max_cuts must be an integer >= 1, got {self.max_cuts!r}")
+        if self.thresholds not in ("quantile", "supervised"):
+            raise ValueError(f"thresholds must be 'quantile' or 'supervised', got {self.thresholds!r}")
         frame = self._frame(X)
+        positive = self._positive(y, len(frame)) if self.thresholds == "supervised" else None
+        self.boundary_points_: dict[str, int] = {}
         if frame.columns.duplicated().any():
             raise ValueError(f"column names repeat: {sorted(set(frame.columns[frame.columns.duplicated()]))}; rename them")
         self.rules_: list[tuple[str, str, Any]] = []  # (column, op, value)
@@ -82,7 +93,11 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
                 if np.isin(v, (0.0, 1.0)).all():
                     self.rules_.append((col, "id", None))
                     continue
-                self.rules_.extend((col, ">=", float(t)) for t in cut_points(v, self.max_cuts))
+                if positive is None:
+                    cuts = cut_points(v, self.max_cuts)
+                else:
+                    cuts, self.boundary_points_[col] = supervised_cut_points(v, positive, self.max_cuts)
+                self.rules_.extend((col, ">=", float(t)) for t in cuts)
             else:
                 if s.isna().any():
                     raise ValueError(f"column {col!r} has missing values; fill them before binarising")
@@ -94,16 +109,31 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         self.n_candidates_ = len(self.rules_)
         return self
 
+    @staticmethod
+    def _positive(y: Any, n: int) -> np.ndarray:
+        """The two-class label as booleans (the larger class value is ``True``)."""
+        if y is None:
+            raise ValueError("thresholds='supervised' chooses thresholds from the label: call fit(X, y)")
+        labels = np.asarray(y)
+        if labels.ndim != 1 or labels.size != n:
+            raise ValueError(f"y must have one label per row of X ({n}), got shape {labels.shape}")
+        classes = np.unique(labels)
+        if classes.size != 2:
+            raise ValueError(f"thresholds='supervised' needs a two-class label, got {classes.size} classes")
+        return labels == classes[1]
+
     def to_dict(self) -> dict[str, Any]:
         """The fitted rules as plain JSON values (:func:`milpscore.persist.save_model`)."""
         return {"kind": "thresholds", "handle_unknown": self.handle_unknown, "max_cuts": int(self.max_cuts),
+                "thresholds": self.thresholds,
                 "columns": [str(c) for c in self.feature_names_in_],
                 "rules": [[c, op, _plain(v)] for c, op, v in self.rules_]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ThresholdBinarizer":
         """A fitted binariser from :meth:`to_dict` (no refit: the same rules)."""
-        out = cls(max_cuts=data["max_cuts"], handle_unknown=data["handle_unknown"])
+        out = cls(max_cuts=data["max_cuts"], handle_unknown=data["handle_unknown"],
+                  thresholds=data.get("thresholds", "quantile"))
         out.rules_ = [(c, op, v) for c, op, v in data["rules"]]
         out.feature_names_in_ = np.array(data["columns"], dtype=object)
         names = out.get_feature_names_out()

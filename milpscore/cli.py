@@ -7,7 +7,8 @@ the exact-vs-relaxed table; ``--output model.json`` saves it (:mod:`milpscore.pe
 ``milpscore predict model.json CSV`` scores new rows; ``milpscore export CSV --to model.lp|.mps|.py``
 writes the program with readable names; ``milpscore compare CSV`` prints the comparison table.
 Numeric columns that are not 0/1 are binarised at quantile thresholds (``--binarize K``; 0 keeps
-them; the fused table bins its own columns). Problems with the input are reported in one line
+them; the fused table bins its own columns), or with ``--thresholds supervised`` at thresholds
+chosen among the label's boundary points on the training rows (``fit``, ``export``). Problems with the input are reported in one line
 on stderr with exit code 2, no traceback.
 """
 from __future__ import annotations
@@ -69,6 +70,9 @@ def _data_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--binarize", type=int, default=3, metavar="K",
                    help="binarise numeric columns that are not 0/1 at K quantile thresholds each "
                         "(default 3; 0 uses the columns as they are)")
+    p.add_argument("--thresholds", choices=("quantile", "supervised"), default="quantile",
+                   help="quantile thresholds (default), or supervised: chosen among the label's boundary points "
+                        "by Gini splitting, on the training rows only")
 
 
 def _multiplier(text: str) -> float | str:
@@ -104,20 +108,25 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
 
 
 # ------------------------------------------------------------------------------- data
-def _binarise(X: pd.DataFrame, max_cuts: int) -> tuple[pd.DataFrame, str, ThresholdBinarizer | None]:
-    """Non-binary columns to ``column >= t`` indicators; a line saying what was made; the binariser."""
+def _binarise(X: pd.DataFrame, max_cuts: int, y: pd.Series | None = None, thresholds: str = "quantile"
+              ) -> tuple[pd.DataFrame, str, ThresholdBinarizer | None]:
+    """Non-binary columns to ``column >= t`` indicators; a line saying what was made; the binariser
+    (supervised thresholds are learned from ``y``: pass training rows only)."""
     if max_cuts < 0:
         raise ValueError(f"--binarize must be >= 0 (thresholds per column; 0 keeps the columns), got {max_cuts}")
     validate_features(X)  # NaN / non-numeric columns are named before anything is made
-    binarizer = ThresholdBinarizer(max_cuts=max(max_cuts, 1)).fit(X)
+    binarizer = ThresholdBinarizer(max_cuts=max(max_cuts, 1), thresholds=thresholds).fit(X, y)
     wide = list(dict.fromkeys(col for col, op, _ in binarizer.rules_ if op == ">="))
     if not wide:
         return X, "", None
     if max_cuts == 0:
         return X, f"{len(wide)} non-binary column(s) used as they are (--binarize 0): {wide[:5]}", None
     made = sum(op == ">=" for _, op, _ in binarizer.rules_)
+    chosen = (f"supervised, from {sum(binarizer.boundary_points_.values())} boundary points"
+              if thresholds == "supervised" else "quantiles")
     return binarizer.transform(X), (f"binarised {len(wide)} non-binary column(s) into {made} threshold indicators "
-                                    f"(at most {max_cuts} per column; --binarize K to change, 0 to keep them)"), binarizer
+                                    f"({chosen}; at most {max_cuts} per column; --binarize K to change, 0 to keep "
+                                    "them)"), binarizer
 
 
 def _read_csv(path: str) -> pd.DataFrame:
@@ -167,10 +176,11 @@ def estimator(args: argparse.Namespace) -> Any:
     return EYEClassifier(**pick("lam"), verbose=args.verbose, pos_label=args.pos_label)
 
 
-def _design(args: argparse.Namespace, X: pd.DataFrame) -> tuple[pd.DataFrame, str, ThresholdBinarizer | None]:
+def _design(args: argparse.Namespace, X: pd.DataFrame, y: pd.Series
+            ) -> tuple[pd.DataFrame, str, ThresholdBinarizer | None]:
     if args.formulation == "fused":  # the fused table bins its own columns
         return X, "", None
-    return _binarise(X, args.binarize)
+    return _binarise(X, args.binarize, y, args.thresholds)
 
 
 def _progress(args: argparse.Namespace) -> Any:
@@ -222,7 +232,7 @@ def _cross_validated(args: argparse.Namespace, X: pd.DataFrame, y: pd.Series) ->
 
     scores: dict[str, list[float]] = {}
     for train, test in StratifiedKFold(args.cv, shuffle=True, random_state=args.seed).split(X, y):
-        Z_train, _, binarizer = _design(args, X.iloc[train])
+        Z_train, _, binarizer = _design(args, X.iloc[train], y.iloc[train])
         model = clone(estimator(args)).fit(Z_train, y.iloc[train])
         Z_test = binarizer.transform(X.iloc[test]) if binarizer is not None else X.iloc[test]
         for key, value in metrics(model, Z_test, y.iloc[test]).items():
@@ -242,7 +252,7 @@ def _fit(args: argparse.Namespace) -> int:
     X_train, X_test, y_train, y_test = (train_test_split(X, y, test_size=args.test_size, stratify=y,
                                                          random_state=args.seed)
                                         if args.test_size > 0 else (X, None, y, None))
-    Z_train, note, binarizer = _design(args, X_train)
+    Z_train, note, binarizer = _design(args, X_train, y_train)
     with _progress(args):
         model = estimator(args).fit(Z_train, y_train)
     report = {"train " + k: v for k, v in metrics(model, Z_train, y_train).items()}
@@ -308,7 +318,7 @@ def _export(args: argparse.Namespace) -> int:
     from solvers.pyomo import write_pyomo_script
 
     X, y, _ = _load(args)
-    Z, _, _ = _design(args, X)
+    Z, _, _ = _design(args, X, y)
     est = estimator(args)
     instance = est.build_instance(Z, y)
     program = instance.relaxed() if args.relaxed else instance.exact()
@@ -326,6 +336,9 @@ def _compare(args: argparse.Namespace) -> int:
     from milpscore.compare import compare
 
     X, y, source = _load(args)
+    if args.thresholds == "supervised":
+        raise ValueError("--thresholds supervised learns from the labels and compare binarises all rows before "
+                         "splitting: use it with fit (whose binariser sees only the training rows)")
     Z, note, _ = _binarise(X, args.binarize)
     methods = args.methods.split(",") if args.methods else None
     table = compare(Z, y, [f.strip() for f in args.formulations.split(",")], methods, time_limit=args.time_limit,
