@@ -44,10 +44,18 @@ SHRINK = (0.75, 2 / 3, 0.5, 1 / 3, 0.25)
 TOLERANCE = 1e-9
 
 
+#: most score levels a histogram may span (beyond, the coordinate search of solvers.slim is used)
+MAX_LEVELS = 500_000
+
+
 def applies(instance: SLIMInstance) -> bool:
-    """True when every score is an integer: integer-valued features and integer points."""
-    X = instance.X
-    return bool(instance.coefficients.integer.all() and np.all(X == np.round(X)) and np.abs(X).max(initial=0) < 2 ** 20)
+    """True when every score is an integer (integer-valued features and integer points) and the
+    scores, with any move, span at most :data:`MAX_LEVELS` levels."""
+    X, cs = instance.X, instance.coefficients
+    if not (cs.integer.all() and np.all(X == np.round(X))):
+        return False
+    reach = np.abs(X).max(axis=0, initial=0) * np.maximum(np.abs(cs.lb), np.abs(cs.ub))
+    return bool(2 * reach.sum() + 4 * reach.max(initial=0) + 1 <= MAX_LEVELS)
 
 
 @njit(cache=True)

@@ -149,3 +149,13 @@ def test_heuristic_never_worse_than_its_start_on_real_data():
 
     start = rounded_logistic_start(inst)
     assert inst.objective(heuristic(inst)) <= inst.objective(start) + 1e-12
+
+
+def test_wide_score_ranges_use_the_coordinate_search():
+    rng = np.random.default_rng(6)
+    X = rng.integers(0, 10**5, (50, 3)).astype(float)
+    y = np.where(X[:, 0] > 5e4, 1.0, -1.0)
+    inst = SLIM(coef_bound=10, c0=0.01).instance(X, y)
+    assert not applies(inst)  # 3 features x 1e5 x 10 points: more levels than a histogram should hold
+    model = heuristic(inst)
+    assert inst.objective(model) < inst.objective(inst.with_best_intercept(np.zeros(3)))
