@@ -186,6 +186,11 @@ class MoveSearch:
     def d(self) -> int:
         return self.vlo.size
 
+    def empty(self) -> np.ndarray:
+        """The sparsest model of the set: every point at its value nearest 0 (0 unless the
+        feature's range excludes it)."""
+        return np.clip(0, self.vlo, self.vhi).astype(np.int64)
+
     def penalty(self, coef: np.ndarray) -> float:
         return float(self.cost @ ((coef != 0) | self.forced) + self.instance.epsilon * np.abs(coef).sum())
 
@@ -294,7 +299,7 @@ class MoveSearch:
         every child is also descended on the SLIM objective over its support. The search stops
         after ``patience`` sizes in a row that improve neither the guide nor the SLIM objective;
         the best model by the SLIM objective is returned."""
-        coef0 = np.zeros(self.d, np.int64) if start is None else np.asarray(start, np.int64)
+        coef0 = self.empty() if start is None else np.asarray(start, np.int64)
         best = (coef0, self.value(coef0))
         best_guide = self.value(coef0, hinge)
         beam = [coef0]
@@ -351,7 +356,9 @@ def search(instance: SLIMInstance, starts: list[Model], clock: Clock | None = No
         coef = np.round(start.coef).astype(np.int64)
         if ms.feasible(coef):
             found.append(ms.descend(coef, clock))
-    if not ms.constrained or ms.feasible(np.zeros(ms.d, np.int64)):
+    if ms.d == 0:
+        return instance.with_best_intercept(np.zeros(0))
+    if not ms.constrained or ms.feasible(ms.empty()):
         for width, hinge in BEAMS:
             if clock is not None and clock.expired():
                 break

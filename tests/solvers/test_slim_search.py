@@ -159,3 +159,17 @@ def test_wide_score_ranges_use_the_coordinate_search():
     assert not applies(inst)  # 3 features x 1e5 x 10 points: more levels than a histogram should hold
     model = heuristic(inst)
     assert inst.objective(model) < inst.objective(inst.with_best_intercept(np.zeros(3)))
+
+
+def test_features_whose_range_excludes_zero_stay_inside_it():
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 2, (200, 5)).astype(float)
+    y = np.where(X @ np.array([2, -1, 1, 0, 1]) + rng.normal(0, 0.5, 200) > 1, 1.0, -1.0)
+    names = [f"x{j}" for j in range(5)]
+    cs = CoefficientSet.uniform(names, 3).with_feature("x3", lb=1, ub=2).with_feature("x1", must_include=True)
+    inst = SLIM(coefficients=cs, c0=0.01, max_size=3).instance(X, y)
+    model = search(inst, [])
+    assert 1 <= model.coef[3] <= 2
+    assert np.all(model.coef >= cs.lb) and np.all(model.coef <= cs.ub)
+    assert np.count_nonzero(model.coef != 0) <= 3  # x1 is counted whether or not it is 0
+    assert np.count_nonzero((model.coef != 0) | cs.must_include | (cs.lb > 0)) <= 3
