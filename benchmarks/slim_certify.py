@@ -17,8 +17,11 @@ the time, and says so in the last column), and, when ``benchmarks/.peers-gurobi`
 (``python benchmarks/peers.py setup``), ``gurobi``: the same MILP, plain (no start), written as
 MPS and solved by Gurobi in its own environment (``gurobi_worker.py``) with Gurobi's own
 incumbent and bound; the pip wheel's size-limited licence refuses models over 2000 variables or
-constraints (the 2000-row sets), which the row says. Each solve runs once (time-limited MILP
-solves).
+constraints (the 2000-row sets), which the row says. Ablations: a backend name may carry
+switches, ``-noheuristic`` (no start: the pipeline's heuristic is off) and ``-noconflicts``
+(the program without its rows ``z_p + z_q >= 1`` for conflicting rows), e.g.
+``--backends highs-noheuristic,highs-noconflicts,supports-noheuristic``. Each solve runs once
+(time-limited MILP solves).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/slim_certify.py --limit 60
 """
@@ -103,6 +106,18 @@ def main() -> None:
         X, y = load(name)
         inst = SLIM(c0=C0[name], coef_bound=10).instance(X, y)
         for backend in args.backends.split(","):
+            solver, *switches = backend.split("-")
+            unknown = set(switches) - {"noheuristic", "noconflicts"}
+            if unknown:
+                raise SystemExit(f"unknown switches {sorted(unknown)} in backend {backend!r}")
+            case = inst
+            if "noconflicts" in switches:
+                import formulations.slim as slim_module
+
+                kept, slim_module.MAX_CONFLICT_PAIRS = slim_module.MAX_CONFLICT_PAIRS, 0
+                case = SLIM(c0=C0[name], coef_bound=10).instance(X, y)
+                assert "conflicts" not in case.exact().row_blocks  # built (and cached) without them
+                slim_module.MAX_CONFLICT_PAIRS = kept
             if backend == "gurobi":
                 run = gurobi(inst, args.limit)
                 assert inst.exact().offset == 0.0  # the MPS objective is the program's
@@ -123,7 +138,8 @@ def main() -> None:
             trace: list[tuple[float, float, float]] = []
             t = time.perf_counter()
             with reporting(lambda _, incumbent, bound, __: trace.append((time.perf_counter() - t, incumbent, bound))):
-                fit = solve_exact(inst, backend, limits=Limits(time_limit=args.limit, mip_rel_gap=1e-4))
+                fit = solve_exact(case, solver, limits=Limits(time_limit=args.limit, mip_rel_gap=1e-4),
+                                  heuristic="noheuristic" not in switches)
             seconds = time.perf_counter() - t
             trace.append((seconds, fit.objective, fit.bound))  # the certificate itself (true objective)
             if args.trace:
