@@ -14,13 +14,15 @@ rows are a histogram over score levels, and a move ``lambda_j += delta`` shifts 
 the number of score levels; :func:`move_errors`, numba), every move of every feature a few
 milliseconds on 2000 rows and 171 features. On that:
 
-* :func:`descend` takes the best improving move (add, change or drop a feature) until none
+* :meth:`MoveSearch.descend` takes the best improving move (add, change or drop a feature) until none
   improves, then the best *swap* (drop one feature of the support, add the best new value of
   another), FasterRisk's swap step (Liu et al., NeurIPS 2022, Alg. 3) on the 0-1 objective;
-* :func:`beam_search` grows supports one feature at a time from the empty model (or a start),
-  keeps the ``width`` best supports of each size, each descended over its own features, and stops
-  when ``patience`` sizes in a row bring no improvement (the L0 cost outweighs the error gained),
-  at ``max_size`` or on the clock: FasterRisk's sparse beam search (Alg. 2) with exact 0-1 moves;
+* :meth:`MoveSearch.beam_search` grows supports one feature at a time from the empty model (or
+  a start), ranks additions by a guide (the SLIM objective, or the hinge loss, which is not flat
+  where no single feature flips a row), keeps the ``width`` best supports of each size, each
+  refitted over its own features, and stops when ``patience`` sizes in a row bring no
+  improvement (the L0 cost outweighs the error gained), at ``max_size`` or on the clock:
+  FasterRisk's sparse beam search (Alg. 2) with exact integer moves;
 * the best model is finally tried at twice and three times its scale and descended: the scaled
   card makes the same errors, and single moves from it reach points in between.
 
