@@ -26,6 +26,36 @@ from numba import njit
 
 from solvers.box_logistic import _popcount, column_codes, pack_rows
 
+
+@njit(cache=True, inline="always")
+def _split(lev_pos, lev_neg, t, p, m, bits_pos, bits_neg, row):
+    """Part ``m`` of level ``t + 1``: the rows of part ``p`` of level ``t`` in bit row ``row``;
+    returns its counts ``(positive, negative)``."""
+    a = 0
+    for w in range(lev_pos.shape[2]):
+        x = lev_pos[t, p, w] & bits_pos[row, w]
+        lev_pos[t + 1, m, w] = x
+        a += _popcount(x)
+    b = 0
+    for w in range(lev_neg.shape[2]):
+        x = lev_neg[t, p, w] & bits_neg[row, w]
+        lev_neg[t + 1, m, w] = x
+        b += _popcount(x)
+    return a, b
+
+
+@njit(cache=True, inline="always")
+def _count(lev_pos, lev_neg, t, p, bits_pos, bits_neg, row):
+    """Counts ``(positive, negative)`` of the rows of part ``p`` of level ``t`` in bit row ``row``."""
+    a = 0
+    for w in range(lev_pos.shape[2]):
+        a += _popcount(lev_pos[t, p, w] & bits_pos[row, w])
+    b = 0
+    for w in range(lev_neg.shape[2]):
+        b += _popcount(lev_neg[t, p, w] & bits_neg[row, w])
+    return a, b
+
+
 def value_bits(X: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> tuple | None:
     """Bit sets of the rows, per label: ``(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg,
     unit_neg, offset, radix)``; ``bits_*[offset[j] + v]`` holds the rows whose feature ``j`` takes
@@ -92,16 +122,7 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
             if radix[j] == 2:  # 0/1 features: the 1s split off, the 0s kept only if mixed
                 row = offset[j] + 1
                 for p in range(size[t]):
-                    a = 0
-                    for w in range(wp_):
-                        x = lev_pos[t, p, w] & bits_pos[row, w]
-                        lev_pos[t + 1, m, w] = x
-                        a += _popcount(x)
-                    b = 0
-                    for w in range(wn_):
-                        x = lev_neg[t, p, w] & bits_neg[row, w]
-                        lev_neg[t + 1, m, w] = x
-                        b += _popcount(x)
+                    a, b = _split(lev_pos, lev_neg, t, p, m, bits_pos, bits_neg, row)
                     a0, b0 = cnt_pos[t, p] - a, cnt_neg[t, p] - b
                     if a > 0 and b > 0:
                         cnt_pos[t + 1, m], cnt_neg[t + 1, m] = a, b
@@ -128,16 +149,7 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
                         for w in range(wn_):
                             lev_neg[t + 1, m, w] = lev_neg[t, p, w] & bits_neg[row, w]
                     else:
-                        a = 0
-                        for w in range(wp_):
-                            x = lev_pos[t, p, w] & bits_pos[row, w]
-                            lev_pos[t + 1, m, w] = x
-                            a += _popcount(x)
-                        b = 0
-                        for w in range(wn_):
-                            x = lev_neg[t, p, w] & bits_neg[row, w]
-                            lev_neg[t + 1, m, w] = x
-                            b += _popcount(x)
+                        a, b = _split(lev_pos, lev_neg, t, p, m, bits_pos, bits_neg, row)
                     rest_pos -= a
                     rest_neg -= b
                     if a > 0 and b > 0:  # mixed: kept (else overwritten by the next part)
@@ -153,12 +165,7 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
         if radix[j] == 2:  # the common case (0/1 features), without the loop over values
             row = offset[j] + 1
             for p in range(size[k - 1]):
-                a = 0
-                for w in range(wp_):
-                    a += _popcount(lev_pos[k - 1, p, w] & bits_pos[row, w])
-                b = 0
-                for w in range(wn_):
-                    b += _popcount(lev_neg[k - 1, p, w] & bits_neg[row, w])
+                a, b = _count(lev_pos, lev_neg, k - 1, p, bits_pos, bits_neg, row)
                 total += min(a * unit_pos, b * unit_neg) + min((cnt_pos[k - 1, p] - a) * unit_pos,
                                                                (cnt_neg[k - 1, p] - b) * unit_neg)
                 if total >= cutoff:
@@ -168,13 +175,7 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
         for p in range(size[k - 1]):
             rest_pos, rest_neg = cnt_pos[k - 1, p], cnt_neg[k - 1, p]
             for v in range(radix[j] - 1, 0, -1):
-                row = offset[j] + v
-                a = 0
-                for w in range(wp_):
-                    a += _popcount(lev_pos[k - 1, p, w] & bits_pos[row, w])
-                b = 0
-                for w in range(wn_):
-                    b += _popcount(lev_neg[k - 1, p, w] & bits_neg[row, w])
+                a, b = _count(lev_pos, lev_neg, k - 1, p, bits_pos, bits_neg, offset[j] + v)
                 total += min(a * unit_pos, b * unit_neg)
                 rest_pos -= a
                 rest_neg -= b
