@@ -410,12 +410,22 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
         return fallback("with features of more than two values the in-support searches are planned against a "
                         "time limit, and there is none")
     deadline = t0 + (time_limit if time_limit is not None else math.inf)
+    # a kind whose in-support searches can be as hard as the whole program gives each one a share
+    # of the time, and hands the program over when they would not all fit
+    rationed = problem.hands_over_search and math.isfinite(deadline)
     search = _Search(problem.d, math.inf, None, mip_rel_gap)
     if warm_start is not None:
         start = np.asarray(warm_start, dtype=float)
         coef = start[program.blocks["coef"]]
         search.incumbent = float(program.lazy.value(start) if program.lazy is not None else program.objective(start))
         search.model = (coef.copy(), float(start[program.blocks["intercept"]][0]))
+
+    def hand_over(reason: str, size: int) -> Result:
+        """The program to the fallback with the incumbent found so far; every model of fewer than
+        ``size`` features costs at least the closed floor (or the incumbent)."""
+        start = problem.lift(program, *search.model) if search.model is not None else warm_start
+        return fallback(reason, start, (size, min(search.incumbent, search.closed_floor)))
+
     listers = problem.listers(search.incumbent)
     total = sum(lister.total for lister in listers)
     bound = problem.bounder()
@@ -450,11 +460,10 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
             if lister.listed == chunk.shape[0] < lister.total and math.isfinite(deadline):
                 projected = (time.perf_counter() - started) * lister.total / chunk.shape[0]
                 if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
-                    start = problem.lift(program, *search.model) if search.model is not None else warm_start
-                    return fallback(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
-                                    f"features would take about {projected:.0f} s, more than the "
-                                    f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start,
-                                    (lister.r + lister.forced.size, min(search.incumbent, search.closed_floor)))
+                    return hand_over(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
+                                     f"features would take about {projected:.0f} s, more than the "
+                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left",
+                                     lister.r + lister.forced.size)
         phase_time = time.perf_counter() - started_phase
         bound_time += phase_time
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
@@ -471,21 +480,17 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
             if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
                 open_floor, stopped = min(open_floor, float(bounds[s])), True
                 break
-            hand_over = problem.hands_over_search and math.isfinite(deadline)
-            # a kind whose in-support searches can be as hard as the whole program gives each one a
-            # share of the time, and hands the program over when they would not all fit
-            until = time.perf_counter() + SEARCH_SHARE * (deadline - time.perf_counter()) if hand_over else deadline
+            until = time.perf_counter() + SEARCH_SHARE * (deadline - time.perf_counter()) if rationed else deadline
             unfinished = problem.search(_row(kept_supports, s), float(bounds[s]), search, until, node_limit)
             visited += 1
-            if hand_over and (node_limit is None or search.nodes < node_limit):
+            if rationed and (node_limit is None or search.nodes < node_limit):
                 ahead = int((bounds[order[position + 1:]] < search.prune_level()).sum())
                 projected = (time.perf_counter() - searching) / (position + 1) * ahead
                 if math.isfinite(unfinished) or projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
-                    start = problem.lift(program, *search.model) if search.model is not None else warm_start
-                    return fallback(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} features "
-                                    f"below the incumbent one by one would not fit the "
-                                    f"{max(deadline - time.perf_counter(), 0.0):.0f} s left", start,
-                                    (lister.r + lister.forced.size, min(search.incumbent, search.closed_floor)))
+                    return hand_over(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} "
+                                     f"features below the incumbent one by one would not fit the "
+                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left",
+                                     lister.r + lister.forced.size)
             if math.isfinite(unfinished):
                 rest = bounds[order[position + 1:]]
                 open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
@@ -505,11 +510,10 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
             count = sum(later.total for later in ahead)
             projected = phase_time * count / lister.total
             if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
-                start = problem.lift(program, *search.model) if search.model is not None else warm_start
-                return fallback(f"bounding the {count} supports of {ahead[0].r + ahead[0].forced.size} to "
-                                f"{ahead[-1].r + ahead[-1].forced.size} features would take about {projected:.0f} s, "
-                                f"more than the {max(deadline - time.perf_counter(), 0.0):.0f} s left", start,
-                                (ahead[0].r + ahead[0].forced.size, min(search.incumbent, search.closed_floor)))
+                return hand_over(f"bounding the {count} supports of {ahead[0].r + ahead[0].forced.size} to "
+                                 f"{ahead[-1].r + ahead[-1].forced.size} features would take about "
+                                 f"{projected:.0f} s, more than the {max(deadline - time.perf_counter(), 0.0):.0f} "
+                                 "s left", ahead[0].r + ahead[0].forced.size)
     lower = min(search.incumbent, search.closed_floor, open_floor)
     solve_time = time.perf_counter() - t0
     raw = {"supports": total, "supports_bounded": done, "supports_searched": visited, "bound_time": bound_time}
