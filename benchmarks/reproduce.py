@@ -109,9 +109,9 @@ def run(names: list[str], folds: int, time_limit: float, max_rows: int, threshol
     rows = []
     for name in names:
         raw, y = load_frame(name, max_rows)
-        X = binarise(raw, y, np.arange(len(y)))
+        X = binarise(raw, y, np.arange(len(y))) if thresholds == "quantile" else None
         cv = StratifiedKFold(folds, shuffle=True, random_state=0)
-        for k, (tr, te) in enumerate(cv.split(X, y)):
+        for k, (tr, te) in enumerate(cv.split(raw, y)):
             if thresholds == "supervised":  # learned from the labels: on the training rows of the fold only
                 X = binarise(raw, y, tr, thresholds)
             for method in METHODS:

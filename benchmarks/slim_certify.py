@@ -118,41 +118,42 @@ def main() -> None:
                 case = SLIM(c0=C0[name], coef_bound=10).instance(X, y)
                 assert "conflicts" not in case.exact().row_blocks  # built (and cached) without them
                 slim_module.MAX_CONFLICT_PAIRS = kept
-            if backend == "gurobi":
-                run = gurobi(inst, args.limit)
-                assert inst.exact().offset == 0.0  # the MPS objective is the program's
+            if solver == "gurobi":
+                run = gurobi(case, args.limit)
+                assert case.exact().offset == 0.0  # the MPS objective is the program's
                 trace = [tuple(moment) for moment in run.get("trace", [])]
                 if "objective" in run:
                     trace.append((run["runtime"], run["objective"], run["bound"]))
-                last = trace[-1] if trace else (float("nan"),) * 3
-                rows.append({"data": name, "n x d": f"{X.shape[0]}x{X.shape[1]}", "C0": C0[name], "backend": backend,
-                             "status": run["status"].split(":")[0].replace("time limit", "feasible"),
-                             "seconds": round(run.get("runtime", float("nan")), 1),
-                             "to gap 1e-2 s": first_time(trace, 1e-2), "to gap 1e-4 s": first_time(trace, 1e-4),
-                             "objective": round(last[1], 6), "bound": round(last[2], 6),
-                             "gap": float(f"{relative_gap(last[1], last[2]):.3g}") if trace else float("nan"),
-                             "size": -1, "solved by": f"gurobi {run.get('version', '')}".strip(),
-                             "note": run["status"][:70] + " (Gurobi's own certificate)"})
-                print(pd.DataFrame(rows[-1:]).to_string(index=False, header=len(rows) == 1), flush=True)
-                continue
-            trace: list[tuple[float, float, float]] = []
-            t = time.perf_counter()
-            with reporting(lambda _, incumbent, bound, __: trace.append((time.perf_counter() - t, incumbent, bound))):
-                fit = solve_exact(case, solver, limits=Limits(time_limit=args.limit, mip_rel_gap=1e-4),
-                                  heuristic="noheuristic" not in switches)
-            seconds = time.perf_counter() - t
-            trace.append((seconds, fit.objective, fit.bound))  # the certificate itself (true objective)
+                nan = float("nan")
+                objective, bound = trace[-1][1:] if trace else (nan, nan)
+                outcome = {"status": run["status"].split(":")[0].replace("time limit", "feasible"),
+                           "seconds": run.get("runtime", nan), "objective": objective, "bound": bound,
+                           "gap": relative_gap(objective, bound) if trace else nan, "size": -1,
+                           "solved by": f"gurobi {run.get('version', '')}".strip(),
+                           "note": run["status"][:70] + " (Gurobi's own certificate)"}
+            else:
+                trace = []
+                t = time.perf_counter()
+                with reporting(lambda _, incumbent, bound, __: trace.append((time.perf_counter() - t, incumbent,
+                                                                             bound))):
+                    fit = solve_exact(case, solver, limits=Limits(time_limit=args.limit, mip_rel_gap=1e-4),
+                                      heuristic="noheuristic" not in switches)
+                seconds = time.perf_counter() - t
+                trace.append((seconds, fit.objective, fit.bound))  # the certificate itself (true objective)
+                outcome = {"status": fit.status.value, "seconds": seconds, "objective": fit.objective,
+                           "bound": fit.bound, "gap": fit.gap,
+                           "size": int(np.count_nonzero(fit.model.coef)) if fit.model is not None else -1,
+                           "solved by": fit.result.backend if fit.result is not None else "",
+                           "note": fit.result.message.split(";")[0][:70] if fit.result is not None else ""}
             if args.trace:
                 for moment in trace:
                     print(f"  {name} {backend}: {moment[0]:8.2f} s  incumbent {moment[1]:.6g}  bound {moment[2]:.6g}")
-            note = fit.result.message.split(";")[0][:70] if fit.result is not None else ""
             rows.append({"data": name, "n x d": f"{X.shape[0]}x{X.shape[1]}", "C0": C0[name], "backend": backend,
-                         "status": fit.status.value, "seconds": round(seconds, 1),
+                         "status": outcome["status"], "seconds": round(outcome["seconds"], 1),
                          "to gap 1e-2 s": first_time(trace, 1e-2), "to gap 1e-4 s": first_time(trace, 1e-4),
-                         "objective": round(fit.objective, 6), "bound": round(fit.bound, 6),
-                         "gap": float(f"{fit.gap:.3g}"),
-                         "size": int(np.count_nonzero(fit.model.coef)) if fit.model is not None else -1,
-                         "solved by": fit.result.backend if fit.result is not None else "", "note": note})
+                         "objective": round(outcome["objective"], 6), "bound": round(outcome["bound"], 6),
+                         "gap": float(f"{outcome['gap']:.3g}"), "size": outcome["size"],
+                         "solved by": outcome["solved by"], "note": outcome["note"]})
             print(pd.DataFrame(rows[-1:]).to_string(index=False, header=len(rows) == 1), flush=True)
     print()
     print(pd.DataFrame(rows).to_string(index=False))

@@ -126,6 +126,12 @@ def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0)
         if instance.constraint_violation(start) > 1e-9:
             start = coordinate_search(instance, start, clock=clock)
         return search(instance, [start], clock=clock)
+    return coordinate_heuristic(instance, start, clock)
+
+
+def coordinate_heuristic(instance: SLIMInstance, start: Model, clock: Clock | None = None) -> Model:
+    """The better of two :func:`coordinate_search` runs, from ``start`` and from the rounded zero
+    model (the heuristic for data that is not integer; models obeying the constraints first)."""
     runs = [coordinate_search(instance, start, clock=clock)]
     if clock is None or not clock.expired():
         zero = instance.round(Model(np.zeros(instance.X.shape[1]), 0.0))
