@@ -24,6 +24,7 @@ from formulations.base import Model
 from formulations.intercept import margin_error_intercept
 from formulations.slim import SLIMInstance
 from solvers.limits import Clock
+from solvers.slim_search import applies, search
 
 
 def _penalty(instance: SLIMInstance, coef: np.ndarray) -> float:
@@ -119,8 +120,6 @@ def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0)
     Deterministic (``seed`` is unused). Models that obey the operational constraints come first;
     the pipeline rejects a start that does not.
     """
-    from solvers.slim_search import applies, search
-
     start = rounded_logistic_start(instance, clock=clock)
     if applies(instance):
         if instance.constraint_violation(start) > 1e-9:
