@@ -141,6 +141,43 @@ class Program:
         """Continuous relaxation: same program with the integer mask cleared (``lazy`` kept)."""
         return replace(self, integer=np.zeros_like(self.integer))
 
+    def extended(self, columns: Mapping[str, tuple[np.ndarray, np.ndarray, bool]] | None = None,
+                 rows: Mapping[str, tuple[sp.spmatrix, np.ndarray, np.ndarray]] | None = None) -> "Program":
+        """This program with more variables and rows.
+
+        ``columns``: name -> ``(lb, ub, integer)``, appended (in order) after the last variable with
+        no cost and no entry in the existing rows. ``rows``: name -> ``(matrix, lb, ub)`` over the
+        extended variable vector, appended after the last row. Cones are not extended (a conic
+        program with new columns is refused)."""
+        columns, rows = dict(columns or {}), dict(rows or {})
+        if columns and self.cones:
+            raise ValueError("Program.extended: new columns in a conic program are not supported")
+        n = self.n_variables
+        blocks, lbs, ubs, ints = dict(self.blocks), [self.col_lb], [self.col_ub], [self.integer]
+        for name, (lb, ub, integer) in columns.items():
+            lb = np.asarray(lb, dtype=float)
+            blocks[name] = slice(n, n + lb.size)
+            lbs.append(lb)
+            ubs.append(np.asarray(ub, dtype=float))
+            ints.append(np.full(lb.size, bool(integer)))
+            n += lb.size
+        A = sp.hstack([self.A, sp.csr_matrix((self.n_rows, n - self.n_variables))], format="csr")
+        row_blocks, mats, row_lb, row_ub = dict(self.row_blocks), [A], [self.row_lb], [self.row_ub]
+        m = self.n_rows
+        for name, (matrix, lb, ub) in rows.items():
+            matrix = sp.csr_matrix(matrix)
+            if matrix.shape[1] != n:
+                raise ValueError(f"Program.extended: rows {name!r} have {matrix.shape[1]} columns, not {n}")
+            row_blocks[name] = slice(m, m + matrix.shape[0])
+            mats.append(matrix)
+            row_lb.append(np.broadcast_to(np.asarray(lb, dtype=float), matrix.shape[0]))
+            row_ub.append(np.broadcast_to(np.asarray(ub, dtype=float), matrix.shape[0]))
+            m += matrix.shape[0]
+        return replace(self, c=np.concatenate([self.c, np.zeros(n - self.n_variables)]),
+                       A=sp.vstack(mats, format="csr"), row_lb=np.concatenate(row_lb), row_ub=np.concatenate(row_ub),
+                       col_lb=np.concatenate(lbs), col_ub=np.concatenate(ubs), integer=np.concatenate(ints),
+                       blocks=blocks, row_blocks=row_blocks)
+
     def block(self, x: np.ndarray, name: str) -> np.ndarray:
         """The part of a solution vector belonging to the named variable block."""
         return np.asarray(x)[self.blocks[name]]

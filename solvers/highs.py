@@ -155,6 +155,11 @@ def _result(h: highspy.Highs, program: Program, build_time: float, solve_time: f
         bound = float(info.mip_dual_bound)
         if not np.isfinite(bound) and x is None:
             bound = -np.inf
+        if x is not None:
+            # HiGHS can report a dual bound above its own solution's objective (on SLIM with the
+            # L1 tie-breaker, by 9e-6 once the tree is pruned at its gap tolerance): no valid
+            # bound exceeds a feasible objective
+            bound = min(bound, objective)
         nodes = int(info.mip_node_count)
     else:
         bound = objective if status == Status.OPTIMAL else float("nan")

@@ -13,7 +13,7 @@ def test_fit_on_shared_csv(shared_data, capsys):
     code = main(["fit", str(shared_data / "breastcancer_data.csv"), "--time-limit", "3", "--max-size", "3"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "SLIM score card" in out and "exact (supports)" in out and "relaxed (highs)" in out
+    assert "SLIM score card" in out and "exact (sign_cover)" in out and "relaxed (highs)" in out
     assert "683 training rows" in out
 
 
@@ -62,11 +62,11 @@ def test_table_rows_are_the_pipeline_fits(shared_data):
     X, y = (frame.iloc[:, 1:] >= 5).astype(float), frame.iloc[:, 0]
     model = SLIMClassifier(coef_bound=3, c0=0.01, max_size=2, time_limit=10, relaxed=True).fit(X, y)
     table = comparison_table(model, X, y).set_index("program")
-    assert table.loc["exact (supports)", "objective"] == pytest.approx(model.fit_.objective)
-    assert table.loc["exact (supports)", "train_accuracy"] == pytest.approx(model.score(X, y))
+    assert table.loc["exact (sign_cover)", "objective"] == pytest.approx(model.fit_.objective)
+    assert table.loc["exact (sign_cover)", "train_accuracy"] == pytest.approx(model.score(X, y))
     assert table.loc["relaxed (highs)", "bound"] == pytest.approx(model.relaxed_fit_.bound)
-    assert table.loc["relaxed (highs)", "objective"] <= table.loc["exact (supports)", "objective"] + 1e-9
-    assert table.loc["exact (supports)", "violation"] == 0.0
+    assert table.loc["relaxed (highs)", "objective"] <= table.loc["exact (sign_cover)", "objective"] + 1e-9
+    assert table.loc["exact (sign_cover)", "violation"] == 0.0
 
 
 # ------------------------------------------------------------------ save, predict, export, compare

@@ -1,0 +1,183 @@
+"""Sign-cover cuts and bound (solvers.sign_cover), checked by enumeration on tiny SLIM instances.
+
+Every cut is checked against every integer model (points on the integer box, every intercept
+worth trying): a model's true error indicators and signs satisfy all pair and one-row cuts, so no
+model (optimal or not) is cut off. The row-generation bound is checked against the LP over all
+pairs at once (scipy's HiGHS, a second path) and against the enumerated optimum, and the backend
+(LP, then HiGHS on the strengthened program) must equal enumeration.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from formulations.coefficients import CoefficientSet
+from formulations.slim import SLIM
+from solvers.limits import Limits
+from solvers.pipeline import solve_exact
+from solvers.result import Status
+from solvers.sign_cover import SignCover, SignCoverProblem, _cut_rows, _one_row_cuts, sign_cover
+from tests.solvers.test_slim_solver import _enumerate, _intercepts, _random_case
+
+
+def _all_cuts(problem: SignCoverProblem) -> sp.csr_matrix:
+    """Every pair cut and every one-row cut of the problem, over ``[z, s+, s-]``."""
+    m, d = problem.X.shape
+    P, N = np.flatnonzero(problem.y > 0), np.flatnonzero(problem.y < 0)
+    pos, neg = np.repeat(P, N.size), np.tile(N, P.size)
+    return sp.vstack([_cut_rows(problem.X, pos, neg, m, d), _one_row_cuts(problem)], format="csr")
+
+
+def _case(seed: int):
+    """A tiny SLIM instance: 0/1, small-integer or real features, some sign-constrained points, a
+    pinned or narrow intercept now and then (so the one-row cuts appear), margins 1 and 0.5."""
+    rng = np.random.default_rng(9000 + seed)
+    n, d = int(rng.integers(6, 16)), int(rng.integers(1, 4))
+    kind = seed % 3
+    X = (rng.integers(0, 2, (n, d)) if kind == 0 else rng.integers(-2, 3, (n, d)) if kind == 1
+         else np.round(rng.normal(size=(n, d)), 1)).astype(float)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    names = [f"x{j}" for j in range(d)]
+    cs = CoefficientSet.uniform(names, 2, sign=rng.choice([-1, 0, 1], d) if seed % 4 == 1 else 0)
+    if seed % 5 == 0:
+        b = float(rng.choice([0.0, 1.0, -1.0]))
+        cs = CoefficientSet(cs.lb, cs.ub, cs.integer, cs.c0, cs.must_include, cs.names, intercept_lb=b, intercept_ub=b)
+    spec = SLIM(coefficients=cs, c0=float(rng.choice([0.0, 0.02, 0.1])), margin=float(rng.choice([1.0, 0.5])))
+    return X, y, cs, spec
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_every_integer_model_satisfies_every_cut(seed):
+    """No model is cut off: for every point vector on the box and every intercept worth trying,
+    the model's error indicators (as the program counts them) and its signs satisfy all cuts."""
+    X, y, cs, spec = _case(seed)
+    inst = spec.instance(X, y)
+    program = inst.exact()
+    problem = SignCoverProblem.from_program(program)
+    assert problem is not None
+    cuts = _all_cuts(problem)
+    lo, hi = inst.intercept_bounds
+    ranges = [range(int(cs.lb[j]), int(cs.ub[j]) + 1) for j in range(cs.d)]
+    checked = 0
+    for coef in itertools.product(*ranges):
+        coef = np.array(coef, dtype=float)
+        for b in _intercepts(problem.X, problem.y, coef, spec.margin, lo, hi, inst.integer_intercept):
+            z = (problem.y * (problem.X @ coef + b) < spec.margin - 1e-9).astype(float)
+            left = cuts @ np.concatenate([z, coef > 0, coef < 0])
+            assert left.min(initial=math.inf) >= 1.0 - 1e-12, (coef, b)
+            checked += 1
+    assert checked > 0
+
+
+def test_the_check_above_catches_a_wrong_cut():
+    """The same check fails for cuts with the signs swapped (s+ where s- belongs), on some of the
+    instances above: the enumeration does test the direction of the cuts."""
+    caught = 0
+    for seed in range(40):
+        X, y, cs, spec = _case(seed)
+        inst = spec.instance(X, y)
+        problem = SignCoverProblem.from_program(inst.exact())
+        m, d = problem.X.shape
+        cuts = _all_cuts(problem).tocsc()
+        swapped = sp.hstack([cuts[:, :m], cuts[:, m + d:], cuts[:, m:m + d]], format="csr")
+        lo, hi = inst.intercept_bounds
+        for coef in itertools.product(*[range(int(cs.lb[j]), int(cs.ub[j]) + 1) for j in range(cs.d)]):
+            coef = np.array(coef, dtype=float)
+            for b in _intercepts(problem.X, problem.y, coef, spec.margin, lo, hi, inst.integer_intercept):
+                z = (problem.y * (problem.X @ coef + b) < spec.margin - 1e-9).astype(float)
+                if (swapped @ np.concatenate([z, coef > 0, coef < 0])).min(initial=math.inf) < 1.0:
+                    caught += 1
+                    break
+            else:
+                continue
+            break
+    assert caught >= 10
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_row_generation_reaches_the_lp_over_all_pairs_and_stays_below_the_optimum(seed):
+    """The bound of the row generation equals the LP over every cut at once (scipy's HiGHS), and
+    is at most the enumerated optimum of SLIM (loss + L0 + L1)."""
+    X, y, sw, cw, cs, spec = _random_case(seed)
+    inst = spec.instance(X, y, sw)
+    problem = SignCoverProblem.from_program(inst.exact())
+    cover = sign_cover(problem)
+    assert cover.converged
+    m, d = problem.X.shape
+    cuts = _all_cuts(problem)
+    split = sp.hstack([sp.csr_matrix((d, m)), sp.identity(d), sp.identity(d)])
+    total = sp.csr_matrix(np.r_[np.zeros(m), np.ones(2 * d)][None, :])
+    A_ub = sp.vstack([-cuts, split, -split, total]).tocsr()
+    b_ub = np.r_[-np.ones(cuts.shape[0]), np.ones(d), np.zeros(d), problem.max_size]
+    lo, hi = problem.lo, problem.hi
+    bounds = list(zip(np.r_[np.zeros(m), lo > 0, hi < 0], np.r_[np.ones(m), hi > 0, lo < 0]))
+    lp = linprog(np.r_[problem.weights, problem.cost_pos, problem.cost_neg], A_ub=A_ub, b_ub=b_ub, bounds=bounds,
+                 method="highs")
+    assert lp.status == 0
+    assert cover.bound == pytest.approx(lp.fun + problem.offset, abs=1e-7)
+    _, best_total = _enumerate(X, y, sw, cw, cs, spec, inst)
+    assert cover.bound <= best_total + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(0, 240, 3))
+def test_sign_cover_backend_equals_enumeration(seed):
+    """The backend (LP, then HiGHS on the strengthened program) certifies the enumerated optimum,
+    with a bound below it."""
+    X, y, sw, cw, cs, spec = _random_case(seed)
+    inst = spec.instance(X, y, sw)
+    fit = solve_exact(inst, "sign_cover", limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+    _, best_total = _enumerate(X, y, sw, cw, cs, spec, inst)
+    assert fit.status == Status.OPTIMAL, fit.message
+    assert fit.objective == pytest.approx(best_total, abs=1e-9)
+    assert fit.bound <= best_total + 1e-9
+
+
+def test_strengthened_program_keeps_every_model_and_its_objective():
+    """The strengthened program holds each model (its signs appended) at the same objective, and
+    HiGHS finds the plain program's optimum on it."""
+    X, y, sw, cw, cs, spec = _random_case(4)
+    inst = spec.instance(X, y, sw)
+    program = inst.exact()
+    cover = sign_cover(SignCoverProblem.from_program(program))
+    strong = cover.strengthen(program)
+    assert set(strong.blocks) == set(program.blocks) | {"sign_pos", "sign_neg"}
+    assert {"sign_split", "sign_pos_link", "sign_neg_link", "sign_cover"} <= set(strong.row_blocks)
+    for coef in itertools.product(*[range(int(cs.lb[j]), int(cs.ub[j]) + 1) for j in range(cs.d)]):
+        model = inst.with_best_intercept(np.array(coef, dtype=float))
+        x = inst.lift(model)
+        lifted = SignCover.signed(program, x)
+        assert strong.is_feasible(lifted) and strong.objective(lifted) == pytest.approx(program.objective(x))
+    plain = solve_exact(inst, "highs", limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+    from solvers.registry import solve
+
+    strengthened = solve(strong, "highs", time_limit=30, mip_rel_gap=1e-9)
+    assert strengthened.objective == pytest.approx(plain.objective, abs=1e-9)
+
+
+def test_a_bound_that_reaches_the_start_certifies_it_without_a_tree():
+    """One feature separating the labels (margin 0.5, a real intercept: point 1, intercept -0.5):
+    the LP bound is C0 plus the tie-breaker of one point of 1, the optimum, which the start reaches,
+    so the backend stops at the LP and says so."""
+    X = np.array([[0.0], [0.0], [1.0], [1.0], [1.0]])
+    y = np.array([-1.0, -1.0, 1.0, 1.0, 1.0])
+    inst = SLIM(c0=0.05, coef_bound=3, margin=0.5, integer_intercept=False).instance(X, y)
+    fit = solve_exact(inst, "sign_cover", limits=Limits(time_limit=10, mip_rel_gap=1e-9))
+    assert fit.status == Status.OPTIMAL and "reaches the start" in fit.result.message, fit.result.message
+    assert fit.objective == pytest.approx(0.05 + float(np.ravel(inst.epsilon)[0]), abs=1e-12) and fit.bound <= fit.objective
+    assert np.count_nonzero(fit.model.coef) == 1 and inst.errors(fit.model).sum() == 0
+
+
+def test_programs_that_are_not_slim_go_to_highs():
+    from solvers.registry import solve
+    from standard_problems import milp
+
+    problem = milp()
+    result = solve(problem.program, "sign_cover")
+    assert result.status == Status.OPTIMAL and "not a SLIM program" in result.message
+    assert result.objective == pytest.approx(problem.objective, abs=1e-9)
