@@ -7,20 +7,18 @@ C0 0.01; points -10..10, margin 1) and
 per backend: the status, the first time the certified gap reached 1e-2 and 1e-4 ("-" if it did
 not within ``--limit`` seconds, then the gap at the limit is the one shown), incumbent and bound,
 all on the true objective (pipeline certificates). The times to a gap come from the backends'
-progress reports (:mod:`solvers.progress`: HiGHS's MIP callback, SCIP's node events, the support
-search after each size and each support searched); ``--trace`` also prints every report (bound and
-incumbent over time). Backends: ``highs`` (the
-big-M MILP, SLIM's default), ``scip`` (the same MILP), ``supports`` (support enumeration with
-Bayes-error bounds and the MILP restricted to the supports below the incumbent,
-``solvers.zero_one_supports``; it hands the program to HiGHS when the bounding pass would not fit
-the time, and says so in the last column), and, when ``benchmarks/.peers-gurobi`` exists
+progress reports (:mod:`solvers.progress`: HiGHS's MIP callback, SCIP's node events, the sign-cover
+LP's bound); ``--trace`` also prints every report (bound and incumbent over time). Backends:
+``sign_cover`` (SLIM's default: the sign-cover LP bound by row generation, then HiGHS on the MILP
+strengthened with the sign indicators and the cuts binding at that LP, ``solvers.sign_cover``),
+``highs`` (the plain big-M MILP), ``scip`` (the same MILP), and, when ``benchmarks/.peers-gurobi`` exists
 (``python benchmarks/peers.py setup``), ``gurobi``: the same MILP, plain (no start), written as
 MPS and solved by Gurobi in its own environment (``gurobi_worker.py``) with Gurobi's own
 incumbent and bound; the pip wheel's size-limited licence refuses models over 2000 variables or
 constraints (the 2000-row sets), which the row says. Ablations: a backend name may carry
 switches, ``-noheuristic`` (no start: the pipeline's heuristic is off) and ``-noconflicts``
 (the program without its rows ``z_p + z_q >= 1`` for conflicting rows), e.g.
-``--backends highs-noheuristic,highs-noconflicts,supports-noheuristic``. Each solve runs once
+``--backends highs-noheuristic,highs-noconflicts,sign_cover-noheuristic``. Each solve runs once
 (time-limited MILP solves).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/slim_certify.py --limit 60
@@ -94,7 +92,7 @@ def gurobi(inst, limit: float) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="default,breastcancer,mammo")
-    ap.add_argument("--backends", default="highs,scip,supports" + (",gurobi" if peers.python(peers.GUROBI_ENV).exists()
+    ap.add_argument("--backends", default="sign_cover,highs,scip" + (",gurobi" if peers.python(peers.GUROBI_ENV).exists()
                                                                      else ""))
     ap.add_argument("--limit", type=float, default=60.0)
     ap.add_argument("--trace", action="store_true", help="print every progress report (bound over time)")

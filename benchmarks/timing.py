@@ -81,7 +81,7 @@ def environment() -> str:
 
 def compile_kernels() -> str:
     """Run the exact score-card solves once on tiny instances so that no timed solve pays numba's
-    compilation (support bounds on 0/1 and integer rows, Bayes errors, box fits, heuristics; numba
+    compilation (support bounds on 0/1 and integer rows, sign-cover separation, box fits, heuristics; numba
     caches them on disk, but a fresh checkout compiles for 10-30 s). Returns a line for the output."""
     from formulations.riskslim import RiskSLIM
     from formulations.slim import SLIM

@@ -39,10 +39,11 @@ def class_weight_pair(class_weight, labels, y: np.ndarray) -> tuple[float, float
 class SLIMClassifier(IntegerLinearClassifier):
     """Supersparse Linear Integer Model (Ustun & Rudin 2016), certified, from a heuristic start.
 
-    The exact solve is the catalog's (:mod:`solvers.catalog`): support enumeration with Bayes-error
-    bounds (:mod:`solvers.zero_one_supports`), which proves the default card data optimal where the
-    big-M MILP alone stalls; under operational constraints, or where the supports would not fit the
-    time (features of many values), the big-M MILP on HiGHS.
+    The exact solve is the catalog's (:mod:`solvers.catalog`): the sign-cover LP bound
+    (:mod:`solvers.sign_cover`: a positive and a negative row are both right only if a point of the
+    right sign sits where they differ), then HiGHS on the big-M MILP strengthened with the sign
+    indicators and the cuts binding at that LP. It proves the default card data, mammo and adult
+    optimal where the plain big-M MILP stalls; operational constraints stay rows of the program.
 
     Parameters
     ----------
@@ -105,7 +106,7 @@ class SLIMClassifier(IntegerLinearClassifier):
         self.one_threshold_per_variable = one_threshold_per_variable
 
     def _method(self) -> tuple[str, str | None, dict]:
-        return "exact", None, {}  # the catalog's backends: exact "supports", relaxed "highs"
+        return "exact", None, {}  # the catalog's backends: exact "sign_cover", relaxed "highs"
 
     def _formulation(self, y: np.ndarray, names: list[str]) -> SLIM:
         coefs = self._coefficient_set(names)
