@@ -64,6 +64,17 @@ VIOLATION = 1e-6
 MAX_ROUNDS = 200
 #: share of the time limit the sign-cover LP may take before HiGHS gets the strengthened program
 LP_SHARE = 0.25
+#: share of the time left the support enumeration (0/1 features) may take before HiGHS
+ENUMERATION_SHARE = 0.2
+
+
+def _binary_plain_slim(program: Program) -> bool:
+    """A plain SLIM program (no operational rows) on 0/1 features: the support enumeration's kind
+    (:mod:`solvers.zero_one_supports`) that searches its supports to the end."""
+    from solvers.zero_one_supports import ZeroOneProgram
+
+    kind = ZeroOneProgram.from_program(program)
+    return not isinstance(kind, str) and not kind.hands_over_search
 
 
 @dataclass(frozen=True)
@@ -344,11 +355,26 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
         return Result(Status.OPTIMAL, x=start, objective=incumbent, bound=min(cover.bound, incumbent),
                       gap=relative_gap(incumbent, min(cover.bound, incumbent)), solve_time=time.perf_counter() - t0,
                       backend="sign_cover", message=f"optimal: the {lp} reaches the start")
+    enumerated = ""
+    if time_limit is not None and _binary_plain_slim(program):
+        # 0/1 features: the supports by size with Bayes-error bounds often finish (small cards)
+        from solvers.supports import solve_supports
+
+        share = ENUMERATION_SHARE * max(t0 + time_limit - time.perf_counter(), 1e-3)
+        supports = solve_supports(program, time_limit=share, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
+                                  warm_start=start, hand_over=False)
+        if supports.status == Status.OPTIMAL:
+            bound = max(supports.bound, min(cover.bound, supports.objective))
+            return replace(supports, bound=bound, gap=relative_gap(supports.objective, bound), backend="sign_cover",
+                           solve_time=time.perf_counter() - t0, message=f"{lp}; then supports: {supports.message}")
+        if supports.x is not None and supports.objective < incumbent:
+            start, incumbent = supports.x, supports.objective
+        enumerated = f"supports ({supports.message}); "
     left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
     result = highs.solve(cover.strengthen(program), time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
                          warm_start=None if start is None else SignCover.signed(program, start), verbose=verbose,
                          **options)
-    message = f"{lp}; then highs on the strengthened program: {result.message}"
+    message = f"{lp}; {enumerated}then highs on the strengthened program: {result.message}"
     if result.status == Status.INFEASIBLE:
         return replace(result, backend="sign_cover", message=message, solve_time=time.perf_counter() - t0)
     candidates = [(program.objective(x), x) for x in

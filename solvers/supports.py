@@ -27,9 +27,9 @@ The reported bound is the least of the incumbent and of every lower bound of a p
 unvisited region, so it is valid at any stop (time or node limit): the gap is honest. There are
 ``C(d_free, K - |F|)`` supports: when the first chunk projects that bounding them all takes more
 than :data:`PROJECTION_SHARE` of the time left, the program goes to the kind's fallback (SCIP's
-lazy-cut tree) with the time left and the incumbent, as do programs with further rows (operational
-constraints); the result's message says so. Programs without a logistic oracle go to HiGHS (SLIM's
-own exact backend is :mod:`solvers.sign_cover`).
+lazy-cut tree for logistic programs, HiGHS for SLIM) with the time left and the incumbent, as do
+programs with further rows (operational constraints); the result's message says so. The second
+kind, SLIM with Bayes-error bounds, is :mod:`solvers.zero_one_supports`.
 """
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 
 from formulations.logistic_cuts import LogisticData
 from formulations.program import Program
@@ -54,6 +55,8 @@ CHUNK = 4096
 #: the supports are bounded only when the first chunk projects the whole pass within this share
 #: of the time left (else the fallback gets the time)
 PROJECTION_SHARE = 0.8
+#: share of the time left one in-support search may take, for kinds that hand searches over
+SEARCH_SHARE = 0.25
 #: row blocks of the plain program (anything else is an operational constraint)
 PLAIN_ROWS = {"l0_upper", "l0_lower", "max_size", "cuts"}
 #: a continuous coordinate this close to an integer counts as integral
@@ -110,6 +113,12 @@ class SparseLogistic:
 
     # ------------------------------------------------------ the kind's protocol (solve_supports)
     fallback = "scip"
+    #: the in-support branch and bound is cheap (a few continuous fits per node): never handed over
+    hands_over_search = False
+    #: one lister holds every support of max_size features (smaller models lie inside them): no
+    #: size is closed before the others
+    closes_sizes = False
+
     @property
     def d(self) -> int:
         return self.lo.size
@@ -331,32 +340,75 @@ def _branch_and_bound(search: _Search, sub: _SupportProblem, root_bound: float, 
     return math.inf
 
 
+def _read(program: Program):
+    """The program as the kind this backend solves (a lazy loss oracle: sparse logistic; else
+    SLIM), or the reason (a sentence) it cannot be read as that kind."""
+    from solvers.zero_one_supports import ZeroOneProgram
+
+    return (SparseLogistic if program.lazy is not None else ZeroOneProgram).from_program(program)
+
+
+def _at_least(program: Program, size: int) -> Program:
+    """``program`` with one more row: at least ``size`` of its ``size`` indicators set."""
+    row = np.zeros((1, program.n_variables))
+    row[0, program.blocks["size"]] = 1.0
+    return program.extended(rows={"closed_sizes": (sp.csr_matrix(row), size, np.inf)})
+
+
 def _fallback_name(program: Program) -> str:
     return "scip" if program.lazy is not None else "highs"
 
 
 def solve_supports(program: Program, *, time_limit: float | None = None, node_limit: int | None = None,
                    mip_rel_gap: float = 1e-6, warm_start: np.ndarray | None = None, verbose: bool = False,
-                   **options) -> Result:
+                   hand_over: bool = True, **options) -> Result:
     """Solve a sparse program by support enumeration (module docstring). Programs of neither kind,
     and ones whose supports cannot all be bounded in the time left (projected from the first chunk
     of the largest supports), go to the kind's fallback (SCIP for lazy programs, else HiGHS) with
-    every option and the time left."""
+    every option and the time left. With ``hand_over=False`` the enumeration stops where it would hand
+    over and returns its incumbent (status feasible, no bound): for callers that go on themselves."""
     t0 = time.perf_counter()
-    problem = SparseLogistic.from_program(program) if program.lazy is not None else \
-        "the program has no logistic-loss oracle"
+    hand_over_allowed = hand_over
+    problem = _read(program)
+    value = lambda x: float(program.lazy.value(x) if program.lazy is not None else program.objective(x))  # noqa: E731
 
-    def fallback(reason: str, start: np.ndarray | None = warm_start) -> Result:
-        """The program to its fallback backend (SCIP for lazy programs, else HiGHS) with the time left."""
-        name = _fallback_name(program)
+    def fallback(reason: str, start: np.ndarray | None = warm_start, closed: tuple[int, float] | None = None) -> Result:
+        """The program to the kind's fallback backend. ``closed = (r, floor)``: every model of fewer
+        than ``r`` features is known to cost at least ``floor`` (their supports were all bounded or
+        searched), so the backend gets only the rest (a row: at least ``r`` features paid for) and
+        the bound is the lesser of ``floor`` and its bound."""
+        name = problem.fallback if not isinstance(problem, str) else _fallback_name(program)
         left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
-        result = get_backend(name).solve(program, time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
+        closing = closed is not None and closed[0] > 0 and not isinstance(problem, str) and problem.closes_sizes
+        target = _at_least(program, closed[0]) if closing else program
+        result = get_backend(name).solve(target, time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
                                          warm_start=start, verbose=verbose, **options)
-        return replace(result, message=f"supports: {reason}; solved by {name}: {result.message}")
+        if not closing:
+            return replace(result, message=f"supports: {reason}; solved by {name}: {result.message}")
+        r, floor = closed
+        candidates = [(value(x), x) for x in (start, result.x) if x is not None]
+        rest = math.inf if result.status == Status.INFEASIBLE else \
+            (float(result.bound) if np.isfinite(result.bound) or result.bound == math.inf else -math.inf)
+        lower = min(floor, rest)
+        message = (f"supports: {reason}; every model of fewer than {r} features bounded at {floor:.9g} or searched, "
+                   f"the rest solved by {name}: {result.message}")
+        if not candidates:
+            return replace(result, status=Status.NO_SOLUTION_FOUND, bound=lower, message=message)
+        objective, x = min(candidates, key=lambda pair: pair[0])
+        proven = objective - lower <= mip_rel_gap * max(abs(objective), 1e-10)
+        return replace(result, status=Status.OPTIMAL if proven else Status.FEASIBLE, x=x, objective=objective,
+                       bound=min(lower, objective), gap=relative_gap(objective, min(lower, objective)),
+                       message=message, solve_time=time.perf_counter() - t0)
 
     if isinstance(problem, str):
         return fallback(problem)
+    if problem.hands_over_search and time_limit is None:
+        return fallback("with features of more than two values the in-support searches are planned against a "
+                        "time limit, and there is none")
     deadline = t0 + (time_limit if time_limit is not None else math.inf)
+    # a kind whose in-support searches can be as hard as the whole program gives each one a share
+    # of the time, and hands the program over when they would not all fit
+    rationed = problem.hands_over_search and math.isfinite(deadline)
     search = _Search(problem.d, math.inf, None, mip_rel_gap)
     if warm_start is not None:
         start = np.asarray(warm_start, dtype=float)
@@ -364,9 +416,17 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
         search.incumbent = float(program.lazy.value(start) if program.lazy is not None else program.objective(start))
         search.model = (coef.copy(), float(start[program.blocks["intercept"]][0]))
 
-    def hand_over(reason: str) -> Result:
-        """The program to the fallback with the incumbent found so far."""
-        return fallback(reason, problem.lift(program, *search.model) if search.model is not None else warm_start)
+    def hand_over(reason: str, size: int) -> Result:
+        """The program to the fallback with the incumbent found so far; every model of fewer than
+        ``size`` features costs at least the closed floor (or the incumbent)."""
+        start = problem.lift(program, *search.model) if search.model is not None else warm_start
+        if not hand_over_allowed:
+            found = start is not None
+            return Result(Status.FEASIBLE if found else Status.NO_SOLUTION_FOUND, x=start,
+                          objective=value(start) if found else math.nan, bound=-math.inf, gap=math.inf,
+                          solve_time=time.perf_counter() - t0, nodes=search.nodes, backend="supports",
+                          message=f"stopped before handing over: {reason}")
+        return fallback(reason, start, (size, min(search.incumbent, search.closed_floor)))
 
     listers = problem.listers(search.incumbent)
     total = sum(lister.total for lister in listers)
@@ -404,14 +464,17 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
                 if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
                     return hand_over(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
                                      f"features would take about {projected:.0f} s, more than the "
-                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
-        bound_time += time.perf_counter() - started_phase
+                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left",
+                                     lister.r + lister.forced.size)
+        phase_time = time.perf_counter() - started_phase
+        bound_time += phase_time
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
         if report is not None:  # this size bounded: its least bound, the closed regions, later sizes
             report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, open_floor,
                                                                    float(bounds.min(initial=math.inf)),
                                                                    later_least[index]), math.nan)
         order = np.argsort(bounds, kind="stable")
+        searching = time.perf_counter()
         for position, s in enumerate(order):
             if bounds[s] >= search.prune_level():
                 search.closed_floor = min(search.closed_floor, float(bounds[s]))
@@ -419,8 +482,17 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
             if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
                 open_floor, stopped = min(open_floor, float(bounds[s])), True
                 break
-            unfinished = problem.search(_row(kept_supports, s), float(bounds[s]), search, deadline, node_limit)
+            until = time.perf_counter() + SEARCH_SHARE * (deadline - time.perf_counter()) if rationed else deadline
+            unfinished = problem.search(_row(kept_supports, s), float(bounds[s]), search, until, node_limit)
             visited += 1
+            if rationed and (node_limit is None or search.nodes < node_limit):
+                ahead = int((bounds[order[position + 1:]] < search.prune_level()).sum())
+                projected = (time.perf_counter() - searching) / (position + 1) * ahead
+                if math.isfinite(unfinished) or projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                    return hand_over(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} "
+                                     f"features below the incumbent one by one would not fit the "
+                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left",
+                                     lister.r + lister.forced.size)
             if math.isfinite(unfinished):
                 rest = bounds[order[position + 1:]]
                 open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
@@ -433,6 +505,17 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
         if stopped:  # the sizes not reached keep their least bound
             open_floor = min(open_floor, later_least[index])
             break
+        # this size done, with the freshest incumbent: would the larger sizes it does not prune yet
+        # fit the time, at this size's rate (measured on a full chunk; larger supports cost more)?
+        ahead = [later for later in listers[index + 1:] if problem.least_bound(later) < search.prune_level()]
+        if ahead and lister.total >= CHUNK and math.isfinite(deadline):
+            count = sum(later.total for later in ahead)
+            projected = phase_time * count / lister.total
+            if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                return hand_over(f"bounding the {count} supports of {ahead[0].r + ahead[0].forced.size} to "
+                                 f"{ahead[-1].r + ahead[-1].forced.size} features would take about "
+                                 f"{projected:.0f} s, more than the {max(deadline - time.perf_counter(), 0.0):.0f} "
+                                 "s left", ahead[0].r + ahead[0].forced.size)
     lower = min(search.incumbent, search.closed_floor, open_floor)
     solve_time = time.perf_counter() - t0
     raw = {"supports": total, "supports_bounded": done, "supports_searched": visited, "bound_time": bound_time}

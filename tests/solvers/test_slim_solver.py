@@ -194,6 +194,57 @@ def test_infeasible_specification_ends_infeasible():
     assert inst.objective(Model(fit.model.coef, 0.0)) == fit.objective
 
 
+@pytest.mark.parametrize("seed", range(0, 240, 3))
+def test_support_enumeration_equals_enumeration(seed):
+    """Backend "supports" (Bayes-error bound per support, the restricted MILP on the few below the
+    incumbent) certifies the enumerated optimum, or hands the program to HiGHS and says so."""
+    X, y, sw, cw, cs, spec = _random_case(seed)
+    inst = spec.instance(X, y, sw)
+    fit = solve_exact(inst, "supports", limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+    _, best_total = _enumerate(X, y, sw, cw, cs, spec, inst)
+    assert fit.status == Status.OPTIMAL, fit.message
+    assert fit.objective == pytest.approx(best_total, abs=1e-9)
+    assert fit.bound <= best_total + 1e-9
+    assert fit.result.backend == "supports" or "solved by highs" in fit.result.message
+
+
+def test_support_enumeration_on_many_valued_features_plans_against_the_time_limit():
+    """Features of more than two values: with a time limit the supports are enumerated (here, a small
+    instance HiGHS's big-M tree needs many nodes for, certified by enumeration and equal to HiGHS's
+    optimum); with none the program goes to HiGHS, and the message says why."""
+    rng = np.random.default_rng(0)
+    binary = rng.integers(0, 2, (80, 5)).astype(float)
+    X = rng.integers(0, 4, (80, 5)).astype(float)
+    y = np.where(binary[:, 0] + X[:, 1] + rng.normal(0, 1, 80) > 2, 1.0, -1.0)
+    inst = SLIM(c0=0.01, coef_bound=10, max_size=2).instance(X, y)
+    enumerated = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert enumerated.status == Status.OPTIMAL and enumerated.result.backend == "supports"
+    assert "supports bounded" in enumerated.result.message
+    unlimited = solve_exact(inst, "supports", limits=Limits(time_limit=None, mip_rel_gap=1e-9))
+    assert unlimited.status == Status.OPTIMAL and "there is none; solved by highs" in unlimited.result.message
+    assert unlimited.objective == pytest.approx(enumerated.objective, abs=1e-9)
+
+
+def test_hand_over_keeps_the_closed_sizes_and_certifies_the_optimum(monkeypatch):
+    """When the support enumeration hands the program to HiGHS, the sizes it closed stay closed: HiGHS
+    gets a row "at least r features", the bound is the lesser of the closed sizes' floor and HiGHS's,
+    and the result equals the plain MILP's optimum (HiGHS on the whole program, a second solver path).
+    The hand-over is forced by a zero projection share (the first size of more than one chunk)."""
+    import solvers.supports as supports
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, (24, 16)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + rng.normal(0, 0.7, 24) > 0.5, 1.0, -1.0)
+    inst = SLIM(c0=0.002, coef_bound=3, max_size=5).instance(X, y)
+    plain = solve_exact(inst, "highs", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    monkeypatch.setattr(supports, "PROJECTION_SHARE", 0.0)
+    handed = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert plain.status == Status.OPTIMAL and handed.status == Status.OPTIMAL
+    assert "every model of fewer than 5 features" in handed.result.message
+    assert handed.objective == pytest.approx(plain.objective, abs=1e-9)
+    assert handed.bound <= plain.objective + 1e-9
+
+
 def _signed_case(seed):
     """A tiny instance whose points are sign-constrained (so rows dominate each other)."""
     rng = np.random.default_rng(5000 + seed)

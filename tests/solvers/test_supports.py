@@ -152,6 +152,8 @@ def test_lister_gives_every_support_once_in_chunks(d, k, forced):
 @pytest.mark.parametrize("k", [0, 1, 2, 4])
 def test_bit_set_bounds_equal_the_merged_row_bounds(k):
     """0/1 rows with integer copies: popcounts of the patterns give the same bounds as merging."""
+    from solvers.box_logistic import binary_support_bounds, row_bits
+
     rng = np.random.default_rng(k)
     X = rng.integers(0, 2, (150, 7)).astype(float)
     positive = rng.random(150) < 0.35
@@ -165,3 +167,43 @@ def test_bit_set_bounds_equal_the_merged_row_bounds(k):
     np.testing.assert_allclose(bits, merged, atol=1e-9)
     assert row_bits(X[positive] * 2.0, w[positive]) is None  # not 0/1
     assert row_bits(X[positive], w[positive] * rng.random(positive.sum())) is None  # no common unit
+
+
+def test_bayes_errors_equal_the_pattern_count_and_bound_every_model():
+    """The Bayes error of a support (solvers.bayes_error) equals sum_p min(W+, W-) counted here by
+    np.unique, on random 0/1 rows and on rows of 2-5 values with integer-multiple weights, for every
+    support of every size (all prefixes shared in lexicographic order); stopped at a cutoff it is
+    the full sum or at least the cutoff; and it is at most the weighted 0-1 error (as SLIM counts
+    it: margin 1) of every model on that support (a grid of points and intercepts)."""
+    from solvers.bayes_error import bayes_errors, value_bits
+
+    rng = np.random.default_rng(5)
+    for trial in range(12):
+        n, d = int(rng.integers(20, 100)), int(rng.integers(1, 6))
+        X = rng.integers(0, 2 if trial % 2 == 0 else int(rng.integers(2, 6)), (n, d)).astype(float)
+        positive = rng.random(n) < 0.45
+        positive[:2] = True, False
+        w = rng.integers(1, 3, n) / 90.0
+        w[:2] = 1 / 90.0
+        y = np.where(positive, 1.0, -1.0)
+        bits = value_bits(X, positive, w)
+        for k in range(0, d + 1):
+            supports = np.array(list(itertools.combinations(range(d), k)), dtype=np.int64).reshape(math.comb(d, k), k)
+            got = bayes_errors(*bits, supports, np.inf)
+            stopped = bayes_errors(*bits, supports, 0.05)
+            for support, value, early in zip(supports, got, stopped):
+                if k:
+                    keys, inverse = np.unique(X[:, support], axis=0, return_inverse=True)
+                    inverse = inverse.ravel()
+                else:
+                    keys, inverse = np.zeros((1, 0)), np.zeros(n, dtype=np.int64)
+                wp = np.bincount(inverse[positive], w[positive], minlength=len(keys))
+                wn = np.bincount(inverse[~positive], w[~positive], minlength=len(keys))
+                assert value == pytest.approx(np.minimum(wp, wn).sum(), abs=1e-12)
+                assert early == pytest.approx(value, abs=1e-12) or value >= early >= 0.05 - 1e-12
+                if k == 2 and trial < 4:
+                    for coef in itertools.product(range(-2, 3), repeat=2):
+                        s = X[:, support] @ np.array(coef, dtype=float)
+                        for b in np.arange(-5.0, 5.5, 0.5):
+                            assert w @ (y * (s + b) < 1.0) >= value - 1e-12
+    assert value_bits(X, positive, w * rng.random(n)) is None  # weights without a common unit
