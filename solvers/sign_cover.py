@@ -323,9 +323,12 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
                      mip_rel_gap: float = 1e-6, warm_start: np.ndarray | None = None, verbose: bool = False,
                      **options) -> Result:
     """SLIM exactly: the sign-cover LP (module docstring) within :data:`LP_SHARE` of the time limit,
-    stopped once it proves the start optimal; else HiGHS on the program strengthened with the
-    sign indicators and the cuts binding at that LP (:meth:`SignCover.strengthen`), from the start,
-    with the time left. The bound is the larger of HiGHS's and the LP's (both valid for every
+    stopped once it proves the start optimal; on a plain program with 0/1 features, the support
+    enumeration with Bayes-error bounds (:mod:`solvers.zero_one_supports`) within
+    :data:`ENUMERATION_SHARE` of the time left, which finishes where the cards are small (it stops
+    rather than hand over, its incumbent kept); else HiGHS on the program strengthened with the
+    sign indicators and the cuts binding at that LP (:meth:`SignCover.strengthen`), from the best
+    start, with the time left. The bound is the larger of HiGHS's and the LP's (both valid for every
     model); the model the better of the start and HiGHS's. A program that is not SLIM-shaped goes
     to HiGHS as it is."""
     t0 = time.perf_counter()
