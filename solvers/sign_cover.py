@@ -373,6 +373,11 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
         if supports.x is not None and supports.objective < incumbent:
             start, incumbent = supports.x, supports.objective
         enumerated = f"supports ({supports.message}); "
+        if start is not None and proven(incumbent, cover.bound):  # the LP proves the enumeration's model
+            return Result(Status.OPTIMAL, x=start, objective=incumbent, bound=min(cover.bound, incumbent),
+                          gap=relative_gap(incumbent, min(cover.bound, incumbent)), nodes=supports.nodes,
+                          solve_time=time.perf_counter() - t0, backend="sign_cover",
+                          message=f"optimal: the {lp} reaches the model of the {enumerated[:-2]}")
     left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
     result = highs.solve(cover.strengthen(program), time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
                          warm_start=None if start is None else SignCover.signed(program, start), verbose=verbose,
