@@ -57,6 +57,8 @@ from formulations.program import Program
 from solvers import progress
 from solvers.registry import Backend, get_backend
 from solvers.result import Result, Status, relative_gap
+from solvers.supports import max_size_of, solve_supports
+from solvers.zero_one_supports import ZeroOneProgram, zero_one_rows
 
 #: a pair is a cut when its left side is below 1 by more than this
 VIOLATION = 1e-6
@@ -71,10 +73,14 @@ ENUMERATION_SHARE = 0.2
 def _binary_plain_slim(program: Program) -> bool:
     """A plain SLIM program (no operational rows) on 0/1 features: the support enumeration's kind
     (:mod:`solvers.zero_one_supports`) that searches its supports to the end."""
-    from solvers.zero_one_supports import ZeroOneProgram
-
     kind = ZeroOneProgram.from_program(program)
     return not isinstance(kind, str) and not kind.hands_over_search
+
+
+def _sign_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bounds of ``s+`` and ``s-`` for points in ``[lo, hi]``: a sign the box excludes is fixed at 0,
+    one it forces (0 outside the box) at 1. Returns ``(s+ lower, s+ upper, s- lower, s- upper)``."""
+    return (lo > 0).astype(float), (hi > 0).astype(float), (hi < 0).astype(float), (lo < 0).astype(float)
 
 
 @dataclass(frozen=True)
@@ -107,26 +113,20 @@ class SignCoverProblem:
         if program.lazy is not None or program.cones or not needed <= set(program.blocks) \
                 or "zero_one" not in program.row_blocks:
             return None
-        coef, b, loss, size = (program.blocks[k] for k in ("coef", "intercept", "loss", "size"))
-        rows = program.A[program.row_blocks["zero_one"]].tocsc()
-        y = rows[:, b].toarray().ravel()
-        margins = program.row_lb[program.row_blocks["zero_one"]]
-        on_diagonal = rows[:, loss].tocoo()
-        if not (np.all(np.abs(y) == 1.0) and margins.size and np.ptp(margins) == 0 and margins[0] > 0
-                and rows.shape[0] == loss.stop - loss.start and np.array_equal(on_diagonal.row, on_diagonal.col)):
+        read = zero_one_rows(program)
+        if isinstance(read, str):
             return None
-        max_size = coef.stop - coef.start
-        if "max_size" in program.row_blocks:
-            max_size = min(max_size, int(math.floor(float(program.row_ub[program.row_blocks["max_size"]][0]) + 1e-9)))
+        X, y, margin = read
+        coef, b, loss, size = (program.blocks[k] for k in ("coef", "intercept", "loss", "size"))
         lo, hi = program.col_lb[coef].copy(), program.col_ub[coef].copy()
         epsilon = program.c[program.blocks["abs"]] if "abs" in program.blocks else np.zeros(lo.size)
         step = program.integer[coef].astype(float)  # least non-zero magnitude: 1 if integer, else 0
         least_pos, least_neg = np.maximum(lo, step), np.maximum(-hi, step)
         forced = program.col_lb[size] >= 0.5
         cost = np.where(forced, 0.0, program.c[size])
-        return cls(rows[:, coef].toarray() * y[:, None], y, program.c[loss].copy(), cost + epsilon * least_pos,
-                   cost + epsilon * least_neg, lo, hi, max_size, float(margins[0]), float(program.col_lb[b][0]),
-                   float(program.col_ub[b][0]), float(program.offset) + float(program.c[size] @ forced))
+        return cls(X, y, program.c[loss].copy(), cost + epsilon * least_pos, cost + epsilon * least_neg, lo, hi,
+                   max_size_of(program), margin, float(program.col_lb[b][0]), float(program.col_ub[b][0]),
+                   float(program.offset) + float(program.c[size] @ forced))
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,7 @@ class SignCover:
         :attr:`bound`."""
         coef, loss, size = (program.blocks[k] for k in ("coef", "loss", "size"))
         lo, hi = program.col_lb[coef], program.col_ub[coef]
+        pos_lo, pos_hi, neg_lo, neg_hi = _sign_bounds(lo, hi)
         d, m, n = coef.stop - coef.start, loss.stop - loss.start, program.n_variables
         total = n + 2 * d
         pos, neg = np.arange(n, n + d), np.arange(n + d, n + 2 * d)
@@ -172,8 +173,7 @@ class SignCover:
         cover = sp.csr_matrix((cuts.data, (cuts.row, where[cuts.col])), shape=(cuts.shape[0], total))
         assert cuts.shape[1] == m + 2 * d
         return program.extended(
-            columns={"sign_pos": ((lo > 0).astype(float), (hi > 0).astype(float), True),
-                     "sign_neg": ((hi < 0).astype(float), (lo < 0).astype(float), True)},
+            columns={"sign_pos": (pos_lo, pos_hi, True), "sign_neg": (neg_lo, neg_hi, True)},
             rows={"sign_split": (rows((sizes, 1.0), (pos, -1.0), (neg, -1.0)), 0.0, np.inf),
                   "sign_pos_link": (rows((coefs, 1.0), (pos, -np.maximum(hi, 0.0))), -np.inf, 0.0),
                   "sign_neg_link": (rows((coefs, 1.0), (neg, -np.minimum(lo, 0.0))), 0.0, np.inf),
@@ -220,29 +220,28 @@ def most_violated(Xp: np.ndarray, Xn: np.ndarray, zp: np.ndarray, zn: np.ndarray
     return best_for_pos, viol_pos, best_for_neg, viol_neg
 
 
-def _cut_rows(X: np.ndarray, pos: np.ndarray, neg: np.ndarray, m: int, d: int) -> sp.csr_matrix:
-    """Sign-cover cuts of the pairs ``(pos[r], neg[r])`` over columns ``[z (m), s+ (d), s- (d)]``."""
-    diff = X[pos] - X[neg]
-    r = np.arange(pos.size)
-    up_r, up_j = np.nonzero(diff > 0)
-    down_r, down_j = np.nonzero(diff < 0)
-    rows = np.concatenate([r, r, up_r, down_r])
-    cols = np.concatenate([pos, neg, m + up_j, m + d + down_j])
-    return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(pos.size, m + 2 * d))
+def _cover_rows(direction: np.ndarray, errors: tuple[np.ndarray, ...], m: int) -> sp.csr_matrix:
+    """Cuts over columns ``[z (m), s+ (d), s- (d)]``, one per row of ``direction`` (``(k, d)``): the
+    indicators ``z`` of ``errors`` (arrays of ``k`` row indices each) plus ``s+_j`` where
+    ``direction > 0`` and ``s-_j`` where it is ``< 0``."""
+    k, d = direction.shape
+    up_r, up_j = np.nonzero(direction > 0)
+    down_r, down_j = np.nonzero(direction < 0)
+    rows = np.concatenate([np.tile(np.arange(k), len(errors)), up_r, down_r])
+    cols = np.concatenate([*errors, m + up_j, m + d + down_j])
+    return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(k, m + 2 * d))
+
+
+def _cut_rows(X: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> sp.csr_matrix:
+    """Sign-cover cuts of the pairs ``(pos[r], neg[r])`` (module docstring)."""
+    return _cover_rows(X[pos] - X[neg], (pos, neg), X.shape[0])
 
 
 def _one_row_cuts(problem: SignCoverProblem) -> sp.csr_matrix:
     """One-row cuts (module docstring) of the rows the intercept's box cannot make correct alone."""
-    X, m, d = problem.X, problem.X.shape[0], problem.X.shape[1]
     needs = np.where(problem.y > 0, problem.margin - problem.intercept_hi > 0, problem.intercept_lo > -problem.margin)
     rows = np.flatnonzero(needs)
-    signed = problem.y[rows, None] * X[rows]
-    up_r, up_j = np.nonzero(signed > 0)
-    down_r, down_j = np.nonzero(signed < 0)
-    r = np.arange(rows.size)
-    return sp.csr_matrix((np.ones(r.size + up_r.size + down_r.size),
-                          (np.concatenate([r, up_r, down_r]), np.concatenate([rows, m + up_j, m + d + down_j]))),
-                         shape=(rows.size, m + 2 * d))
+    return _cover_rows(problem.y[rows, None] * problem.X[rows], (rows,), problem.X.shape[0])
 
 
 def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: float = math.inf) -> SignCover:
@@ -253,11 +252,10 @@ def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: fl
     t0 = time.perf_counter()
     X = np.ascontiguousarray(problem.X, dtype=float)
     m, d = X.shape
-    lo, hi = problem.lo, problem.hi
     P, N = np.flatnonzero(problem.y > 0), np.flatnonzero(problem.y < 0)
-    # columns z (m), s+ (d), s- (d); the signs the box excludes are fixed at 0, those it forces at 1
-    col_lo = np.concatenate([np.zeros(m), (lo > 0).astype(float), (hi < 0).astype(float)])
-    col_hi = np.concatenate([np.ones(m), (hi > 0).astype(float), (lo < 0).astype(float)])
+    pos_lo, pos_hi, neg_lo, neg_hi = _sign_bounds(problem.lo, problem.hi)  # columns z (m), s+ (d), s- (d)
+    col_lo = np.concatenate([np.zeros(m), pos_lo, neg_lo])
+    col_hi = np.concatenate([np.ones(m), pos_hi, neg_hi])
     base = sp.vstack([sp.hstack([sp.csr_matrix((d, m)), sp.identity(d), sp.identity(d)]),
                       sp.csr_matrix(np.concatenate([np.zeros(m), np.ones(2 * d)])[None, :])]).tocsc()
     one_row = _one_row_cuts(problem)
@@ -307,7 +305,7 @@ def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: fl
             break
         seen |= pairs
         pair = np.array(sorted(pairs))
-        new = _cut_rows(X, P[pair[:, 0]], N[pair[:, 1]], m, d)
+        new = _cut_rows(X, P[pair[:, 0]], N[pair[:, 1]])
         add(new)
         cuts.append(new)
     stacked = sp.vstack(cuts, format="csr") if cuts else sp.csr_matrix((0, m + 2 * d))
@@ -346,6 +344,13 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
     def proven(objective: float, bound: float) -> bool:
         return objective - bound <= mip_rel_gap * max(abs(objective), 1e-10)
 
+    def proven_by_lp(what: str, nodes: int = 0) -> Result:
+        """The start, certified by the LP's bound alone."""
+        bound = min(cover.bound, incumbent)
+        return Result(Status.OPTIMAL, x=start, objective=incumbent, bound=bound, gap=relative_gap(incumbent, bound),
+                      nodes=nodes, solve_time=time.perf_counter() - t0, backend="sign_cover",
+                      message=f"optimal: the {lp} reaches {what}")
+
     deadline = math.inf if time_limit is None else t0 + LP_SHARE * time_limit
     target = incumbent - mip_rel_gap * max(abs(incumbent), 1e-10) if math.isfinite(incumbent) else math.inf
     cover = sign_cover(problem, deadline=deadline, target=target)
@@ -355,17 +360,13 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
     if report is not None and math.isfinite(cover.bound):
         report(time.perf_counter() - t0, incumbent, min(cover.bound, incumbent), math.nan)
     if start is not None and proven(incumbent, cover.bound):
-        return Result(Status.OPTIMAL, x=start, objective=incumbent, bound=min(cover.bound, incumbent),
-                      gap=relative_gap(incumbent, min(cover.bound, incumbent)), solve_time=time.perf_counter() - t0,
-                      backend="sign_cover", message=f"optimal: the {lp} reaches the start")
+        return proven_by_lp("the start")
     enumerated = ""
     if time_limit is not None and _binary_plain_slim(program):
         # 0/1 features: the supports by size with Bayes-error bounds often finish (small cards)
-        from solvers.supports import solve_supports
-
         share = ENUMERATION_SHARE * max(t0 + time_limit - time.perf_counter(), 1e-3)
         supports = solve_supports(program, time_limit=share, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
-                                  warm_start=start, hand_over=False)
+                                  warm_start=start, may_hand_over=False)
         if supports.status == Status.OPTIMAL:
             bound = max(supports.bound, min(cover.bound, supports.objective))
             return replace(supports, bound=bound, gap=relative_gap(supports.objective, bound), backend="sign_cover",
@@ -373,11 +374,8 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
         if supports.x is not None and supports.objective < incumbent:
             start, incumbent = supports.x, supports.objective
         enumerated = f"supports ({supports.message}); "
-        if start is not None and proven(incumbent, cover.bound):  # the LP proves the enumeration's model
-            return Result(Status.OPTIMAL, x=start, objective=incumbent, bound=min(cover.bound, incumbent),
-                          gap=relative_gap(incumbent, min(cover.bound, incumbent)), nodes=supports.nodes,
-                          solve_time=time.perf_counter() - t0, backend="sign_cover",
-                          message=f"optimal: the {lp} reaches the model of the {enumerated[:-2]}")
+        if start is not None and proven(incumbent, cover.bound):
+            return proven_by_lp(f"the model of the {enumerated[:-2]}", supports.nodes)
     left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
     result = highs.solve(cover.strengthen(program), time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
                          warm_start=None if start is None else SignCover.signed(program, start), verbose=verbose,
@@ -385,9 +383,8 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
     message = f"{lp}; {enumerated}then highs on the strengthened program: {result.message}"
     if result.status == Status.INFEASIBLE:
         return replace(result, backend="sign_cover", message=message, solve_time=time.perf_counter() - t0)
-    candidates = [(program.objective(x), x) for x in
-                  ([start] if start is not None else []) + ([result.x[:program.n_variables]] if result.x is not None
-                                                            else [])]
+    found = None if result.x is None else result.x[:program.n_variables]
+    candidates = [(program.objective(x), x) for x in (start, found) if x is not None]
     bound = max(float(result.bound) if not math.isnan(result.bound) else -math.inf, cover.bound)
     if not candidates:
         return replace(result, x=None, bound=bound, backend="sign_cover", message=message,

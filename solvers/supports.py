@@ -63,6 +63,16 @@ PLAIN_ROWS = {"l0_upper", "l0_lower", "max_size", "cuts"}
 INTEGRAL = 1e-7
 
 
+def max_size_of(program: Program) -> int:
+    """The most non-zero points the program's ``max_size`` row allows (every ``coef`` column if it
+    has none)."""
+    coef = program.blocks["coef"]
+    d = coef.stop - coef.start
+    if "max_size" not in program.row_blocks:
+        return d
+    return min(d, int(math.floor(float(program.row_ub[program.row_blocks["max_size"]][0]) + 1e-9)))
+
+
 @dataclass(frozen=True)
 class SparseLogistic:
     """The sparse logistic program read off a RiskSLIM-shaped :class:`Program` (module docstring)."""
@@ -96,13 +106,9 @@ class SparseLogistic:
         c = program.c
         if np.any(c[coef] != 0) or np.any(c[b] != 0) or not np.all(c[loss] > 0) or np.any(c[size] < 0):
             return "the objective is not loss + L0 costs"
-        d = program.col_lb[coef].size
-        max_size = d
-        if "max_size" in program.row_blocks:
-            max_size = min(d, int(math.floor(float(program.row_ub[program.row_blocks["max_size"]][0]) + 1e-9)))
         return cls(lazy.data, program.col_lb[coef].copy(), program.col_ub[coef].copy(),
                    int(math.ceil(program.col_lb[b][0] - 1e-9)), int(math.floor(program.col_ub[b][0] + 1e-9)),
-                   c[size].copy(), program.col_lb[size] >= 0.5, max_size, float(c[loss][0]), float(program.offset),
+                   c[size].copy(), program.col_lb[size] >= 0.5, max_size_of(program), float(c[loss][0]), float(program.offset),
                    float(program.col_lb[loss][0]))
 
     # ---------------------------------------------------------------- supports
@@ -361,14 +367,13 @@ def _fallback_name(program: Program) -> str:
 
 def solve_supports(program: Program, *, time_limit: float | None = None, node_limit: int | None = None,
                    mip_rel_gap: float = 1e-6, warm_start: np.ndarray | None = None, verbose: bool = False,
-                   hand_over: bool = True, **options) -> Result:
+                   may_hand_over: bool = True, **options) -> Result:
     """Solve a sparse program by support enumeration (module docstring). Programs of neither kind,
     and ones whose supports cannot all be bounded in the time left (projected from the first chunk
     of the largest supports), go to the kind's fallback (SCIP for lazy programs, else HiGHS) with
-    every option and the time left. With ``hand_over=False`` the enumeration stops where it would hand
+    every option and the time left. With ``may_hand_over=False`` the enumeration stops where it would hand
     over and returns its incumbent (status feasible, no bound): for callers that go on themselves."""
     t0 = time.perf_counter()
-    hand_over_allowed = hand_over
     problem = _read(program)
     value = lambda x: float(program.lazy.value(x) if program.lazy is not None else program.objective(x))  # noqa: E731
 
@@ -420,7 +425,7 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
         """The program to the fallback with the incumbent found so far; every model of fewer than
         ``size`` features costs at least the closed floor (or the incumbent)."""
         start = problem.lift(program, *search.model) if search.model is not None else warm_start
-        if not hand_over_allowed:
+        if not may_hand_over:
             found = start is not None
             return Result(Status.FEASIBLE if found else Status.NO_SOLUTION_FOUND, x=start,
                           objective=value(start) if found else math.nan, bound=-math.inf, gap=math.inf,

@@ -41,11 +41,30 @@ from solvers.bayes_error import bayes_errors, value_bits
 from solvers.progress import silenced
 from solvers.registry import solve
 from solvers.result import Status
+from solvers.supports import _Lister, max_size_of
 
 #: row blocks of a plain SLIM program (anything else is an operational constraint)
 PLAIN_ROWS = {"zero_one", "l0_upper", "l0_lower", "l1_pos", "l1_neg", "max_size", "conflicts"}
 #: relative round-off allowed when a row is tested against its margin (as formulations.slim)
 MARGIN_ROUNDOFF = 1e-9
+
+
+def zero_one_rows(program: Program) -> "tuple[np.ndarray, np.ndarray, float] | str":
+    """The rows ``X`` (unsigned, one per ``loss`` column, in order), labels ``y`` in {-1, 1} and the
+    margin read back from a SLIM program's ``zero_one`` block (``M_i z_i + y_i (x_i . coef +
+    intercept) >= margin``), or the reason (a sentence) the block is not of that form."""
+    coef, b, loss = (program.blocks[k] for k in ("coef", "intercept", "loss"))
+    rows = program.A[program.row_blocks["zero_one"]].tocsc()
+    y = rows[:, b].toarray().ravel()
+    if not np.all(np.abs(y) == 1.0):
+        return "not a SLIM program (intercept column)"
+    margins = program.row_lb[program.row_blocks["zero_one"]]
+    if not margins.size or np.ptp(margins) > 0 or margins[0] <= 0:
+        return "the margin is not one positive number"
+    indicators = rows[:, loss].tocoo()
+    if rows.shape[0] != loss.stop - loss.start or not np.array_equal(indicators.row, indicators.col):
+        return "not a SLIM program (one loss indicator per row, in order)"
+    return rows[:, coef].toarray() * y[:, None], y, float(margins[0])
 
 
 @dataclass(frozen=True)
@@ -91,27 +110,17 @@ class ZeroOneProgram:
         if extra:
             return f"the program has further rows ({sorted(extra)}: operational constraints)"
         coef, b, loss, size, abs_ = (program.blocks[k] for k in ("coef", "intercept", "loss", "size", "abs"))
-        rows = program.A[program.row_blocks["zero_one"]].tocsc()
-        y = rows[:, b].toarray().ravel()
-        if not np.all(np.abs(y) == 1.0):
-            return "not a SLIM program (intercept column)"
-        margins = program.row_lb[program.row_blocks["zero_one"]]
-        if np.ptp(margins) > 0 or margins[0] <= 0:
-            return "the margin is not one positive number"
-        X = rows[:, coef].toarray() * y[:, None]
+        read = zero_one_rows(program)
+        if isinstance(read, str):
+            return read
+        X, y, margin = read
         c = program.c
-        loss = program.blocks["loss"]
-        positive = y > 0
         if value_bits(X, y > 0, c[loss]) is None:
             return "the row weights are not integer multiples of one unit (Bayes errors are counted in bits)"
-        d = X.shape[1]
-        max_size = d
-        if "max_size" in program.row_blocks:
-            max_size = min(d, int(math.floor(float(program.row_ub[program.row_blocks["max_size"]][0]) + 1e-9)))
-        return cls(X, y, c[loss].copy(), float(margins[0]), program.col_lb[coef].copy(), program.col_ub[coef].copy(),
+        return cls(X, y, c[loss].copy(), margin, program.col_lb[coef].copy(), program.col_ub[coef].copy(),
                    program.integer[coef].copy(), float(program.col_lb[b][0]), float(program.col_ub[b][0]),
-                   bool(program.integer[b][0]), c[size].copy(), c[abs_].copy(), program.col_lb[size] >= 0.5, max_size,
-                   float(program.offset))
+                   bool(program.integer[b][0]), c[size].copy(), c[abs_].copy(), program.col_lb[size] >= 0.5,
+                   max_size_of(program), float(program.offset))
 
     @property
     def d(self) -> int:
@@ -129,8 +138,6 @@ class ZeroOneProgram:
         """Supports of every size, smallest first (forced features in each), up to the largest whose
         L0 cost alone stays below the incumbent: the small ones, cheap to bound, improve the
         incumbent before the numerous large ones are listed (and may make them unnecessary)."""
-        from solvers.supports import _Lister
-
         forced, free = np.flatnonzero(self.forced), self.free
         base = float(self.cost @ self.forced) + self.offset
         cheapest = np.cumsum(np.sort(self.cost[free]))
