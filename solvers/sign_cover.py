@@ -55,6 +55,7 @@ from numba import njit
 
 from formulations.program import Program
 from solvers import progress
+from solvers.box_cover import applies, box_cover, box_cover_result
 from solvers.registry import Backend, get_backend
 from solvers.result import Result, Status, relative_gap
 from solvers.supports import max_size_of, solve_supports
@@ -377,6 +378,13 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
         if start is not None and proven(incumbent, cover.bound):
             return proven_by_lp(f"the model of the {enumerated[:-2]}", supports.nodes)
     left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
+    kind = ZeroOneProgram.from_program(program, counted=False)
+    if applies(kind) is None:  # few features: the box search (pair conflicts) certifies where HiGHS cannot
+        found = box_cover(kind, incumbent=incumbent, deadline=math.inf if left is None else time.perf_counter() + left,
+                          node_limit=node_limit, mip_rel_gap=mip_rel_gap)
+        found.bound = max(found.bound, min(cover.bound, found.objective))
+        return box_cover_result(program, kind, found, start, t0, message=f"{lp}; {enumerated}then ",
+                                backend="sign_cover")
     result = highs.solve(cover.strengthen(program), time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
                          warm_start=None if start is None else SignCover.signed(program, start), verbose=verbose,
                          **options)

@@ -100,8 +100,10 @@ class ZeroOneProgram:
         return not bool(np.isin(self.X, (0.0, 1.0)).all())
 
     @classmethod
-    def from_program(cls, program: Program) -> "ZeroOneProgram | str":
-        """The problem, or the reason (a sentence) this is not a plain SLIM program."""
+    def from_program(cls, program: Program, *, counted: bool = True) -> "ZeroOneProgram | str":
+        """The problem, or the reason (a sentence) this is not a plain SLIM program; with
+        ``counted`` (the support enumeration's need), also when the row weights are not integer
+        multiples of one unit."""
         if program.lazy is not None or program.cones:
             return "not a SLIM program (lazy oracle or cones)"
         if set(program.blocks) != {"coef", "intercept", "loss", "size", "abs"} or "zero_one" not in program.row_blocks:
@@ -115,7 +117,7 @@ class ZeroOneProgram:
             return read
         X, y, margin = read
         c = program.c
-        if value_bits(X, y > 0, c[loss]) is None:
+        if counted and value_bits(X, y > 0, c[loss]) is None:
             return "the row weights are not integer multiples of one unit (Bayes errors are counted in bits)"
         return cls(X, y, c[loss].copy(), margin, program.col_lb[coef].copy(), program.col_ub[coef].copy(),
                    program.integer[coef].copy(), float(program.col_lb[b][0]), float(program.col_ub[b][0]),

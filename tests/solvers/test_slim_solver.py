@@ -194,13 +194,14 @@ def test_infeasible_specification_ends_infeasible():
     assert inst.objective(Model(fit.model.coef, 0.0)) == fit.objective
 
 
-@pytest.mark.parametrize("backend", ["supports", "sign_cover"])
+@pytest.mark.parametrize("backend", ["supports", "sign_cover", "box_cover"])
 @pytest.mark.parametrize("seed", range(0, 240, 3))
 def test_exact_backends_equal_enumeration(seed, backend):
     """Backend "supports" (Bayes-error bound per support, the restricted MILP on the few below the
     incumbent; else it hands the program to HiGHS and says so) and SLIM's default "sign_cover"
-    (sign-cover LP, then HiGHS on the strengthened program) certify the enumerated optimum, with
-    a bound below it."""
+    (sign-cover LP, then the box search or HiGHS on the strengthened program) and "box_cover" (branch
+    and bound on the points' box with pair-conflict bounds) certify the enumerated optimum, with a
+    bound below it."""
     X, y, sw, cw, cs, spec = _random_case(seed)
     inst = spec.instance(X, y, sw)
     fit = solve_exact(inst, backend, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
@@ -210,6 +211,8 @@ def test_exact_backends_equal_enumeration(seed, backend):
     assert fit.bound <= best_total + 1e-9
     if backend == "supports":
         assert fit.result.backend == "supports" or "solved by highs" in fit.result.message
+    if backend == "box_cover":
+        assert fit.result.backend == "box_cover" and "searched to the end" in fit.result.message
 
 
 def test_support_enumeration_on_many_valued_features_plans_against_the_time_limit():
