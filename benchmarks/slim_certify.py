@@ -9,8 +9,10 @@ not within ``--limit`` seconds, then the gap at the limit is the one shown), inc
 all on the true objective (pipeline certificates). The times to a gap come from the backends'
 progress reports (:mod:`solvers.progress`: HiGHS's MIP callback, SCIP's node events, the sign-cover
 LP's bound); ``--trace`` also prints every report (bound and incumbent over time). Backends:
-``sign_cover`` (SLIM's default: the sign-cover LP bound by row generation, then HiGHS on the MILP
-strengthened with the sign indicators and the cuts binding at that LP, ``solvers.sign_cover``),
+``sign_cover`` (SLIM's default: the sign-cover LP bound by row generation, then on breastcancer and
+mammo (integer points, at most 16 features) the box search of ``solvers.box_cover``, else HiGHS on the
+MILP strengthened with the sign indicators and the cuts binding at that LP, ``solvers.sign_cover``),
+``box_cover`` (the box search alone, from the heuristic start),
 ``highs`` (the plain big-M MILP), ``scip`` (the same MILP), and, when ``benchmarks/.peers-gurobi`` exists
 (``python benchmarks/peers.py setup``), ``gurobi``: the same MILP, plain (no start), written as
 MPS and solved by Gurobi in its own environment (``gurobi_worker.py``) with Gurobi's own

@@ -204,7 +204,7 @@ def _augment(mx, limit, flow, rest_pos, rest_neg, total, need, prev_neg, prev_po
 
 
 @njit(cache=True)
-def _advance(Xp, Xn, wp, wn, limit, cost, epsilon, forced, max_size, floor, spread, incumbent, tolerance,
+def _advance(Xp, Xn, wp, wn, limit, cost, epsilon, forced, max_size, floor, spread, guide, incumbent, tolerance,
              max_nodes, stack_lo, stack_hi, stack_depth, stack_bound, depth_lo, depth_hi, margins, flows,
              rest_pos, rest_neg, totals, counters, least_pruned, leaf):
     """Search until a leaf below ``incumbent - tolerance`` (copied to ``leaf``; returns 1), the node
@@ -295,7 +295,14 @@ def _advance(Xp, Xn, wp, wn, limit, cost, epsilon, forced, max_size, floor, spre
         else:
             mid = math.floor((lo[j] + hi[j]) / 2.0)
             pieces = ((lo[j], mid), (mid + 1.0, hi[j]), (1.0, 0.0))  # (1, 0): no third child
-        for a, b in pieces:
+        first = -1  # the piece holding the guide is pushed last: searched first
+        for i in range(3):
+            if pieces[i][0] <= guide[j] <= pieces[i][1]:
+                first = i
+        for i in range(4):
+            if i == first or (i == 3 and first < 0):
+                continue
+            a, b = pieces[first] if i == 3 else pieces[i]
             if a > b:
                 continue
             stack_lo[counters[0]] = lo
@@ -330,7 +337,8 @@ def best_intercept(problem: ZeroOneProgram, coef: np.ndarray) -> tuple[float, fl
 def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tuple[np.ndarray, float] | None = None,
               deadline: float = math.inf, node_limit: int | None = None, mip_rel_gap: float = 1e-6) -> BoxCoverResult:
     """The branch and bound of the module docstring on ``problem``, from the incumbent objective
-    ``incumbent`` (the model ``start = (coef, intercept)`` if given), until it proves the best model
+    ``incumbent`` (of the model ``start = (coef, intercept)`` if given: the search visits the
+    ranges holding its points first), until it proves the best model
     it knows within ``mip_rel_gap``, the ``deadline`` (``time.perf_counter()``) or ``node_limit``."""
     t0 = time.perf_counter()
     positive = problem.y > 0
@@ -354,6 +362,7 @@ def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tu
     spread = np.ptp(problem.X, axis=0) if problem.X.size else np.zeros(d)
     limit = 2.0 * problem.margin * (1.0 - MARGIN_ROUNDOFF) - MARGIN_ROUNDOFF  # conflict: strictly below
     best_coef, best_intercept_value = (None, math.nan) if start is None else start
+    guide = np.zeros(d) if start is None else np.asarray(start[0], dtype=float)
     report = progress.current()
     finished = False
     while True:
@@ -362,7 +371,7 @@ def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tu
         if budget <= 0 or time.perf_counter() >= deadline:
             break
         code = _advance(Xp, Xn, wp, wn, limit, problem.cost, problem.epsilon, problem.forced, problem.max_size,
-                        problem.floor(), spread, incumbent, tolerance, budget, stack_lo, stack_hi, stack_depth,
+                        problem.floor(), spread, guide, incumbent, tolerance, budget, stack_lo, stack_hi, stack_depth,
                         stack_bound, depth_lo, depth_hi, margins, flows, rest_pos, rest_neg, totals, counters,
                         least_pruned, leaf)
         if code == 1:
@@ -404,10 +413,19 @@ def solve_box_cover(program: Program, *, time_limit: float | None = None, node_l
     start = None if warm_start is None else np.asarray(warm_start, dtype=float)
     if start is not None and not program.is_feasible(start):
         start = None
-    found = box_cover(problem, incumbent=math.inf if start is None else program.objective(start),
+    found = box_cover(problem, **starting_from(program, start),
                       deadline=math.inf if time_limit is None else t0 + time_limit, node_limit=node_limit,
                       mip_rel_gap=mip_rel_gap)
     return box_cover_result(program, problem, found, start, t0)
+
+
+def starting_from(program: Program, x: np.ndarray | None) -> dict:
+    """:func:`box_cover`'s ``incumbent`` and ``start`` from a feasible solution ``x`` of ``program``
+    (none if None)."""
+    if x is None:
+        return {}
+    return {"incumbent": program.objective(x),
+            "start": (x[program.blocks["coef"]].copy(), float(x[program.blocks["intercept"]][0]))}
 
 
 def box_cover_result(program: Program, problem: ZeroOneProgram, found: BoxCoverResult, start: np.ndarray | None,

@@ -63,7 +63,8 @@ def _resolve(path: str) -> Any:
 
 CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
     Entry("slim", "formulations.slim:SLIM", "SLIM MILP: 0-1 loss by big-M, L0 + tie-breaking L1 (Ustun & Rudin 2016); "
-          "sign-cover LP bound by row generation, then HiGHS on the program strengthened with its cuts",
+          "sign-cover LP bound by row generation, then branch and bound on the points' box (few features) "
+          "or HiGHS on the program strengthened with its cuts",
           exact_backend="sign_cover", heuristic="solvers.slim:heuristic"),
     Entry("convex_rounding", "formulations.rounding:ConvexRounding",
           "ternary / binary weights, hinge loss over [0,1]^d, randomized rounding and local search "

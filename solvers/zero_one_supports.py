@@ -93,11 +93,16 @@ class ZeroOneProgram:
     closes_sizes = True
 
     @property
+    def binary(self) -> bool:
+        """Every feature takes only the values 0 and 1."""
+        return bool(np.isin(self.X, (0.0, 1.0)).all())
+
+    @property
     def hands_over_search(self) -> bool:
         """With 0/1 features a support's MILP has at most ``2^|T|`` merged rows and is searched to
         the end; with features of more values it can be nearly the whole program, so when the
         supports below the incumbent would not all fit the time, HiGHS takes the program."""
-        return not bool(np.isin(self.X, (0.0, 1.0)).all())
+        return not self.binary
 
     @classmethod
     def from_program(cls, program: Program, *, counted: bool = True) -> "ZeroOneProgram | str":
