@@ -55,8 +55,9 @@ from solvers.zero_one_supports import MARGIN_ROUNDOFF, ZeroOneProgram
 #: the search keeps one conflict-margin and one flow matrix (``|P| x |N|`` floats) per depth; it is
 #: not used when they would take more bytes than this
 MEMORY = 512 * 2**20
-#: nodes between two looks at the clock
-NODES_PER_LOOK = 2000
+#: pair terms (``|P| |N|`` per node) the search works through between two looks at the clock (about
+#: 0.1 s; at least one node, at most 2000 per look)
+PAIRS_PER_LOOK = 2 * 10**7
 #: the search splits every free feature's range at 0 (up to ``3^d`` sign patterns): beyond this many
 #: free features it is not used
 MAX_FEATURES = 16
@@ -138,9 +139,10 @@ def _augment(mx, limit, flow, rest_pos, rest_neg, total, need, prev_neg, prev_po
     """Raise ``total``, the flow from positive rows (residual capacities ``rest_pos``) through the
     conflicts ``mx < limit`` to negative rows (``rest_neg``), until it reaches ``need`` or no
     augmenting path is left (then it is the maximum flow). Greedy first, then shortest augmenting
-    paths (breadth first, backward along edges that carry flow)."""
+    paths (breadth first, backward along edges that carry flow). The greedy pass runs only from a
+    zero flow: on a parent's flow it costs more than the paths it saves."""
     npos, nneg = mx.shape
-    for p in range(npos):
+    for p in range(npos if total == 0.0 else 0):
         if rest_pos[p] <= 0.0:
             continue
         for q in range(nneg):
@@ -363,11 +365,12 @@ def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tu
     limit = 2.0 * problem.margin * (1.0 - MARGIN_ROUNDOFF) - MARGIN_ROUNDOFF  # conflict: strictly below
     best_coef, best_intercept_value = (None, math.nan) if start is None else start
     guide = np.zeros(d) if start is None else np.asarray(start[0], dtype=float)
+    per_look = int(min(2000, max(1, PAIRS_PER_LOOK // max(Xp.shape[0] * Xn.shape[0], 1))))
     report = progress.current()
     finished = False
     while True:
         tolerance = mip_rel_gap * max(abs(incumbent), 1e-10) if math.isfinite(incumbent) else 0.0
-        budget = NODES_PER_LOOK if node_limit is None else min(NODES_PER_LOOK, node_limit - int(counters[1]))
+        budget = per_look if node_limit is None else min(per_look, node_limit - int(counters[1]))
         if budget <= 0 or time.perf_counter() >= deadline:
             break
         code = _advance(Xp, Xn, wp, wn, limit, problem.cost, problem.epsilon, problem.forced, problem.max_size,
