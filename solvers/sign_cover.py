@@ -40,7 +40,7 @@ pass over all ``|P| |N|`` pairs, ``O(d)`` each), until no pair is violated by mo
 On data whose best cards are nearly monotone it is the certificate: on adult (2000 rows, 36
 binary features, C0 0.01) it reaches the incumbent's 0.219, where the big-M LP gives 0.073 and
 Gurobi's branch and bound 0.192 after 60 s. It knows nothing of the linear form beyond signs, so
-on breastcancer (9 integer features, the best cards use 6 of them) it stays near 0.007: there the
+on breastcancer (9 integer features, the best cards use 6 of them) it stays at 0.0049: there the
 backend hands over to the box search of :mod:`solvers.box_cover`, whose pair conflicts are these cuts
 with the signs refined into ranges of points, and which proves the optimum.
 """
