@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
 
+from formulations.intercept import margin_error_intercept
 from formulations.program import Program
 from solvers import progress
 from solvers.registry import Backend, get_backend
@@ -66,8 +67,8 @@ MAX_FEATURES = 16
 @dataclass
 class BoxCoverResult:
     """What the search found: the best point vector and intercept (the start's, or None without one,
-    if it found nothing better), their objective, the bound (valid for every model; objective units, offset included),
-    whether the search finished (the bound then reaches the objective within the tolerance), the
+    if it found nothing better), their objective, the bound (valid for every model; objective units,
+    offset included), whether the search finished (the bound then reaches the objective within the tolerance), the
     nodes and the seconds."""
 
     coef: np.ndarray | None
@@ -99,8 +100,9 @@ def applies(problem: "ZeroOneProgram | str") -> str | None:
         return "the points are not integers"
     if problem.free.size > MAX_FEATURES:
         return f"it has {problem.free.size} free features (over {MAX_FEATURES})"
-    if box_cover_memory(problem) > MEMORY:
-        return f"its matrices would take {box_cover_memory(problem) / 2**20:.0f} MiB (over {MEMORY / 2**20:.0f})"
+    memory = box_cover_memory(problem)
+    if memory > MEMORY:
+        return f"its matrices would take {memory / 2**20:.0f} MiB (over {MEMORY / 2**20:.0f})"
     return None
 
 
@@ -301,39 +303,27 @@ def _advance(Xp, Xn, wp, wn, limit, cost, epsilon, forced, max_size, floor, spre
         for i in range(3):
             if pieces[i][0] <= guide[j] <= pieces[i][1]:
                 first = i
-        for i in range(4):
-            if i == first or (i == 3 and first < 0):
-                continue
-            a, b = pieces[first] if i == 3 else pieces[i]
-            if a > b:
-                continue
-            stack_lo[counters[0]] = lo
-            stack_hi[counters[0]] = hi
-            stack_lo[counters[0], j] = a
-            stack_hi[counters[0], j] = b
-            stack_depth[counters[0]] = k + 1
-            stack_bound[counters[0]] = bound
-            counters[0] += 1
+        for i in range(3):
+            if i != first:
+                _push(stack_lo, stack_hi, stack_depth, stack_bound, counters, lo, hi, j, pieces[i], k + 1, bound)
+        if first >= 0:
+            _push(stack_lo, stack_hi, stack_depth, stack_bound, counters, lo, hi, j, pieces[first], k + 1, bound)
     return 0
 
 
-def best_intercept(problem: ZeroOneProgram, coef: np.ndarray) -> tuple[float, float]:
-    """The intercept in the program's box (an integer if it must be) with the least weighted error
-    for the points ``coef``, and that error. Candidates: each row's own threshold
-    (``margin - s_p`` for a positive row, ``-margin - s_q`` for a negative one), rounded into the
-    box; the error is piecewise constant between them."""
-    s = problem.X @ coef
-    y = problem.y
-    candidates = np.where(y > 0, problem.margin - s, -problem.margin - s)
-    if problem.intercept_integer:
-        candidates = np.concatenate([np.ceil(candidates - 1e-9), np.floor(candidates + 1e-9)])
-    candidates = np.unique(np.clip(np.append(candidates, [problem.intercept_lo, problem.intercept_hi]),
-                                   problem.intercept_lo, problem.intercept_hi))
-    slack = MARGIN_ROUNDOFF * (1.0 + np.abs(s)[:, None] + np.abs(candidates)[None, :])
-    wrong = y[:, None] * (s[:, None] + candidates[None, :]) < problem.margin - slack
-    errors = problem.weights @ wrong
-    best = int(np.argmin(errors))
-    return float(candidates[best]), float(errors[best])
+@njit(cache=True)
+def _push(stack_lo, stack_hi, stack_depth, stack_bound, counters, lo, hi, j, piece, depth, bound):
+    """Open the child of box ``[lo, hi]`` whose feature ``j`` ranges over ``piece`` (none if empty)."""
+    if piece[0] > piece[1]:
+        return
+    top = counters[0]
+    stack_lo[top] = lo
+    stack_hi[top] = hi
+    stack_lo[top, j] = piece[0]
+    stack_hi[top, j] = piece[1]
+    stack_depth[top] = depth
+    stack_bound[top] = bound
+    counters[0] += 1
 
 
 def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tuple[np.ndarray, float] | None = None,
@@ -378,7 +368,9 @@ def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tu
                         stack_bound, depth_lo, depth_hi, margins, flows, rest_pos, rest_neg, totals, counters,
                         least_pruned, leaf)
         if code == 1:
-            intercept, _ = best_intercept(problem, leaf)
+            intercept, _ = margin_error_intercept(problem.X @ leaf, problem.y, problem.weights, problem.margin,
+                                                  (problem.intercept_lo, problem.intercept_hi),
+                                                  problem.intercept_integer)
             value = problem.objective(np.arange(d), leaf, intercept)
             least_pruned[0] = min(least_pruned[0], value)
             if value < incumbent:
@@ -387,7 +379,8 @@ def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tu
             finished = True
             break
         if report is not None:
-            report(time.perf_counter() - t0, incumbent, _bound(incumbent, least_pruned, stack_bound, counters), math.nan)
+            report(time.perf_counter() - t0, incumbent, _bound(incumbent, least_pruned, stack_bound, counters),
+                   math.nan)
     bound = _bound(incumbent, least_pruned, stack_bound, counters)
     return BoxCoverResult(best_coef, best_intercept_value, incumbent, bound, finished, int(counters[1]),
                           time.perf_counter() - t0)
@@ -397,7 +390,6 @@ def _bound(incumbent: float, least_pruned: np.ndarray, stack_bound: np.ndarray, 
     """Least of the incumbent, the pruned nodes' bounds and the open nodes' parent bounds."""
     open_bound = float(stack_bound[:counters[0]].min()) if counters[0] else math.inf
     return min(incumbent, float(least_pruned[0]), open_bound)
-
 
 
 def solve_box_cover(program: Program, *, time_limit: float | None = None, node_limit: int | None = None,

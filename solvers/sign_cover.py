@@ -32,10 +32,11 @@ its point's sign), so
 
 is a relaxation of SLIM, and so is the same with the L1 tie-breaker's least price of each sign
 added to ``c_{0,j}`` (``epsilon_j`` times the least magnitude of a non-zero point of that sign in
-the box: 1 for integer points, their bound if the box excludes 0), and its LP value is a lower bound, valid for the LP over *any* subset of the cuts. The LP starts
-from the one-row cuts and, each round, adds for every row the pair it violates most (a numba
-pass over all ``|P| |N|`` pairs, ``O(d)`` each), until no pair is violated by more than
-:data:`VIOLATION` or the clock runs out; each round's LP value is a valid bound.
+the box: 1 for integer points, their bound if the box excludes 0), and its LP value is a lower
+bound, valid for the LP over *any* subset of the cuts. The LP starts from the one-row cuts and,
+each round, adds for every row the pair it violates most (a numba pass over all ``|P| |N|``
+pairs, ``O(d)`` each), until no pair is violated by more than :data:`VIOLATION` or the clock
+runs out; each round's LP value is a valid bound.
 
 On data whose best cards are nearly monotone it is the certificate: on adult (2000 rows, 36
 binary features, C0 0.01) it reaches the incumbent's 0.219, where the big-M LP gives 0.073 and
@@ -73,11 +74,11 @@ LP_SHARE = 0.25
 ENUMERATION_SHARE = 0.2
 
 
-def _binary_plain_slim(program: Program) -> bool:
-    """A plain SLIM program (no operational rows) on 0/1 features: the support enumeration's kind
-    (:mod:`solvers.zero_one_supports`) that searches its supports to the end."""
-    kind = ZeroOneProgram.from_program(program)
-    return not isinstance(kind, str) and not kind.hands_over_search
+def _binary_plain_slim(kind: "ZeroOneProgram | str") -> bool:
+    """A plain SLIM program (no operational rows, read with ``counted=False``) on 0/1 features and
+    countable row weights: the support enumeration's kind (:mod:`solvers.zero_one_supports`) that
+    searches its supports to the end."""
+    return not isinstance(kind, str) and kind.binary and kind.countable
 
 
 def _sign_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -368,7 +369,8 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
     if start is not None and proven(incumbent, cover.bound):
         return proven_by_lp("the start")
     enumerated = ""
-    if time_limit is not None and _binary_plain_slim(program):
+    kind = ZeroOneProgram.from_program(program, counted=False)
+    if time_limit is not None and _binary_plain_slim(kind):
         # 0/1 features: the supports by size with Bayes-error bounds often finish (small cards)
         share = ENUMERATION_SHARE * max(t0 + time_limit - time.perf_counter(), 1e-3)
         supports = solve_supports(program, time_limit=share, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
@@ -383,11 +385,11 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
         if start is not None and proven(incumbent, cover.bound):
             return proven_by_lp(f"the model of the {enumerated[:-2]}", supports.nodes)
     left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
-    kind = ZeroOneProgram.from_program(program, counted=False)
     if applies(kind) is None and not kind.binary:
         # few features of many values: the box search (pair conflicts) certifies where HiGHS cannot
-        found = box_cover(kind, **starting_from(program, start), deadline=math.inf if left is None else time.perf_counter() + left,
-                          node_limit=node_limit, mip_rel_gap=mip_rel_gap)
+        found = box_cover(kind, **starting_from(program, start),
+                          deadline=math.inf if left is None else time.perf_counter() + left, node_limit=node_limit,
+                          mip_rel_gap=mip_rel_gap)
         found.bound = max(found.bound, min(cover.bound, found.objective))
         return box_cover_result(program, kind, found, start, t0, message=f"{lp}; {enumerated}then ",
                                 backend="sign_cover")

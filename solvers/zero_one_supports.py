@@ -98,6 +98,11 @@ class ZeroOneProgram:
         return bool(np.isin(self.X, (0.0, 1.0)).all())
 
     @property
+    def countable(self) -> bool:
+        """The row weights are integer multiples of one unit (the Bayes errors' bit sets need it)."""
+        return value_bits(self.X, self.y > 0, self.weights) is not None
+
+    @property
     def hands_over_search(self) -> bool:
         """With 0/1 features a support's MILP has at most ``2^|T|`` merged rows and is searched to
         the end; with features of more values it can be nearly the whole program, so when the
@@ -122,12 +127,13 @@ class ZeroOneProgram:
             return read
         X, y, margin = read
         c = program.c
-        if counted and value_bits(X, y > 0, c[loss]) is None:
-            return "the row weights are not integer multiples of one unit (Bayes errors are counted in bits)"
-        return cls(X, y, c[loss].copy(), margin, program.col_lb[coef].copy(), program.col_ub[coef].copy(),
+        problem = cls(X, y, c[loss].copy(), margin, program.col_lb[coef].copy(), program.col_ub[coef].copy(),
                    program.integer[coef].copy(), float(program.col_lb[b][0]), float(program.col_ub[b][0]),
                    bool(program.integer[b][0]), c[size].copy(), c[abs_].copy(), program.col_lb[size] >= 0.5,
                    max_size_of(program), float(program.offset))
+        if counted and not problem.countable:
+            return "the row weights are not integer multiples of one unit (Bayes errors are counted in bits)"
+        return problem
 
     @property
     def d(self) -> int:
