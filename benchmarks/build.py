@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from formulations.slim import SLIM  # noqa: E402
-from solvers.highs import to_highs  # noqa: E402
+from solvers.backends.highs import to_highs  # noqa: E402
 from timing import environment, interleaved  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

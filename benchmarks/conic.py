@@ -4,13 +4,13 @@ Run: ``python benchmarks/conic.py [--n 5000] [--d 50] [--rounds 5]`` (about 8 mi
 
 * ``ecos``            -- our program (2n exponential cones on the scores ``z = Xw + b``, one SOC for
   EYE, one LP epigraph row per facet for Facets on the box ``|w_j| <= 6 mu = 3``) built and passed to
-  ``ecos.solve`` directly (``solvers.ecos.solve_ecos``): build + solve, the reference;
-* ``clarabel``        -- the same program through cvxpy to Clarabel (``solvers.cvxpy.solve_clarabel``);
+  ``ecos.solve`` directly (``solvers.backends.ecos.solve_ecos``): build + solve, the reference;
+* ``clarabel``        -- the same program through cvxpy to Clarabel (``solvers.backends.cvxpy.solve_clarabel``);
 * ``cvxpy+ECOS``      -- the model written idiomatically in cvxpy (``cp.logistic``, ``cp.norm1``;
   EYE from its definition, Facets as ``lam sum_k sum pos(|w| / mu - k)`` over the same six
   pieces and box) and solved by ECOS: canonicalisation + solve, what a cvxpy user runs;
 * ``cvxpy+Clarabel``  -- the same idiomatic model solved by Clarabel;
-* ``fista``           -- FISTA with the penalty's prox (``solvers.proximal``, tol 1e-9), no program.
+* ``fista``           -- FISTA with the penalty's prox (``solvers.proximal.gradient``, tol 1e-9), no program.
 
 Medians (and min-max) of interleaved rounds (:mod:`benchmarks.timing`), BLAS capped to one thread;
 ratios against ``ecos`` and against ``cvxpy+ECOS`` in the same run; ``rel. diff`` is the
@@ -34,9 +34,9 @@ from formulations.coefficients import CoefficientSet  # noqa: E402
 from formulations.losses import Logistic  # noqa: E402
 from formulations.penalized import PenalizedProgram  # noqa: E402
 from formulations.penalties import EYE, L1, Facets  # noqa: E402
-from solvers.cvxpy import solve_clarabel  # noqa: E402
-from solvers.ecos import solve_ecos  # noqa: E402
-from solvers.proximal import fista  # noqa: E402
+from solvers.backends.cvxpy import solve_clarabel  # noqa: E402
+from solvers.backends.ecos import solve_ecos  # noqa: E402
+from solvers.proximal.gradient import fista  # noqa: E402
 from timing import environment, interleaved  # noqa: E402
 
 

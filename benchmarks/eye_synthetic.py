@@ -13,7 +13,7 @@ and true weights spreading ``w`` evenly over the known features of the group; fe
 Protocol (ours, stated because the paper's selection needs 100 bootstrap fits per model):
 60/20/20 train/validation/test split; for every penalty of Table 2 a grid over ``lam`` (and the
 penalty's own parameter: the unknown/known weight ratio of the weighted penalties, ``l1_ratio`` of
-the elastic net, the OWL shape); all fits by FISTA (``solvers.proximal``, tol 1e-6, warm-started
+the elastic net, the OWL shape); all fits by FISTA (``solvers.proximal.gradient``, tol 1e-6, warm-started
 along the path; ECOS/FISTA agreement is a test). Selection as in section 4.1: keep the models
 whose validation AUC is within ``--auc-tol`` of the best of the penalty, pick the sparsest by
 the Gini coefficient; report its test AUC and ``sum_g symKL_g`` (smoothing ``eps`` 1e-2 and 1e-6).
@@ -38,7 +38,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 from formulations.losses import Logistic  # noqa: E402
 from formulations.penalties import EYE, OWL, L1, ElasticNet, WeightedL1, WeightedL2Squared  # noqa: E402
 from milpscore.credibility import gini, group_sym_kl  # noqa: E402
-from solvers.proximal import fista  # noqa: E402
+from solvers.proximal.gradient import fista  # noqa: E402
 
 PAPER = {  # EYE paper, Table 2 (mean +- stdev over 100 runs)
     "EYE": ("0.442 ± 0.128", "0.900 ± 0.044"),

@@ -7,9 +7,9 @@ Run: ``python benchmarks/path.py [--quick]``.
   equicorrelated design (every pair 0.5: one eigenvalue ~p/2, condition number ~1000, which
   slows any gradient method far more than coordinate descent). Reference: ``sklearn.linear_model.lasso_path`` with the Gram
   matrix (``precompute=True``, tol 1e-7, ``max_iter`` 100000, its convergence warnings counted,
-  not silenced), timed in the same interleaved rounds. Ours: ``solvers.path.regularisation_path``
+  not silenced), timed in the same interleaved rounds. Ours: ``solvers.proximal.path.regularisation_path``
   on ``LeastSquares(gram=True)``: working-set coordinate descent on the Gram matrix
-  (``solvers.gram_cd``; FISTA with adaptive restart takes over where it crawls, as on the
+  (``solvers.proximal.gram_cd``; FISTA with adaptive restart takes over where it crawls, as on the
   equicorrelated design), stopping at relative duality gap 1e-6 (so every point is certified
   within 1e-6 relative objective). Both timings include forming X^T X.
 * Facets / SCF (alpha, beta) grids on logistic loss, ISTA against FISTA (time, integrity).
@@ -20,7 +20,7 @@ Run: ``python benchmarks/path.py [--quick]``.
   is within 1e-6 (then 1e-9) relative of the yardstick (our path certified to a 1e-13 duality gap and skglm at
   tol 1e-10, the better of the two at each point); that calibration is untimed.
 
-Every path solves each point with ``solvers.proximal.working_set_solve`` (proximal Newton for the
+Every path solves each point with ``solvers.proximal.gradient.working_set_solve`` (proximal Newton for the
 logistic loss, Gram coordinate descent for least squares, FISTA for Facets).
 Accuracy: each method's largest relative excess over the best objective known at that point (an
 untimed high-accuracy solve: sklearn at tol 1e-10 for the lasso, the yardstick above for the
@@ -43,7 +43,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from formulations.losses import LeastSquares, Logistic  # noqa: E402
 from formulations.penalties import L1  # noqa: E402
-from solvers.path import facets_path, regularisation_path  # noqa: E402
+from solvers.proximal.path import facets_path, regularisation_path  # noqa: E402
 from timing import Timing, environment, interleaved  # noqa: E402
 
 

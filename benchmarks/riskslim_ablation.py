@@ -2,7 +2,7 @@
 
 One data set (``--data``, default breastcancer: points -5..5, at most ``--max-size`` features, C0
 1e-6), one solve per configuration, gap 1e-4, ``--limit`` seconds each: the support-enumeration
-backend (``solvers.supports``) with and without the heuristic start, then SCIP's lazy-cut tree
+backend (``solvers.exact.supports``) with and without the heuristic start, then SCIP's lazy-cut tree
 (LCPA, Ustun & Rudin 2019, Algorithm 2) in full and with one of its parts switched off: the
 heuristic start (and with it the bound tightening it feeds), polishing of integral points,
 bound tightening (cut-off rows from the start's value), root cut rounds, the initial cut pool.

@@ -39,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from formulations.rounding import ConvexRounding, cumulative_hinge_loss  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
-from solvers.local_search import _Margins, _ternary_moves  # noqa: E402
+from solvers.heuristics.local_search import _Margins, _ternary_moves  # noqa: E402
 from solvers.pipeline import solve_method, solve_relaxed  # noqa: E402
-from solvers.rounding import lp_options, relaxed_weights  # noqa: E402
+from solvers.heuristics.rounding import lp_options, relaxed_weights  # noqa: E402
 from timing import environment, interleaved  # noqa: E402
 
 IPM = lp_options("ipm")  # interior point + crossover (a vertex, as rounding wants): the estimators' default

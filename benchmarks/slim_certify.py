@@ -10,8 +10,8 @@ all on the true objective (pipeline certificates). The times to a gap come from 
 progress reports (:mod:`solvers.progress`: HiGHS's MIP callback, SCIP's node events, the sign-cover
 LP's bound); ``--trace`` also prints every report (bound and incumbent over time). Backends:
 ``sign_cover`` (SLIM's default: the sign-cover LP bound by row generation, then on breastcancer and
-mammo (integer points, at most 16 features) the box search of ``solvers.box_cover``, else HiGHS on the
-MILP strengthened with the sign indicators and the cuts binding at that LP, ``solvers.sign_cover``),
+mammo (integer points, at most 16 features) the box search of ``solvers.exact.box_cover``, else HiGHS on the
+MILP strengthened with the sign indicators and the cuts binding at that LP, ``solvers.exact.sign_cover``),
 ``box_cover`` (the box search alone, from the heuristic start),
 ``highs`` (the plain big-M MILP), ``scip`` (the same MILP), and, when ``benchmarks/.peers-gurobi`` exists
 (``python benchmarks/peers.py setup``), ``gurobi``: the same MILP, plain (no start), written as
@@ -82,7 +82,7 @@ def gurobi(inst, limit: float) -> dict:
     import subprocess
     import tempfile
 
-    from solvers.highs import write_model
+    from solvers.backends.highs import write_model
 
     program = inst.exact()
     with tempfile.TemporaryDirectory() as tmp:

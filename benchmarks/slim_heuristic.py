@@ -7,8 +7,8 @@ and per ``C0`` (0.01 and 0.001, points -5..5, margin 1), on the training rows of
 seconds of
 
 * ``coordinate``: the previous heuristic, the better of greedy integer coordinate searches from
-  the rounded logistic start and from the zero model (``solvers.slim.coordinate_heuristic``);
-* ``beam``: ``solvers.slim_search.search`` from the rounded logistic start (descent with swaps,
+  the rounded logistic start and from the zero model (``solvers.heuristics.slim.coordinate_heuristic``);
+* ``beam``: ``solvers.heuristics.slim_search.search`` from the rounded logistic start (descent with swaps,
   then 0-1- and hinge-guided beam searches), without a clock;
 * ``beam 2.5 s``: the same with a 2.5 s clock (the share of a 5 s fit the pipeline gives it).
 
@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from formulations.slim import SLIM  # noqa: E402
 from slim_certify import load  # noqa: E402
 from solvers.limits import Clock  # noqa: E402
-from solvers.slim import coordinate_heuristic, rounded_logistic_start  # noqa: E402
-from solvers.slim_search import search  # noqa: E402
+from solvers.heuristics.slim import coordinate_heuristic, rounded_logistic_start  # noqa: E402
+from solvers.heuristics.slim_search import search  # noqa: E402
 from timing import compile_kernels, environment  # noqa: E402
 
 

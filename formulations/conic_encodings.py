@@ -178,7 +178,7 @@ def penalty_encoder(penalty: Any) -> PenaltyEncoder:
     known = sorted(c.__name__ for c in PENALTY_ENCODERS)
     raise NotRepresentableError(
         f"no conic encoding for penalty {type(penalty).__name__}; encodable penalties: {known}. "
-        "Use the proximal solver (solvers.proximal) for the others.")
+        "Use the proximal solver (solvers.proximal.gradient) for the others.")
 
 
 def add_penalty(builder: ProgramBuilder, penalty: Any, *, weights: str, name: str = "penalty",

@@ -15,7 +15,7 @@ SCF: eq. 14, ``eps = 0`` is Facets) and ``loss`` hinge ``max(0, margin - y f)``,
 * :meth:`FacetsInstance.exact` is the problem Facets relaxes, ``w`` integer: a MILP for the
   hinge, and for smooth losses the outer-approximation MILP (per-sample epigraph ``t_i`` with a
   few tangents) carrying the lazy oracle :class:`~formulations.tangent_cuts.TangentCuts` that
-  adds the missing tangents (:mod:`solvers.cutting_planes`). On integer ``w`` the Facets epigraph
+  adds the missing tangents (:mod:`solvers.backends.cutting_planes`). On integer ``w`` the Facets epigraph
   is exact (Facets interpolates ``(|w| + w^2) / 2`` at the integers, Prop. 2); HiGHS has no MIQP,
   so the exact SCF square is written by its chords between consecutive integers, exact at every
   integer and above the square in between (so ``relaxed <= exact`` still holds).

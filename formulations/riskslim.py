@@ -29,7 +29,7 @@ solution. The column bound ``L >= loss_floor`` is the minimum over the coefficie
 tangent at the continuous fit (a certified lower bound on the loss, RiskSLIM's loss bound).
 
 Without operational constraints the program has only box, L0 and cardinality rows, and the
-default backend (:mod:`solvers.supports`) solves it without the cuts: every support of
+default backend (:mod:`solvers.exact.supports`) solves it without the cuts: every support of
 ``max_size`` features is bounded by its box-constrained continuous fit (certified by the
 Frank-Wolfe gap), and branch and bound on the integer points runs only in the supports whose bound
 is below the incumbent. The cutting-plane MILP stays the program (and SCIP's tree its solver under

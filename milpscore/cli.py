@@ -314,8 +314,8 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from solvers.highs import write_model
-    from solvers.pyomo import write_pyomo_script
+    from solvers.backends.highs import write_model
+    from solvers.backends.pyomo import write_pyomo_script
 
     X, y, _ = _load(args)
     Z, _, _ = _design(args, X, y)

@@ -31,7 +31,7 @@ from formulations.rounding import INTEGRAL_TOL, ConvexRounding, ConvexRoundingIn
 from milpscore.data import encode_labels, validate_xy
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact, solve_method, solve_relaxed, solve_rounded
-from solvers.rounding import lp_options, relaxed_weights
+from solvers.heuristics.rounding import lp_options, relaxed_weights
 
 DEFAULT_MARGINS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 

@@ -12,7 +12,7 @@ scikit-learn does not record:
 * :func:`table2` — the counts of the paper's Table 2 (grid points, null, integral, optimal),
   with a ``fractional`` column so that ``null + integral + fractional = grid points``;
 * :func:`regularisation_path` — coefficients on the full data along ``lambda`` (Figure 3, right),
-  warm-started along the grid (:func:`solvers.path.regularisation_path`) for proximal estimators.
+  warm-started along the grid (:func:`solvers.proximal.path.regularisation_path`) for proximal estimators.
 
 Parallelism goes through joblib: ``n_jobs`` processes locally, or any joblib backend in force,
 e.g. a dask cluster when one machine is not enough (``pip install 'milpscore[dask]'``)::
@@ -108,13 +108,13 @@ def _path(estimator: Any, lambdas: np.ndarray, X: np.ndarray, y: np.ndarray, nam
     """``(coef, intercept, status)`` for each ``lam`` of ``lambdas`` (in that order).
 
     A proximal estimator is solved along the grid by the warm-started
-    :func:`solvers.path.regularisation_path`; any other estimator is refitted at each point
+    :func:`solvers.proximal.path.regularisation_path`; any other estimator is refitted at each point
     (``n_jobs`` joblib workers).
     """
     parts = _proximal_parts(estimator, X, y, names)
     if parts is None:
         return Parallel(n_jobs=n_jobs)(delayed(_refit)(estimator, lam, X, y) for lam in lambdas)
-    from solvers.path import regularisation_path as warm_started_path
+    from solvers.proximal.path import regularisation_path as warm_started_path
 
     family, loss, options = parts
     points = warm_started_path(loss, family, lambdas, **options)
@@ -147,7 +147,7 @@ def path_grid(X: Any, y: Any, lambdas: Sequence[float], grid_units: Sequence[flo
         not yet renamed) and fitted ``coef_`` (default
         :class:`~milpscore.estimators.facets.FacetsClassifier` with ``solver="ecos"``,
         ``loss="logistic"``, ``bound=10``); cloned for every fit. For each grid unit and fold the
-        lambdas form one path: warm-started (:func:`solvers.path.regularisation_path`) when the
+        lambdas form one path: warm-started (:func:`solvers.proximal.path.regularisation_path`) when the
         estimator fits by the proximal path, refitted point by point otherwise.
     cv : number of stratified folds (shuffled with ``seed``).
     n_jobs : joblib workers (``-1``: all); the active joblib backend is used (e.g. dask).
@@ -218,7 +218,7 @@ def regularisation_path(X: Any, y: Any, lambdas: Sequence[float], *, estimator: 
     ``fixed`` sets other parameters of the (cloned) estimator, e.g. ``grid_unit=0.5``. The
     default estimator is :class:`~milpscore.estimators.facets.FacetsClassifier` with the
     proximal solver (logistic loss, ``bound=10``): the grid is then solved by the warm-started
-    :func:`solvers.path.regularisation_path` (decreasing lambda, each point started from the
+    :func:`solvers.proximal.path.regularisation_path` (decreasing lambda, each point started from the
     previous one). Estimators that do not fit by the proximal path are refitted at each lambda
     (``n_jobs`` joblib workers).
     The index is ``lam`` (in the order given); column names are the feature names of ``X``

@@ -65,25 +65,25 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
     Entry("slim", "formulations.slim:SLIM", "SLIM MILP: 0-1 loss by big-M, L0 + tie-breaking L1 (Ustun & Rudin 2016); "
           "sign-cover LP bound by row generation, then branch and bound on the points' box (few features) "
           "or HiGHS on the program strengthened with its cuts",
-          exact_backend="sign_cover", heuristic="solvers.slim:heuristic"),
+          exact_backend="sign_cover", heuristic="solvers.heuristics.slim:heuristic"),
     Entry("convex_rounding", "formulations.rounding:ConvexRounding",
           "ternary / binary weights, hinge loss over [0,1]^d, randomized rounding and local search "
           "(Chevaleyre, Koriche & Zucker 2013)", exact_backend="highs", relaxed_backend="highs",
-          heuristic="solvers.local_search:heuristic",
-          method_paths={"randomized_rounding": "solvers.rounding:randomized_rounding_method",
-                        "local_search": "solvers.local_search:local_search_method"}),
+          heuristic="solvers.heuristics.local_search:heuristic",
+          method_paths={"randomized_rounding": "solvers.heuristics.rounding:randomized_rounding_method",
+                        "local_search": "solvers.heuristics.local_search:local_search_method"}),
     Entry("facets", "formulations.facets:Facets", "Facets-penalised hinge loss on the grid coef / grid_unit integer "
           "(Belahcene et al. 2020): MILP, LP relaxation", exact_backend="highs", relaxed_backend="ecos",
-          heuristic="solvers.facets:heuristic", method_paths={"prox_rounding": "solvers.facets:prox_rounding"},
+          heuristic="solvers.heuristics.facets:heuristic", method_paths={"prox_rounding": "solvers.heuristics.facets:prox_rounding"},
           defaults={"loss": "hinge", "lam": 0.01, "grid_unit": 0.1}),
     Entry("facets_logistic", "formulations.facets:Facets", "Facets-penalised logistic loss (Belahcene et al. "
           "2020): exact by tangent cutting planes, exp-cone relaxation, FISTA + rounding", exact_backend="highs",
-          relaxed_backend="ecos", heuristic="solvers.facets:heuristic",
-          method_paths={"prox_rounding": "solvers.facets:prox_rounding"},
+          relaxed_backend="ecos", heuristic="solvers.heuristics.facets:heuristic",
+          method_paths={"prox_rounding": "solvers.heuristics.facets:prox_rounding"},
           defaults={"loss": "logistic", "lam": 0.01, "grid_unit": 0.1}),
     Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019): support "
           "enumeration with convex bounds, SCIP's lazy-cut tree under operational constraints",
-          exact_backend="supports", relaxed_backend="scip", heuristic="solvers.riskslim:heuristic"),
+          exact_backend="supports", relaxed_backend="scip", heuristic="solvers.heuristics.riskslim:heuristic"),
     Entry("fused", "formulations.fused:FusedLassoHinge", "integer points per ordered one-hot bin: hinge loss + "
           "within-variable fused lasso (Sokolovska, eqs. 1-5); LP relaxation or binarsity proximal path",
           exact_backend="highs", relaxed_backend="highs"),

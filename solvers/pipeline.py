@@ -231,7 +231,7 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
 
 
 def _solve_prox(instance: Instance, options: dict[str, Any]) -> Result:
-    from solvers.proximal import proximal_gradient
+    from solvers.proximal.gradient import proximal_gradient
 
     composite = getattr(instance, "composite", None)
     if composite is None:

@@ -5,7 +5,7 @@ ndarray`` (``prox_{step * Omega}(v)``, ``step > 0`` or ValueError; length-0 and 
 handled; ``out`` a preallocated result array, may be ``v``), and ``zero_gauge(z)`` (the smallest
 ``s`` with ``z in s * subdifferential(Omega)(0)``: the dual norm for norms, used for lambda_max
 and duality gaps). Separable penalties also give ``coordinate_thresholds(p)`` and
-``restrict(cols)`` (working sets in :mod:`solvers.proximal`).
+``restrict(cols)`` (working sets in :mod:`solvers.proximal.gradient`).
 ``t`` below is the prox step, :math:`F` the 1-D Facets function of eq. 3 of the Facets paper,
 :math:`A = \\|(1-r)\\odot w\\|_1`, :math:`B = \\|r\\odot w\\|_2`.
 

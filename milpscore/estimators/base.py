@@ -203,8 +203,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
     def write_program(self, path: str) -> str:
         """Write :attr:`program_` as an LP / MPS file or a Pyomo script (by suffix: ``.lp``, ``.mps``,
         ``.py``), the points named after the features (``coef(age_ge_60)``)."""
-        from solvers.highs import write_model
-        from solvers.pyomo import write_pyomo_script
+        from solvers.backends.highs import write_model
+        from solvers.backends.pyomo import write_pyomo_script
 
         program = self.program_
         names = self._coef_names()

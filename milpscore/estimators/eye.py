@@ -60,7 +60,7 @@ class EYEClassifier(IntegerLinearClassifier):
     fit_intercept : bool
         Fit an unpenalised intercept.
     solver : {"ecos", "clarabel", "prox"}
-        Conic backend (``solvers.ecos`` directly, or Clarabel through cvxpy), or the proximal path
+        Conic backend (``solvers.backends.ecos`` directly, or Clarabel through cvxpy), or the proximal path
         (FISTA with the EYE prox, no sample weights).
     zero_tol : float
         Weights with ``|theta_j| <= zero_tol * max(1, max_k |theta_k|)`` are set to 0 (an

@@ -8,7 +8,7 @@ One objective ``sum_i v_i loss_i + lam Omega(coef / grid_unit)`` (eqs. 3, 8-9, 1
 * ``solver="ecos"``: the same convex problem as a conic program (LP for the hinge) on ECOS;
 * ``solver="highs-exact"``: the problem Facets relaxes, ``coef / grid_unit`` integer: a HiGHS
   MILP for the hinge, tangent cutting planes with a certified gap for logistic / least squares
-  (:mod:`solvers.cutting_planes`), started from the rounded convex solution.
+  (:mod:`solvers.backends.cutting_planes`), started from the rounded convex solution.
 
 The score card shows the points ``coef / grid_unit`` (integers for the exact fit) and the
 intercept in the same units, which leaves every prediction unchanged.

@@ -29,8 +29,8 @@ class RiskScoreClassifier(IntegerLinearClassifier):
 
     The exact solve enumerates the supports of ``max_size`` features with a convex lower bound on
     each and branches on the integer points of the few whose bound is below the incumbent
-    (:mod:`solvers.supports`); with operational constraints, or too many supports, it is SCIP's
-    branch-and-bound tree with lazy tangent cuts (:mod:`solvers.scip`).
+    (:mod:`solvers.exact.supports`); with operational constraints, or too many supports, it is SCIP's
+    branch-and-bound tree with lazy tangent cuts (:mod:`solvers.backends.scip`).
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ from formulations.rounding import ConvexRounding
 from milpscore.estimators.base import IntegerLinearClassifier, deprecated_alias
 from solvers.limits import Limits
 from solvers.pipeline import Fit
-from solvers.rounding import lp_options
+from solvers.heuristics.rounding import lp_options
 
 ROUNDINGS = {"randomized": "randomized_rounding", "deterministic": "rounding", "exact": "exact"}
 

@@ -40,11 +40,11 @@ class SLIMClassifier(IntegerLinearClassifier):
     """Supersparse Linear Integer Model (Ustun & Rudin 2016), certified, from a heuristic start.
 
     The exact solve is the catalog's (:mod:`solvers.catalog`): the sign-cover LP bound
-    (:mod:`solvers.sign_cover`: a positive and a negative row are both right only if a point of the
+    (:mod:`solvers.exact.sign_cover`: a positive and a negative row are both right only if a point of the
     right sign sits where they differ); on plain programs with 0/1 features a short support
-    enumeration with Bayes-error bounds (:mod:`solvers.zero_one_supports`); then, with at most 16
+    enumeration with Bayes-error bounds (:mod:`solvers.exact.zero_one_supports`); then, with at most 16
     free features of more than two values, branch and bound on the integer points with pair-conflict bounds
-    (:mod:`solvers.box_cover`), else HiGHS on the big-M MILP strengthened with the sign indicators
+    (:mod:`solvers.exact.box_cover`), else HiGHS on the big-M MILP strengthened with the sign indicators
     and the cuts binding at that LP. It proves the default card data, breastcancer, mammo and adult
     optimal where the plain big-M MILP stalls; operational constraints stay rows of the program
     (HiGHS).

@@ -11,7 +11,7 @@ from formulations.errors import NotRepresentableError
 from formulations.penalties import (EYE, OWL, L1, ElasticNet, L2Squared, NaiveQ, WeightedL1,
                                     WeightedL2Squared)
 from formulations.program import ProgramBuilder
-from solvers.ecos import solve_ecos
+from solvers.backends.ecos import solve_ecos
 
 D = 7
 RNG = np.random.default_rng(5)
@@ -230,7 +230,7 @@ def test_penalized_exact_hinge_l1_matches_enumeration():
     """Integer weights in {-2..2}^2, hinge + L1: HiGHS on exact() = brute force over w (and b)."""
     from formulations.coefficients import CoefficientSet
     from formulations.penalized import PenalizedProgram
-    from solvers.highs import solve_highs
+    from solvers.backends.highs import solve_highs
 
     rng = np.random.default_rng(11)
     X = rng.normal(size=(25, 2))

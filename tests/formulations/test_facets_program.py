@@ -18,9 +18,9 @@ from formulations.facets_encoding import add_max_affine, encode_facets_penalty, 
 from formulations.losses import LOSS_1D
 from formulations.penalties.facets import SCF_SQUARE, facet_pieces, facets_value, integer_square_chords
 from formulations.program import ProgramBuilder
-from solvers.cvxpy import solve_cvxpy
-from solvers.ecos import solve_ecos
-from solvers.highs import solve_highs
+from solvers.backends.cvxpy import solve_cvxpy
+from solvers.backends.ecos import solve_ecos
+from solvers.backends.highs import solve_highs
 from solvers.result import Status
 
 
@@ -411,7 +411,7 @@ def cvxpy_facets(spec: Facets, X, y):
 @pytest.mark.parametrize("loss,eps,gamma,lam", [("logistic", 0.0, 0.5, 0.02), ("logistic", 0.0, 1.0, 0.05),
                                                 ("least_squares", 0.01, 0.5, 0.05), ("least_squares", 0.3, 0.25, 0.02)])
 def test_ecos_prox_and_cvxpy_agree_on_the_convex_program(loss, eps, gamma, lam):
-    from solvers.proximal import proximal_gradient
+    from solvers.proximal.gradient import proximal_gradient
 
     rng = np.random.default_rng(12)
     X = rng.normal(size=(120, 5))

@@ -18,7 +18,7 @@ from formulations.base import Model
 from formulations.bins import infer_blocks, isotonic
 from formulations.fused import FusedLassoHinge, FusedPoints, merge_runs
 from formulations.intercept import hinge_intercept
-from solvers.highs import solve_highs
+from solvers.backends.highs import solve_highs
 
 
 def one_hot(codes: np.ndarray, sizes) -> np.ndarray:

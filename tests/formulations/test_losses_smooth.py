@@ -7,7 +7,7 @@ from scipy.optimize import approx_fprime, minimize_scalar
 
 from formulations.losses import LeastSquares, Logistic, SmoothedHinge, SquaredHinge
 from formulations.penalties import L1, ElasticNet
-from solvers.proximal import duality_gap
+from solvers.proximal.gradient import duality_gap
 
 RNG = np.random.default_rng(0)
 N, P = 60, 5
@@ -102,7 +102,7 @@ def test_weak_duality_at_random_points(loss, penalty):
 
 def test_logistic_with_intercept_dual_is_certified_at_the_optimum():
     """Centring theta can leave the conjugate's domain far from the optimum, never near it."""
-    from solvers.proximal import fista
+    from solvers.proximal.gradient import fista
     loss = Logistic(X, Y_CLS)
     res = fista(loss, L1(0.02), tol=1e-9)
     assert res.raw["criterion_name"] == "relative_duality_gap"

@@ -9,7 +9,7 @@ from formulations.base import Model
 from formulations.intercept import hinge_intercept
 from formulations.rounding import (ConvexRounding, binary_from_ternary, cumulative_hinge_loss, double_features,
                                    ternary_from_binary)
-from solvers.highs import solve_highs
+from solvers.backends.highs import solve_highs
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact, solve_relaxed
 

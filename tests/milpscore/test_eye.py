@@ -13,7 +13,7 @@ from formulations.penalties import EYE, L1
 from milpscore.credibility import (average_precision, credibility_report, gini, group_sym_kl, integrity,
                                    magnitude, sparsity, sym_kl)
 from milpscore.estimators.eye import EYEClassifier, known_factor_mask
-from solvers.ecos import solve_ecos
+from solvers.backends.ecos import solve_ecos
 
 LAM = 0.02
 
@@ -199,7 +199,7 @@ def test_ecos_prox_and_cvxpy_agree(loss):
     """EYE + logistic / least squares: ECOS, FISTA with the EYE prox, and the cvxpy oracle agree
     to 1e-5 relative objective (three independent algorithms and encodings)."""
     from formulations.losses import LeastSquares, Logistic
-    from solvers.proximal import fista
+    from solvers.proximal.gradient import fista
 
     X, y, y_real = _data(seed=4)
     target = y if loss == "logistic" else y_real

@@ -107,14 +107,14 @@ def test_regularisation_path_shrinks_to_zero(mammo):
 
 
 def test_regularisation_path_is_warm_started_and_agrees_with_cold_fits(mammo, monkeypatch):
-    """Proximal estimators go through solvers.path (one warm-started path), same optimum as refits."""
-    import solvers.path
+    """Proximal estimators go through solvers.proximal.path (one warm-started path), same optimum as refits."""
+    import solvers.proximal.path
     from milpscore.estimators.facets import FacetsClassifier
 
     X, y = mammo
     calls = []
-    real = solvers.path.regularisation_path
-    monkeypatch.setattr(solvers.path, "regularisation_path", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    real = solvers.proximal.path.regularisation_path
+    monkeypatch.setattr(solvers.proximal.path, "regularisation_path", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
     lambdas = [0.002, 0.02, 0.2]
     est = FacetsClassifier(solver="prox", loss="logistic", bound=10, tol=1e-8)
     path = regularisation_path(X, y, lambdas, estimator=est, grid_unit=0.5)

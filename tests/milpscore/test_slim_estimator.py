@@ -43,7 +43,7 @@ def test_slim_on_shared_data(shared_data, name, max_size):
     assert model.bound_ <= model.objective_ + 1e-9
     assert model.relaxed_fit_.bound <= model.objective_ + 1e-9
     # never worse than the heuristic start
-    from solvers.slim import heuristic
+    from solvers.heuristics.slim import heuristic
     assert model.objective_ <= model.instance_.objective(heuristic(model.instance_)) + 1e-9
     # the reported objective is the true objective of the returned points, recomputed from the data
     v = model.instance_.weights

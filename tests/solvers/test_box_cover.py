@@ -1,4 +1,4 @@
-"""The box search (solvers.box_cover), checked by enumeration on tiny SLIM instances and by HiGHS
+"""The box search (solvers.exact.box_cover), checked by enumeration on tiny SLIM instances and by HiGHS
 on real data.
 
 The node bound (the maximum flow through the pair conflicts of a box) is checked against the least
@@ -19,11 +19,11 @@ import pytest
 
 from formulations.constraints import AtMost
 from formulations.slim import SLIM
-from solvers.box_cover import _augment, _pair_max, applies, box_cover
+from solvers.exact.box_cover import _augment, _pair_max, applies, box_cover
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
 from solvers.result import Status
-from solvers.zero_one_supports import ZeroOneProgram
+from solvers.exact.zero_one_supports import ZeroOneProgram
 from tests.solvers.test_slim_solver import _enumerate, _random_case
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

@@ -14,9 +14,9 @@ from scipy.optimize import minimize_scalar
 from formulations.base import Model
 from formulations.errors import NotRepresentableError
 from formulations.facets import Facets
-from solvers.cutting_planes import solve_cutting_planes
-from solvers.ecos import solve_ecos
-from solvers.highs import solve_highs
+from solvers.backends.cutting_planes import solve_cutting_planes
+from solvers.backends.ecos import solve_ecos
+from solvers.backends.highs import solve_highs
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
 from solvers.registry import capable_backends, requirements, solve

@@ -6,8 +6,8 @@ import pytest
 
 from formulations.errors import NotRepresentableError
 from formulations.program import ProgramBuilder
-from solvers.cvxpy import solve_clarabel, solve_cvxpy, to_cvxpy
-from solvers.highs import solve_highs
+from solvers.backends.cvxpy import solve_clarabel, solve_cvxpy, to_cvxpy
+from solvers.backends.highs import solve_highs
 from solvers.result import Status
 
 from tests.solvers.test_ecos_backend import exp_program, lp_program, random_conic_program, soc_program

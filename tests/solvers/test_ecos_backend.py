@@ -5,8 +5,8 @@ import scipy.sparse as sp
 
 from formulations.errors import NotRepresentableError
 from formulations.program import ProgramBuilder
-from solvers.cvxpy import solve_clarabel
-from solvers.ecos import EXP_CONE_ORDER, solve_ecos, to_ecos
+from solvers.backends.cvxpy import solve_clarabel
+from solvers.backends.ecos import EXP_CONE_ORDER, solve_ecos, to_ecos
 from solvers.registry import solve
 from solvers.result import Status
 

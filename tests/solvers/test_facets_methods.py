@@ -6,7 +6,7 @@ import pytest
 
 from formulations.facets import Facets
 from solvers.catalog import CATALOG, entry_for
-from solvers.facets import heuristic, prox_rounding
+from solvers.heuristics.facets import heuristic, prox_rounding
 from solvers.limits import Clock, Limits
 from solvers.pipeline import run, violation
 from tests.formulations.test_facets_program import tiny

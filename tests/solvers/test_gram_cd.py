@@ -1,4 +1,4 @@
-"""Gram-form coordinate descent (solvers.gram_cd) against independent references.
+"""Gram-form coordinate descent (solvers.proximal.gram_cd) against independent references.
 
 References: the closed-form lasso solution of an orthogonal design (soft-thresholding of X'y / n),
 scipy's L-BFGS-B on the split variables w = u - v (u, v >= 0), and the first-order FISTA loop.
@@ -11,8 +11,8 @@ from scipy.optimize import minimize
 
 from formulations.losses import LeastSquares, Logistic
 from formulations.penalties import L1, ElasticNet, WeightedL1
-from solvers.gram_cd import gram_coordinate_descent, supports_gram_cd
-from solvers.proximal import working_set_solve
+from solvers.proximal.gram_cd import gram_coordinate_descent, supports_gram_cd
+from solvers.proximal.gradient import working_set_solve
 from solvers.result import Status
 
 RNG = np.random.default_rng(11)

@@ -6,7 +6,7 @@ import highspy
 from formulations.errors import NotRepresentableError
 from formulations.program import ProgramBuilder
 from solvers import solve
-from solvers.highs import solve_highs, write_model
+from solvers.backends.highs import solve_highs, write_model
 from solvers.result import Status
 from standard_problems import linear_problems
 

@@ -9,7 +9,7 @@ from formulations.base import Model
 from formulations.intercept import hinge_intercept
 from formulations.rounding import ConvexRounding, cumulative_hinge_loss
 from solvers.limits import Clock, Limits
-from solvers.local_search import heuristic, search, supermodular_local_search, ternary_hill_climbing
+from solvers.heuristics.local_search import heuristic, search, supermodular_local_search, ternary_hill_climbing
 from solvers.pipeline import run, solve_exact
 
 

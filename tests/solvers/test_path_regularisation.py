@@ -8,8 +8,8 @@ from formulations.encodings import add_abs, add_hinge
 from formulations.losses import LeastSquares, Logistic
 from formulations.penalties import L1, ElasticNet, Facets, StronglyConvexFacets
 from formulations.program import ProgramBuilder
-from solvers.highs import solve_highs
-from solvers.path import facets_path, lambda_grid, lambda_max, regularisation_path, warm_start_from_path
+from solvers.backends.highs import solve_highs
+from solvers.proximal.path import facets_path, lambda_grid, lambda_max, regularisation_path, warm_start_from_path
 from solvers.result import Status
 
 RNG = np.random.default_rng(11)
@@ -64,7 +64,7 @@ def test_logistic_l1_path_matches_liblinear():
 @pytest.mark.parametrize("family", [L1, lambda lam: Facets(lam, mu=0.5)])
 def test_lambda_max_is_the_zero_threshold(loss, family):
     lam = lambda_max(loss, family)
-    from solvers.proximal import fista
+    from solvers.proximal.gradient import fista
     assert np.all(fista(loss, family(lam * 1.001), tol=1e-10).x == 0)
     assert np.any(fista(loss, family(lam * 0.95), tol=1e-10).x != 0)
 

@@ -1,8 +1,8 @@
-"""Working-set proximal Newton (solvers.prox_newton) against independent references.
+"""Working-set proximal Newton (solvers.proximal.prox_newton) against independent references.
 
 References: scipy's L-BFGS-B on the split variables w = w+ - w- >= 0 (a smooth bound-constrained
 problem, solved to 1e-13 projected gradient), and the first-order working-set FISTA of
-solvers.proximal; the duality-gap bound is checked to lie below the reference optimum.
+solvers.proximal.gradient; the duality-gap bound is checked to lie below the reference optimum.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from scipy.special import expit
 
 from formulations.losses import LeastSquares, Logistic
 from formulations.penalties import L1, ElasticNet, WeightedL1
-from solvers.prox_newton import prox_newton, supports_prox_newton, violations
-from solvers.proximal import working_set_solve
+from solvers.proximal.prox_newton import prox_newton, supports_prox_newton, violations
+from solvers.proximal.gradient import working_set_solve
 from solvers.result import Status
 
 RNG = np.random.default_rng(7)

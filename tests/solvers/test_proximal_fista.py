@@ -7,7 +7,7 @@ import pytest
 from formulations.losses import LeastSquares, Logistic, SquaredHinge
 from formulations.penalties import (EYE, L1, OWL, ElasticNet, Facets, StronglyConvexFacets, TotalVariation,
                                     WeightedL1)
-from solvers.proximal import fista, ista, proximal_gradient
+from solvers.proximal.gradient import fista, ista, proximal_gradient
 from solvers.result import Status
 
 RNG = np.random.default_rng(7)
@@ -147,7 +147,7 @@ WS_CASES = {
 
 @pytest.mark.parametrize("case", WS_CASES)
 def test_working_set_matches_cvxpy(case):
-    from solvers.proximal import working_set_solve
+    from solvers.proximal.gradient import working_set_solve
     make_loss, penalty = WS_CASES[case]
     loss_name = {"ls": "ls", "logistic": "logistic", "sqhinge": "sqhinge"}[case.split("-")[0]]
     omega = {"ls-l1": CASES["ls-l1"][2], "ls-gram-enet": CASES["ls-enet"][2],
@@ -161,7 +161,7 @@ def test_working_set_matches_cvxpy(case):
 
 
 def test_working_set_falls_back_for_non_separable_penalties():
-    from solvers.proximal import supports_working_set, working_set_solve
+    from solvers.proximal.gradient import supports_working_set, working_set_solve
     loss, pen = Logistic(X, Y_CLS), EYE(np.array([1, 1, 0, 0, 0.5, 0]), 0.02)
     assert not supports_working_set(loss, pen)
     res = working_set_solve(loss, pen, tol=1e-9)

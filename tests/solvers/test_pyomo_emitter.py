@@ -4,8 +4,8 @@ import pytest
 
 from formulations.slim import SLIM
 from solvers import solve
-from solvers.highs import solve_highs
-from solvers.pyomo import to_pyomo
+from solvers.backends.highs import solve_highs
+from solvers.backends.pyomo import to_pyomo
 from solvers.result import Status
 from standard_problems import linear_problems
 

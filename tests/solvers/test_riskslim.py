@@ -8,7 +8,7 @@ from formulations.base import Model
 from formulations.riskslim import RiskSLIM
 from solvers.limits import Clock, Limits
 from solvers.pipeline import solve_exact, solve_heuristic, solve_relaxed
-from solvers.riskslim import beam_search, heuristic, star_ray_round, swap_search
+from solvers.heuristics.riskslim import beam_search, heuristic, star_ray_round, swap_search
 
 
 def _data(seed, n=30, d=3, levels=2):
@@ -52,7 +52,7 @@ def test_scip_certified_optimum_equals_enumeration(seed, d, max_size, c0):
 
 @pytest.mark.parametrize("seed,d,max_size,c0", CASES[:3])
 def test_highs_loop_equals_enumeration(seed, d, max_size, c0):
-    from solvers.cutting_planes import solve_cutting_planes
+    from solvers.backends.cutting_planes import solve_cutting_planes
 
     inst = RiskSLIM(coef_bound=2, c0=c0, max_size=max_size).instance(*_data(seed, d=d, levels=3))
     optimum = enumerate_optimum(inst)

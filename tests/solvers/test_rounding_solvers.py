@@ -7,10 +7,10 @@ import scipy.sparse as sp
 
 from formulations.base import Model
 from formulations.rounding import ConvexRounding, cumulative_hinge_loss, double_features
-from solvers.highs import solve_highs
+from solvers.backends.highs import solve_highs
 from solvers.limits import Clock, Limits
 from solvers.pipeline import run, solve_method, solve_relaxed
-from solvers.rounding import lp_options, randomized_rounding, randomized_rounding_method, rounding_bounds
+from solvers.heuristics.rounding import lp_options, randomized_rounding, randomized_rounding_method, rounding_bounds
 
 
 def _instance(m=30, n=5, seed=0, margin=1.0, max_size=None):

@@ -9,7 +9,7 @@ from formulations.logistic_cuts import with_lazy
 from formulations.program import ProgramBuilder
 from solvers import registry
 from solvers.result import Status
-from solvers.scip import STATUS_MAP, solve_scip
+from solvers.backends.scip import STATUS_MAP, solve_scip
 from standard_problems import linear_problems
 
 

@@ -1,4 +1,4 @@
-"""Sign-cover cuts and bound (solvers.sign_cover), checked by enumeration on tiny SLIM instances.
+"""Sign-cover cuts and bound (solvers.exact.sign_cover), checked by enumeration on tiny SLIM instances.
 
 Every cut is checked against every integer model (points on the integer box, every intercept
 worth trying): a model's true error indicators and signs satisfy all pair and one-row cuts, so no
@@ -21,7 +21,7 @@ from formulations.slim import SLIM
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
 from solvers.result import Status
-from solvers.sign_cover import SignCover, SignCoverProblem, _cut_rows, _one_row_cuts, sign_cover
+from solvers.exact.sign_cover import SignCover, SignCoverProblem, _cut_rows, _one_row_cuts, sign_cover
 from tests.solvers.test_slim_solver import _enumerate, _intercepts, _random_case
 
 

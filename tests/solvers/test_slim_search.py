@@ -1,4 +1,4 @@
-"""SLIM's exact-move search (solvers.slim_search) against brute force on the raw rows.
+"""SLIM's exact-move search (solvers.heuristics.slim_search) against brute force on the raw rows.
 
 The reference objective of a coefficient vector is recomputed here without the project's
 helpers: the 0-1 margin error of every candidate intercept (breakpoints, midpoints, bounds; every
@@ -12,8 +12,8 @@ import pytest
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost, Monotone
 from formulations.slim import SLIM
-from solvers.slim import heuristic
-from solvers.slim_search import MoveSearch, applies, search
+from solvers.heuristics.slim import heuristic
+from solvers.heuristics.slim_search import MoveSearch, applies, search
 
 
 def _reference(X, y, v, coef, margin, lo, hi, integer, c0, costs, eps, hinge=False):
@@ -145,7 +145,7 @@ def test_heuristic_never_worse_than_its_start_on_real_data():
     X = (data.data > np.median(data.data, axis=0)).astype(float)
     y = np.where(data.target == 1, 1.0, -1.0)
     inst = SLIM(coef_bound=5, c0=0.01).instance(X, y)
-    from solvers.slim import rounded_logistic_start
+    from solvers.heuristics.slim import rounded_logistic_start
 
     start = rounded_logistic_start(inst)
     assert inst.objective(heuristic(inst)) <= inst.objective(start) + 1e-12

@@ -16,7 +16,7 @@ from formulations.slim import SLIM
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact, solve_relaxed
 from solvers.result import Status
-from solvers.slim import heuristic
+from solvers.heuristics.slim import heuristic
 
 
 def _reference_terms(X, y, sw, cw, coef, b, margin, c0, costs):
@@ -237,7 +237,7 @@ def test_hand_over_keeps_the_closed_sizes_and_certifies_the_optimum(monkeypatch)
     gets a row "at least r features", the bound is the lesser of the closed sizes' floor and HiGHS's,
     and the result equals the plain MILP's optimum (HiGHS on the whole program, a second solver path).
     The hand-over is forced by a zero projection share (the first size of more than one chunk)."""
-    import solvers.supports as supports
+    import solvers.exact.supports as supports
 
     rng = np.random.default_rng(3)
     X = rng.integers(0, 2, (24, 16)).astype(float)

@@ -10,10 +10,10 @@ import pytest
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost
 from formulations.riskslim import RiskSLIM
-from solvers.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
+from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
-from solvers.supports import SparseLogistic
+from solvers.exact.supports import SparseLogistic
 
 
 def brute_force(inst):
@@ -152,7 +152,7 @@ def test_lister_gives_every_support_once_in_chunks(d, k, forced):
 @pytest.mark.parametrize("k", [0, 1, 2, 4])
 def test_bit_set_bounds_equal_the_merged_row_bounds(k):
     """0/1 rows with integer copies: popcounts of the patterns give the same bounds as merging."""
-    from solvers.box_logistic import binary_support_bounds, row_bits
+    from solvers.exact.box_logistic import binary_support_bounds, row_bits
 
     rng = np.random.default_rng(k)
     X = rng.integers(0, 2, (150, 7)).astype(float)
@@ -170,12 +170,12 @@ def test_bit_set_bounds_equal_the_merged_row_bounds(k):
 
 
 def test_bayes_errors_equal_the_pattern_count_and_bound_every_model():
-    """The Bayes error of a support (solvers.bayes_error) equals sum_p min(W+, W-) counted here by
+    """The Bayes error of a support (solvers.exact.bayes_error) equals sum_p min(W+, W-) counted here by
     np.unique, on random 0/1 rows and on rows of 2-5 values with integer-multiple weights, for every
     support of every size (all prefixes shared in lexicographic order); stopped at a cutoff it is
     the full sum or at least the cutoff; and it is at most the weighted 0-1 error (as SLIM counts
     it: margin 1) of every model on that support (a grid of points and intercepts)."""
-    from solvers.bayes_error import bayes_errors, value_bits
+    from solvers.exact.bayes_error import bayes_errors, value_bits
 
     rng = np.random.default_rng(5)
     for trial in range(12):

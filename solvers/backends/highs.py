@@ -19,7 +19,7 @@ from solvers import progress
 from solvers.registry import Backend
 from solvers.result import Result, Status, relative_gap
 
-CAPABILITIES = frozenset({"LP", "MILP", "LAZY"})  # LAZY: restart loop of solvers.cutting_planes
+CAPABILITIES = frozenset({"LP", "MILP", "LAZY"})  # LAZY: restart loop of solvers.backends.cutting_planes
 
 _MS = highspy.HighsModelStatus
 STATUS_MAP = {
@@ -97,10 +97,10 @@ def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_ga
     options : further raw HiGHS options, e.g. ``{"mip_heuristic_effort": 0.2}``.
 
     A program with a lazy oracle (``program.lazy``) is solved by the restart loop of
-    :func:`solvers.cutting_planes.solve_cutting_planes` (objective = the oracle's true value).
+    :func:`solvers.backends.cutting_planes.solve_cutting_planes` (objective = the oracle's true value).
     """
     if program.lazy is not None:
-        from solvers.cutting_planes import solve_cutting_planes  # imports this module: no cycle at load
+        from solvers.backends.cutting_planes import solve_cutting_planes  # imports this module: no cycle at load
         return solve_cutting_planes(program, time_limit=time_limit, mip_rel_gap=mip_rel_gap, threads=threads,
                                     warm_start=warm_start, node_limit=node_limit, seed=seed, verbose=verbose,
                                     options=options)

@@ -20,7 +20,7 @@ def prox_rounding(instance, source, clock: Clock, seed: int) -> tuple[Model | No
     ``source`` (a relaxed fit) warm-starts the path when it has a model. Returns ``(None, reason)``
     for the hinge loss (not smooth), weighted rows or an expired clock.
     """
-    from solvers.proximal import proximal_gradient
+    from solvers.proximal.gradient import proximal_gradient
 
     if instance.spec.loss == "hinge":
         return None, "prox_rounding needs a smooth loss (logistic or least_squares); use 'rounding' for the hinge"

@@ -18,10 +18,10 @@ Minimise :math:`P(w, b) = \\frac1n\\sum_i\\phi(y_i(x_i^\\top w + b)) + \\sum_j \
   round would repeat the previous set), and an inner round stops when the largest violation on
   ``W`` is below :data:`INNER_SHARE` times the one on all coordinates.
 * **Certificate**: every outer round computes the full gradient (one product with X) and the
-  relative duality gap of :func:`solvers.proximal.duality_gap` (a proven lower bound); where no
+  relative duality gap of :func:`solvers.proximal.gradient.duality_gap` (a proven lower bound); where no
   dual candidate is feasible (an intercept with a centred candidate outside the box), the exact
   distance from 0 to the subdifferential, :math:`\\|\\operatorname{dist}(0, \\partial P(w, b))\\|_2`,
-  divided by :math:`\\max(1, \\|\\nabla f(0)\\|_2)` as in :mod:`solvers.proximal`.
+  divided by :math:`\\max(1, \\|\\nabla f(0)\\|_2)` as in :mod:`solvers.proximal.gradient`.
 """
 from __future__ import annotations
 
@@ -178,14 +178,14 @@ def prox_newton(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0
     ``iterations`` (Newton steps) and ``raw`` = {"criterion", "criterion_name", "intercept",
     "working_set_size", "cd_epochs", "history"}.
     """
-    from solvers.proximal import _check_options, blas_limit, duality_gap  # a cycle at import time
+    from solvers.proximal.gradient import _check_options, blas_limit, duality_gap  # a cycle at import time
 
     _check_options(tol, max_outer, 1)
     split = l1_l2_split(penalty, loss.p)
     if split is None or not supports_prox_newton(loss, penalty):
         raise ValueError(f"prox_newton needs a dense margin loss with a second derivative and an L1, weighted L1 "
                          f"or elastic-net penalty; got {type(loss).__name__} and {type(penalty).__name__}: "
-                         "use solvers.proximal.proximal_gradient")
+                         "use solvers.proximal.gradient.proximal_gradient")
     start = time.perf_counter()
     tau, kappa = split
     X, n, p = loss.fortran_columns(), loss.n, loss.p

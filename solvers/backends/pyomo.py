@@ -31,7 +31,7 @@ def to_pyomo(program: Program):
     from pyomo.core.expr.numeric_expr import LinearExpression
 
     if program.cones:
-        raise NotRepresentableError("to_pyomo handles linear programs only; use solvers.cvxpy.to_cvxpy for cones")
+        raise NotRepresentableError("to_pyomo handles linear programs only; use solvers.backends.cvxpy.to_cvxpy for cones")
     m = pyo.ConcreteModel()
     n = program.n_variables
     m.J = pyo.RangeSet(0, n - 1)
@@ -121,7 +121,7 @@ def write_pyomo_script(program: Program, path: str | Path, labels: Mapping[str, 
             "integer": program.integer.astype(bool).tolist(), "indptr": A.indptr.tolist(),
             "indices": A.indices.tolist(), "data": A.data.tolist(), "row_lb": finite(program.row_lb),
             "row_ub": finite(program.row_ub)}
-    script = f'''"""Pyomo model written by milpscore (solvers.pyomo.write_pyomo_script). Run: python {Path(path).name} [solver]"""
+    script = f'''"""Pyomo model written by milpscore (solvers.backends.pyomo.write_pyomo_script). Run: python {Path(path).name} [solver]"""
 import json
 import sys
 

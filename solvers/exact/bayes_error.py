@@ -9,7 +9,7 @@ gives all rows of a pattern one class, so its weighted 0-1 error is at least
     E(T) = \\sum_{p} \\min(W_+(p), W_-(p))
 
 (``W_±`` the weights of the positive / negative rows of ``p``): the Bayes error of ``T`` on the
-training rows, a lower bound used by :mod:`solvers.zero_one_supports` (SLIM, Ustun & Rudin 2016).
+training rows, a lower bound used by :mod:`solvers.exact.zero_one_supports` (SLIM, Ustun & Rudin 2016).
 
 Rows are held as bit sets, one per (feature, value): :func:`value_bits` repeats each row by its
 weight over the least weight (weights that are integer multiples of one unit), so a count of set
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.box_logistic import _popcount, column_codes, pack_rows
+from solvers.exact.box_logistic import _popcount, column_codes, pack_rows
 
 
 @njit(cache=True, inline="always")
@@ -60,7 +60,7 @@ def value_bits(X: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> tupl
     """Bit sets of the rows, per label: ``(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg,
     unit_neg, offset, radix)``; ``bits_*[offset[j] + v]`` holds the rows whose feature ``j`` takes
     its ``v``-th distinct value (of ``radix[j]``), each row repeated ``weight / unit`` times
-    (:func:`solvers.box_logistic.pack_rows`). None when the weights of a label are not integer
+    (:func:`solvers.exact.box_logistic.pack_rows`). None when the weights of a label are not integer
     multiples of one unit, or there are too many copies."""
     codes, radix, _ = column_codes(X)
     offset = np.concatenate([[0], np.cumsum(radix)[:-1]]).astype(np.int64)

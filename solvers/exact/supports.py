@@ -12,7 +12,7 @@ L0 and cardinality constraints,
 has every solution inside some support ``S`` of exactly ``K`` features (all forced features plus
 ``K - |F|`` of the free ones): enumerating those supports covers every model. On each support the
 box-constrained continuous minimum of the loss is a lower bound of every integer model in it
-(:func:`solvers.box_logistic.fit_box`, certified by the Frank-Wolfe gap at any iterate), and it
+(:func:`solvers.exact.box_logistic.fit_box`, certified by the Frank-Wolfe gap at any iterate), and it
 is much tighter than the LP bound of the cutting-plane MILP, where a fractional indicator lets
 ``K`` features spread into ``sum |lambda_j| / u_j <= K`` over all of them. So:
 
@@ -29,7 +29,7 @@ unvisited region, so it is valid at any stop (time or node limit): the gap is ho
 than :data:`PROJECTION_SHARE` of the time left, the program goes to the kind's fallback (SCIP's
 lazy-cut tree for logistic programs, HiGHS for SLIM) with the time left and the incumbent, as do
 programs with further rows (operational constraints); the result's message says so. The second
-kind, SLIM with Bayes-error bounds, is :mod:`solvers.zero_one_supports`.
+kind, SLIM with Bayes-error bounds, is :mod:`solvers.exact.zero_one_supports`.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from formulations.program import Program
 from numba import njit
 
 from solvers import progress
-from solvers.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
+from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
 from solvers.registry import Backend, get_backend
 from solvers.result import Result, Status, relative_gap
 
@@ -349,7 +349,7 @@ def _branch_and_bound(search: _Search, sub: _SupportProblem, root_bound: float, 
 def _read(program: Program):
     """The program as the kind this backend solves (a lazy loss oracle: sparse logistic; else
     SLIM), or the reason (a sentence) it cannot be read as that kind."""
-    from solvers.zero_one_supports import ZeroOneProgram
+    from solvers.exact.zero_one_supports import ZeroOneProgram
 
     return (SparseLogistic if program.lazy is not None else ZeroOneProgram).from_program(program)
 

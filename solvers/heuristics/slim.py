@@ -7,7 +7,7 @@ for a long time. :func:`heuristic` (the catalog's start for SLIM)
    coefficient set (:meth:`SLIMInstance.round`: clip, round, ``max_size``, best intercept) and
    keeps the best by the SLIM objective (:func:`rounded_logistic_start`);
 2. with integer features and points, grows supports by beam search with exact integer moves
-   and swaps and descends from the start (:mod:`solvers.slim_search`); otherwise improves the
+   and swaps and descends from the start (:mod:`solvers.heuristics.slim_search`); otherwise improves the
    start, and separately the rounded zero model, by greedy integer coordinate search, each move
    choosing the value of one coefficient *and* the best intercept exactly
    (:func:`coordinate_search`), and keeps the better.
@@ -24,7 +24,7 @@ from formulations.base import Model
 from formulations.intercept import margin_error_intercept
 from formulations.slim import SLIMInstance
 from solvers.limits import Clock
-from solvers.slim_search import applies, search
+from solvers.heuristics.slim_search import applies, search
 
 
 def _penalty(instance: SLIMInstance, coef: np.ndarray) -> float:
@@ -111,8 +111,8 @@ def coordinate_search(instance: SLIMInstance, start: Model, max_passes: int = 20
 def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0) -> Model:
     """The best SLIM model the searches find within ``clock``.
 
-    With integer features and points (:func:`solvers.slim_search.applies`): beam search over
-    supports with exact integer moves and swaps (:func:`solvers.slim_search.search`), also
+    With integer features and points (:func:`solvers.heuristics.slim_search.applies`): beam search over
+    supports with exact integer moves and swaps (:func:`solvers.heuristics.slim_search.search`), also
     descending from the rounded logistic start (repaired first by :func:`coordinate_search` when
     it breaks an operational constraint). Otherwise the best of two coordinate searches, from the
     rounded logistic start and from the rounded zero model: from zero the search is forward

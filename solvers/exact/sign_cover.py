@@ -42,7 +42,7 @@ On data whose best cards are nearly monotone it is the certificate: on adult (20
 binary features, C0 0.01) it reaches the incumbent's 0.219, where the big-M LP gives 0.073 and
 Gurobi's branch and bound 0.192 after 60 s. It knows nothing of the linear form beyond signs, so
 on breastcancer (9 integer features, the best cards use 6 of them) it stays at 0.0049: there the
-backend hands over to the box search of :mod:`solvers.box_cover`, whose pair conflicts are these cuts
+backend hands over to the box search of :mod:`solvers.exact.box_cover`, whose pair conflicts are these cuts
 with the signs refined into ranges of points, and which proves the optimum.
 """
 from __future__ import annotations
@@ -58,11 +58,11 @@ from numba import njit
 
 from formulations.program import Program
 from solvers import progress
-from solvers.box_cover import applies, box_cover, box_cover_result, starting_from
+from solvers.exact.box_cover import applies, box_cover, box_cover_result, starting_from
 from solvers.registry import Backend, get_backend
 from solvers.result import Result, Status, relative_gap
-from solvers.supports import max_size_of, solve_supports
-from solvers.zero_one_supports import ZeroOneProgram, zero_one_rows
+from solvers.exact.supports import max_size_of, solve_supports
+from solvers.exact.zero_one_supports import ZeroOneProgram, zero_one_rows
 
 #: a pair is a cut when its left side is below 1 by more than this
 VIOLATION = 1e-6
@@ -76,7 +76,7 @@ ENUMERATION_SHARE = 0.2
 
 def _binary_plain_slim(kind: "ZeroOneProgram | str") -> bool:
     """A plain SLIM program (no operational rows, read with ``counted=False``) on 0/1 features and
-    countable row weights: the support enumeration's kind (:mod:`solvers.zero_one_supports`) that
+    countable row weights: the support enumeration's kind (:mod:`solvers.exact.zero_one_supports`) that
     searches its supports to the end."""
     return not isinstance(kind, str) and kind.binary and kind.countable
 
@@ -326,12 +326,12 @@ def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_
                      **options) -> Result:
     """SLIM exactly: the sign-cover LP (module docstring) within :data:`LP_SHARE` of the time limit,
     stopped once it proves the start optimal; on a plain program with 0/1 features, the support
-    enumeration with Bayes-error bounds (:mod:`solvers.zero_one_supports`) within
+    enumeration with Bayes-error bounds (:mod:`solvers.exact.zero_one_supports`) within
     :data:`ENUMERATION_SHARE` of the time left, which finishes where the cards are small (it stops
     rather than hand over, its incumbent kept); then, on a plain program with integer points, at
-    most :data:`solvers.box_cover.MAX_FEATURES` free features and features of more than two values
+    most :data:`solvers.exact.box_cover.MAX_FEATURES` free features and features of more than two values
     (on 0/1 features HiGHS does better: binarised mammo, 16 features), the box search
-    (:mod:`solvers.box_cover`) with the time left, else HiGHS on the program strengthened with the
+    (:mod:`solvers.exact.box_cover`) with the time left, else HiGHS on the program strengthened with the
     sign indicators and the cuts binding at that LP (:meth:`SignCover.strengthen`), from the best
     start, with the time left. The bound is the larger of the last step's and the LP's (both valid
     for every model); the model the better of the start and the last step's. A program that is not

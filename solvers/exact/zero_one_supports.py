@@ -1,6 +1,6 @@
 """SLIM (0-1 loss by big-M, Ustun & Rudin 2016) exactly by support enumeration with Bayes-error bounds.
 
-The kind of program :func:`solvers.supports.solve_supports` reads off a SLIM MILP
+The kind of program :func:`solvers.exact.supports.solve_supports` reads off a SLIM MILP
 (:mod:`formulations.slim`) with only box, L0, L1 and cardinality rows (and the exact conflict rows);
 SLIM programs with operational constraints go to HiGHS. A model whose support is exactly ``T`` has
 weighted 0-1 error at least the *Bayes error* of ``T``,
@@ -21,7 +21,7 @@ with its rows merged into patterns (HiGHS). Every model lies in the family
 of its own support, so the least value found is the optimum once every support is solved or
 bounded above it; at a time limit the least ``B(T)`` not yet searched is the bound. Sizes are
 visited smallest first, so the incumbent improves before the numerous large supports are listed.
-The Bayes errors are counted on bit sets of the rows (:mod:`solvers.bayes_error`). With 0/1
+The Bayes errors are counted on bit sets of the rows (:mod:`solvers.exact.bayes_error`). With 0/1
 features a support's MILP has at most ``2^|T|`` rows; with features of more values it can be
 nearly the whole program, so there each search gets a share of the time, and when the supports
 below the incumbent would not all fit, the program goes to HiGHS with the incumbent (and without
@@ -37,11 +37,11 @@ import scipy.sparse as sp
 
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import merge_rows
-from solvers.bayes_error import bayes_errors, value_bits
+from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.progress import silenced
 from solvers.registry import solve
 from solvers.result import Status
-from solvers.supports import _Lister, max_size_of
+from solvers.exact.supports import _Lister, max_size_of
 
 #: row blocks of a plain SLIM program (anything else is an operational constraint)
 PLAIN_ROWS = {"zero_one", "l0_upper", "l0_lower", "l1_pos", "l1_neg", "max_size", "conflicts"}

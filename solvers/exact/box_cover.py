@@ -1,7 +1,7 @@
 """SLIM exactly by branch and bound on the points' integer box, with a pair-conflict bound (max flow).
 
 A plain SLIM program (:mod:`formulations.slim`: 0-1 loss by big-M, L0 and L1 costs, a box of
-integer points, at most ``K`` features; read by :class:`solvers.zero_one_supports.ZeroOneProgram`)
+integer points, at most ``K`` features; read by :class:`solvers.exact.zero_one_supports.ZeroOneProgram`)
 is searched over boxes ``B = [l, u]`` of points. A positive row ``p`` and a negative row ``q`` are
 both right only if ``lambda . (x_p - x_q) >= 2 margin`` (subtract the two margin rows; the
 intercept cancels), so for every point vector in ``B`` they are in *conflict* when
@@ -23,7 +23,7 @@ intercept's box it is a lower bound, and each such leaf is evaluated exactly (be
 the box) as an incumbent.
 
 At the root (the whole box) only rows equal on every feature conflict (the Bayes error); with the
-signs fixed the conflicts are the sign-cover cuts of :mod:`solvers.sign_cover` at integer values
+signs fixed the conflicts are the sign-cover cuts of :mod:`solvers.exact.sign_cover` at integer values
 (the monotone bound); as the boxes shrink, the bound learns the linear form. Branching splits off
 ``lambda_j = 0`` first (three children: negative, zero, positive), then halves the range of the
 feature with the widest ``(u_j - l_j) * spread(x_j)``; a box that reaches ``K`` features fixes the
@@ -51,7 +51,7 @@ from formulations.program import Program
 from solvers import progress
 from solvers.registry import Backend, get_backend
 from solvers.result import Result, Status, relative_gap
-from solvers.zero_one_supports import MARGIN_ROUNDOFF, ZeroOneProgram
+from solvers.exact.zero_one_supports import MARGIN_ROUNDOFF, ZeroOneProgram
 
 #: the search keeps one conflict-margin and one flow matrix (``|P| x |N|`` floats) per depth; it is
 #: not used when they would take more bytes than this

@@ -48,7 +48,7 @@ SHRINK = (0.75, 2 / 3, 0.5, 1 / 3, 0.25)
 TOLERANCE = 1e-9
 
 
-#: most score levels a histogram may span (beyond, the coordinate search of solvers.slim is used)
+#: most score levels a histogram may span (beyond, the coordinate search of solvers.heuristics.slim is used)
 MAX_LEVELS = 500_000
 
 

@@ -1,7 +1,7 @@
 """Warm-started regularisation paths, the Facets (lambda, gamma) grid, and MILP warm starts.
 
 * :func:`regularisation_path`: a decreasing grid :math:`\\lambda_1 = \\lambda_{max} > \\dots >
-  \\lambda_{max}\\cdot\\text{ratio}` (geometric), each point solved by :func:`solvers.proximal.fista`
+  \\lambda_{max}\\cdot\\text{ratio}` (geometric), each point solved by :func:`solvers.proximal.gradient.fista`
   (or ISTA) from the previous solution. :math:`\\lambda_{max}` is computed in closed form: 0 is
   optimal for :math:`f + \\lambda\\Omega_1` iff :math:`\\Omega_1^\\circ(-\\nabla f(0, b_0)) \\le \\lambda`,
   with :math:`\\Omega_1^\\circ` the gauge of :math:`\\partial\\Omega_1(0)` (the dual norm for norms,
@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from formulations.penalties import Facets, Penalty, StronglyConvexFacets
-from solvers.proximal import proximal_gradient, working_set_solve
+from solvers.proximal.gradient import proximal_gradient, working_set_solve
 from solvers.result import Result
 
 PenaltyFamily = Callable[[float], Penalty]
@@ -108,9 +108,9 @@ def regularisation_path(loss: Any, family: PenaltyFamily, lambdas: Any = None, *
     lambdas : explicit grid (sorted decreasingly here); default :func:`lambda_grid` from
         :func:`lambda_max`.
     gamma : grid unit used for the integrity / magnitude records.
-    working_set : solve each point by :func:`solvers.proximal.working_set_solve` (growing set of
+    working_set : solve each point by :func:`solvers.proximal.gradient.working_set_solve` (growing set of
         coordinates, certified on all) when the penalty is separable; else plain FISTA/ISTA.
-    solver_options : passed to :func:`solvers.proximal.proximal_gradient` (``accelerated``,
+    solver_options : passed to :func:`solvers.proximal.gradient.proximal_gradient` (``accelerated``,
         ``tol``, ``max_iter``, ...).
     """
     if lambdas is None:

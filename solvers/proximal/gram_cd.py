@@ -10,9 +10,9 @@ Minimise :math:`\\frac12 w^\\top G w - c^\\top w + \\frac{1}{2n}\\|y_c\\|^2 + \\
   :math:`\\Delta` adds :math:`\\Delta G_{:,j}` to ``g`` (O(p), no pass over the samples). Passes
   cycle over the non-zeros once a full pass has been made (active-set cycling), with a full
   pass to confirm.
-* **Working sets** and **certificate** as in :mod:`solvers.prox_newton`: the full gradient
+* **Working sets** and **certificate** as in :mod:`solvers.proximal.prox_newton`: the full gradient
   :math:`g - c` is free, so each outer round evaluates the relative duality gap
-  (:func:`solvers.proximal.duality_gap`, a proven bound) on all coordinates and picks the next set
+  (:func:`solvers.proximal.gradient.duality_gap`, a proven bound) on all coordinates and picks the next set
   from the largest violations of the optimality conditions.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from formulations.penalties import Penalty
-from solvers.prox_newton import INNER_SHARE, l1_l2_split, violations
+from solvers.proximal.prox_newton import INNER_SHARE, l1_l2_split, violations
 from solvers.result import Result, Status
 
 
@@ -82,11 +82,11 @@ def gram_coordinate_descent(loss: Any, penalty: Penalty, *, w0: np.ndarray | Non
     ``tol`` is the target of the relative duality gap, checked on all coordinates; ``max_outer``
     working-set rounds of at most ``max_epochs`` passes each. A round that uses all its passes ends
     the solve as ``FEASIBLE`` (coordinate descent crawls on ill-conditioned designs, where a
-    first-order method does better: :func:`solvers.proximal.working_set_solve` then continues with
+    first-order method does better: :func:`solvers.proximal.gradient.working_set_solve` then continues with
     FISTA from this point). ``b0`` and the first-order solvers' options are ignored (the intercept
     is profiled out: ``raw["intercept"]`` is its optimum).
     """
-    from solvers.proximal import _check_options, duality_gap  # a cycle at import time
+    from solvers.proximal.gradient import _check_options, duality_gap  # a cycle at import time
 
     _check_options(tol, max_outer, 1)
     if not supports_gram_cd(loss, penalty):

@@ -13,7 +13,7 @@ the true optimum (the best over rounds is kept). The objective reported is the t
 an upper bound. The loop stops when ``(U - L) / |U| <= mip_rel_gap`` (``OPTIMAL``), at a time /
 node / round limit (``FEASIBLE`` with the honest gap), or when the oracle has no row left to add
 (the gap left is then the inner MILP gap, ``mip_rel_gap / 4``). SCIP adds the same rows inside
-one tree (:mod:`solvers.scip`).
+one tree (:mod:`solvers.backends.scip`).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import highspy
 import numpy as np
 
 from formulations.program import Program
-from solvers.highs import to_highs
+from solvers.backends.highs import to_highs
 from solvers.result import Result, Status, relative_gap
 
 _MS = highspy.HighsModelStatus

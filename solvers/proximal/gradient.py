@@ -34,8 +34,8 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from formulations.penalties import OWL, L1, ElasticNet, Penalty, WeightedL1
-from solvers.gram_cd import gram_coordinate_descent, supports_gram_cd
-from solvers.prox_newton import prox_newton, supports_prox_newton
+from solvers.proximal.gram_cd import gram_coordinate_descent, supports_gram_cd
+from solvers.proximal.prox_newton import prox_newton, supports_prox_newton
 from solvers.result import Result, Status
 
 _NORM_PENALTIES = (L1, WeightedL1, OWL)
@@ -220,9 +220,9 @@ def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     """A working-set solve certified on all coordinates: proximal Newton or proximal gradient.
 
     ``method="auto"`` (default), for an L1, weighted L1 or elastic-net penalty and unless
-    ``accelerated=False`` asks for ISTA, uses :func:`solvers.prox_newton.prox_newton` (second-order,
+    ``accelerated=False`` asks for ISTA, uses :func:`solvers.proximal.prox_newton.prox_newton` (second-order,
     coordinate descent on each Newton model) when the loss has a second derivative on dense data,
-    and :func:`solvers.gram_cd.gram_coordinate_descent` for least squares in its Gram form (the
+    and :func:`solvers.proximal.gram_cd.gram_coordinate_descent` for least squares in its Gram form (the
     first-order loop below takes over from its point when it crawls); ``"prox_gradient"`` always
     uses the first-order loop below.
 

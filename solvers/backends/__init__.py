@@ -1,0 +1,1 @@
+"""Adapters to external solvers: a Program in, a :class:`solvers.result.Result` out."""

@@ -1,0 +1,1 @@
+"""Incumbents for the exact solves: beam searches, local search, rounding, polishing."""

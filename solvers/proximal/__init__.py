@@ -1,0 +1,1 @@
+"""Proximal methods: FISTA, prox-Newton, Gram coordinate descent, warm-started paths."""
