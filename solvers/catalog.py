@@ -74,12 +74,14 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
                         "local_search": "solvers.heuristics.local_search:local_search_method"}),
     Entry("facets", "formulations.facets:Facets", "Facets-penalised hinge loss on the grid coef / grid_unit integer "
           "(Belahcene et al. 2020): MILP, LP relaxation", exact_backend="highs", relaxed_backend="ecos",
-          heuristic="solvers.heuristics.facets:heuristic", method_paths={"prox_rounding": "solvers.heuristics.facets:prox_rounding"},
+          heuristic="solvers.heuristics.facets:heuristic", method_paths={"prox_rounding": "solvers.heuristics.facets:prox_rounding",
+          "golovin_rounding": "solvers.heuristics.golovin_rounding:golovin_rounding"},
           defaults={"loss": "hinge", "lam": 0.01, "grid_unit": 0.1}),
     Entry("facets_logistic", "formulations.facets:Facets", "Facets-penalised logistic loss (Belahcene et al. "
           "2020): exact by tangent cutting planes, exp-cone relaxation, FISTA + rounding", exact_backend="highs",
           relaxed_backend="ecos", heuristic="solvers.heuristics.facets:heuristic",
-          method_paths={"prox_rounding": "solvers.heuristics.facets:prox_rounding"},
+          method_paths={"prox_rounding": "solvers.heuristics.facets:prox_rounding",
+                        "golovin_rounding": "solvers.heuristics.golovin_rounding:golovin_rounding"},
           defaults={"loss": "logistic", "lam": 0.01, "grid_unit": 0.1}),
     Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019): support "
           "enumeration with convex bounds, SCIP's lazy-cut tree under operational constraints",
