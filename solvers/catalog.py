@@ -29,6 +29,9 @@ class Entry:
     description: str
     exact_backend: str | None = "highs"
     relaxed_backend: str = "highs"
+    #: the route table of the exact engine (``"module:ROUTE"``, :mod:`solvers.exact.route`), run
+    #: when no backend is named; ``exact_backend`` is then what a caller names to bypass it
+    exact_route: str | None = None
     heuristic: str | None = None
     method_paths: Mapping[str, str] = field(default_factory=dict)
     #: spec keyword arguments used when a caller builds the spec by this entry's name; several
@@ -38,6 +41,10 @@ class Entry:
     @property
     def spec_class(self) -> type:
         return _resolve(self.spec)
+
+    @property
+    def route(self) -> tuple | None:
+        return _resolve(self.exact_route) if self.exact_route else None
 
     @property
     def heuristic_function(self) -> Callable | None:
@@ -63,9 +70,10 @@ def _resolve(path: str) -> Any:
 
 CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
     Entry("slim", "formulations.slim:SLIM", "SLIM MILP: 0-1 loss by big-M, L0 + tie-breaking L1 (Ustun & Rudin 2016); "
-          "sign-cover LP bound by row generation, then branch and bound on the points' box (few features) "
-          "or HiGHS on the program strengthened with its cuts",
-          exact_backend="sign_cover", heuristic="solvers.heuristics.slim:heuristic"),
+          "exact route: sign-cover LP bound, support enumeration (0/1 features), box search (few features "
+          "of many values), HiGHS on the MILP strengthened with the LP's cuts",
+          exact_backend="highs", exact_route="solvers.exact.slim_route:ROUTE",
+          heuristic="solvers.heuristics.slim:heuristic"),
     Entry("convex_rounding", "formulations.rounding:ConvexRounding",
           "ternary / binary weights, hinge loss over [0,1]^d, randomized rounding and local search "
           "(Chevaleyre, Koriche & Zucker 2013)", exact_backend="highs", relaxed_backend="highs",
@@ -83,9 +91,10 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
           method_paths={"prox_rounding": "solvers.heuristics.facets:prox_rounding",
                         "golovin_rounding": "solvers.heuristics.golovin_rounding:golovin_rounding"},
           defaults={"loss": "logistic", "lam": 0.01, "grid_unit": 0.1}),
-    Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019): support "
-          "enumeration with convex bounds, SCIP's lazy-cut tree under operational constraints",
-          exact_backend="supports", relaxed_backend="scip", heuristic="solvers.heuristics.riskslim:heuristic"),
+    Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019): exact "
+          "route: support enumeration with convex bounds, then SCIP's lazy-cut tree",
+          exact_backend="scip", exact_route="solvers.exact.riskslim_route:ROUTE", relaxed_backend="scip",
+          heuristic="solvers.heuristics.riskslim:heuristic"),
     Entry("fused", "formulations.fused:FusedLassoHinge", "integer points per ordered one-hot bin: hinge loss + "
           "within-variable fused lasso (Sokolovska, eqs. 1-5); LP relaxation or binarsity proximal path",
           exact_backend="highs", relaxed_backend="highs"),
@@ -111,8 +120,18 @@ def entry_for(spec: Any) -> Entry:
     raise KeyError(f"{type(spec).__name__} is not in solvers.catalog.CATALOG; add one Entry line for it")
 
 
+#: earlier names still accepted everywhere a formulation is named (estimators, compare, CLI)
+ALIASES: dict[str, str] = {"riskscore": "riskslim", "rounding": "convex_rounding"}
+
+
+def canonical_name(name: str) -> str:
+    """The catalog name of ``name`` (itself, or what an alias of :data:`ALIASES` stands for)."""
+    return ALIASES.get(name, name)
+
+
 def get_entry(name: str) -> Entry:
-    """The entry called ``name``, or a ``ValueError`` listing the known names."""
+    """The entry called ``name`` (or an alias of it), or a ``ValueError`` listing the known names."""
+    name = canonical_name(name)
     if name not in CATALOG:
-        raise ValueError(f"unknown formulation {name!r}; choose one of {sorted(CATALOG)}")
+        raise ValueError(f"unknown formulation {name!r}; choose one of {sorted(CATALOG)} (aliases: {ALIASES})")
     return CATALOG[name]

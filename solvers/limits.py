@@ -1,26 +1,77 @@
-"""Limits of one solve and the wall clock that spends them.
+"""Limits of one fit: one wall-clock deadline, one memory budget, nodes, gap, threads, seed.
 
-:class:`Limits` is checked once, when it is made; :meth:`Limits.clock` starts a :class:`Clock`
-at the beginning of a pipeline call. Every phase of the call (heuristic, relaxation, exact
-solve, polishing) asks the same clock for the time it has left, so ``time_limit`` is the wall
-time of the whole call, not of one phase.
+A :class:`Limits` is checked once, when it is made. :meth:`Limits.started` fixes its deadline
+(``time.perf_counter()`` seconds) once per fit; the started object is then passed down
+*unchanged* — through cross-validation folds, ``compare`` rows, multipliers, the heuristic, the
+relaxation and every step of an exact route — and every phase asks it (or the :class:`Clock` it
+hands out) for the time left. So ``time_limit`` is the wall time of the whole call, and a caller
+that wants a share of what is left asks :meth:`Limits.share`, never a new budget.
 
-Reproducibility: a time-limited branch and bound may stop at a different node from one run
-to the next, so two runs can return different models. ``Limits(time_limit=None,
-node_limit=N)`` stops on a node count instead: with a fixed ``seed`` and one thread the result
-is deterministic.
+Memory. ``memory`` is a budget in bytes for what one step may allocate (default: half of the
+memory available when the limits are made, :func:`available_memory`). Each exact step estimates
+its allocation *before* it allocates and is skipped, with its reason, when the estimate is over
+budget (:mod:`solvers.exact.route`).
+
+Interrupts. :func:`interrupt` (called by a SIGINT handler) asks every running phase to stop at its
+next look at the clock: :meth:`Clock.expired` is then true and :meth:`Clock.remaining` is the
+minimum, so the fit returns its incumbent.
+
+Reproducibility: a time-limited branch and bound may stop at a different node from one run to
+the next. ``Limits(time_limit=None, node_limit=N)`` stops on a node count instead: with a fixed
+``seed`` and one thread the result is deterministic.
 """
 from __future__ import annotations
 
+import math
+import os
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from formulations.validation import check_number
+
+#: share of the available memory the default budget takes
+MEMORY_SHARE = 0.5
+#: smallest memory budget accepted (bytes): below it not even the data fits
+MIN_MEMORY = 16 * 2**20
+
+_INTERRUPTED = threading.Event()
+
+
+def interrupt() -> None:
+    """Ask every running fit to stop and return its incumbent (a first Ctrl-C)."""
+    _INTERRUPTED.set()
+
+
+def clear_interrupt() -> None:
+    """Forget an earlier :func:`interrupt` (a new fit starts)."""
+    _INTERRUPTED.clear()
+
+
+def interrupted() -> bool:
+    """True after :func:`interrupt` until :func:`clear_interrupt`."""
+    return _INTERRUPTED.is_set()
+
+
+def available_memory() -> int:
+    """Bytes of memory available to this process now (``MemAvailable`` on Linux; else the free
+    physical pages; 4 GiB when neither can be read)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 4 * 2**30
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one pipeline call may spend.
+    """What one fit may spend.
 
     Parameters
     ----------
@@ -28,10 +79,14 @@ class Limits:
         solve together); None: no limit.
     node_limit : branch-and-bound nodes of the exact solve (None: no limit). With
         ``time_limit=None`` this gives reproducible runs.
-    mip_rel_gap : relative gap ``(objective - bound) / |objective|`` at which a solve counts as
-        optimal; the certificate is computed on the true objective of the returned model.
+    mip_rel_gap : relative gap ``(objective - bound) / max(|objective|, 1e-10)`` at which a solve
+        counts as optimal; the certificate is computed on the true objective of the returned model.
     threads : solver threads (1 is the safe default on small machines).
     seed : seed of every randomised step (rounding draws, restarts, solver seeds).
+    memory : bytes one step may allocate; None: :data:`MEMORY_SHARE` of :func:`available_memory`
+        when the limits are made.
+    deadline : ``time.perf_counter()`` seconds at which the call ends; set by :meth:`started`
+        (None: not started, or no time limit).
     """
 
     time_limit: float | None = 60.0
@@ -39,6 +94,8 @@ class Limits:
     mip_rel_gap: float = 1e-6
     threads: int = 1
     seed: int = 0
+    memory: int | None = None
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         check_number("time_limit", self.time_limit, allow_none=True)
@@ -47,32 +104,96 @@ class Limits:
         check_number("threads", self.threads, minimum=1, strict=False, integer=True)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.memory is None:
+            object.__setattr__(self, "memory", max(int(MEMORY_SHARE * available_memory()), MIN_MEMORY))
+        else:
+            check_number("memory (memory_limit, bytes)", self.memory, minimum=MIN_MEMORY, strict=False)
+            object.__setattr__(self, "memory", int(self.memory))
+
+    # ------------------------------------------------------------------ the one clock
+    @property
+    def is_started(self) -> bool:
+        return self.deadline is not None or self.time_limit is None
+
+    def started(self) -> "Limits":
+        """These limits with the deadline fixed now (unchanged if already started)."""
+        if self.is_started:
+            return self
+        return replace(self, deadline=time.perf_counter() + self.time_limit)
+
+    def remaining(self) -> float | None:
+        """Seconds left (never below :attr:`Clock.MIN_PHASE`); None without a time limit."""
+        if self.time_limit is None:
+            return None
+        deadline = self.deadline if self.deadline is not None else time.perf_counter() + self.time_limit
+        return max(deadline - time.perf_counter(), Clock.MIN_PHASE)
+
+    def share(self, fraction: float) -> "Limits":
+        """Limits of a phase that may spend ``fraction`` of the time left (same memory, nodes,
+        gap, threads, seed), started now; never past this deadline."""
+        if self.time_limit is None:
+            return self
+        started = self.started()
+        left = max(started.deadline - time.perf_counter(), 0.0)
+        part = max(fraction * left, min(Clock.MIN_PHASE, left))
+        return replace(started, time_limit=max(part, Clock.MIN_PHASE),
+                       deadline=time.perf_counter() + part)
 
     def clock(self) -> "Clock":
-        """Start the wall clock of one call."""
-        return Clock(self.time_limit)
+        """The clock of this call: it ends at the deadline (started now if not yet)."""
+        started = self.started()
+        return Clock(started.time_limit, started.deadline)
+
+    def fits(self, nbytes: float) -> bool:
+        """Whether an allocation of ``nbytes`` is within the memory budget."""
+        return nbytes <= self.memory
 
 
 class Clock:
-    """Wall-clock budget started at creation: ``remaining()`` seconds (None without a limit)."""
+    """Wall-clock budget ending at ``deadline`` (``time.perf_counter()`` seconds; None: no limit).
+
+    ``Clock(time_limit)`` starts a budget now; :meth:`Limits.clock` hands out the clock of a
+    started call."""
 
     #: a phase asked to run with less than this many seconds left gets this much: a solver
     #: needs a positive limit, and a few milliseconds of overrun are the price of returning
     #: the incumbent rather than nothing
     MIN_PHASE = 0.05
 
-    def __init__(self, time_limit: float | None) -> None:
-        self.time_limit = time_limit
+    def __init__(self, time_limit: float | None, deadline: float | None = None) -> None:
         self.start = time.perf_counter()
+        self.time_limit = time_limit
+        self.deadline = None if time_limit is None else (deadline if deadline is not None
+                                                         else self.start + time_limit)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
 
+    def seconds_left(self) -> float:
+        """Seconds to the deadline (``inf`` without a limit, 0 once interrupted; may be negative)."""
+        if interrupted():
+            return 0.0
+        return math.inf if self.deadline is None else self.deadline - time.perf_counter()
+
     def remaining(self) -> float | None:
-        """Seconds left (never below :attr:`MIN_PHASE`), or None when there is no limit."""
-        if self.time_limit is None:
+        """Seconds left (never below :attr:`MIN_PHASE`), or None when there is no limit and no
+        interrupt."""
+        if self.deadline is None and not interrupted():
             return None
-        return max(self.time_limit - self.elapsed(), self.MIN_PHASE)
+        return max(self.seconds_left(), self.MIN_PHASE)
 
     def expired(self) -> bool:
-        return self.time_limit is not None and self.elapsed() >= self.time_limit
+        return self.seconds_left() <= 0
+
+    def end(self) -> float:
+        """The deadline as ``time.perf_counter()`` seconds: ``inf`` without a limit, now once
+        interrupted (for loops that compare ``perf_counter()`` with a deadline)."""
+        left = self.seconds_left()
+        return math.inf if math.isinf(left) else time.perf_counter() + max(left, 0.0)
+
+    def part(self, fraction: float) -> "Clock":
+        """A clock for a phase that may spend ``fraction`` of the time left."""
+        if self.deadline is None:
+            return Clock(None)
+        left = max(self.seconds_left(), 0.0)
+        return Clock(fraction * left, time.perf_counter() + fraction * left)

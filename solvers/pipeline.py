@@ -28,12 +28,12 @@ from typing import Any, Mapping
 import numpy as np
 
 from formulations.base import Instance, Model
+from solvers.catalog import entry_for
+from solvers.exact.route import StepRecord, run_route
 from solvers.limits import Clock, Limits
 from solvers.registry import solve
-from solvers.result import Result, Status, relative_gap
+from solvers.result import Result, Status, certified, relative_gap
 
-#: absolute slack of the optimality certificate (objectives are O(1) fractions of weighted error)
-CERTIFICATE_ABS_TOL = 1e-9
 #: share of the remaining budget a heuristic may spend before the exact solve starts
 HEURISTIC_SHARE = 0.5
 #: constraint tolerance of the feasibility checks of starts and returned models
@@ -58,6 +58,7 @@ class Fit:
     result : the backend's own account (None for heuristics).
     times : seconds per phase (``build``, ``heuristic``, ``solve``, ``total``).
     message : what happened, in words (rejected starts, which model was kept).
+    steps : for a fit by an exact route, what became of each step (ran, or why not).
     """
 
     method: str
@@ -70,6 +71,7 @@ class Fit:
     result: Result | None = None
     times: Mapping[str, float] = field(default_factory=dict)
     message: str = ""
+    steps: tuple[StepRecord, ...] = ()
 
     @property
     def has_model(self) -> bool:
@@ -96,14 +98,11 @@ def violation(instance: Instance, model: Model) -> float:
 
 def certify(objective: float, bound: float, mip_rel_gap: float) -> tuple[Status, float]:
     """Status and gap of a feasible model of true objective ``objective`` against ``bound``."""
-    gap = relative_gap(objective, bound)
-    proven = np.isfinite(bound) and objective - bound <= mip_rel_gap * max(abs(objective), 1e-10) + CERTIFICATE_ABS_TOL
-    return (Status.OPTIMAL if proven else Status.FEASIBLE), gap
+    return (Status.OPTIMAL if certified(objective, bound, mip_rel_gap) else Status.FEASIBLE), \
+        relative_gap(objective, bound)
 
 
 def _entry(instance: Instance):
-    from solvers.catalog import entry_for
-
     return entry_for(instance.spec)
 
 
@@ -131,8 +130,10 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
 
     Returns a :class:`Fit` (module docstring for how its status is certified).
     """
+    limits = limits.started()
     clock = limits.clock()
     entry = _entry(instance)
+    route = entry.route if backend is None else None
     backend = backend or entry.exact_backend
     t0 = time.perf_counter()
     program = instance.exact()
@@ -144,9 +145,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     t1 = time.perf_counter()
     if heuristic and entry.heuristic is not None:
         # the heuristic gets at most HEURISTIC_SHARE of the budget: the exact solve needs time for a bound
-        remaining = clock.remaining()
-        found = entry.heuristic_function(instance, Clock(None if remaining is None else HEURISTIC_SHARE * remaining),
-                                         limits.seed)
+        found = entry.heuristic_function(instance, clock.part(HEURISTIC_SHARE), limits.seed)
         if found is not None:
             candidates.append(("heuristic", found))
     times["heuristic"] = time.perf_counter() - t1
@@ -159,9 +158,20 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
         value = instance.objective(model)
         if best is None or value < best[2]:
             best = (label, model, value)
-    warm = instance.lift(best[1]) if best is not None else None
     t2 = time.perf_counter()
-    result = solve(program, backend, warm_start=warm, **_backend_options(limits, clock, verbose), **dict(options or {}))
+    steps: tuple[StepRecord, ...] = ()
+    if route is not None:
+        outcome = run_route(route, instance, None if best is None else best[1], limits, clock,
+                            lambda model: violation(instance, model) <= FEASIBILITY_TOL)
+        steps = outcome.records
+        result = Result(outcome.status, x=None if outcome.model is None else instance.lift(outcome.model),
+                        objective=outcome.objective, bound=outcome.bound,
+                        gap=relative_gap(outcome.objective, outcome.bound), solve_time=time.perf_counter() - t2,
+                        nodes=outcome.nodes, backend="route", message=outcome.message)
+    else:
+        warm = instance.lift(best[1]) if best is not None else None
+        result = solve(program, backend, warm_start=warm, **_backend_options(limits, clock, verbose),
+                       **dict(options or {}))
     times["solve"] = time.perf_counter() - t2
     if result.has_solution:
         solved = instance.round(instance.decode(result.x))
@@ -177,7 +187,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     if best is None:
         status = result.status if not result.status.has_solution else Status.NO_SOLUTION_FOUND
         return Fit("exact", None, status, bound=bound, gap=float("inf"), result=result, times=times,
-                   message="; ".join(notes + [f"{result.backend}: {result.message}"]))
+                   message="; ".join(notes + [f"{result.backend}: {result.message}"]), steps=steps)
     label, model, value = best
     if result.status in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
         notes.append(f"{result.backend} reported {result.status.value}, but the {label} is feasible")
@@ -194,7 +204,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
         notes.append(f"{result.backend} reported optimal, but the true objective {value:.9g} exceeds the "
                      f"bound {bound:.9g} beyond the gap tolerance")
     notes.append(f"returned the {label}'s model; {result.backend}: {result.message}")
-    return Fit("exact", model, status, value, bound, gap, 0.0, result, times, "; ".join(notes))
+    return Fit("exact", model, status, value, bound, gap, 0.0, result, times, "; ".join(notes), steps)
 
 
 # ----------------------------------------------------------------------------- relaxed

@@ -21,8 +21,7 @@ from solvers.result import Result
 
 #: backend modules and the package that makes each importable
 _MODULES = (("solvers.backends.highs", "highspy"), ("solvers.backends.ecos", "ecos"), ("solvers.backends.cvxpy", "cvxpy"),
-            ("solvers.backends.pyomo", "pyomo"), ("solvers.backends.scip", "pyscipopt"), ("solvers.exact.supports", "numba"),
-            ("solvers.exact.sign_cover", "numba"), ("solvers.exact.box_cover", "numba"))
+            ("solvers.backends.pyomo", "pyomo"), ("solvers.backends.scip", "pyscipopt"))
 #: options the pipeline sends to every backend; a backend that does not take one ignores it
 COMMON_OPTIONS = ("time_limit", "node_limit", "mip_rel_gap", "threads", "seed", "verbose", "warm_start")
 

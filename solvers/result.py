@@ -91,3 +91,14 @@ def relative_gap(objective: float, bound: float) -> float:
     if not np.isfinite(bound):
         return float("inf") if bound == -np.inf else float("nan")
     return float(max(0.0, objective - bound) / max(abs(objective), 1e-10))
+
+
+#: absolute slack of every optimality certificate (objectives are O(1) fractions of weighted error)
+CERTIFICATE_ABS_TOL = 1e-9
+
+
+def certified(objective: float, bound: float, mip_rel_gap: float) -> bool:
+    """The one certificate test: a feasible model of true objective ``objective`` is optimal within
+    ``mip_rel_gap`` when ``objective - bound <= mip_rel_gap * max(|objective|, 1e-10) + 1e-9``."""
+    return bool(np.isfinite(objective) and np.isfinite(bound) and
+                objective - bound <= mip_rel_gap * max(abs(objective), 1e-10) + CERTIFICATE_ABS_TOL)

@@ -73,18 +73,12 @@ def solve_cutting_planes(program: Program, *, time_limit: float | None = None, m
     t0 = time.perf_counter()
     n = program.n_variables
     polish = getattr(lazy, "polish", None) or (lambda x: x)
-    h = to_highs(replace(program, lazy=None))
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("threads", int(threads))
-    h.setOptionValue("random_seed", int(seed))
-    h.setOptionValue("mip_rel_gap", float(mip_rel_gap) * INNER_GAP_SHARE)
-    h.setOptionValue("mip_abs_gap", 1e-12)
     # HiGHS accepts MILP points violating rows by mip_feasibility_tolerance (1e-6 by default): a
     # tangent violated by less would come back unchanged in every round
-    h.setOptionValue("mip_feasibility_tolerance", FEASIBILITY_TOL)
-    h.setOptionValue("primal_feasibility_tolerance", FEASIBILITY_TOL)
-    for key, value in (options or {}).items():
-        h.setOptionValue(key, value)
+    h = to_highs(replace(program, lazy=None), verbose=verbose, threads=threads, seed=seed,
+                 mip_rel_gap=float(mip_rel_gap) * INNER_GAP_SHARE,
+                 options={"mip_feasibility_tolerance": FEASIBILITY_TOL,
+                          "primal_feasibility_tolerance": FEASIBILITY_TOL, **(options or {})})
     build_time = time.perf_counter() - t0
 
     best_x, best, bound = None, np.inf, -np.inf

@@ -6,6 +6,9 @@ its time limit returns ``Status.FEASIBLE`` with the incumbent, the dual bound an
 """
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -35,22 +38,67 @@ STATUS_MAP = {
     _MS.kObjectiveTarget: Status.FEASIBLE,
 }
 _FEASIBLE_SOLUTION = 2  # kSolutionStatusFeasible
+_banner_lock = threading.Lock()
+_banner_shown = False
 
 
-def to_highs(program: Program, *, names: bool = False, labels: Mapping[str, Sequence[str]] | None = None
-             ) -> highspy.Highs:
+def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | None = None,
+              mip_rel_gap: float | None = None, node_limit: int | None = None, seed: int = 0,
+              options: Mapping | None = None) -> highspy.Highs:
+    """A fresh :class:`highspy.Highs` with the project's options, the one place they are set.
+
+    The first ``Highs()`` of a process prints HiGHS's banner on the C-level standard output,
+    whatever ``output_flag`` says: file descriptor 1 is pointed at ``os.devnull`` around that
+    construction, so a library call never writes to stdout. ``mip_abs_gap`` is 1e-12: HiGHS's
+    default 1e-6 is coarser than the tie-breaking terms of the score-card objectives (SLIM's L1
+    epsilon), so the stopping rule is the relative gap only.
+    """
+    global _banner_shown
+    with _banner_lock:
+        if _banner_shown:
+            h = highspy.Highs()
+        else:
+            sys.stdout.flush()
+            saved = os.dup(1)
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                os.close(devnull)
+                h = highspy.Highs()
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+            _banner_shown = True
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("random_seed", int(seed))
+    if time_limit is not None:
+        if time_limit <= 0:
+            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
+        h.setOptionValue("time_limit", float(time_limit))
+    if mip_rel_gap is not None:
+        h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+        h.setOptionValue("mip_abs_gap", 1e-12)
+    if node_limit is not None:
+        h.setOptionValue("mip_max_nodes", int(node_limit))
+    for key, value in (options or {}).items():
+        h.setOptionValue(key, value)
+    return h
+
+
+def to_highs(program: Program, *, names: bool = False, labels: Mapping[str, Sequence[str]] | None = None,
+             **options) -> highspy.Highs:
     """Load ``program`` into a fresh :class:`highspy.Highs` (one ``passModel`` call).
 
     With ``names=True`` columns and rows get readable names (``loss_17``; with ``labels``, e.g.
     ``{"coef": feature names}``, ``coef(age_ge_60)``: :func:`formulations.program.column_names`)
-    so that ``writeModel('model.lp')`` is readable.
+    so that ``writeModel('model.lp')`` is readable. ``options`` go to :func:`new_highs`.
     """
     if program.cones:
         raise NotRepresentableError(
             f"HiGHS solves LP/MILP only; this program has cones {sorted(program.cone_kinds)}. "
             "Use backend 'ecos' (or 'cvxpy') for conic programs.")
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs(**options)
     A = program.A.tocsc()
     inf = highspy.kHighsInf
     clip = lambda v: np.clip(np.asarray(v, dtype=np.float64), -inf, inf)  # noqa: E731
@@ -105,22 +153,8 @@ def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_ga
                                     warm_start=warm_start, node_limit=node_limit, seed=seed, verbose=verbose,
                                     options=options)
     t0 = time.perf_counter()
-    h = to_highs(program)
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("threads", int(threads))
-    if time_limit is not None:
-        if time_limit <= 0:
-            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
-        h.setOptionValue("time_limit", float(time_limit))
-    h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
-    # HiGHS also stops at an absolute gap of 1e-6 by default, coarser than the tie-breaking terms
-    # of the score-card objectives (SLIM's L1 epsilon): the certificate is relative only
-    h.setOptionValue("mip_abs_gap", 1e-12)
-    h.setOptionValue("random_seed", int(seed))
-    if node_limit is not None:
-        h.setOptionValue("mip_max_nodes", int(node_limit))
-    for key, value in (options or {}).items():
-        h.setOptionValue(key, value)
+    h = to_highs(program, verbose=verbose, threads=threads, time_limit=time_limit, mip_rel_gap=mip_rel_gap,
+                 node_limit=node_limit, seed=seed, options=options)
     if warm_start is not None:
         start = np.asarray(warm_start, dtype=np.float64)
         if start.shape != (program.n_variables,):

@@ -1,7 +1,7 @@
 """SLIM exactly by branch and bound on the points' integer box, with a pair-conflict bound (max flow).
 
-A plain SLIM program (:mod:`formulations.slim`: 0-1 loss by big-M, L0 and L1 costs, a box of
-integer points, at most ``K`` features; read by :class:`solvers.exact.zero_one_supports.ZeroOneProgram`)
+A plain SLIM instance (:mod:`formulations.slim`: 0-1 loss, L0 and L1 costs, a box of integer
+points, at most ``K`` features; as :class:`solvers.exact.zero_one_supports.ZeroOneProgram`)
 is searched over boxes ``B = [l, u]`` of points. A positive row ``p`` and a negative row ``q`` are
 both right only if ``lambda . (x_p - x_q) >= 2 margin`` (subtract the two margin rows; the
 intercept cancels), so for every point vector in ``B`` they are in *conflict* when
@@ -32,26 +32,22 @@ feature's term changes, ``O(|P| |N|)``) and its flow (the conflicts only grow, s
 stays feasible), and the flow stops as soon as it prunes.
 
 The bound reported at any stop (time or node limit) is the least of the incumbent, of every pruned
-node's bound and of every open node's parent bound: valid for every model. On ``../shared/data``
-breastcancer (683 rows, 449 distinct, 9 features valued 1-10, points -10..10, C0 1e-3) this proves
-the optimum (12 errors, 6 features, 0.02357) in 123,485 nodes and 24 s from the heuristic's start,
-where HiGHS, SCIP and Gurobi leave gaps of 0.35-0.91 after 60 s on the big-M MILP.
+node's bound and of every open node's parent bound: valid for every model. Measurements against
+HiGHS, SCIP and Gurobi are in ``docs/benchmarks.md`` (``benchmarks/slim_certify.py``).
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from formulations.intercept import margin_error_intercept
-from formulations.program import Program
+from formulations.slim import MARGIN_ROUNDOFF
 from solvers import progress
-from solvers.registry import Backend, get_backend
-from solvers.result import Result, Status, relative_gap
-from solvers.exact.zero_one_supports import MARGIN_ROUNDOFF, ZeroOneProgram
+from solvers.exact.zero_one_supports import ZeroOneProgram
 
 #: the search keeps one conflict-margin and one flow matrix (``|P| x |N|`` floats) per depth; it is
 #: not used when they would take more bytes than this
@@ -390,57 +386,3 @@ def _bound(incumbent: float, least_pruned: np.ndarray, stack_bound: np.ndarray, 
     """Least of the incumbent, the pruned nodes' bounds and the open nodes' parent bounds."""
     open_bound = float(stack_bound[:counters[0]].min()) if counters[0] else math.inf
     return min(incumbent, float(least_pruned[0]), open_bound)
-
-
-def solve_box_cover(program: Program, *, time_limit: float | None = None, node_limit: int | None = None,
-                    mip_rel_gap: float = 1e-6, warm_start: np.ndarray | None = None, verbose: bool = False,
-                    **options) -> Result:
-    """Backend ``box_cover``: the search of the module docstring from the start (if feasible), with
-    the time and node limits; a program it does not take (:func:`applies`) goes to HiGHS as it
-    is, and the message says why."""
-    t0 = time.perf_counter()
-    problem = ZeroOneProgram.from_program(program, counted=False)
-    reason = applies(problem)
-    if reason is not None:
-        result = get_backend("highs").solve(program, time_limit=time_limit, node_limit=node_limit,
-                                            mip_rel_gap=mip_rel_gap, warm_start=warm_start, verbose=verbose, **options)
-        return replace(result, message=f"box_cover: not taken ({reason}); solved by highs: {result.message}")
-    start = None if warm_start is None else np.asarray(warm_start, dtype=float)
-    if start is not None and not program.is_feasible(start):
-        start = None
-    found = box_cover(problem, **starting_from(program, start),
-                      deadline=math.inf if time_limit is None else t0 + time_limit, node_limit=node_limit,
-                      mip_rel_gap=mip_rel_gap)
-    return box_cover_result(program, problem, found, start, t0)
-
-
-def starting_from(program: Program, x: np.ndarray | None) -> dict:
-    """:func:`box_cover`'s ``incumbent`` and ``start`` from a feasible solution ``x`` of ``program``
-    (none if None)."""
-    if x is None:
-        return {}
-    return {"incumbent": program.objective(x),
-            "start": (x[program.blocks["coef"]].copy(), float(x[program.blocks["intercept"]][0]))}
-
-
-def box_cover_result(program: Program, problem: ZeroOneProgram, found: BoxCoverResult, start: np.ndarray | None,
-                     t0: float, message: str = "", backend: str = "box_cover") -> Result:
-    """The search's outcome as a :class:`Result` of ``backend`` on ``program`` (its model if it found
-    one, else the start); ``message`` goes before the search's own account."""
-    x = start if found.coef is None else problem.lift(program, found.coef, found.intercept)
-    what = (f"box_cover: {'searched to the end' if found.finished else 'stopped at a limit'} "
-            f"({found.nodes} nodes, {found.seconds:.2f} s)")
-    if x is None:
-        status = Status.INFEASIBLE if found.finished else Status.NO_SOLUTION_FOUND
-        return Result(status, bound=found.bound, gap=math.inf, nodes=found.nodes, solve_time=time.perf_counter() - t0,
-                      backend=backend, message=message + what)
-    objective = program.objective(x)
-    bound = min(found.bound, objective)
-    gap = relative_gap(objective, bound)
-    return Result(Status.OPTIMAL if found.finished else Status.FEASIBLE, x=x, objective=objective, bound=bound,
-                  gap=gap, nodes=found.nodes, solve_time=time.perf_counter() - t0, backend=backend,
-                  message=message + what)
-
-
-# declared to solvers.registry (imported lazily there: no cycle)
-BACKENDS = {"box_cover": Backend(solve_box_cover, frozenset({"MILP"}))}

@@ -38,18 +38,17 @@ each round, adds for every row the pair it violates most (a numba pass over all 
 pairs, ``O(d)`` each), until no pair is violated by more than :data:`VIOLATION` or the clock
 runs out; each round's LP value is a valid bound.
 
-On data whose best cards are nearly monotone it is the certificate: on adult (2000 rows, 36
-binary features, C0 0.01) it reaches the incumbent's 0.219, where the big-M LP gives 0.073 and
-Gurobi's branch and bound 0.192 after 60 s. It knows nothing of the linear form beyond signs, so
-on breastcancer (9 integer features, the best cards use 6 of them) it stays at 0.0049: there the
-backend hands over to the box search of :mod:`solvers.exact.box_cover`, whose pair conflicts are these cuts
-with the signs refined into ranges of points, and which proves the optimum.
+The bound sees signs only, not the linear form: where the best cards need several points of
+different sizes it stays low, and the box search (:mod:`solvers.exact.box_cover`), whose pair
+conflicts are these cuts with the signs refined into ranges of points, takes over. The cuts binding
+at the last LP also strengthen the MILP HiGHS solves (:meth:`SignCover.strengthen`). Which of these
+steps runs on which instance is decided by the SLIM route table (:mod:`solvers.exact.slim_route`).
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import highspy
 import numpy as np
@@ -57,28 +56,13 @@ import scipy.sparse as sp
 from numba import njit
 
 from formulations.program import Program
-from solvers import progress
-from solvers.exact.box_cover import applies, box_cover, box_cover_result, starting_from
-from solvers.registry import Backend, get_backend
-from solvers.result import Result, Status, relative_gap
-from solvers.exact.supports import max_size_of, solve_supports
-from solvers.exact.zero_one_supports import ZeroOneProgram, zero_one_rows
+from solvers.backends.highs import new_highs
+from solvers.exact.zero_one_supports import ZeroOneProgram
 
 #: a pair is a cut when its left side is below 1 by more than this
 VIOLATION = 1e-6
 #: rounds of row generation at most
 MAX_ROUNDS = 200
-#: share of the time limit the sign-cover LP may take before HiGHS gets the strengthened program
-LP_SHARE = 0.25
-#: share of the time left the support enumeration (0/1 features) may take before HiGHS
-ENUMERATION_SHARE = 0.2
-
-
-def _binary_plain_slim(kind: "ZeroOneProgram | str") -> bool:
-    """A plain SLIM program (no operational rows, read with ``counted=False``) on 0/1 features and
-    countable row weights: the support enumeration's kind (:mod:`solvers.exact.zero_one_supports`) that
-    searches its supports to the end."""
-    return not isinstance(kind, str) and kind.binary and kind.countable
 
 
 def _sign_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -111,26 +95,14 @@ class SignCoverProblem:
     offset: float
 
     @classmethod
-    def from_program(cls, program: Program) -> "SignCoverProblem | None":
-        """The problem, or None when ``program`` is not a SLIM-shaped MILP."""
-        needed = {"coef", "intercept", "loss", "size"}
-        if program.lazy is not None or program.cones or not needed <= set(program.blocks) \
-                or "zero_one" not in program.row_blocks:
-            return None
-        read = zero_one_rows(program)
-        if isinstance(read, str):
-            return None
-        X, y, margin = read
-        coef, b, loss, size = (program.blocks[k] for k in ("coef", "intercept", "loss", "size"))
-        lo, hi = program.col_lb[coef].copy(), program.col_ub[coef].copy()
-        epsilon = program.c[program.blocks["abs"]] if "abs" in program.blocks else np.zeros(lo.size)
-        step = program.integer[coef].astype(float)  # least non-zero magnitude: 1 if integer, else 0
-        least_pos, least_neg = np.maximum(lo, step), np.maximum(-hi, step)
-        forced = program.col_lb[size] >= 0.5
-        cost = np.where(forced, 0.0, program.c[size])
-        return cls(X, y, program.c[loss].copy(), cost + epsilon * least_pos, cost + epsilon * least_neg, lo, hi,
-                   max_size_of(program), margin, float(program.col_lb[b][0]), float(program.col_ub[b][0]),
-                   float(program.offset) + float(program.c[size] @ forced))
+    def from_zero_one(cls, problem: ZeroOneProgram) -> "SignCoverProblem":
+        """The cuts' view of a plain SLIM problem (:class:`ZeroOneProgram`)."""
+        step = problem.integer.astype(float)  # least non-zero magnitude: 1 if integer, else 0
+        least_pos, least_neg = np.maximum(problem.lo, step), np.maximum(-problem.hi, step)
+        cost = np.where(problem.forced, 0.0, problem.cost)
+        return cls(problem.X, problem.y, problem.weights, cost + problem.epsilon * least_pos,
+                   cost + problem.epsilon * least_neg, problem.lo, problem.hi, problem.max_size, problem.margin,
+                   problem.intercept_lo, problem.intercept_hi, problem.offset + float(problem.cost @ problem.forced))
 
 
 @dataclass(frozen=True)
@@ -184,20 +156,16 @@ class SignCover:
                   "sign_cover": (cover, 1.0, np.inf)})
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def most_violated(Xp: np.ndarray, Xn: np.ndarray, zp: np.ndarray, zn: np.ndarray, s_plus: np.ndarray,
-                  s_minus: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For every positive row the negative row of its most violated sign-cover cut and for every
-    negative row the positive one (``-1`` where none is violated by more than ``tol``); and the
-    violations (``1 -`` the cut's left side)."""
-    n_pos, n_neg, d = Xp.shape[0], Xn.shape[0], Xp.shape[1]
-    best_for_pos = np.full(n_pos, -1, np.int64)
-    viol_pos = np.zeros(n_pos)
-    best_for_neg = np.full(n_neg, -1, np.int64)
-    viol_neg = np.zeros(n_neg)
-    size_pos = np.full(n_pos, d + 1)
-    size_neg = np.full(n_neg, d + 1)
-    for p in range(n_pos):
+                  s_minus: np.ndarray, tol: float, p0: int, p1: int, best_for_pos: np.ndarray, viol_pos: np.ndarray,
+                  size_pos: np.ndarray, best_for_neg: np.ndarray, viol_neg: np.ndarray, size_neg: np.ndarray) -> None:
+    """Pricing of the positive rows ``p0 <= p < p1`` against every negative row: for each of them the
+    negative row of its most violated sign-cover cut, and for every negative row the positive one
+    (``-1`` where none is violated by more than ``tol``), with the violations (``1 -`` the cut's
+    left side) and the cuts' sizes; the negative side's arrays carry over between blocks."""
+    n_neg, d = Xn.shape[0], Xp.shape[1]
+    for p in range(p0, p1):
         for q in range(n_neg):
             room = 1.0 - zp[p] - zn[q]
             if room <= tol:
@@ -221,7 +189,29 @@ def most_violated(Xp: np.ndarray, Xn: np.ndarray, zp: np.ndarray, zn: np.ndarray
                     viol_pos[p], best_for_pos[p], size_pos[p] = v, q, size
                 if v > viol_neg[q] + tol or (v > viol_neg[q] - tol and size < size_neg[q]):
                     viol_neg[q], best_for_neg[q], size_neg[q] = v, p, size
-    return best_for_pos, viol_pos, best_for_neg, viol_neg
+
+
+#: pair terms (positive row x negative row x feature) priced between two looks at the clock
+PAIR_TERMS_PER_LOOK = 2 * 10**7
+
+
+def price(Xp: np.ndarray, Xn: np.ndarray, x: np.ndarray, P: np.ndarray, N: np.ndarray, m: int, d: int,
+          deadline: float) -> "tuple[np.ndarray, np.ndarray] | None":
+    """The most violated cut of every row at the LP point ``x`` (:func:`most_violated`), priced in
+    blocks of positive rows with a look at the clock between blocks; None when the ``deadline``
+    (``time.perf_counter()``) comes first. Returns ``(best negative row per positive row, best
+    positive row per negative row)``."""
+    n_pos, n_neg = Xp.shape[0], Xn.shape[0]
+    best_pos, viol_pos, size_pos = np.full(n_pos, -1, np.int64), np.zeros(n_pos), np.full(n_pos, d + 1, np.int64)
+    best_neg, viol_neg, size_neg = np.full(n_neg, -1, np.int64), np.zeros(n_neg), np.full(n_neg, d + 1, np.int64)
+    block = max(1, PAIR_TERMS_PER_LOOK // max(n_neg * max(d, 1), 1))
+    zp, zn, s_plus, s_minus = x[P], x[N], x[m:m + d], x[m + d:]
+    for p0 in range(0, n_pos, block):
+        if time.perf_counter() > deadline:
+            return None
+        most_violated(Xp, Xn, zp, zn, s_plus, s_minus, VIOLATION, p0, min(p0 + block, n_pos), best_pos, viol_pos,
+                      size_pos, best_neg, viol_neg, size_neg)
+    return best_pos, best_neg
 
 
 def _cover_rows(direction: np.ndarray, errors: tuple[np.ndarray, ...], m: int) -> sp.csr_matrix:
@@ -248,7 +238,8 @@ def _one_row_cuts(problem: SignCoverProblem) -> sp.csr_matrix:
     return _cover_rows(problem.y[rows, None] * problem.X[rows], (rows,), problem.X.shape[0])
 
 
-def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: float = math.inf) -> SignCover:
+def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: float = math.inf,
+               threads: int = 1) -> SignCover:
     """The sign-cover LP bound of ``problem`` by row generation (module docstring).
 
     Stops at ``deadline`` (``time.perf_counter()`` seconds), after :data:`MAX_ROUNDS` rounds, when
@@ -263,9 +254,7 @@ def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: fl
     base = sp.vstack([sp.hstack([sp.csr_matrix((d, m)), sp.identity(d), sp.identity(d)]),
                       sp.csr_matrix(np.concatenate([np.zeros(m), np.ones(2 * d)])[None, :])]).tocsc()
     one_row = _one_row_cuts(problem)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = new_highs(threads=threads)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = m + 2 * d, base.shape[0]
     lp.col_cost_ = np.concatenate([problem.weights, problem.cost_pos, problem.cost_neg])
@@ -300,7 +289,10 @@ def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: fl
         if bound >= target:
             break
         x = np.asarray(h.getSolution().col_value)
-        bp, _, bn, _ = most_violated(Xp, Xn, x[P], x[N], x[m:m + d], x[m + d:], VIOLATION)
+        priced = price(Xp, Xn, x, P, N, m, d, deadline)
+        if priced is None:
+            break
+        bp, bn = priced
         pairs = {(int(p), int(q)) for p, q in zip(np.flatnonzero(bp >= 0), bp[bp >= 0])}
         pairs |= {(int(p), int(q)) for q, p in zip(np.flatnonzero(bn >= 0), bn[bn >= 0])}
         pairs -= seen
@@ -319,98 +311,3 @@ def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: fl
         keep[:activity.size] = activity <= 1.0 + 1e-7
         stacked = stacked[keep]
     return SignCover(bound, stacked, rounds, converged, time.perf_counter() - t0)
-
-
-def solve_sign_cover(program: Program, *, time_limit: float | None = None, node_limit: int | None = None,
-                     mip_rel_gap: float = 1e-6, warm_start: np.ndarray | None = None, verbose: bool = False,
-                     **options) -> Result:
-    """SLIM exactly: the sign-cover LP (module docstring) within :data:`LP_SHARE` of the time limit,
-    stopped once it proves the start optimal; on a plain program with 0/1 features, the support
-    enumeration with Bayes-error bounds (:mod:`solvers.exact.zero_one_supports`) within
-    :data:`ENUMERATION_SHARE` of the time left, which finishes where the cards are small (it stops
-    rather than hand over, its incumbent kept); then, on a plain program with integer points, at
-    most :data:`solvers.exact.box_cover.MAX_FEATURES` free features and features of more than two values
-    (on 0/1 features HiGHS does better: binarised mammo, 16 features), the box search
-    (:mod:`solvers.exact.box_cover`) with the time left, else HiGHS on the program strengthened with the
-    sign indicators and the cuts binding at that LP (:meth:`SignCover.strengthen`), from the best
-    start, with the time left. The bound is the larger of the last step's and the LP's (both valid
-    for every model); the model the better of the start and the last step's. A program that is not
-    SLIM-shaped goes to HiGHS as it is."""
-    t0 = time.perf_counter()
-    highs = get_backend("highs")
-    problem = SignCoverProblem.from_program(program)
-    if problem is None:
-        result = highs.solve(program, time_limit=time_limit, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
-                             warm_start=warm_start, verbose=verbose, **options)
-        return replace(result, message=f"sign_cover: not a SLIM program; solved by highs: {result.message}")
-    start = None if warm_start is None else np.asarray(warm_start, dtype=float)
-    if start is not None and not program.is_feasible(start):
-        start = None
-    incumbent = math.inf if start is None else program.objective(start)
-
-    def proven(objective: float, bound: float) -> bool:
-        return objective - bound <= mip_rel_gap * max(abs(objective), 1e-10)
-
-    def proven_by_lp(what: str, nodes: int = 0) -> Result:
-        """The start, certified by the LP's bound alone."""
-        bound = min(cover.bound, incumbent)
-        return Result(Status.OPTIMAL, x=start, objective=incumbent, bound=bound, gap=relative_gap(incumbent, bound),
-                      nodes=nodes, solve_time=time.perf_counter() - t0, backend="sign_cover",
-                      message=f"optimal: the {lp} reaches {what}")
-
-    deadline = math.inf if time_limit is None else t0 + LP_SHARE * time_limit
-    target = incumbent - mip_rel_gap * max(abs(incumbent), 1e-10) if math.isfinite(incumbent) else math.inf
-    cover = sign_cover(problem, deadline=deadline, target=target)
-    lp = f"sign-cover LP bound {cover.bound:.9g} ({cover.rounds} rounds, {cover.cuts.shape[0]} cuts kept, " \
-         f"{cover.seconds:.2f} s)"
-    report = progress.current()
-    if report is not None and math.isfinite(cover.bound):
-        report(time.perf_counter() - t0, incumbent, min(cover.bound, incumbent), math.nan)
-    if start is not None and proven(incumbent, cover.bound):
-        return proven_by_lp("the start")
-    enumerated = ""
-    kind = ZeroOneProgram.from_program(program, counted=False)
-    if time_limit is not None and _binary_plain_slim(kind):
-        # 0/1 features: the supports by size with Bayes-error bounds often finish (small cards)
-        share = ENUMERATION_SHARE * max(t0 + time_limit - time.perf_counter(), 1e-3)
-        supports = solve_supports(program, time_limit=share, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
-                                  warm_start=start, may_hand_over=False)
-        if supports.status == Status.OPTIMAL:
-            bound = max(supports.bound, min(cover.bound, supports.objective))
-            return replace(supports, bound=bound, gap=relative_gap(supports.objective, bound), backend="sign_cover",
-                           solve_time=time.perf_counter() - t0, message=f"{lp}; then supports: {supports.message}")
-        if supports.x is not None and supports.objective < incumbent:
-            start, incumbent = supports.x, supports.objective
-        enumerated = f"supports ({supports.message}); "
-        if start is not None and proven(incumbent, cover.bound):
-            return proven_by_lp(f"the model of the {enumerated[:-2]}", supports.nodes)
-    left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
-    if applies(kind) is None and not kind.binary:
-        # few features of many values: the box search (pair conflicts) certifies where HiGHS cannot
-        found = box_cover(kind, **starting_from(program, start),
-                          deadline=math.inf if left is None else time.perf_counter() + left, node_limit=node_limit,
-                          mip_rel_gap=mip_rel_gap)
-        found.bound = max(found.bound, min(cover.bound, found.objective))
-        return box_cover_result(program, kind, found, start, t0, message=f"{lp}; {enumerated}then ",
-                                backend="sign_cover")
-    result = highs.solve(cover.strengthen(program), time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
-                         warm_start=None if start is None else SignCover.signed(program, start), verbose=verbose,
-                         **options)
-    message = f"{lp}; {enumerated}then highs on the strengthened program: {result.message}"
-    if result.status == Status.INFEASIBLE:
-        return replace(result, backend="sign_cover", message=message, solve_time=time.perf_counter() - t0)
-    found = None if result.x is None else result.x[:program.n_variables]
-    candidates = [(program.objective(x), x) for x in (start, found) if x is not None]
-    bound = max(float(result.bound) if not math.isnan(result.bound) else -math.inf, cover.bound)
-    if not candidates:
-        return replace(result, x=None, bound=bound, backend="sign_cover", message=message,
-                       solve_time=time.perf_counter() - t0)
-    objective, x = min(candidates, key=lambda pair: pair[0])
-    bound = min(bound, objective)
-    return replace(result, status=Status.OPTIMAL if proven(objective, bound) else Status.FEASIBLE, x=x,
-                   objective=objective, bound=bound, gap=relative_gap(objective, bound), backend="sign_cover",
-                   message=message, solve_time=time.perf_counter() - t0)
-
-
-# declared to solvers.registry (imported lazily there: no cycle)
-BACKENDS = {"sign_cover": Backend(solve_sign_cover, frozenset({"MILP"}))}

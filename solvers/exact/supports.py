@@ -1,4 +1,4 @@
-"""Exact sparse logistic programs by support enumeration with convex bounds (backend ``"supports"``).
+"""Exact sparse logistic models by support enumeration with convex bounds (a RiskSLIM route step).
 
 The RiskSLIM program (Ustun & Rudin 2019, eq. 1; :mod:`formulations.riskslim`) with only box,
 L0 and cardinality constraints,
@@ -26,29 +26,23 @@ is much tighter than the LP bound of the cutting-plane MILP, where a fractional 
 The reported bound is the least of the incumbent and of every lower bound of a pruned or
 unvisited region, so it is valid at any stop (time or node limit): the gap is honest. There are
 ``C(d_free, K - |F|)`` supports: when the first chunk projects that bounding them all takes more
-than :data:`PROJECTION_SHARE` of the time left, the program goes to the kind's fallback (SCIP's
-lazy-cut tree for logistic programs, HiGHS for SLIM) with the time left and the incumbent, as do
-programs with further rows (operational constraints); the result's message says so. The second
-kind, SLIM with Bayes-error bounds, is :mod:`solvers.exact.zero_one_supports`.
+than :data:`PROJECTION_SHARE` of the time left, the enumeration stops with its incumbent and the
+route's next step (SCIP's lazy-cut tree) gets the time. The second kind, SLIM with Bayes-error
+bounds, is :mod:`solvers.exact.zero_one_supports`.
 """
 from __future__ import annotations
 
 import heapq
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-
-from formulations.logistic_cuts import LogisticData
-from formulations.program import Program
 from numba import njit
 
+from formulations.logistic_cuts import LogisticData
 from solvers import progress
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
-from solvers.registry import Backend, get_backend
-from solvers.result import Result, Status, relative_gap
 
 #: supports bounded between two looks at the clock
 CHUNK = 4096
@@ -57,25 +51,13 @@ CHUNK = 4096
 PROJECTION_SHARE = 0.8
 #: share of the time left one in-support search may take, for kinds that hand searches over
 SEARCH_SHARE = 0.25
-#: row blocks of the plain program (anything else is an operational constraint)
-PLAIN_ROWS = {"l0_upper", "l0_lower", "max_size", "cuts"}
 #: a continuous coordinate this close to an integer counts as integral
 INTEGRAL = 1e-7
 
 
-def max_size_of(program: Program) -> int:
-    """The most non-zero points the program's ``max_size`` row allows (every ``coef`` column if it
-    has none)."""
-    coef = program.blocks["coef"]
-    d = coef.stop - coef.start
-    if "max_size" not in program.row_blocks:
-        return d
-    return min(d, int(math.floor(float(program.row_ub[program.row_blocks["max_size"]][0]) + 1e-9)))
-
-
 @dataclass(frozen=True)
 class SparseLogistic:
-    """The sparse logistic program read off a RiskSLIM-shaped :class:`Program` (module docstring)."""
+    """The sparse logistic problem of a RiskSLIM instance without operational constraints (module docstring)."""
 
     data: LogisticData
     lo: np.ndarray
@@ -90,26 +72,15 @@ class SparseLogistic:
     loss_floor: float
 
     @classmethod
-    def from_program(cls, program: Program) -> "SparseLogistic | str":
-        """The problem, or the reason (a sentence) this backend cannot take the program."""
-        lazy = program.lazy
-        if not isinstance(getattr(lazy, "data", None), LogisticData):
-            return "the program has no logistic-loss oracle"
-        if set(program.blocks) != {"coef", "intercept", "loss", "size"} or program.cones:
-            return "the program is not a RiskSLIM program"
-        extra = set(program.row_blocks) - PLAIN_ROWS
-        if extra:
-            return f"the program has further rows ({sorted(extra)}: operational constraints)"
-        coef, b, loss, size = (program.blocks[k] for k in ("coef", "intercept", "loss", "size"))
-        if not (program.integer[coef].all() and program.integer[b].all()):
-            return "some points are not integer"
-        c = program.c
-        if np.any(c[coef] != 0) or np.any(c[b] != 0) or not np.all(c[loss] > 0) or np.any(c[size] < 0):
-            return "the objective is not loss + L0 costs"
-        return cls(lazy.data, program.col_lb[coef].copy(), program.col_ub[coef].copy(),
-                   int(math.ceil(program.col_lb[b][0] - 1e-9)), int(math.floor(program.col_ub[b][0] + 1e-9)),
-                   c[size].copy(), program.col_lb[size] >= 0.5, max_size_of(program), float(c[loss][0]), float(program.offset),
-                   float(program.col_lb[loss][0]))
+    def from_instance(cls, instance) -> "SparseLogistic":
+        """The problem of a :class:`formulations.riskslim.RiskSLIMInstance` (operational
+        constraints left out: the route runs this only on instances without them)."""
+        cs, spec = instance.coefficients, instance.spec
+        d = instance.X.shape[1]
+        lo, hi = instance.intercept_bounds
+        return cls(instance.data, cs.lb.astype(float), cs.ub.astype(float), int(math.ceil(lo - 1e-9)),
+                   int(math.floor(hi + 1e-9)), spec.c0 * cs.c0.astype(float), np.asarray(instance.forced, bool),
+                   d if spec.max_size is None else min(int(spec.max_size), d), 1.0, 0.0, float(instance.loss_floor()))
 
     # ---------------------------------------------------------------- supports
     @property
@@ -161,15 +132,6 @@ class SparseLogistic:
     def search(self, support: np.ndarray, bound: float, search: "_Search", deadline: float,
                node_limit: int | None) -> float:
         return _branch_and_bound(search, _SupportProblem(self, support), bound, deadline, node_limit)
-
-    def lift(self, program: Program, coef: np.ndarray, intercept: float) -> np.ndarray:
-        """The program's vector of a model: loss at its true value, indicators at ``coef != 0``."""
-        x = np.zeros(program.n_variables)
-        x[program.blocks["coef"]] = coef
-        x[program.blocks["intercept"]] = intercept
-        x[program.blocks["loss"]] = self.data.loss(coef, intercept)
-        x[program.blocks["size"]] = (self.forced | (coef != 0)).astype(float)
-        return x
 
     def costs_in(self, support: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
         """L0 cost every integer point of the box ``[lo, hi]`` on ``support`` pays at least."""
@@ -346,93 +308,42 @@ def _branch_and_bound(search: _Search, sub: _SupportProblem, root_bound: float, 
     return math.inf
 
 
-def _read(program: Program):
-    """The program as the kind this backend solves (a lazy loss oracle: sparse logistic; else
-    SLIM), or the reason (a sentence) it cannot be read as that kind."""
-    from solvers.exact.zero_one_supports import ZeroOneProgram
+@dataclass(frozen=True)
+class Enumeration:
+    """What :func:`enumerate_supports` found: the best model ``(coef, intercept)`` (None: nothing
+    better than the start), its objective, a bound valid for every model (``-inf`` when the
+    enumeration stopped before it bounded every support), whether it finished, and its account."""
 
-    return (SparseLogistic if program.lazy is not None else ZeroOneProgram).from_program(program)
-
-
-def _at_least(program: Program, size: int) -> Program:
-    """``program`` with one more row: at least ``size`` of its ``size`` indicators set."""
-    row = np.zeros((1, program.n_variables))
-    row[0, program.blocks["size"]] = 1.0
-    return program.extended(rows={"closed_sizes": (sp.csr_matrix(row), size, np.inf)})
-
-
-def _fallback_name(program: Program) -> str:
-    return "scip" if program.lazy is not None else "highs"
+    model: tuple[np.ndarray, float] | None
+    objective: float
+    bound: float
+    finished: bool
+    nodes: int
+    message: str
 
 
-def solve_supports(program: Program, *, time_limit: float | None = None, node_limit: int | None = None,
-                   mip_rel_gap: float = 1e-6, warm_start: np.ndarray | None = None, verbose: bool = False,
-                   may_hand_over: bool = True, **options) -> Result:
-    """Solve a sparse program by support enumeration (module docstring). Programs of neither kind,
-    and ones whose supports cannot all be bounded in the time left (projected from the first chunk
-    of the largest supports), go to the kind's fallback (SCIP for lazy programs, else HiGHS) with
-    every option and the time left. With ``may_hand_over=False`` the enumeration stops where it would hand
-    over and returns its incumbent (status feasible, no bound): for callers that go on themselves."""
+def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None, incumbent: float = math.inf,
+                       deadline: float = math.inf, node_limit: int | None = None,
+                       mip_rel_gap: float = 1e-6) -> Enumeration:
+    """Solve a sparse problem (:class:`SparseLogistic`, or the SLIM kind of
+    :mod:`solvers.exact.zero_one_supports`) by support enumeration (module docstring), from the
+    model ``start`` of objective ``incumbent``, until ``deadline`` (``time.perf_counter()``) or
+    ``node_limit``. When the first chunk of supports projects that bounding them all would take
+    more than :data:`PROJECTION_SHARE` of the time left (or, for kinds whose in-support searches
+    are rationed, the searches would not fit), it stops at once with its incumbent and no bound:
+    the route's next step gets the time."""
     t0 = time.perf_counter()
-    problem = _read(program)
-    value = lambda x: float(program.lazy.value(x) if program.lazy is not None else program.objective(x))  # noqa: E731
-
-    def fallback(reason: str, start: np.ndarray | None = warm_start, closed: tuple[int, float] | None = None) -> Result:
-        """The program to the kind's fallback backend. ``closed = (r, floor)``: every model of fewer
-        than ``r`` features is known to cost at least ``floor`` (their supports were all bounded or
-        searched), so the backend gets only the rest (a row: at least ``r`` features paid for) and
-        the bound is the lesser of ``floor`` and its bound."""
-        name = problem.fallback if not isinstance(problem, str) else _fallback_name(program)
-        left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 1e-3)
-        closing = closed is not None and closed[0] > 0 and not isinstance(problem, str) and problem.closes_sizes
-        target = _at_least(program, closed[0]) if closing else program
-        result = get_backend(name).solve(target, time_limit=left, node_limit=node_limit, mip_rel_gap=mip_rel_gap,
-                                         warm_start=start, verbose=verbose, **options)
-        if not closing:
-            return replace(result, message=f"supports: {reason}; solved by {name}: {result.message}")
-        r, floor = closed
-        candidates = [(value(x), x) for x in (start, result.x) if x is not None]
-        rest = math.inf if result.status == Status.INFEASIBLE else \
-            (float(result.bound) if np.isfinite(result.bound) or result.bound == math.inf else -math.inf)
-        lower = min(floor, rest)
-        message = (f"supports: {reason}; every model of fewer than {r} features bounded at {floor:.9g} or searched, "
-                   f"the rest solved by {name}: {result.message}")
-        if not candidates:
-            return replace(result, status=Status.NO_SOLUTION_FOUND, bound=lower, message=message)
-        objective, x = min(candidates, key=lambda pair: pair[0])
-        proven = objective - lower <= mip_rel_gap * max(abs(objective), 1e-10)
-        return replace(result, status=Status.OPTIMAL if proven else Status.FEASIBLE, x=x, objective=objective,
-                       bound=min(lower, objective), gap=relative_gap(objective, min(lower, objective)),
-                       message=message, solve_time=time.perf_counter() - t0)
-
-    if isinstance(problem, str):
-        return fallback(problem)
-    if problem.hands_over_search and time_limit is None:
-        return fallback("with features of more than two values the in-support searches are planned against a "
-                        "time limit, and there is none")
-    deadline = t0 + (time_limit if time_limit is not None else math.inf)
-    # a kind whose in-support searches can be as hard as the whole program gives each one a share
-    # of the time, and hands the program over when they would not all fit
+    search = _Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
+                                                                       float(start[1])), mip_rel_gap)
     rationed = problem.hands_over_search and math.isfinite(deadline)
-    search = _Search(problem.d, math.inf, None, mip_rel_gap)
-    if warm_start is not None:
-        start = np.asarray(warm_start, dtype=float)
-        coef = start[program.blocks["coef"]]
-        search.incumbent = float(program.lazy.value(start) if program.lazy is not None else program.objective(start))
-        search.model = (coef.copy(), float(start[program.blocks["intercept"]][0]))
 
-    def hand_over(reason: str, size: int) -> Result:
-        """The program to the fallback with the incumbent found so far; every model of fewer than
-        ``size`` features costs at least the closed floor (or the incumbent)."""
-        start = problem.lift(program, *search.model) if search.model is not None else warm_start
-        if not may_hand_over:
-            found = start is not None
-            return Result(Status.FEASIBLE if found else Status.NO_SOLUTION_FOUND, x=start,
-                          objective=value(start) if found else math.nan, bound=-math.inf, gap=math.inf,
-                          solve_time=time.perf_counter() - t0, nodes=search.nodes, backend="supports",
-                          message=f"stopped before handing over: {reason}")
-        return fallback(reason, start, (size, min(search.incumbent, search.closed_floor)))
+    def stopped_early(reason: str) -> Enumeration:
+        return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes,
+                           f"stopped: {reason}")
 
+    if problem.hands_over_search and not math.isfinite(deadline):
+        return stopped_early("with features of more than two values the in-support searches are planned "
+                             "against a time limit, and there is none")
     listers = problem.listers(search.incumbent)
     total = sum(lister.total for lister in listers)
     bound = problem.bounder()
@@ -467,10 +378,9 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
             if lister.listed == chunk.shape[0] < lister.total and math.isfinite(deadline):
                 projected = (time.perf_counter() - started) * lister.total / chunk.shape[0]
                 if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
-                    return hand_over(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
-                                     f"features would take about {projected:.0f} s, more than the "
-                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left",
-                                     lister.r + lister.forced.size)
+                    return stopped_early(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
+                                         f"features would take about {projected:.0f} s, more than the "
+                                         f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
         phase_time = time.perf_counter() - started_phase
         bound_time += phase_time
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
@@ -494,10 +404,9 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
                 ahead = int((bounds[order[position + 1:]] < search.prune_level()).sum())
                 projected = (time.perf_counter() - searching) / (position + 1) * ahead
                 if math.isfinite(unfinished) or projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
-                    return hand_over(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} "
-                                     f"features below the incumbent one by one would not fit the "
-                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left",
-                                     lister.r + lister.forced.size)
+                    return stopped_early(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} "
+                                         f"features below the incumbent one by one would not fit the "
+                                         f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
             if math.isfinite(unfinished):
                 rest = bounds[order[position + 1:]]
                 open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
@@ -517,28 +426,15 @@ def solve_supports(program: Program, *, time_limit: float | None = None, node_li
             count = sum(later.total for later in ahead)
             projected = phase_time * count / lister.total
             if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
-                return hand_over(f"bounding the {count} supports of {ahead[0].r + ahead[0].forced.size} to "
-                                 f"{ahead[-1].r + ahead[-1].forced.size} features would take about "
-                                 f"{projected:.0f} s, more than the {max(deadline - time.perf_counter(), 0.0):.0f} "
-                                 "s left", ahead[0].r + ahead[0].forced.size)
+                return stopped_early(f"bounding the {count} supports of {ahead[0].r + ahead[0].forced.size} to "
+                                     f"{ahead[-1].r + ahead[-1].forced.size} features would take about "
+                                     f"{projected:.0f} s, more than the "
+                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
     lower = min(search.incumbent, search.closed_floor, open_floor)
-    solve_time = time.perf_counter() - t0
-    raw = {"supports": total, "supports_bounded": done, "supports_searched": visited, "bound_time": bound_time}
-    if search.model is None:
-        return Result(Status.NO_SOLUTION_FOUND, bound=lower, gap=math.inf, solve_time=solve_time, nodes=search.nodes,
-                      backend="supports", message="no model found within the limits", raw=raw)
-    coef, intercept = search.model
-    x = problem.lift(program, coef, intercept)
-    objective = float(program.lazy.value(x) if program.lazy is not None else program.objective(x))
-    gap = relative_gap(objective, lower)
-    proven = objective - lower <= mip_rel_gap * max(abs(objective), 1e-10)
-    status = Status.OPTIMAL if proven else Status.FEASIBLE
-    message = (f"{'optimal' if proven else 'stopped at a limit'}: {done} of {total} supports bounded in "
-               f"{bound_time:.2f} s, {visited} searched, {search.nodes} nodes")
-    if verbose:
-        print(f"supports: {message}; objective {objective:.9g}, bound {lower:.9g}, gap {gap:.3g}")
-    return Result(status, x=x, objective=objective, bound=lower, gap=gap, solve_time=solve_time,
-                  nodes=search.nodes, backend="supports", message=message, raw=raw)
+    finished = not math.isfinite(open_floor)
+    message = (f"{done} of {total} supports bounded in {bound_time:.2f} s, {visited} searched, "
+               f"{search.nodes} nodes")
+    return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, message)
 
 
 def _row(chunks: list[np.ndarray], index: int) -> np.ndarray:
@@ -548,7 +444,3 @@ def _row(chunks: list[np.ndarray], index: int) -> np.ndarray:
             return chunk[index]
         index -= chunk.shape[0]
     raise IndexError(index)
-
-
-# declared to solvers.registry (imported lazily there: no cycle)
-BACKENDS = {"supports": Backend(solve_supports, frozenset({"MILP", "LAZY"}))}

@@ -37,34 +37,13 @@ import scipy.sparse as sp
 
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import merge_rows
+from formulations.slim import MARGIN_ROUNDOFF
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.progress import silenced
 from solvers.registry import solve
 from solvers.result import Status
-from solvers.exact.supports import _Lister, max_size_of
+from solvers.exact.supports import _Lister
 
-#: row blocks of a plain SLIM program (anything else is an operational constraint)
-PLAIN_ROWS = {"zero_one", "l0_upper", "l0_lower", "l1_pos", "l1_neg", "max_size", "conflicts"}
-#: relative round-off allowed when a row is tested against its margin (as formulations.slim)
-MARGIN_ROUNDOFF = 1e-9
-
-
-def zero_one_rows(program: Program) -> "tuple[np.ndarray, np.ndarray, float] | str":
-    """The rows ``X`` (unsigned, one per ``loss`` column, in order), labels ``y`` in {-1, 1} and the
-    margin read back from a SLIM program's ``zero_one`` block (``M_i z_i + y_i (x_i . coef +
-    intercept) >= margin``), or the reason (a sentence) the block is not of that form."""
-    coef, b, loss = (program.blocks[k] for k in ("coef", "intercept", "loss"))
-    rows = program.A[program.row_blocks["zero_one"]].tocsc()
-    y = rows[:, b].toarray().ravel()
-    if not np.all(np.abs(y) == 1.0):
-        return "not a SLIM program (intercept column)"
-    margins = program.row_lb[program.row_blocks["zero_one"]]
-    if not margins.size or np.ptp(margins) > 0 or margins[0] <= 0:
-        return "the margin is not one positive number"
-    indicators = rows[:, loss].tocoo()
-    if rows.shape[0] != loss.stop - loss.start or not np.array_equal(indicators.row, indicators.col):
-        return "not a SLIM program (one loss indicator per row, in order)"
-    return rows[:, coef].toarray() * y[:, None], y, float(margins[0])
 
 
 @dataclass(frozen=True)
@@ -87,10 +66,6 @@ class ZeroOneProgram:
     max_size: int
     offset: float
 
-    fallback = "highs"
-    #: a lister per support size, smallest first: when the program is handed over, every smaller
-    #: size is closed and the fallback gets only models of at least the current size
-    closes_sizes = True
 
     @property
     def binary(self) -> bool:
@@ -105,35 +80,22 @@ class ZeroOneProgram:
     @property
     def hands_over_search(self) -> bool:
         """With 0/1 features a support's MILP has at most ``2^|T|`` merged rows and is searched to
-        the end; with features of more values it can be nearly the whole program, so when the
-        supports below the incumbent would not all fit the time, HiGHS takes the program."""
+        the end; with features of more values it can be nearly the whole program, so each search
+        gets a share of the time and the enumeration stops when they would not all fit."""
         return not self.binary
 
     @classmethod
-    def from_program(cls, program: Program, *, counted: bool = True) -> "ZeroOneProgram | str":
-        """The problem, or the reason (a sentence) this is not a plain SLIM program; with
-        ``counted`` (the support enumeration's need), also when the row weights are not integer
-        multiples of one unit."""
-        if program.lazy is not None or program.cones:
-            return "not a SLIM program (lazy oracle or cones)"
-        if set(program.blocks) != {"coef", "intercept", "loss", "size", "abs"} or "zero_one" not in program.row_blocks:
-            return "not a SLIM program"
-        extra = set(program.row_blocks) - PLAIN_ROWS
-        if extra:
-            return f"the program has further rows ({sorted(extra)}: operational constraints)"
-        coef, b, loss, size, abs_ = (program.blocks[k] for k in ("coef", "intercept", "loss", "size", "abs"))
-        read = zero_one_rows(program)
-        if isinstance(read, str):
-            return read
-        X, y, margin = read
-        c = program.c
-        problem = cls(X, y, c[loss].copy(), margin, program.col_lb[coef].copy(), program.col_ub[coef].copy(),
-                   program.integer[coef].copy(), float(program.col_lb[b][0]), float(program.col_ub[b][0]),
-                   bool(program.integer[b][0]), c[size].copy(), c[abs_].copy(), program.col_lb[size] >= 0.5,
-                   max_size_of(program), float(program.offset))
-        if counted and not problem.countable:
-            return "the row weights are not integer multiples of one unit (Bayes errors are counted in bits)"
-        return problem
+    def from_instance(cls, instance) -> "ZeroOneProgram":
+        """The problem of a :class:`formulations.slim.SLIMInstance` (its merged rows, coefficient
+        set, costs and margin), operational constraints left out: a relaxation when it has them."""
+        cs, spec = instance.coefficients, instance.spec
+        d = instance.X.shape[1]
+        forced = cs.must_include | (cs.lb > 0) | (cs.ub < 0)
+        return cls(instance.X, instance.y, instance.weights, float(spec.margin), cs.lb.astype(float),
+                   cs.ub.astype(float), cs.integer.copy(), float(instance.intercept_bounds[0]),
+                   float(instance.intercept_bounds[1]), bool(instance.integer_intercept),
+                   spec.c0 * cs.c0.astype(float), np.full(d, float(instance.epsilon)), forced,
+                   d if spec.max_size is None else min(int(spec.max_size), d), 0.0)
 
     @property
     def d(self) -> int:
@@ -233,12 +195,3 @@ class ZeroOneProgram:
         full[support] = coef
         return float(self.weights @ self.errors(full, intercept) + self.cost @ (self.forced | (full != 0))
                      + self.epsilon @ np.abs(full) + self.offset)
-
-    def lift(self, program: Program, coef: np.ndarray, intercept: float) -> np.ndarray:
-        x = np.zeros(program.n_variables)
-        x[program.blocks["coef"]] = coef
-        x[program.blocks["intercept"]] = intercept
-        x[program.blocks["loss"]] = self.errors(coef, intercept)
-        x[program.blocks["size"]] = (self.forced | (coef != 0)).astype(float)
-        x[program.blocks["abs"]] = np.abs(coef)
-        return x

@@ -1,0 +1,90 @@
+"""The RiskSLIM route: which exact step runs on which instance (Ustun & Rudin 2019, eq. 1).
+
+:data:`ROUTE` is the table: the support enumeration with a box-constrained logistic bound per
+support (:mod:`solvers.exact.supports`) when the instance has no operational constraints and its
+kernels fit the memory budget, then SCIP's branch and bound with lazy tangent cuts of the logistic
+loss in one tree (:mod:`solvers.backends.scip`), which keeps every constraint. The enumeration
+stops at once, with its incumbent, when its first chunk projects that bounding every support would
+not fit the time left; SCIP then gets the time, warm-started from the incumbent.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from formulations.base import Model
+from formulations.riskslim import RiskSLIMInstance
+from solvers.exact.box_logistic import MAX_PATTERNS
+from solvers.exact.route import Incumbent, Outcome, Step
+from solvers.exact.supports import CHUNK, SparseLogistic, enumerate_supports
+from solvers.limits import Clock, Limits
+from solvers.registry import solve
+from solvers.result import Status
+
+
+def _size(instance: RiskSLIMInstance) -> int:
+    d = instance.X.shape[1]
+    return d if instance.spec.max_size is None else min(int(instance.spec.max_size), d)
+
+
+# -------------------------------------------------------------------------- supports
+def _supports_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
+    c = instance.constraints
+    if c is not None and c.n_rows:
+        return "the instance has operational constraints (SCIP's tree keeps them)"
+    if not instance.coefficients.integer.all():
+        return "the points are not all integers"
+    return None
+
+
+def _supports_memory(instance: RiskSLIMInstance) -> float:
+    """Bytes of the bounding kernel for supports of ``max_size`` features: with 0/1 features, bit
+    sets of the rows per prefix pattern (``2^(K-1)`` of them), else one row block and the pattern
+    accumulators; plus a chunk of supports."""
+    X, w = instance.X, instance.weights
+    m, d = X.shape
+    k = _size(instance)
+    chunk = 8.0 * CHUNK * (k + 2)
+    if np.isin(X, (0.0, 1.0)).all() and w.size and w.min() > 0:
+        words = float(np.ceil(w.sum() / w.min() / 64.0)) + 2.0
+        half = 2.0 ** max(k - 1, 0)
+        return 8.0 * half * words + 8.0 * 2 * half * (k + 4) + 8.0 * d * words + chunk
+    return 8.0 * m * (k + 4) + 16.0 * MAX_PATTERNS + 8.0 * m * d + chunk
+
+
+def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock,
+                  notes: dict) -> Outcome:
+    start = {} if best.model is None else {"incumbent": best.objective,
+                                          "start": (best.model.coef.copy(), float(best.model.intercept))}
+    found = enumerate_supports(SparseLogistic.from_instance(instance), **start, deadline=clock.end(),
+                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
+    model = None if found.model is None else Model(*found.model)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
+
+
+# ------------------------------------------------------------------ SCIP, lazy tangent cuts
+def _scip_memory(instance: RiskSLIMInstance) -> float:
+    m, d = instance.X.shape
+    return 32.0 * m * (d + 2) + 2e7
+
+
+def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    program = instance.exact()
+    result = solve(program, "scip", time_limit=clock.remaining(), node_limit=limits.node_limit,
+                   mip_rel_gap=limits.mip_rel_gap, threads=limits.threads, seed=limits.seed,
+                   warm_start=None if best.model is None else instance.lift(best.model))
+    model = None if result.x is None else instance.round(instance.decode(result.x))
+    bound = float(result.bound) if not math.isnan(result.bound) else -math.inf
+    return Outcome(model=model, bound=bound, infeasible=result.status == Status.INFEASIBLE, nodes=result.nodes,
+                   message=f"lazy-cut tree: {result.message}")
+
+
+ROUTE: tuple[Step, ...] = (
+    Step("supports", _run_supports, _supports_applies, _supports_memory, 1.0,
+         "the optimum when every support is bounded below the incumbent or searched (box-constrained "
+         "logistic bounds)", ("solvers.exact.box_logistic", "solvers.exact.supports")),
+    Step("scip", _run_scip, lambda instance, limits: None, _scip_memory, 1.0,
+         "the optimum of the MILP with lazy tangent cuts of the logistic loss (one SCIP tree), "
+         "operational constraints included"),
+)

@@ -1,0 +1,171 @@
+"""Route tables: the exact engine runs a table of steps, keeps the best model and the largest bound.
+
+A *route* is a tuple of :class:`Step` rows, one table per problem family
+(:mod:`solvers.exact.slim_route`, :mod:`solvers.exact.riskslim_route`). Each row says
+
+* ``applies(instance, limits) -> reason | None``: whether the step can take this *formulation
+  instance* (features, value counts, coefficient set, constraints, weights; never program row
+  names), and if not, why;
+* ``memory(instance) -> bytes``: what the step will allocate, estimated *before* it allocates and
+  compared with ``limits.memory``;
+* ``share``: the share of the time left the step may spend;
+* ``kernels``: the modules whose numba kernels it runs (:mod:`solvers.compiled`);
+* ``run(instance, incumbent, limits, clock, notes) -> Outcome``: a model (or None), a lower bound
+  valid for *every* model of the instance, whether it proved infeasibility, and notes handed to
+  later steps (e.g. the sign-cover cuts).
+
+:func:`run_route` runs the rows in order until the incumbent is certified (:func:`certified`, the
+one certificate test), keeps the incumbent of least true objective (``instance.objective``) among
+the models that obey the program (``feasible``), and the largest bound. It records, per row, that
+it ran (seconds, bound, objective after it, its message) or why it did not (does not apply, over
+the memory budget, kernels not compiled, no time left, already proven). Steps never relabel each
+other's results: the route's status is decided here, once.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from formulations.base import Instance, Model
+from solvers.compiled import kernels_ready
+from solvers.limits import Clock, Limits
+from solvers.result import Status, certified
+
+
+@dataclass(frozen=True)
+class Incumbent:
+    """The best model known when a step starts (None: none yet) and its true objective."""
+
+    model: Model | None
+    objective: float = math.inf
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one step returns: a model (checked by the route), a bound valid for every model of the
+    instance (objective units; ``-inf``: none), whether it proved that no model exists, its
+    branch-and-bound nodes, a sentence, and notes for later steps."""
+
+    model: Model | None = None
+    bound: float = -math.inf
+    infeasible: bool = False
+    nodes: int = 0
+    message: str = ""
+    notes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One row of a route table (module docstring)."""
+
+    name: str
+    run: Callable[..., Outcome]
+    applies: Callable[[Instance, Limits], str | None]
+    memory: Callable[[Instance], float]
+    share: float
+    proves: str
+    kernels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What became of one row: ``ran`` with its seconds, or the reason it was skipped."""
+
+    step: str
+    ran: bool
+    reason: str = ""
+    seconds: float = 0.0
+    bound: float = -math.inf
+    objective: float = math.inf
+    message: str = ""
+
+    def __str__(self) -> str:
+        if not self.ran:
+            return f"{self.step}: skipped ({self.reason})"
+        return f"{self.step}: ran {self.seconds:.2f} s, bound {self.bound:.9g}, objective {self.objective:.9g}" + \
+            (f" ({self.message})" if self.message else "")
+
+
+@dataclass(frozen=True)
+class RouteOutcome:
+    """The route's model (None if none), its true objective, the bound, the status (decided by
+    :func:`certified`), the nodes of all steps, and the record of every row."""
+
+    model: Model | None
+    objective: float
+    bound: float
+    status: Status
+    nodes: int
+    records: tuple[StepRecord, ...]
+
+    @property
+    def message(self) -> str:
+        return "; ".join(str(r) for r in self.records)
+
+
+def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, limits: Limits, clock: Clock,
+              feasible: Callable[[Model], bool]) -> RouteOutcome:
+    """Run ``route`` on ``instance`` from ``start`` (a feasible model or None) within ``limits``
+    and ``clock`` (module docstring). ``feasible(model)`` says whether a model obeys the exact
+    program (coefficient set, size, operational constraints)."""
+    best = Incumbent(start, instance.objective(start)) if start is not None else Incumbent(None)
+    bound, nodes, infeasible = -math.inf, 0, False
+    notes: dict[str, Any] = {}
+    records: list[StepRecord] = []
+    for step in route:
+        reason = _why_not(step, instance, limits, clock, best, bound)
+        if reason is not None:
+            records.append(StepRecord(step.name, False, reason))
+            continue
+        started = time.perf_counter()
+        try:
+            out = step.run(instance, best, limits, clock.part(step.share), notes)
+        except MemoryError:  # the estimate was wrong: the step is lost, the route goes on
+            records.append(StepRecord(step.name, False, "ran out of memory despite its estimate"))
+            continue
+        nodes += out.nodes
+        if out.model is not None and feasible(out.model):
+            value = instance.objective(out.model)
+            if value < best.objective:
+                best = Incumbent(out.model, value)
+        bound = max(bound, out.bound)
+        notes.update(out.notes)
+        records.append(StepRecord(step.name, True, seconds=time.perf_counter() - started, bound=out.bound,
+                                  objective=best.objective, message=out.message))
+        if out.infeasible and best.model is None:
+            infeasible = True
+            break
+    if best.model is None:
+        status = Status.INFEASIBLE if infeasible else Status.NO_SOLUTION_FOUND
+        return RouteOutcome(None, math.nan, bound, status, nodes, tuple(records))
+    bound = min(bound, best.objective)  # no valid bound exceeds a feasible model's objective
+    status = Status.OPTIMAL if certified(best.objective, bound, limits.mip_rel_gap) else Status.FEASIBLE
+    return RouteOutcome(best.model, best.objective, bound, status, nodes, tuple(records))
+
+
+def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best: Incumbent,
+             bound: float) -> str | None:
+    """The reason ``step`` does not run now, or None."""
+    if best.model is not None and certified(best.objective, bound, limits.mip_rel_gap):
+        return "the incumbent is already proven optimal"
+    if clock.expired():
+        return "no time left"
+    reason = step.applies(instance, limits)
+    if reason is not None:
+        return reason
+    need = step.memory(instance)
+    if not limits.fits(need):
+        return (f"it would allocate about {need / 2**20:,.0f} MiB, over the memory budget of "
+                f"{limits.memory / 2**20:,.0f} MiB (memory_limit)")
+    if step.kernels and not kernels_ready(step.kernels, clock.seconds_left()):
+        return "its numba kernels are not compiled in this environment yet (compiling them in the background)"
+    return None
+
+
+def route_table(route: tuple[Step, ...]) -> str:
+    """The route as a markdown table: step, share of the time, what it proves (for the docs)."""
+    lines = ["| step | time share | proves |", "|---|---|---|"]
+    lines += [f"| `{s.name}` | {s.share:g} | {s.proves} |" for s in route]
+    return "\n".join(lines)

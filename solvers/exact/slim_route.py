@@ -1,0 +1,154 @@
+"""The SLIM route: which exact step runs on which instance (Ustun & Rudin 2016, the SLIM MILP).
+
+:data:`ROUTE` is the table: the sign-cover LP bound (always), the support enumeration with
+Bayes-error bounds (0/1 features), the box search (few integer features of many values), then
+HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
+every model of the instance, so the route keeps the largest (:mod:`solvers.exact.route`).
+Operational constraints are rows of the MILP (the last step) and of nothing else: the LP's bound
+ignores them, which keeps it valid; the two searches do not run then. On 0/1 features the box
+search is not used: there the MILP with the sign-cover cuts does better (``docs/benchmarks.md``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from formulations.base import Model
+from formulations.slim import SLIMInstance
+from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
+from solvers.exact.route import Incumbent, Outcome, Step
+from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
+from solvers.exact.supports import CHUNK, enumerate_supports
+from solvers.exact.zero_one_supports import ZeroOneProgram
+from solvers.limits import Clock, Limits
+from solvers.registry import solve
+from solvers.result import Status
+
+
+def zero_one(instance: SLIMInstance) -> ZeroOneProgram:
+    """The instance as the exact steps read it (built once per instance)."""
+    cache = instance._cache
+    if "zero_one" not in cache:
+        cache["zero_one"] = ZeroOneProgram.from_instance(instance)
+    return cache["zero_one"]
+
+
+def operational(instance: SLIMInstance) -> str | None:
+    """The reason a step that ignores operational constraints may not run, or None."""
+    c = instance.constraints
+    if c is not None and (c.n_rows or c.performance):
+        return "the instance has operational constraints (only the MILP keeps them)"
+    return None
+
+
+def _start(best: Incumbent) -> dict:
+    if best.model is None:
+        return {}
+    return {"incumbent": best.objective, "start": (best.model.coef.copy(), float(best.model.intercept))}
+
+
+# --------------------------------------------------------------------------- sign-cover LP
+def _sign_cover_memory(instance: SLIMInstance) -> float:
+    m, d = instance.X.shape
+    return 24.0 * m * d + 200.0 * m * (d + 2)
+
+
+def _run_sign_cover(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    target = best.objective - limits.mip_rel_gap * max(abs(best.objective), 1e-10) \
+        if math.isfinite(best.objective) else math.inf
+    cover = sign_cover(SignCoverProblem.from_zero_one(zero_one(instance)), deadline=clock.end(),
+                       target=target, threads=limits.threads)
+    return Outcome(bound=cover.bound, message=f"{cover.rounds} rounds, {cover.cuts.shape[0]} cuts kept",
+                   notes={"sign_cover": cover})
+
+
+# -------------------------------------------------------------- supports with Bayes errors
+def _bayes_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    reason = operational(instance)
+    if reason is not None:
+        return reason
+    problem = zero_one(instance)
+    if not problem.binary:
+        return "some features take values other than 0 and 1"
+    if not problem.countable:
+        return "the row weights are not integer multiples of one unit (Bayes errors are counted in bits)"
+    return None
+
+
+def _bayes_memory(instance: SLIMInstance) -> float:
+    m, d = instance.X.shape
+    return 32.0 * d * (m // 64 + 1) + 8.0 * CHUNK * d + 200.0 * m
+
+
+def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    found = enumerate_supports(zero_one(instance), **_start(best), deadline=clock.end(),
+                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
+    model = None if found.model is None else Model(*found.model)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
+
+
+# -------------------------------------------------------------------------------- box search
+def _box_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    reason = operational(instance)
+    if reason is not None:
+        return reason
+    problem = zero_one(instance)
+    if not problem.integer.all():
+        return "the points are not all integers"
+    if problem.binary:
+        return "every feature is 0/1 (the strengthened MILP does better there)"
+    if problem.free.size > MAX_FEATURES:
+        return f"it has {problem.free.size} free features (over {MAX_FEATURES})"
+    return None
+
+
+def _box_memory(instance: SLIMInstance) -> float:
+    m, d = instance.X.shape
+    return float(box_cover_memory(zero_one(instance))) + 16.0 * m * d
+
+
+def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    found = box_cover(zero_one(instance), **_start(best), deadline=clock.end(), node_limit=limits.node_limit,
+                      mip_rel_gap=limits.mip_rel_gap)
+    model = None if found.coef is None else Model(found.coef, found.intercept)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes,
+                   message=f"{'searched to the end' if found.finished else 'stopped at a limit'}, {found.nodes} nodes")
+
+
+# ------------------------------------------------------------------- HiGHS, strengthened MILP
+def _highs_memory(instance: SLIMInstance) -> float:
+    m, d = instance.X.shape
+    return 150.0 * (np.count_nonzero(instance.X) + 4.0 * m + 6.0 * d)
+
+
+def _run_highs(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    program = instance.exact()
+    cover: SignCover | None = notes.get("sign_cover")
+    start = None if best.model is None else instance.lift(best.model)
+    if cover is not None:
+        target, warm = cover.strengthen(program), None if start is None else SignCover.signed(program, start)
+    else:
+        target, warm = program, start
+    result = solve(target, "highs", time_limit=clock.remaining(), node_limit=limits.node_limit,
+                   mip_rel_gap=limits.mip_rel_gap, threads=limits.threads, seed=limits.seed, warm_start=warm)
+    model = None
+    if result.x is not None:
+        model = instance.round(instance.decode(result.x[:program.n_variables]))
+    bound = float(result.bound) if result.bound is not None and not math.isnan(result.bound) else -math.inf
+    return Outcome(model=model, bound=bound, infeasible=result.status == Status.INFEASIBLE, nodes=result.nodes,
+                   message=f"{'strengthened ' if cover is not None else ''}MILP: {result.message}")
+
+
+ROUTE: tuple[Step, ...] = (
+    Step("sign_cover_lp", _run_sign_cover, lambda instance, limits: None, _sign_cover_memory, 0.25,
+         "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",)),
+    Step("bayes_supports", _run_bayes, _bayes_applies, _bayes_memory, 0.2,
+         "the optimum when every support below the incumbent is bounded or searched (Bayes-error bounds)",
+         ("solvers.exact.bayes_error", "solvers.exact.supports")),
+    Step("box_search", _run_box, _box_applies, _box_memory, 1.0,
+         "the optimum by branch and bound on the points' box (pair-conflict max-flow bound)",
+         ("solvers.exact.box_cover",)),
+    Step("highs", _run_highs, lambda instance, limits: None, _highs_memory, 1.0,
+         "the optimum of the MILP (with the sign-cover cuts), operational constraints included"),
+)
