@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from solvers.catalog import CATALOG, Entry, get_entry
+from solvers.catalog import ALIASES, CATALOG, Entry, canonical_name, get_entry
 from solvers.limits import Limits
 from solvers.result import relative_gap
 
@@ -73,9 +73,11 @@ METHOD_LABELS = {
     "local_search": "local search",
     "prox_rounding": "proximal path + rounding",
 }
-COLUMNS = ("formulation", "method", "label", "status", "objective", "bound", "gap", "violation", "integrality_gap",
-           "build_time", "solve_time", "total_time", "train_accuracy", "test_accuracy", "train_auc", "test_auc",
-           "size", "integrity", "magnitude", "message")
+COLUMNS = ("formulation", "method", "label", "settings", "status", "objective", "bound", "gap", "violation",
+           "integrality_gap", "build_time", "solve_time", "total_time", "train_accuracy", "test_accuracy",
+           "train_auc", "test_auc", "size", "integrity", "magnitude", "message")
+#: spec fields the ``settings`` column states (when the spec has them and they are set)
+SETTINGS = ("c0", "coef_bound", "max_size", "lam", "loss", "grid_unit", "bound", "weights", "multiplier")
 #: methods that do not start from the relaxed fit
 _STANDALONE = ("exact", "relaxed", "heuristic")
 
@@ -94,11 +96,13 @@ def list_formulations() -> dict[str, tuple[str, ...]]:
 def _check_arguments(formulations: Sequence[str], methods: Sequence[str] | None,
                      params: Mapping[str, Mapping[str, Any]] | None, time_limit: float | None,
                      test_size: float | None) -> tuple[list[Entry], dict[str, dict[str, Any]]]:
-    unknown = [f for f in formulations if f not in CATALOG]
+    unknown = [f for f in formulations if canonical_name(f) not in CATALOG]
     if unknown:
-        raise ValueError(f"formulations {unknown} are not in the catalog; available: {sorted(CATALOG)}")
+        raise ValueError(f"formulations {unknown} are not in the catalog; available: {sorted(CATALOG)} "
+                         f"(aliases: {ALIASES})")
+    formulations = [canonical_name(f) for f in formulations]
     entries = [get_entry(f) for f in formulations]
-    params = {k: dict(v or {}) for k, v in dict(params or {}).items()}
+    params = {canonical_name(k): dict(v or {}) for k, v in dict(params or {}).items()}
     bad = [k for k in params if k not in formulations]
     if bad:
         raise ValueError(f"params given for {bad}, which are not in formulations={list(formulations)}")
@@ -182,53 +186,65 @@ def fit_row(formulation: str, fit: Fit, X_train: Any, y_train: np.ndarray, X_tes
     return {**row, **model_metrics(fit.model.coef, fit.model.intercept, unit, **kw)}
 
 
-def _fits(instance: Any, entry: Entry, todo: Sequence[str], time_limit: float | None,
-          seed: int) -> tuple[dict[str, Fit], Fit | None]:
-    """Run ``todo`` on one instance; the relaxation once, as the source of the other methods."""
+def _fits(instance: Any, entry: Entry, todo: Sequence[str], time_limit: float | None, seed: int,
+          tick: Any = None) -> tuple[dict[str, Fit], Fit | None]:
+    """Run ``todo`` on one instance; the relaxation once, as the source of the other methods.
+
+    Every call gets its own budget of ``time_limit`` seconds, started when the call starts: an
+    exact solve that runs to its limit leaves the next row's budget whole."""
     from solvers.pipeline import run
 
-    limits = Limits(time_limit=time_limit, seed=seed)
+    def limits() -> Limits:  # a new, unstarted budget: the call starts its own clock
+        return Limits(time_limit=time_limit, seed=seed)
+
     fits: dict[str, Fit] = {}
     relaxed = None
     if "relaxed" in todo or any(m not in _STANDALONE for m in todo):
-        relaxed = run(instance, "relaxed", limits=limits)
+        if tick is not None and "relaxed" in todo:
+            tick(entry.name, "relaxed")
+        relaxed = run(instance, "relaxed", limits=limits())
     for method in entry.method_names:
         if method not in todo:
             continue
+        if tick is not None and method != "relaxed":
+            tick(entry.name, method)
         if method == "relaxed":
             fits[method] = relaxed
         elif method in _STANDALONE:
-            fits[method] = run(instance, method, limits=limits)
+            fits[method] = run(instance, method, limits=limits())
         else:
-            fits[method] = run(instance, method, source=relaxed, limits=limits)
+            fits[method] = run(instance, method, source=relaxed, limits=limits())
     return fits, relaxed
 
 
 # --------------------------------------------------------------------------------- compare
 def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Sequence[str] | None = None, *,
             time_limit: float | None = 30.0, test_size: float | None = 0.3, seed: int = 0,
-            params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = True) -> pd.DataFrame:
+            params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool | None = None) -> pd.DataFrame:
     """Run every method of every formulation on one seeded train/test split; one row each.
 
     Parameters
     ----------
     X : (n, d) features (array or DataFrame; raw columns for formulations with a ``design`` hook).
     y : (n,) two-valued labels (mapped as :func:`milpscore.data.encode_labels`).
-    formulations : names of :data:`solvers.catalog.CATALOG` (:func:`list_formulations`).
+    formulations : names of :data:`solvers.catalog.CATALOG` (:func:`list_formulations`; the old names
+        of :data:`solvers.catalog.ALIASES` are accepted, the table shows the catalog name).
     methods : subset of the entries' ``method_names``; None runs every method of each formulation.
-    time_limit : wall-clock seconds of each ``(formulation, method)`` call
-        (:class:`solvers.limits.Limits`); a time-limited exact solve keeps its incumbent, status
-        ``feasible``. None: no limit.
+    time_limit : wall-clock seconds of each ``(formulation, method)`` call, its own budget
+        (:class:`solvers.limits.Limits`, started when the call starts); a time-limited exact solve
+        keeps its incumbent, status ``feasible``. None: no limit.
     test_size : share of rows held out (stratified); None or 0 trains on everything.
     seed : seeds the split and every randomised method (rounding draws, restarts).
     params : per-formulation keyword arguments of the spec, e.g. ``{"slim": {"c0": 0.01}}``; they
         override the entry's ``defaults`` and the spec's own defaults.
-    progress : show a tqdm progress bar over the formulations.
+    progress : a one-line progress report on stderr (formulation, method, row k of N, elapsed
+        seconds), rewritten in place; None (default): only when stderr is a terminal.
 
     Returns
     -------
     DataFrame with the columns :data:`COLUMNS` (module docstring), one row per
-    ``(formulation, method)``.
+    ``(formulation, method)``; ``settings`` states the spec's :data:`SETTINGS` of the row (e.g.
+    ``c0=0.001 coef_bound=10``), so rows fitted with other settings than a model elsewhere say so.
     """
     import pandas as pd
 
@@ -241,13 +257,13 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
     X_train, y_train, X_test, y_test = _split(X, y_pm1, test_size, seed)
     numeric = None
     rows: list[dict[str, Any]] = []
-    bar = _progress_bar(formulations) if progress else None
+    plan = {entry.name: entry.method_names if methods is None else tuple(m for m in entry.method_names if m in methods)
+            for entry in entries}
+    bar = _ProgressLine(sum(len(t) for t in plan.values())) if _show_progress(progress) else None
     for entry in entries:
-        todo = entry.method_names if methods is None else tuple(m for m in entry.method_names if m in methods)
+        todo = plan[entry.name]
         if not todo:
             continue
-        if bar is not None:
-            bar.set_postfix_str(entry.name)
         spec = entry.spec_class(**{**entry.defaults, **params.get(entry.name, {})})
         if numeric is None and getattr(spec, "design", None) is None:
             Z = validate_features(X_train)
@@ -258,27 +274,59 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
         if entry.exact_backend is not None:
             instance.exact()  # built once here (the instance caches it), shared by every method
         build = time.perf_counter() - t0
-        fits, relaxed = _fits(instance, entry, todo, time_limit, seed)
+        fits, relaxed = _fits(instance, entry, todo, time_limit, seed, tick=None if bar is None else bar.tick)
         block = [fit_row(entry.name, fit, Z_train, y_train, Z_test, y_test, build_time=build, source=relaxed)
                  for fit in fits.values()]
+        settings = _settings(spec)
         exact = fits.get("exact")
         relaxed_value = next((r["objective"] for r in block if r["method"] == "relaxed"), float("nan"))
         gap = (relative_gap(exact.objective, relaxed_value)
                if exact is not None and exact.model is not None and np.isfinite(relaxed_value) else float("nan"))
         for r in block:
             r["integrality_gap"] = gap
+            r["settings"] = settings
         rows.extend(block)
-        if bar is not None:
-            bar.update()
     if bar is not None:
         bar.close()
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def _progress_bar(formulations: Sequence[str]) -> Any:
-    from tqdm.auto import tqdm
+def _settings(spec: Any) -> str:
+    """``"c0=0.001 coef_bound=10"``: the :data:`SETTINGS` fields of a spec that are set."""
+    from milpscore.binarize import format_number
 
-    return tqdm(total=len(formulations), desc="compare")
+    def text(value: Any) -> str:
+        return format_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+    return " ".join(f"{name}={text(getattr(spec, name))}" for name in SETTINGS
+                    if getattr(spec, name, None) is not None)
 
 
-__all__ = ["compare", "fit_row", "list_formulations", "method_label", "COLUMNS", "METHOD_LABELS"]
+def _show_progress(progress: bool | None) -> bool:
+    import sys
+
+    return bool(progress) if progress is not None else sys.stderr.isatty()
+
+
+class _ProgressLine:
+    """``compare  3/8  slim exact  12 s``, rewritten in place on stderr; a summary line at the end."""
+
+    def __init__(self, total: int) -> None:
+        import sys
+
+        self.total, self.done, self.stream, self.start = total, 0, sys.stderr, time.perf_counter()
+
+    def tick(self, formulation: str, method: str) -> None:
+        self.done += 1
+        elapsed = time.perf_counter() - self.start
+        self.stream.write(f"\rcompare  {self.done}/{self.total}  {formulation} {method_label(method):<26} "
+                          f"{elapsed:6.1f} s ")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write(f"\rcompare  {self.total} rows in {time.perf_counter() - self.start:.1f} s"
+                          + " " * 30 + "\n")
+        self.stream.flush()
+
+
+__all__ = ["compare", "fit_row", "list_formulations", "method_label", "COLUMNS", "METHOD_LABELS", "SETTINGS"]

@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import DataConversionWarning
 
+from formulations.validation import MAX_ABS_VALUE
+
 
 @dataclass(frozen=True)
 class LabelMap:
@@ -51,8 +53,9 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
         for a non-numeric column (named; suggests :class:`milpscore.binarize.ThresholdBinarizer`
         or one-hot encoding).
     ValueError
-        for NaN / inf (column named, with the number of bad rows), a 1-D or empty input, or a
-        column count different from the fitted one.
+        for NaN / inf or ``|x| > formulations.validation.MAX_ABS_VALUE`` (column named, with the
+        number of bad rows; the same limit at fit and at predict), repeated column names, a 1-D
+        or empty input, or a column count different from the fitted one.
     """
     if X is None:
         raise ValueError(f"{name} is None; pass a 2-D array or DataFrame of features")
@@ -64,6 +67,10 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
         cols = [str(c) for c in X.columns]
+        repeated = sorted({c for c in cols if cols.count(c) > 1})
+        if repeated:
+            raise ValueError(f"{name} has repeated column names {repeated[:5]}; every column needs its own name "
+                             "(a card row is read by it): rename or drop the copies")
         bad = [c for c, dt in zip(cols, X.dtypes) if not (pd.api.types.is_numeric_dtype(dt)
                                                           or pd.api.types.is_bool_dtype(dt))]
         if bad:
@@ -87,8 +94,10 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
         try:
             arr = arr.astype(float)
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be numeric; got values that cannot be converted to float ({exc}). "
-                            "Encode text columns first (milpscore.binarize.ThresholdBinarizer or one-hot).") from None
+            where = _first_text_column(arr)
+            raise TypeError(f"{name} must be numeric; {where or 'it has'} values that cannot be converted to float "
+                            f"({exc}). Encode text columns first (milpscore.binarize.ThresholdBinarizer makes "
+                            "indicators of categories).") from None
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}. Reshape your data "
                          "with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample")
@@ -108,7 +117,27 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
         kind = "NaN" if np.isnan(arr[:, j]).any() else "inf"
         n_bad = int((~finite[:, j]).sum())
         raise ValueError(f"{name} column {col!r} contains {kind} in {n_bad} row(s); drop or impute those rows")
+    big = np.abs(arr) > MAX_ABS_VALUE
+    if big.any():  # the same limit at fit (the solvers' tolerances) and at predict (no overflow to nan)
+        j = int(np.flatnonzero(big.any(axis=0))[0])
+        col = cols[j] if cols else f"x{j}"
+        raise ValueError(f"{name} column {col!r} has values up to {np.abs(arr[:, j]).max():.3g} in "
+                         f"{int(big[:, j].sum())} row(s); a linear score accepts |x| <= {MAX_ABS_VALUE:g} (beyond it "
+                         "the solvers cannot resolve one point and scores overflow): rescale the column (e.g. to "
+                         "thousands) or binarise it")
     return arr
+
+
+def _first_text_column(arr: np.ndarray) -> str:
+    """``"column xj has"`` for the first column of a 2-D object array that is not all numbers ("" if none)."""
+    if arr.ndim != 2:
+        return ""
+    for j in range(arr.shape[1]):  # only on the error path
+        try:
+            arr[:, j].astype(float)
+        except (TypeError, ValueError):
+            return f"column x{j} has"
+    return ""
 
 
 def encode_labels(y: Any, *, name: str = "y", pos_label: Any = None) -> tuple[np.ndarray, LabelMap]:

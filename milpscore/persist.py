@@ -42,8 +42,10 @@ def _plain(value: Any) -> Any:
     return repr(value)  # a parameter object (constraints, coefficient sets): recorded, not restored
 
 
-def model_to_dict(estimator: Any, preprocessor: ThresholdBinarizer | None = None) -> dict[str, Any]:
-    """Everything :func:`load_model` needs, as JSON values (see the module docstring)."""
+def model_to_dict(estimator: Any, preprocessor: ThresholdBinarizer | None = None,
+                  target: str | None = None) -> dict[str, Any]:
+    """Everything :func:`load_model` needs, as JSON values (see the module docstring); ``target``
+    (the label column's name, when known) goes into the schema, so ``predict`` never asks for it."""
     from milpscore import __version__
 
     if not hasattr(estimator, "coef_"):
@@ -60,7 +62,8 @@ def model_to_dict(estimator: Any, preprocessor: ThresholdBinarizer | None = None
         "format": FORMAT, "format_version": FORMAT_VERSION, "library_version": __version__,
         "estimator": {"class": type(estimator).__name__, "params": _plain(estimator.get_params())},
         "schema": {"columns": list(prep.to_dict()["columns"] if isinstance(prep, ThresholdBinarizer) else
-                                   [v.name for v in prep.variables_] if prep is not None else features)},
+                                   [v.name for v in prep.variables_] if prep is not None else features),
+                   **({"target": str(target)} if target is not None else {})},
         "preprocessor": prep.to_dict() if prep is not None else None,
         "model": {"features": features, "coef": _plain(estimator.coef_), "intercept": float(estimator.intercept_),
                   "labels": {"negative": _plain(estimator.classes_[0]), "positive": _plain(estimator.classes_[1])},
@@ -78,10 +81,11 @@ def model_to_dict(estimator: Any, preprocessor: ThresholdBinarizer | None = None
     return out
 
 
-def save_model(estimator: Any, path: str | Path, preprocessor: ThresholdBinarizer | None = None) -> Path:
+def save_model(estimator: Any, path: str | Path, preprocessor: ThresholdBinarizer | None = None,
+               target: str | None = None) -> Path:
     """Write a fitted estimator (and the binariser its columns came from, if any) as JSON."""
     path = Path(path)
-    path.write_text(json.dumps(model_to_dict(estimator, preprocessor), indent=1))
+    path.write_text(json.dumps(model_to_dict(estimator, preprocessor, target), indent=1))
     return path
 
 

@@ -259,3 +259,7 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         """``x . coef_ + intercept_`` per row: the card's SCORE (sum of its points) plus its base score;
         ``> 0`` predicts ``classes_[1]`` (``pos_label``)."""
         return np.asarray(self._validated(X) @ self.coef_, dtype=float).reshape(-1) + self.intercept_
+
+    def predict(self, X: Any) -> np.ndarray:
+        """``classes_[1]`` where :meth:`decision_function` ``> 0``, else ``classes_[0]`` (0 rows give 0 labels)."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]

@@ -1,5 +1,5 @@
 """CLI: prints a card and the exact-vs-relaxed table (pipeline fits); raw columns are binarised by
-default; bad CSVs exit 2 with one clear line."""
+default; bad CSVs exit 2 with one clear line naming the column and the flag that fixes it."""
 import re
 
 import numpy as np
@@ -13,7 +13,7 @@ def test_fit_on_shared_csv(shared_data, capsys):
     code = main(["fit", str(shared_data / "breastcancer_data.csv"), "--time-limit", "3", "--max-size", "3"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "SLIM score card" in out and "exact (sign_cover)" in out and "relaxed (highs)" in out
+    assert "SLIM score card" in out and re.search(r"exact \(\w+\)", out) and "relaxed (highs)" in out
     assert "683 training rows" in out
 
 
@@ -24,10 +24,17 @@ def test_fit_default_data(capsys):
 
 
 @pytest.mark.parametrize("frame, args, match", [
-    (pd.DataFrame({"y": [0, 1, 0, 1], "a": [1, None, 2, 3]}), [], "column 'a' contains NaN"),
-    (pd.DataFrame({"y": [0, 1, 0, 1], "a": ["x", "y", "x", "z"]}), [], "column 'a' is not numeric"),
-    (pd.DataFrame({"y": [1, 1, 1, 1], "a": [1, 2, 3, 4]}), [], "only one class"),
+    (pd.DataFrame({"y": [0, 1, 0, 1], "a": [1, None, 2, 3]}), [], "column 'a' contains NaN.*--missing indicator"),
+    (pd.DataFrame({"y": [1, 1, 1, 1], "a": [1, 2, 3, 4]}), [], "label column 'y' .* 1 distinct value"),
     (pd.DataFrame({"y": [0, 1, 0, 1], "a": [1, 2, 3, 4]}), ["--target", "label"], "--target 'label'"),
+    (pd.DataFrame({"y": [0, 1, 0, 1], "a": [1, 2, 3, 4]}), ["--missing", "indicator", "--formulation", "fused"],
+     "fused table bins its own columns"),
+    (pd.DataFrame({"age": [30.0, 41, 52, 63, 74, 85], "event": [0, 1, 0, 1, 0, 1]}), [],
+     r"label column 'age' \(the first column\) .* 6 distinct value\(s\) \(30.0, 41.0, .*--target NAME "
+     r"\(two-valued columns: \['event'\]\)"),
+    (pd.DataFrame({"y": [0, 1, None, 1], "a": [1, 2, 3, 4]}), [], "label column 'y' .* is empty in 1 row"),
+    (pd.DataFrame({"y": [], "a": []}), [], r"has a header \(2 column\(s\)\) but no data rows"),
+    (pd.DataFrame({"y": [0, 1, 0, 1]}), [], "only the label column 'y'"),
 ])
 def test_bad_csv_exit_code_2(tmp_path, capsys, frame, args, match):
     path = tmp_path / "bad.csv"
@@ -35,7 +42,27 @@ def test_bad_csv_exit_code_2(tmp_path, capsys, frame, args, match):
     assert main(["fit", str(path), "--time-limit", "1", *args]) == 2
     err = capsys.readouterr().err
     assert "milpscore: error:" in err and "Traceback" not in err
-    assert re.search(match, err)
+    assert re.search(match, err), err
+
+
+def test_repeated_header_names_are_refused_by_name(tmp_path, capsys):
+    """pandas would rename the copy 'a.1' silently; the CLI refuses the file and names the column."""
+    path = tmp_path / "dup.csv"
+    path.write_text("y,a,a,b\n0,1,2,3\n1,2,3,4\n0,1,1,1\n1,3,3,3\n")
+    assert main(["fit", str(path), "--time-limit", "1"]) == 2
+    assert "repeats the column name(s) ['a']" in capsys.readouterr().err
+
+
+def test_an_empty_card_is_a_note_without_a_warning_or_a_line_number(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"y": rng.integers(0, 2, 40), "noise": rng.integers(0, 2, 40)})
+    path = tmp_path / "noise.csv"
+    frame.to_csv(path, index=False)
+    assert main(["fit", str(path), "--time-limit", "3", "--c0", "0.5"]) == 0
+    captured = capsys.readouterr()
+    assert "no points: every row gets the same class" in captured.out
+    assert "milpscore: note:" in captured.err and "constant model" in captured.err
+    assert "Warning" not in captured.err and "cli.py" not in captured.err and ".py:" not in captured.err
 
 
 def test_raw_continuous_columns_are_binarised_by_default(tmp_path, capsys):
@@ -47,6 +74,7 @@ def test_raw_continuous_columns_are_binarised_by_default(tmp_path, capsys):
     assert main(["fit", str(path), "--time-limit", "3"]) == 0
     out = capsys.readouterr().out
     assert "binarised 1 non-binary column(s) into 3 threshold indicators" in out
+    assert out.index("binarised") < out.index("SLIM score card")  # the data summary comes before the solve
     assert re.search(r"age >= \d+", out)  # the card speaks in thresholds, not in raw ages
     assert main(["fit", str(path), "--time-limit", "3", "--binarize", "0"]) == 0
     assert "1 non-binary column(s) used as they are (--binarize 0): ['age']" in capsys.readouterr().out
@@ -62,11 +90,12 @@ def test_table_rows_are_the_pipeline_fits(shared_data):
     X, y = (frame.iloc[:, 1:] >= 5).astype(float), frame.iloc[:, 0]
     model = SLIMClassifier(coef_bound=3, c0=0.01, max_size=2, time_limit=10, relaxed=True).fit(X, y)
     table = comparison_table(model, X, y).set_index("program")
-    assert table.loc["exact (sign_cover)", "objective"] == pytest.approx(model.fit_.objective)
-    assert table.loc["exact (sign_cover)", "train_accuracy"] == pytest.approx(model.score(X, y))
+    exact = f"exact ({model.result_.backend})"
+    assert table.loc[exact, "objective"] == pytest.approx(model.fit_.objective)
+    assert table.loc[exact, "train_accuracy"] == pytest.approx(model.score(X, y))
     assert table.loc["relaxed (highs)", "bound"] == pytest.approx(model.relaxed_fit_.bound)
-    assert table.loc["relaxed (highs)", "objective"] <= table.loc["exact (sign_cover)", "objective"] + 1e-9
-    assert table.loc["exact (sign_cover)", "violation"] == 0.0
+    assert table.loc["relaxed (highs)", "objective"] <= table.loc[exact, "objective"] + 1e-9
+    assert table.loc[exact, "violation"] == 0.0
 
 
 # ------------------------------------------------------------------ save, predict, export, compare
@@ -80,9 +109,10 @@ def _tiny_csv(tmp_path, n=60, seed=0):
     return path, frame
 
 
-@pytest.mark.parametrize("formulation", ["riskscore", "fused", "slim"])
+@pytest.mark.parametrize("formulation", ["riskscore", "fused", "slim", "facets"])
 def test_fit_save_predict_round_trip(tmp_path, capsys, formulation):
-    """The saved JSON predicts the same as the fitted model, from raw columns in any order."""
+    """The saved JSON predicts the same as the fitted model, from raw columns in any order; the
+    ``points`` column is the card's total (points + card intercept > 0 is the prediction)."""
     from milpscore.persist import load_model
 
     path, frame = _tiny_csv(tmp_path)
@@ -98,16 +128,22 @@ def test_fit_save_predict_round_trip(tmp_path, capsys, formulation):
     shuffled.to_csv(pred_path, index=False)
     assert main(["predict", str(model_path), str(pred_path)]) == 0
     printed = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
-    np.testing.assert_allclose(printed["score"], model.decision_function(frame))
-    # the printed card's rule reproduces the predictions: score + base score > 0
+    assert list(printed.columns) == ["points", "prediction"] + (["probability"] if formulation == "riskscore" else [])
     card = model.scorecard
+    unit = model.data["estimator"]["params"]["grid_unit"] if formulation == "facets" else 1.0
+    np.testing.assert_allclose(printed["points"] + card.intercept, model.decision_function(frame) / unit, atol=1e-9)
+    # the printed card's rule reproduces the predictions: points + base score > 0
     np.testing.assert_array_equal(printed["prediction"].astype(str),
-                                  np.where(printed["score"] > 0, card.positive_label, card.negative_label).astype(str))
+                                  np.where(printed["points"] + card.intercept > 0, card.positive_label,
+                                           card.negative_label).astype(str))
     if formulation == "riskscore":
-        np.testing.assert_allclose(printed["probability"], 1 / (1 + np.exp(-printed["score"])))
-    shuffled.drop(columns="age").to_csv(pred_path, index=False)
+        np.testing.assert_allclose(printed["probability"], 1 / (1 + np.exp(-(printed["points"] + card.intercept))))
+    if formulation != "facets":
+        assert printed["points"].dtype.kind == "i"  # integer cards print integer totals
+    frame.rename(columns={"age": "age_years"}).to_csv(pred_path, index=False)  # the label column is there too
     assert main(["predict", str(model_path), str(pred_path)]) == 2
-    assert "['age']" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "['age']" in err and "['age_years']" in err and "event" not in err  # the hint never proposes the label
 
 
 def test_load_refuses_a_newer_format(tmp_path, capsys):
@@ -167,10 +203,16 @@ def test_export_pyomo_script_runs(tmp_path, capsys):
 
 def test_compare_command_and_version(tmp_path, capsys):
     path, _ = _tiny_csv(tmp_path)
-    assert main(["compare", str(path), "--formulations", "slim,riskslim", "--methods", "exact,relaxed",
-                 "--time-limit", "5"]) == 0
-    out = capsys.readouterr().out
+    assert main(["compare", str(path), "--formulations", "slim,riskscore", "--methods", "exact,relaxed",
+                 "--time-limit", "5", "--progress", "--c0", "0.01"]) == 0
+    captured = capsys.readouterr()
+    out = captured.out
     assert out.count("exact") >= 1 and "relaxed" in out
+    assert "riskslim" in out and "riskscore" not in out  # the old name is accepted, the table says the catalog's
+    assert "settings" in out and "c0=0.01" in out  # the settings of each row are in the table
+    assert "compare  4 rows in" in captured.err  # asked for: a progress line on stderr, none on stdout
+    assert main(["compare", str(path), "--formulations", "nope", "--time-limit", "1"]) == 2
+    assert "not in the catalog" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--version"])
     assert "milpscore 0." in capsys.readouterr().out
@@ -181,10 +223,14 @@ def test_json_and_html_formats(tmp_path, capsys):
 
     path, _ = _tiny_csv(tmp_path)
     assert main(["fit", str(path), "--time-limit", "3", "--format", "json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)  # stdout is the JSON document only
     assert set(data) == {"data", "metrics", "model"} and "train accuracy" in data["metrics"]
+    assert data["model"]["schema"]["target"] == "event"
+    assert captured.err.startswith("data: ")  # the summary, printed before the solve, on stderr
     assert main(["fit", str(path), "--time-limit", "3", "--format", "html"]) == 0
-    assert "<table" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "<table" in captured.out and "binarised" not in captured.out and captured.err.startswith("data: ")
 
 
 def test_pos_label_chooses_the_class_the_points_score_for(tmp_path, capsys):
@@ -215,7 +261,9 @@ def test_riskscore_multiplier_reaches_the_saved_probabilities(tmp_path, capsys):
     frame.to_csv(pred_path, index=False)
     assert main(["predict", str(model_path), str(pred_path)]) == 0
     printed = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
-    np.testing.assert_allclose(printed["probability"], 1 / (1 + np.exp(-printed["score"] / 2)), rtol=1e-9)
+    intercept = __import__("json").loads(model_path.read_text())["card"]["intercept"]
+    np.testing.assert_allclose(printed["probability"], 1 / (1 + np.exp(-(printed["points"] + intercept) / 2)),
+                               rtol=1e-9)
 
 
 def test_multiplier_flag_takes_a_positive_number_or_auto():
