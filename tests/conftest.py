@@ -13,7 +13,18 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """Folder ``../shared/data`` beside the checkout (skips when it is absent)."""
+    """Folder ``../shared/data`` beside the checkout: the one way a test reads the project's shared
+    data sets. A bare clone has no such folder; the test then skips, saying why."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data not found at {SHARED_DATA}")
+        pytest.skip(f"needs the shared data sets at {SHARED_DATA} (absent in a bare clone)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_kernels() -> None:
+    """Compile the exact engine's numba kernels once, before any timed fit (``solvers.warmup``):
+    in a fresh environment the route skips steps whose kernels are not compiled when the time
+    left is short (``solvers.compiled``), and tests with short time limits expect them to run."""
+    from solvers.warmup import main
+
+    main()
