@@ -22,7 +22,7 @@ was feasible. ``limits.time_limit`` is the wall time of the whole call (:class:`
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
@@ -345,10 +345,9 @@ def run(instance: Instance, method: str = "exact", backend: str | None = None, *
         return solve_relaxed(instance, backend, limits=limits, verbose=verbose, options=options)
     if method == "heuristic":
         return solve_heuristic(instance, limits=limits)
-    clock = limits.clock()
+    limits = limits.started()
     if source is None:
         source = solve_relaxed(instance, backend, limits=limits, verbose=verbose, options=options)
-    rest = replace(limits, time_limit=clock.remaining())
     if method == "rounding":
-        return solve_rounded(instance, source, limits=rest)
-    return solve_method(instance, method, source=source, limits=rest)
+        return solve_rounded(instance, source, limits=limits)
+    return solve_method(instance, method, source=source, limits=limits)

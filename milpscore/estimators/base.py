@@ -16,7 +16,6 @@ formulation sees, e.g. one-hot bins) and :meth:`_make_scorecard`.
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -64,6 +63,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         reproducible fits set ``time_limit=None`` and a ``node_limit``.
     node_limit, mip_rel_gap, threads, seed : see :class:`solvers.limits.Limits`.
     verbose : print the solver's log.
+    memory_limit : MiB one step of the exact solve may allocate (None: half the memory available
+        when the fit starts); a step over it is skipped, with its reason in ``fit_.steps``.
 
     Every preset also takes ``pos_label``: the class the points score for (predicted when
     ``total points + base score > 0``); default the larger label (``1`` of ``0/1``) or the later
@@ -75,7 +76,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
 
     def __init__(self, formulation: Any = "slim", params: dict | None = None, method: str = "exact",
                  backend: str | None = None, time_limit: float | None = 60.0, node_limit: int | None = None,
-                 mip_rel_gap: float = 1e-6, threads: int = 1, seed: int = 0, verbose: bool = False):
+                 mip_rel_gap: float = 1e-6, threads: int = 1, seed: int = 0, verbose: bool = False,
+                 memory_limit: float | None = None):
         self.formulation = formulation
         self.params = params
         self.method = method
@@ -86,6 +88,7 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         self.threads = threads
         self.seed = seed
         self.verbose = verbose
+        self.memory_limit = memory_limit
 
     # ------------------------------------------------------------------ hooks of presets
     def _formulation(self, y: np.ndarray, names: list[str]) -> Formulation:
@@ -101,8 +104,9 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         return self.method, self.backend, {}
 
     def _limits(self) -> Limits:
+        memory = getattr(self, "memory_limit", None)
         return Limits(time_limit=self.time_limit, node_limit=self.node_limit, mip_rel_gap=self.mip_rel_gap,
-                      threads=self.threads, seed=self.seed)
+                      threads=self.threads, seed=self.seed, memory=None if memory is None else int(memory * 2**20))
 
     def _design(self, X: np.ndarray, names: list[str], *, fitting: bool) -> np.ndarray:
         """Features the formulation sees (identity; the fused table bins them)."""
@@ -156,18 +160,15 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "IntegerLinearClassifier":
         """Validate ``X`` and ``y``, solve the formulation by the pipeline, build the score card."""
-        limits = self._limits()
-        clock = limits.clock()
+        limits = self._limits().started()  # one deadline for the whole fit, passed down unchanged
         method, backend, options = self._method()
         instance, names, labels = self._instance(X, y, sample_weight)
         start = self._start(instance, limits) if method == "exact" else None
-        if start is not None:  # the start's time comes out of the same budget
-            limits = replace(limits, time_limit=clock.remaining())
         fit = run(instance, method, backend, limits=limits, source=start, verbose=self.verbose, options=options)
         if getattr(self, "relaxed", False) is True and method != "relaxed":
             # the relaxation shares the fit's wall-clock budget
-            rest = replace(limits, time_limit=clock.remaining())
-            self.relaxed_fit_ = run(instance, "relaxed", backend, limits=rest, verbose=self.verbose, options=options)
+            self.relaxed_fit_ = run(instance, "relaxed", backend, limits=limits, verbose=self.verbose,
+                                    options=options)
         if method != "relaxed" and fit.model is not None and fit.violation > FEASIBILITY_TOL:
             raise RuntimeError(f"{type(self).__name__}: the {method} model breaks the program's constraints (largest "
                                f"violation {fit.violation:.3g}: {fit.message}); use method='exact' to get a model "

@@ -52,6 +52,8 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     time_limit : wall-clock seconds of the whole fit; at the limit the best model is returned with
         status "feasible" and its certified gap.
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.
+    memory_limit : MiB one step of the exact solve may allocate (None: half the memory available);
+        a step over it is skipped, with its reason in ``fit_.steps``.
     constraints : sequence of operational constraints (:mod:`formulations.constraints`: AtMost,
         AtLeast, Exactly, Implies, Monotone, Linear) by column name; the model obeys them
         (the card lists them, checked).
@@ -86,7 +88,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
                  backend: str | None = None, time_limit: float | None = 60.0, node_limit: int | None = None,
                  mip_rel_gap: float = 1e-4, threads: int = 1, seed: int = 0, verbose: bool = False,
                  constraints: Sequence = (), one_threshold_per_variable: bool = False,
-                 pos_label: Any = None, multiplier: float | Sequence[float] | str = 1.0):
+                 pos_label: Any = None, multiplier: float | Sequence[float] | str = 1.0,
+                 memory_limit: float | None = None):
+        self.memory_limit = memory_limit
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size

@@ -69,6 +69,8 @@ class SLIMClassifier(IntegerLinearClassifier):
         gap. Time-limited runs can return different models; for reproducible fits use
         ``time_limit=None`` and ``node_limit``.
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.
+    memory_limit : MiB one step of the exact solve may allocate (None: half the memory available);
+        a step over it is skipped, with its reason in ``fit_.steps``.
     relaxed : bool
         Also solve the LP relaxation (within the same time budget) and keep it in ``relaxed_fit_``.
     constraints : sequence of operational constraints (:mod:`formulations.constraints`: AtMost,
@@ -91,7 +93,9 @@ class SLIMClassifier(IntegerLinearClassifier):
                  time_limit: float | None = 60.0, node_limit: int | None = None, mip_rel_gap: float = 1e-6,
                  threads: int = 1, seed: int = 0, verbose: bool = False, relaxed: bool = False,
                  constraints: Sequence = (), one_threshold_per_variable: bool = False,
-                 pos_label: Any = None):
+                 pos_label: Any = None,
+                 memory_limit: float | None = None):
+        self.memory_limit = memory_limit
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size
