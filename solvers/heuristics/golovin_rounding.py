@@ -1,9 +1,9 @@
 """Unbiased randomized rounding onto the grid (Golovin et al. 2013) of the Facets relaxation.
 
 Golovin, Sculley, McMahan & Young, "Large-scale learning with less RAM via randomization"
-(ICML 2013), section 3: a real weight ``beta`` is stored on the grid ``eps Z`` by *randomized
-rounding*, ``a = eps floor(beta / eps)``, rounded up to ``a + eps`` with probability
-``(beta - a) / eps`` and down to ``a`` otherwise. The rounding is unbiased, ``E[RandomRound(beta)]
+(ICML 2013; the text is not in ../shared/papers, so no section is cited): online gradient descent
+stores each weight ``beta`` on a grid ``eps Z`` by *randomized rounding*, ``a = eps floor(beta /
+eps)``, rounded up to ``a + eps`` with probability ``(beta - a) / eps`` and down to ``a`` otherwise. The rounding is unbiased, ``E[RandomRound(beta)]
 = beta``, with variance ``(beta - a)(a + eps - beta) <= eps^2 / 4``; their regret bounds for
 online gradient descent on the rounded weights rest on these two facts alone. The Facets paper
 (Belahcene et al. 2020) compares with "our implementation of Golovin's approach" (its Table 1,
@@ -61,7 +61,7 @@ _INTEGRAL_TOL = 1e-9
 def random_round(w: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
     """``n_draws`` independent unbiased roundings of ``w`` onto the integers, shape ``(n_draws, d)``.
 
-    ``floor(w_j) + 1[u < w_j - floor(w_j)]`` with ``u ~ U[0, 1)`` (Golovin et al. 2013, section 3,
+    ``floor(w_j) + 1[u < w_j - floor(w_j)]`` with ``u ~ U[0, 1)`` (Golovin et al. 2013's rounding
     with grid ``eps = 1``; for another grid pass ``w / eps`` and multiply back). Coordinates within
     1e-9 of an integer are that integer in every draw.
     """
