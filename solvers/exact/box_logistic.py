@@ -401,18 +401,31 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
 MAX_BIT_ROWS = 10**7
 
 
-def pack_rows(rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """``(bits, valid, unit)``: the columns of the boolean ``rows`` as bit sets over the rows, each
-    repeated ``weight / unit`` times (``unit`` the least weight), so a popcount is a weight; None
-    when the weights are not integer multiples of one unit or there are too many copies."""
-    if rows.shape[0] == 0:
-        return np.zeros((rows.shape[1], 1), np.uint64), np.zeros(1, np.uint64), 1.0
+def copy_counts(weights: np.ndarray) -> np.ndarray | None:
+    """How many times each row is repeated in a bit set (``weight / unit``, ``unit`` the least
+    weight), or None when the weights are not integer multiples of one unit or the copies would
+    exceed :data:`MAX_BIT_ROWS`."""
+    if weights.size == 0:
+        return np.zeros(0, np.int64)
     unit = float(weights.min())
     copies = weights / unit if unit > 0 else weights
     counts = np.rint(copies).astype(np.int64)
     if unit <= 0 or not np.allclose(copies, counts, rtol=0, atol=1e-9 * max(1.0, float(copies.max()))) or \
             counts.sum() > MAX_BIT_ROWS:
         return None
+    return counts
+
+
+def pack_rows(rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """``(bits, valid, unit)``: the columns of the boolean ``rows`` as bit sets over the rows, each
+    repeated ``weight / unit`` times (``unit`` the least weight), so a popcount is a weight; None
+    when the weights are not integer multiples of one unit or there are too many copies."""
+    if rows.shape[0] == 0:
+        return np.zeros((rows.shape[1], 1), np.uint64), np.zeros(1, np.uint64), 1.0
+    counts = copy_counts(weights)
+    if counts is None:
+        return None
+    unit = float(weights.min())
     repeated = np.repeat(rows, counts, axis=0)
     n = repeated.shape[0]
     words = (n + 63) // 64

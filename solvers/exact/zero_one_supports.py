@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,6 +40,7 @@ from formulations.program import Program, ProgramBuilder
 from formulations.rows import merge_rows
 from formulations.slim import MARGIN_ROUNDOFF
 from solvers.exact.bayes_error import bayes_errors, value_bits
+from solvers.exact.box_logistic import copy_counts
 from solvers.progress import silenced
 from solvers.registry import solve
 from solvers.result import Status
@@ -67,15 +69,17 @@ class ZeroOneProgram:
     offset: float
 
 
-    @property
+    @cached_property
     def binary(self) -> bool:
         """Every feature takes only the values 0 and 1."""
         return bool(np.isin(self.X, (0.0, 1.0)).all())
 
-    @property
+    @cached_property
     def countable(self) -> bool:
-        """The row weights are integer multiples of one unit (the Bayes errors' bit sets need it)."""
-        return value_bits(self.X, self.y > 0, self.weights) is not None
+        """The row weights of each label are integer multiples of one unit (the Bayes errors'
+        bit sets need it)."""
+        positive = self.y > 0
+        return copy_counts(self.weights[positive]) is not None and copy_counts(self.weights[~positive]) is not None
 
     @property
     def hands_over_search(self) -> bool:

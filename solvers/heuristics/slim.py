@@ -17,14 +17,17 @@ again with ``violations`` before using it). Every loop checks the clock.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.optimize import minimize
 
 from formulations.base import Model
 from formulations.intercept import margin_error_intercept
 from formulations.slim import SLIMInstance
-from solvers.limits import Clock
+from solvers.compiled import kernels_ready
 from solvers.heuristics.slim_search import applies, search
+from solvers.limits import Clock
 
 
 def _penalty(instance: SLIMInstance, coef: np.ndarray) -> float:
@@ -117,11 +120,14 @@ def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0)
     it breaks an operational constraint). Otherwise the best of two coordinate searches, from the
     rounded logistic start and from the rounded zero model: from zero the search is forward
     selection with integer values, from the rounded fit it prunes and adjusts a dense model.
+    The beam search needs its numba kernels: when they are not compiled yet and the clock is
+    short (:func:`solvers.compiled.kernels_ready`), the coordinate searches run instead.
     Deterministic (``seed`` is unused). Models that obey the operational constraints come first;
     the pipeline rejects a start that does not.
     """
     start = rounded_logistic_start(instance, clock=clock)
-    if applies(instance):
+    left = math.inf if clock is None else clock.seconds_left()
+    if applies(instance) and kernels_ready(("solvers.heuristics.slim_search",), left):
         if instance.constraint_violation(start) > 1e-9:
             start = coordinate_search(instance, start, clock=clock)
         return search(instance, [start], clock=clock)

@@ -5,8 +5,14 @@ Minimises ``F(theta) = f(theta) + rho1 ||theta||_1`` with the smooth part
 takes the gradient of ``l`` at the extrapolated point ``z`` (one forward-backward pass over every
 sentence), the proximal step ``theta+ = S(z - grad f(z) / L, rho1 / L)``, and backtracks ``L``
 (doubling) until ``f(theta+) <= f(z) + grad f(z).(theta+ - z) + L / 2 ||theta+ - z||^2``
-(Beck & Teboulle, eq. 2.5); ``L`` is halved again before the next iteration. The momentum is
-restarted whenever ``F`` would increase (O'Donoghue & Candès 2015), so ``F`` decreases monotonically.
+(Beck & Teboulle, eq. 2.5) or, once that quadratic term is below the rounding of ``f``, until
+``(grad f(theta+) - grad f(z)).(theta+ - z) <= L ||theta+ - z||^2`` (TFOCS, Becker, Candès & Grant
+2011, section 5.3); ``L`` is halved again before the next iteration. The momentum is
+restarted whenever ``F`` would increase or the momentum points uphill,
+``(z - theta+).(theta+ - theta) > 0`` (O'Donoghue & Candès 2015, function and gradient schemes;
+the second still works where ``F`` is flat to machine precision); the step taken right after a
+restart is a plain proximal-gradient step, which decreases ``F`` by the majorisation (an increase
+there can only be rounding, at the last digits of ``F``), so ``F`` decreases monotonically.
 
 Stopping rule (KKT, the same as ``crf_bcd``): stop when ``max_k kkt_k <= tol * rho1_max`` at
 the current ``theta``, with the exact gradient of ``l`` (``crf_problem.kkt_max``).
@@ -59,20 +65,28 @@ def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, time_limi
             candidate = _soft(z - gradient_z / step_l, rho1 / step_l)
             c_loss, c_grad = full_gradient(candidate, data, sparse)
             diff = candidate - z
-            if c_loss + 0.5 * rho2 * candidate @ candidate <= smooth_z + gradient_z @ diff + 0.5 * step_l * diff @ diff \
-                    + 1e-12 * abs(smooth_z):
+            quadratic = 0.5 * step_l * diff @ diff
+            if quadratic <= 1e-10 * max(abs(smooth_z), 1.0):  # below rounding of f: curvature test
+                if (c_grad + rho2 * candidate - gradient_z) @ diff <= 2.0 * quadratic:
+                    break
+            elif c_loss + 0.5 * rho2 * candidate @ candidate <= smooth_z + gradient_z @ diff + quadratic:
                 break
             step_l *= 2.0
         c_value = objective_value(c_loss, candidate, rho1, rho2)
         n_iter += 1
-        if c_value > value:  # restart the momentum from theta
+        if c_value > value and momentum > 1.0:  # restart the momentum from theta
             z, z_loss, z_grad, momentum = theta, loss, grad, 1.0
             continue
+        if (z - candidate) @ (candidate - theta) > 0:  # gradient restart: momentum points uphill
+            momentum = 1.0
         next_momentum = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * momentum * momentum))
         extrapolated = candidate + ((momentum - 1.0) / next_momentum) * (candidate - theta)
         theta, loss, grad, value, momentum = candidate, c_loss, c_grad, c_value, next_momentum
-        z = extrapolated
-        z_loss, z_grad = full_gradient(z, data, sparse)
+        if momentum > 1.0 and np.any(extrapolated != theta):
+            z = extrapolated
+            z_loss, z_grad = full_gradient(z, data, sparse)
+        else:
+            z, z_loss, z_grad = theta, loss, grad
         step_l *= 0.5
     return CRFFit(theta=theta, objective=value, loss=loss, kkt=violation, n_iter=n_iter, status=status,
                   seconds=time.perf_counter() - clock, history=tuple(history), rho1=rho1, rho2=rho2,

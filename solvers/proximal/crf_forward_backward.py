@@ -3,7 +3,7 @@
 Notation of ``formulations/crf/criterion.py``: per token ``t`` unary potentials ``u_t(y)`` and
 pair potentials ``b_t(y', y)`` (zero on a sentence's first token), stored as ``unary[n, Y]`` and
 ``pair[n, Y*Y]`` (``y' * Y + y``). The recursions are the slides' "Forward-Backward Recursions"
-with scaling (Rabiner 1989): ``c_t = max u_t + max b_t``,
+with scaling (Rabiner 1989): ``c_t = max_{y', y} u_t(y) + b_t(y', y)``,
 ``a_t(y) = sum_y' ah_{t-1}(y') exp(u_t(y) + b_t(y', y) - c_t)``, ``s_t = sum_y a_t(y)``,
 ``ah_t = a_t / s_t``, so ``log Z = sum_t (c_t + log s_t)`` and no quantity overflows however long
 the sentence; backwards ``bh_{T-1} = 1``, ``bh_t(y') = sum_y exp(..)_{t+1}(y', y) bh_{t+1}(y) / s_{t+1}``.
@@ -64,20 +64,18 @@ def forward(unary, pair, start, stop, n_labels, alpha, scale, expo):
     log_z += c + np.log(s)
     for i in range(start + 1, stop):
         t = i - start
-        cu = unary[i, 0]
-        for y in range(1, n_labels):
-            cu = max(cu, unary[i, y])
-        cb = pair[i, 0]
-        for d in range(1, n_labels2):
-            cb = max(cb, pair[i, d])
-        c = cu + cb
+        c = -np.inf
+        for d in range(n_labels2):
+            v = unary[i, d % n_labels] + pair[i, d]
+            expo[t, d] = v
+            c = max(c, v)
         for y in range(n_labels):
             alpha[t, y] = 0.0
         for yp in range(n_labels):
             a = alpha[t - 1, yp]
             base = yp * n_labels
             for y in range(n_labels):
-                e = np.exp(unary[i, y] + pair[i, base + y] - c)
+                e = np.exp(expo[t, base + y] - c)
                 expo[t, base + y] = e
                 alpha[t, y] += a * e
         s = 0.0

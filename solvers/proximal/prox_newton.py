@@ -195,16 +195,24 @@ def prox_newton(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0
         raise ValueError(f"w0 must be a finite vector of shape ({p},), got shape {w.shape}")
     b = (loss.intercept_at_zero() if b0 is None else float(b0)) if has_b else 0.0
     pg_scale = _gradient_scale(loss)
-    nonzero = np.flatnonzero(w)  # a warm start along a path is sparse: X w from its columns only
-    z = X[:, nonzero] @ w[nonzero] + b
+    cached = _last_point(loss, w, b)  # along a path, w0 is the previous point: its gradient is known
+    if cached is None:
+        nonzero = np.flatnonzero(w)  # a warm start along a path is sparse: X w from its columns only
+        z = X[:, nonzero] @ w[nonzero] + b
+    else:
+        z = cached[0]
     ws = np.zeros(0, dtype=np.intp)
     status, criterion, crit_name, dual = Status.FEASIBLE, math.inf, "subgradient_distance", math.nan
     history: list[tuple[int, float]] = []
     steps = epochs = 0
     with blas_limit(blas_threads):
         for _ in range(max_outer):
-            value = loss.value_state(w, b, z)
-            g, gb = loss.gradient_state(z)
+            if cached is None:
+                value = loss.value_state(w, b, z)
+                g, gb = loss.gradient_state(z)
+            else:
+                _, value, g, gb = cached
+                cached = None
             primal = value + _penalty(w, tau, kappa)
             viol = violations(w, g, tau, kappa)
             dual, gap = duality_gap(loss, penalty, w, b, z, value, g, primal)
@@ -215,6 +223,7 @@ def prox_newton(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0
             history.append((steps, criterion))
             if criterion <= tol:
                 status = Status.OPTIMAL
+                object.__setattr__(loss, "_last_point", (w.copy(), b, z, value, g, gb))
                 break
             nonzero = np.flatnonzero(w)
             scores = viol.copy()
@@ -224,6 +233,10 @@ def prox_newton(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0
             if np.array_equal(ws, previous):  # the same set again did not certify: grow it
                 ws = _working_set(scores, 2 * ws.size)
             target = INNER_SHARE * max(float(viol.max(initial=0.0)), abs(gb))
+            # the violations at which the gap is about tol (gap ~ ||w||_1 times the largest
+            # violation): a tighter inner target costs a Newton step on W, one round fewer saves a
+            # product with all of X
+            target = min(target, tol * abs(primal) / max(float(np.abs(w).sum()), 1e-12))
             w, b, z, s, e, stalled = _newton_steps(loss, X, ws, w, b, z, g[ws], gb, tau, kappa, has_b, target,
                                                    max_newton, max_epochs)
             steps, epochs = steps + s, epochs + e
@@ -238,6 +251,15 @@ def prox_newton(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0
                   raw={"criterion": criterion, "criterion_name": crit_name, "intercept": float(b),
                        "working_set_size": int(ws.size), "cd_epochs": epochs, "lipschitz": math.nan,
                        "restarts": 0, "history": history})
+
+
+def _last_point(loss: Any, w: np.ndarray, b: float) -> tuple | None:
+    """``(z, value, gradient, intercept gradient)`` at exactly ``(w, b)`` if the last certified
+    solve on ``loss`` ended there (a path's warm start), else None: one product with X saved."""
+    last = loss.__dict__.get("_last_point")
+    if last is None or last[1] != b or not np.array_equal(last[0], w):
+        return None
+    return last[2:]
 
 
 def _working_set(scores: np.ndarray, size: int) -> np.ndarray:
