@@ -1,0 +1,125 @@
+"""Numba forward-backward, Viterbi, BCD and FISTA against enumeration, the numpy criterion and each other."""
+import itertools
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from formulations.crf import criterion
+from formulations.crf.synthetic import markov_sentences
+from formulations.crf.templates import FeatureSpace, parse_templates
+from solvers.proximal import crf_forward_backward as fb
+from solvers.proximal.crf_bcd import solve_bcd
+from solvers.proximal.crf_fista import solve_fista
+from solvers.proximal.crf_path import crf_path
+from solvers.proximal.crf_problem import rho1_max
+
+TEMPLATES = "U:w=%x[0,0]\n*:t=%x[-1,1]\n*\nU:n=%x[1,0]"
+
+
+def compiled(seed, n_sentences=4, n_labels=3, max_length=4, templates=TEMPLATES):
+    sentences, labels = markov_sentences(n_sentences, n_labels=n_labels, max_length=max_length, seed=seed)
+    columns = np.array([tok for s in sentences for tok in s], dtype=object)
+    ptr = np.concatenate([[0], np.cumsum([len(s) for s in sentences])])
+    flat = np.array([lab for s in labels for lab in s])
+    return FeatureSpace.fit(parse_templates(templates), columns, ptr, flat).encode(columns, ptr, flat)
+
+
+def sparse_theta(data, seed, density=0.3):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=data.n_params) * (rng.random(data.n_params) < density)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_loss_gradient_match_the_numpy_criterion(seed, sparse):
+    data = compiled(seed, n_sentences=6)
+    theta = sparse_theta(data, seed)
+    loss, grad = fb.loss_and_gradient(theta, data, sparse=sparse)
+    assert loss == pytest.approx(criterion.negative_log_likelihood(theta, data), rel=1e-12)
+    np.testing.assert_allclose(grad, criterion.gradient(theta, data), atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_marginals_and_viterbi_equal_enumeration(seed):
+    data = compiled(seed, n_labels=3, max_length=5)
+    theta = np.random.default_rng(seed).normal(size=data.n_params)
+    log_z, marg = fb.marginals(theta, data)
+    best = fb.decode(theta, data)
+    unary, pair = criterion.potentials(theta, data)
+    for s in range(data.n_sentences):
+        a, b = data.sentence_ptr[s], data.sentence_ptr[s + 1]
+        paths = list(itertools.product(range(data.n_labels), repeat=b - a))
+        scores = np.array([unary[a, p[0]] + sum(unary[a + t, p[t]] + pair[a + t, p[t - 1], p[t]]
+                                                 for t in range(1, b - a)) for p in paths])
+        assert log_z[s] == pytest.approx(logsumexp(scores), abs=1e-10)
+        prob = np.exp(scores - logsumexp(scores))
+        ref = np.zeros((b - a, data.n_labels))
+        for p, w in zip(paths, prob):
+            ref[np.arange(b - a), p] += w
+        np.testing.assert_allclose(marg[a:b], ref, atol=1e-10)
+        assert tuple(best[a:b]) == paths[int(np.argmax(scores))]
+
+
+def test_long_sentence_does_not_overflow():
+    sentences, labels = markov_sentences(1, min_length=3000, max_length=3000, seed=7)
+    columns = np.array(sentences[0], dtype=object)
+    ptr = np.array([0, 3000])
+    flat = np.array(labels[0])
+    data = FeatureSpace.fit(parse_templates(TEMPLATES), columns, ptr, flat).encode(columns, ptr, flat)
+    theta = 5 * np.random.default_rng(7).normal(size=data.n_params)
+    for sparse in (False, True):
+        loss, grad = fb.loss_and_gradient(theta, data, sparse=sparse)
+        assert np.isfinite(loss) and np.isfinite(grad).all()
+        assert loss == pytest.approx(criterion.negative_log_likelihood(theta, data), rel=1e-9)
+
+
+def kkt_holds(theta, data, rho1, rho2, tol):
+    grad = criterion.gradient(theta, data) + rho2 * theta
+    zero = theta == 0
+    assert np.all(np.abs(grad[zero]) <= rho1 + tol)
+    np.testing.assert_allclose(grad[~zero], -rho1 * np.sign(theta[~zero]), atol=tol)
+
+
+def test_bcd_and_fista_reach_the_same_optimum_and_support():
+    data = compiled(11, n_sentences=30, max_length=6)
+    rho1, rho2 = 0.15 * rho1_max(data), 0.1
+    bcd = solve_bcd(data, rho1, rho2, tol=1e-10, max_iter=2000)
+    fista = solve_fista(data, rho1, rho2, tol=1e-10, max_iter=20000)
+    assert bcd.status == "converged" and fista.status == "converged"
+    assert bcd.objective == pytest.approx(fista.objective, rel=1e-7)
+    assert np.array_equal(bcd.theta != 0, fista.theta != 0)
+    assert 0 < bcd.n_active < data.n_params
+    for fit in (bcd, fista):
+        assert fit.objective == pytest.approx(criterion.objective(fit.theta, data, rho1, rho2), rel=1e-12)
+        kkt_holds(fit.theta, data, rho1, rho2, tol=1e-6)
+        values = [h[1] for h in fit.history]
+        assert all(b <= a + 1e-9 * abs(a) for a, b in zip(values, values[1:])), "F must decrease"
+
+
+def test_sparse_and_dense_bcd_agree():
+    data = compiled(12, n_sentences=20, max_length=5)
+    rho1 = 0.2 * rho1_max(data)
+    dense = solve_bcd(data, rho1, 0.05, tol=1e-9, sparse=False, max_iter=2000)
+    sparse = solve_bcd(data, rho1, 0.05, tol=1e-9, sparse=True, max_iter=2000)
+    assert dense.objective == pytest.approx(sparse.objective, rel=1e-9)
+
+
+def test_path_starts_empty_and_grows():
+    data = compiled(13, n_sentences=20, max_length=5)
+    fits = crf_path(data, rho2=0.1, n_rho=5, ratio=0.05, tol=1e-6, max_iter=2000)
+    assert fits[0].n_active == 0 and fits[0].rho1 == pytest.approx(rho1_max(data))
+    assert fits[-1].n_active > 0
+    assert all(f.status == "converged" for f in fits)
+    for fit in fits:
+        kkt_holds(fit.theta, data, fit.rho1, fit.rho2, tol=1e-5)
+
+
+def test_bad_penalties_are_rejected():
+    data = compiled(0)
+    with pytest.raises(ValueError, match="rho1"):
+        solve_bcd(data, -1.0, 0.1)
+    with pytest.raises(ValueError, match="rho2"):
+        solve_fista(data, 0.1, np.nan)
+    with pytest.raises(ValueError, match="solver"):
+        crf_path(data, 0.1, solver="sgd")
