@@ -5,28 +5,26 @@ The node bound (the maximum flow through the pair conflicts of a box) is checked
 error of every point vector in the box, each with its best free intercept, counted here without
 the module's helpers; at a single point it must equal that error (Konig). A conflict test that
 also counted pairs exactly at ``2 margin`` would overstate the bound, and the check catches that.
-The search's bound at a node limit must stay below the enumerated optimum; the backend's optimum
-equals enumeration (``tests/solvers/test_slim_solver.py``) and HiGHS's on a sample of breastcancer.
+The search's bound at a node limit must stay below the enumerated optimum; its certified optimum
+equals enumeration (``tests/solvers/test_slim_solver.py``) and, as the SLIM route's step, HiGHS's on a
+sample of breastcancer. Which instances the route gives it is tested in ``tests/solvers/test_routes.py``.
 """
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from formulations.constraints import AtMost
 from formulations.slim import SLIM
-from solvers.exact.box_cover import _augment, _pair_max, applies, box_cover
+from solvers.exact.box_cover import _augment, _pair_max, box_cover
+from solvers.exact.slim_route import ROUTE
+from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
 from solvers.result import Status
-from solvers.exact.zero_one_supports import ZeroOneProgram
 from tests.solvers.test_slim_solver import _enumerate, _random_case
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def _least_error(X, y, w, coef, margin):
@@ -90,8 +88,9 @@ def test_bound_at_a_node_limit_is_below_the_optimum(seed):
     """Stopped after a few nodes (no start), the bound is valid and the model is a real one."""
     X, y, sw, cw, cs, spec = _random_case(seed)
     inst = spec.instance(X, y, sw)
-    problem = ZeroOneProgram.from_program(inst.exact(), counted=False)
-    assert applies(problem) is None
+    problem = ZeroOneProgram.from_instance(inst)
+    assert next(s for s in ROUTE if s.name == "box_search").applies(inst, Limits()) in (
+        None, "every feature is 0/1 (the strengthened MILP does better there)")
     _, best_total = _enumerate(X, y, sw, cw, cs, spec, inst)
     found = box_cover(problem, node_limit=3, mip_rel_gap=1e-9)
     assert found.bound <= best_total + 1e-9
@@ -102,26 +101,20 @@ def test_bound_at_a_node_limit_is_below_the_optimum(seed):
         assert found.objective == pytest.approx(best_total, abs=1e-9)
 
 
-def test_breastcancer_sample_equals_highs():
+def test_breastcancer_sample_equals_highs(shared_data):
     """Real data (150 rows of ``../shared/data`` breastcancer, 9 features valued 1-10, points
-    -3..3): the box search's certified optimum is HiGHS's."""
-    df = pd.read_csv(DATA / "breastcancer_data.csv").sample(150, random_state=0)
+    -3..3): the SLIM route runs the box search, which searches to the end, and its certified
+    optimum is HiGHS's (the plain MILP, outside the route)."""
+    df = pd.read_csv(shared_data / "breastcancer_data.csv").sample(150, random_state=0)
     X, y = df.iloc[:, 1:].to_numpy(float), np.where(df.iloc[:, 0].to_numpy() > 0, 1.0, -1.0)
     inst = SLIM(c0=0.01, coef_bound=3).instance(X, y)
-    box = solve_exact(inst, "box_cover", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    route = solve_exact(inst, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
     highs = solve_exact(inst, "highs", limits=Limits(time_limit=120, mip_rel_gap=1e-9))
-    assert box.status == Status.OPTIMAL and highs.status == Status.OPTIMAL
-    assert box.result.backend == "box_cover" and "searched to the end" in box.result.message
-    assert box.objective == pytest.approx(highs.objective, abs=1e-9)
-    assert box.bound <= highs.objective + 1e-9
-
-
-def test_programs_it_does_not_take_go_to_highs():
-    """Operational constraints are rows the search does not know: HiGHS solves, the message says so."""
-    X, y, _, _, cs, _ = _random_case(3)
-    names = list(cs.names)
-    inst = SLIM(coefficients=cs, c0=0.01, constraints=[AtMost(names, 1)]).instance(X, y)
-    fit = solve_exact(inst, "box_cover", limits=Limits(time_limit=30))
-    assert fit.status == Status.OPTIMAL and "box_cover: not taken" in fit.result.message
-    assert "operational constraints" in fit.result.message
-    assert (fit.model.coef != 0).sum() <= 1
+    assert route.status == Status.OPTIMAL and highs.status == Status.OPTIMAL, route.message
+    steps = {r.step: r for r in route.steps}
+    assert steps["bayes_supports"].reason == "some features take values other than 0 and 1"
+    box = steps["box_search"]
+    assert box.ran and "searched to the end" in box.message, route.message
+    assert not steps["highs"].ran and "already proven optimal" in steps["highs"].reason
+    assert route.objective == pytest.approx(highs.objective, abs=1e-9)
+    assert route.bound <= highs.objective + 1e-9 and box.bound <= highs.objective + 1e-9

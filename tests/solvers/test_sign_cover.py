@@ -3,8 +3,9 @@
 Every cut is checked against every integer model (points on the integer box, every intercept
 worth trying): a model's true error indicators and signs satisfy all pair and one-row cuts, so no
 model (optimal or not) is cut off. The row-generation bound is checked against the LP over all
-pairs at once (scipy's HiGHS, a second path) and against the enumerated optimum, and the backend
-(LP, then HiGHS on the strengthened program) must equal enumeration.
+pairs at once (scipy's HiGHS, a second path) and against the enumerated optimum, also with
+operational constraints (which the LP ignores: its bound is that of a relaxation); a bound that
+reaches the start ends the SLIM route after its first step.
 """
 from __future__ import annotations
 
@@ -17,12 +18,20 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from formulations.coefficients import CoefficientSet
+from formulations.constraints import AtMost
 from formulations.slim import SLIM
+from solvers.exact.sign_cover import SignCover, SignCoverProblem, _cut_rows, _one_row_cuts, sign_cover
+from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
+from solvers.registry import solve
 from solvers.result import Status
-from solvers.exact.sign_cover import SignCover, SignCoverProblem, _cut_rows, _one_row_cuts, sign_cover
-from tests.solvers.test_slim_solver import _enumerate, _intercepts, _random_case
+from tests.solvers.test_slim_solver import _enumerate, _intercepts, _random_case, _reference_terms
+
+
+def _problem(inst) -> SignCoverProblem:
+    """The cuts' view of a SLIM instance, as the route builds it."""
+    return SignCoverProblem.from_zero_one(ZeroOneProgram.from_instance(inst))
 
 
 def _all_cuts(problem: SignCoverProblem) -> sp.csr_matrix:
@@ -58,9 +67,7 @@ def test_every_integer_model_satisfies_every_cut(seed):
     the model's error indicators (as the program counts them) and its signs satisfy all cuts."""
     X, y, cs, spec = _case(seed)
     inst = spec.instance(X, y)
-    program = inst.exact()
-    problem = SignCoverProblem.from_program(program)
-    assert problem is not None
+    problem = _problem(inst)
     cuts = _all_cuts(problem)
     lo, hi = inst.intercept_bounds
     ranges = [range(int(cs.lb[j]), int(cs.ub[j]) + 1) for j in range(cs.d)]
@@ -82,7 +89,7 @@ def test_the_check_above_catches_a_wrong_cut():
     for seed in range(40):
         X, y, cs, spec = _case(seed)
         inst = spec.instance(X, y)
-        problem = SignCoverProblem.from_program(inst.exact())
+        problem = _problem(inst)
         m, d = problem.X.shape
         cuts = _all_cuts(problem).tocsc()
         swapped = sp.hstack([cuts[:, :m], cuts[:, m + d:], cuts[:, m:m + d]], format="csr")
@@ -106,7 +113,7 @@ def test_row_generation_reaches_the_lp_over_all_pairs_and_stays_below_the_optimu
     is at most the enumerated optimum of SLIM (loss + L0 + L1)."""
     X, y, sw, cw, cs, spec = _random_case(seed)
     inst = spec.instance(X, y, sw)
-    problem = SignCoverProblem.from_program(inst.exact())
+    problem = _problem(inst)
     cover = sign_cover(problem)
     assert cover.converged
     m, d = problem.X.shape
@@ -131,7 +138,7 @@ def test_strengthened_program_keeps_every_model_and_its_objective():
     X, y, sw, cw, cs, spec = _random_case(4)
     inst = spec.instance(X, y, sw)
     program = inst.exact()
-    cover = sign_cover(SignCoverProblem.from_program(program))
+    cover = sign_cover(_problem(inst))
     strong = cover.strengthen(program)
     assert set(strong.blocks) == set(program.blocks) | {"sign_pos", "sign_neg"}
     assert {"sign_split", "sign_pos_link", "sign_neg_link", "sign_cover"} <= set(strong.row_blocks)
@@ -141,30 +148,49 @@ def test_strengthened_program_keeps_every_model_and_its_objective():
         lifted = SignCover.signed(program, x)
         assert strong.is_feasible(lifted) and strong.objective(lifted) == pytest.approx(program.objective(x))
     plain = solve_exact(inst, "highs", limits=Limits(time_limit=30, mip_rel_gap=1e-9))
-    from solvers.registry import solve
-
     strengthened = solve(strong, "highs", time_limit=30, mip_rel_gap=1e-9)
     assert strengthened.objective == pytest.approx(plain.objective, abs=1e-9)
 
 
 def test_a_bound_that_reaches_the_start_certifies_it_without_a_tree():
     """One feature separating the labels (margin 0.5, a real intercept: point 1, intercept -0.5):
-    the LP bound is C0 plus the tie-breaker of one point of 1, the optimum, which the start reaches,
-    so the backend stops at the LP and says so."""
+    the LP bound is C0 plus the tie-breaker of one point of 1, the optimum, which the heuristic's
+    start reaches, so the route stops after its first step and says why the others did not run."""
     X = np.array([[0.0], [0.0], [1.0], [1.0], [1.0]])
     y = np.array([-1.0, -1.0, 1.0, 1.0, 1.0])
     inst = SLIM(c0=0.05, coef_bound=3, margin=0.5, integer_intercept=False).instance(X, y)
-    fit = solve_exact(inst, "sign_cover", limits=Limits(time_limit=10, mip_rel_gap=1e-9))
-    assert fit.status == Status.OPTIMAL and "reaches the start" in fit.result.message, fit.result.message
-    assert fit.objective == pytest.approx(0.05 + float(np.ravel(inst.epsilon)[0]), abs=1e-12) and fit.bound <= fit.objective
+    fit = solve_exact(inst, limits=Limits(time_limit=10, mip_rel_gap=1e-9))
+    assert fit.status == Status.OPTIMAL and fit.result.backend == "route", fit.message
+    first, *rest = fit.steps
+    assert first.step == "sign_cover_lp" and first.ran
+    assert rest and all(not r.ran and "already proven optimal" in r.reason for r in rest), fit.message
+    assert fit.objective == pytest.approx(0.05 + float(np.ravel(inst.epsilon)[0]), abs=1e-12)
+    assert first.bound == pytest.approx(fit.objective, abs=1e-9) and fit.bound <= fit.objective
     assert np.count_nonzero(fit.model.coef) == 1 and inst.errors(fit.model).sum() == 0
 
 
-def test_programs_that_are_not_slim_go_to_highs():
-    from solvers.registry import solve
-    from standard_problems import milp
-
-    problem = milp()
-    result = solve(problem.program, "sign_cover")
-    assert result.status == Status.OPTIMAL and "not a SLIM program" in result.message
-    assert result.objective == pytest.approx(problem.objective, abs=1e-9)
+@pytest.mark.parametrize("seed", range(0, 60, 3))
+def test_bound_ignores_operational_constraints_and_stays_below_their_optimum(seed):
+    """With an operational constraint (at most one feature) the LP, which does not see it, bounds a
+    relaxation: its value is at most the constrained optimum, enumerated here over the models that
+    obey it."""
+    X, y, sw, cw, cs, spec = _random_case(seed)
+    names = list(cs.names)
+    inst = SLIM(coefficients=cs, c0=spec.c0, max_size=spec.max_size, class_weight=cw,
+                constraints=[AtMost(names, 1)]).instance(X, y, sw)
+    cover = sign_cover(_problem(inst))
+    forced = cs.must_include | (cs.lb > 0) | (cs.ub < 0)
+    lo, hi = inst.intercept_bounds
+    best = math.inf
+    for coef in itertools.product(*[range(int(cs.lb[j]), int(cs.ub[j]) + 1) for j in range(cs.d)]):
+        coef = np.array(coef, dtype=float)
+        used = (coef != 0) | forced
+        if used.sum() > 1 or (spec.max_size is not None and used.sum() > spec.max_size):
+            continue
+        for b in _intercepts(X, y, coef, spec.margin, lo, hi, inst.integer_intercept):
+            err, _, l1 = _reference_terms(X, y, sw, cw, coef, b, spec.margin, spec.c0, cs.c0)
+            best = min(best, err + spec.c0 * cs.c0 @ used + inst.epsilon * l1)
+    assert cover.bound <= best + 1e-9
+    if math.isfinite(best):
+        fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+        assert fit.status == Status.OPTIMAL and fit.objective == pytest.approx(best, abs=1e-9), fit.message

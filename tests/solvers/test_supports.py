@@ -1,6 +1,8 @@
-"""Support enumeration with convex bounds (backend "supports"): equals brute-force enumeration of
-every integer model on random tiny instances (boxes, signs, forced features, L0 costs,
-multipliers); bounds are valid at any stop; programs it does not take go to SCIP, which it says."""
+"""Support enumeration with convex bounds (``enumerate_supports`` on ``SparseLogistic``, the RiskSLIM
+route's ``supports`` step): equals brute-force enumeration of every integer model on random tiny
+instances (boxes, signs, forced features, L0 costs, multipliers); bounds are valid at any stop; the
+route it leads agrees with SCIP; instances with operational constraints skip it and SCIP solves
+them (the route's record says why)."""
 import itertools
 import math
 
@@ -11,9 +13,10 @@ from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost
 from formulations.riskslim import RiskSLIM
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
+from formulations.base import Model
+from solvers.exact.supports import SparseLogistic, enumerate_supports
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
-from solvers.exact.supports import SparseLogistic
 
 
 def brute_force(inst):
@@ -56,13 +59,15 @@ def random_instance(seed):
 
 @pytest.mark.parametrize("seed", range(60))
 def test_certified_optimum_equals_brute_force(seed):
+    """The enumeration alone (no start) finishes, and its model, objective and bound are the
+    brute-force optimum's."""
     inst = random_instance(seed)
     optimum = brute_force(inst)
-    fit = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9), heuristic=False)
-    assert fit.result.backend == "supports", fit.message
-    assert fit.status.value == "optimal", fit.message
-    assert fit.objective == pytest.approx(optimum, abs=1e-9)
-    assert fit.bound <= optimum + 1e-9
+    found = enumerate_supports(SparseLogistic.from_instance(inst), mip_rel_gap=1e-9)
+    assert found.finished and found.model is not None, found.message
+    assert inst.objective(Model(*found.model)) == pytest.approx(found.objective, abs=1e-12)
+    assert found.objective == pytest.approx(optimum, abs=1e-9)
+    assert found.objective - 1e-9 * max(abs(found.objective), 1e-10) <= found.bound <= optimum + 1e-9
 
 
 def test_box_fit_bound_is_below_the_box_minimum_at_any_iterate():
@@ -98,14 +103,15 @@ def test_merged_patterns_give_the_same_bounds_as_every_row():
 
 def test_time_and_node_limits_return_a_valid_bound():
     inst = RiskSLIM(coef_bound=3, c0=1e-6, max_size=3).instance(*_wide(0))
-    optimum = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9)).objective
-    fit = solve_exact(inst, "supports", limits=Limits(time_limit=60, node_limit=1, mip_rel_gap=1e-9),
-                      heuristic=False)
-    assert fit.bound <= optimum + 1e-9
-    assert fit.result.nodes <= 1
-    assert fit.status.value in ("feasible", "optimal")
-    if fit.status.value == "optimal":
-        assert fit.objective == pytest.approx(optimum, abs=1e-9)
+    optimum = solve_exact(inst, "scip", limits=Limits(time_limit=60, mip_rel_gap=1e-9)).objective
+    problem = SparseLogistic.from_instance(inst)
+    for limit in ({"node_limit": 1}, {"deadline": 0.0}):  # one node; a deadline already past
+        found = enumerate_supports(problem, mip_rel_gap=1e-9, **limit)
+        assert found.bound <= optimum + 1e-9 and found.nodes <= 1, (limit, found.message)
+        if found.model is not None:
+            assert found.objective >= optimum - 1e-9
+        if found.finished:
+            assert found.objective == pytest.approx(optimum, abs=1e-9)
 
 
 def _wide(seed, n=120, d=8):
@@ -116,30 +122,41 @@ def _wide(seed, n=120, d=8):
 
 
 def test_agrees_with_scip_on_a_wider_instance():
+    """The route (its supports step proves the optimum, so SCIP's step does not run) and SCIP
+    alone (outside the route) certify the same optimum."""
     inst = RiskSLIM(coef_bound=3, c0=1e-3, max_size=3).instance(*_wide(2))
-    a = solve_exact(inst, "supports", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    a = solve_exact(inst, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
     b = solve_exact(inst, "scip", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
     assert a.status.value == b.status.value == "optimal"
+    assert a.result.backend == "route" and b.result.backend == "scip" and not b.steps
+    supports, scip = a.steps
+    assert supports.step == "supports" and supports.ran, a.message
+    assert scip.step == "scip" and not scip.ran and "already proven optimal" in scip.reason
     assert a.objective == pytest.approx(b.objective, abs=1e-8)
 
 
-def test_constrained_programs_go_to_scip_and_say_so():
+def test_constrained_instances_skip_the_enumeration_and_scip_solves_them():
+    """An operational constraint: the route skips the enumeration (it would ignore the row), SCIP's
+    step solves, and its optimum is that of the cutting-plane loop on HiGHS (a second solver)."""
     X, y = _wide(1)
     names = [f"x{j}" for j in range(X.shape[1])]
     cs = CoefficientSet.uniform(names, 2)
     inst = RiskSLIM(coefficients=cs, max_size=3, constraints=(AtMost(["x0", "x1"], 1),)).instance(X, y)
-    assert isinstance(SparseLogistic.from_program(inst.exact()), str)
-    fit = solve_exact(inst, "supports", limits=Limits(time_limit=30))
-    assert fit.result.backend == "scip"
-    assert "solved by scip" in fit.result.message
-    assert np.count_nonzero(fit.model.coef[:2]) <= 1
+    fit = solve_exact(inst, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    supports, scip = fit.steps
+    assert not supports.ran and "operational constraints" in supports.reason, fit.message
+    assert scip.ran and "lazy-cut tree" in scip.message
+    assert fit.status.value == "optimal" and np.count_nonzero(fit.model.coef[:2]) <= 1
+    other = solve_exact(inst, "highs", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert other.status.value == "optimal"
+    assert fit.objective == pytest.approx(other.objective, abs=1e-7)
 
 
 @pytest.mark.parametrize("d,k,forced", [(6, 3, ()), (7, 4, (2,)), (5, 5, ()), (4, 0, ()), (9, 2, (0, 8))])
 def test_lister_gives_every_support_once_in_chunks(d, k, forced):
     cs = CoefficientSet.uniform([f"x{j}" for j in range(d)], 2, must_include=[f"x{j}" for j in forced])
     X, y = _wide(0, d=d)
-    problem = SparseLogistic.from_program(RiskSLIM(coefficients=cs, max_size=k + len(forced)).instance(X, y).exact())
+    problem = SparseLogistic.from_instance(RiskSLIM(coefficients=cs, max_size=k + len(forced)).instance(X, y))
     (lister,) = problem.listers()
     rows = []
     while lister.listed < lister.total:
