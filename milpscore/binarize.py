@@ -19,8 +19,10 @@ column kind (what optbinning and the FICO / RiskSLIM score cards do):
   ``"column == -7"`` where they occur, and are excluded from the thresholds: a special row's
   ``column >= t`` indicators are 0 (its value passed through is 0 with ``max_cuts=0``).
 
-Names print each threshold exactly (:func:`format_number`), so a condition read off a card is the
-rule the model applies. Everything fitted is in :meth:`ThresholdBinarizer.to_dict` (JSON values),
+Each threshold is the shortest decimal giving the same indicator on every training row as the
+data value the cut was chosen at (:func:`milpscore.card_text.readable_cuts`: ``>= 0.01117``, not
+``>= 0.011173184357542``), and names print it exactly (:func:`format_number`), so a condition read
+off a card is the rule the model applies, on any data. Everything fitted is in :meth:`ThresholdBinarizer.to_dict` (JSON values),
 which :func:`milpscore.persist.save_model` writes into the model file: ``predict`` applies the same
 transformation.
 
@@ -40,6 +42,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from formulations.bins import cut_points, supervised_cut_points
+from milpscore.card_text import readable_cuts
 
 __all__ = ["ThresholdBinarizer", "cut_points", "format_number", "supervised_cut_points"]
 
@@ -221,7 +224,7 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
                 cuts = cut_points(values, self.max_cuts)
             else:
                 cuts, self.boundary_points_[col] = supervised_cut_points(values, positive[regular], self.max_cuts)
-            rules.extend((col, ">=", float(t)) for t in cuts)
+            rules.extend((col, ">=", float(t)) for t in readable_cuts(values, cuts))  # same indicators, short numbers
         rules.extend((col, "special", float(c)) for c in codes if (v == c).any())
         return rules
 

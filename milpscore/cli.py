@@ -413,10 +413,9 @@ def _fit(args: argparse.Namespace) -> int:
         print(json.dumps({"data": head, "metrics": report, "model": model_to_dict(model, binarizer, str(y.name))}, indent=1,
                          default=str))
     elif args.format == "html":
-        rows = "".join(f"<tr><td>{k}</td><td>{v if isinstance(v, str) else f'{v:.4f}'}</td></tr>"
-                       for k, v in report.items())
-        print(f"<p>{head}</p>{model.scorecard_.to_html()}<table>{rows}</table>"
-              + (table.to_html(index=False, float_format="{:.4g}".format) if table is not None else ""))
+        from milpscore.html_page import fit_page  # a complete page, every string escaped, the CSV's base name
+
+        print(fit_page(model.scorecard_, head, report, table, data_path=args.csv))
     else:
         print()
         print(model.scorecard_)

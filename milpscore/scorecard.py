@@ -1,25 +1,40 @@
 """ScoreCard: the points table of an integer linear classifier, with its decision rule.
 
 A card predicts the positive class when ``total points + intercept > 0``, i.e. when the total
-score exceeds ``threshold = -intercept``. With integer points and intercept this reads
-"predict <positive> if total score >= threshold + 1".
+score exceeds ``threshold = -intercept``. With integer points the score is an integer and this
+reads "predict <positive> if SCORE >= floor(threshold) + 1", exact on any data.
 
 Rows are ``(variable, condition, points)``: for SLIM the condition is a binary feature's name
-(``"worst radius >= 16.8"``); for a fused points table one variable has several ranges.
+(``"worst radius >= 16.8"``); for a fused points table one variable has several ranges; a feature
+that is not 0/1 prints ``per unit of <name>`` (its points are multiplied by its value).
+
+What a clinician reads (the SLIM, RiskSLIM and FasterRisk papers' layout: Ustun & Rudin 2016,
+Figure 1; Ustun & Rudin 2019, Figure 1; Liu et al. 2022, Figure 1) is the card: numbered rows,
+the total line, the rule and, for a risk score, the SCORE -> RISK table laid out horizontally.
+Everything about the solve (solver, status, objective, bound, gap, the decision function, the
+full risk table with observed rates) is in the "model details" block (:meth:`ScoreCard.details`),
+printed after the card in text, in a collapsed section in HTML, below the card (PNG) or on a
+second page (PDF).
+
+Real-valued points and thresholds print with the fewest digits that keep every training row's
+prediction (:func:`milpscore.card_text.readable_points`, :func:`~milpscore.card_text.readable_threshold`)
+when the card was built with its training design ``X``; the exact values stay in ``table`` and
+in the details.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from milpscore.binarize import format_number
+from milpscore.card_text import readable_points
+from milpscore.html_page import escape, page
 
 
-def _is_integral(values: np.ndarray, tol: float = 1e-9) -> bool:
+def _is_integral(values: Any, tol: float = 1e-9) -> bool:
     values = np.asarray(values, dtype=float)
     return bool(np.all(np.abs(values - np.round(values)) <= tol))
 
@@ -28,17 +43,31 @@ def _fmt_points(p: float) -> str:
     return f"{int(round(p)):d}" if abs(p - round(p)) <= 1e-9 else format_number(p)
 
 
+def _fmt_risk(r: float) -> str:
+    """A risk in percent, one decimal; never 0.0% or 100.0% for a risk strictly inside (0, 1)."""
+    if 0 < r < 0.0005:
+        return "<0.1%"
+    if 0.9995 < r < 1:
+        return ">99.9%"
+    return f"{100 * r:.1f}%"
+
+
 @dataclass(frozen=True)
 class ScoreCard:
     """Points table plus decision rule.
 
     Attributes
     ----------
-    table : DataFrame with columns ``variable``, ``condition``, ``points``.
+    table : DataFrame with columns ``variable``, ``condition``, ``points`` (exact points).
     intercept : the model's intercept (the card's "base score").
     positive_label, negative_label : the user's class labels.
     title : heading for text / HTML rendering.
-    notes : extra lines printed under the rule (e.g. solver status and gap).
+    notes : how the model was found (solver, status, gap, constraints): the model details.
+    risk : for a risk score, the :func:`milpscore.risk_table.risk_table` (``points`` ->
+        ``predicted_risk``, and ``observed_risk`` / ``count`` on the training data), else None.
+    per_unit : per row, True when the feature is not 0/1 (its points count per unit of it).
+    shown_points, shown_threshold : the rounded points and threshold printed when the exact ones
+        are not integers (:func:`milpscore.card_text.readable_points`); None: print them exactly.
     """
 
     table: pd.DataFrame
@@ -47,22 +76,44 @@ class ScoreCard:
     negative_label: Any = -1
     title: str = "Score card"
     notes: tuple[str, ...] = field(default=())
+    risk: pd.DataFrame | None = None
+    per_unit: tuple[bool, ...] = field(default=())
+    shown_points: tuple[float, ...] | None = None
+    shown_threshold: float | None = None
 
     @classmethod
     def from_coefficients(cls, coef: np.ndarray, intercept: float, names: Sequence[str], *,
                           positive_label: Any = 1, negative_label: Any = -1, title: str = "Score card",
-                          notes: Sequence[str] = (), tol: float = 1e-9) -> "ScoreCard":
-        """Card of a linear model on named features, keeping only non-zero points."""
+                          notes: Sequence[str] = (), tol: float = 1e-9, X: Any = None,
+                          risk: pd.DataFrame | None = None) -> "ScoreCard":
+        """Card of a linear model on named features, keeping only non-zero points.
+
+        ``X`` (optional): the training design, one column per name. With it, features that are
+        not 0/1 print "per unit of <name>" and real-valued points are printed rounded so that
+        the printed card predicts every row of ``X`` as the model does (module docstring).
+        """
         coef = np.asarray(coef, dtype=float)
         if coef.shape != (len(names),):
             raise ValueError(f"coef has shape {coef.shape} but {len(names)} names were given")
         keep = np.abs(coef) > tol
-        table = pd.DataFrame({"variable": [str(n) for n, k in zip(names, keep) if k],
-                              "condition": [str(n) for n, k in zip(names, keep) if k],
-                              "points": coef[keep]})
-        order = np.argsort(-table["points"].to_numpy(), kind="stable")
-        return cls(table.iloc[order].reset_index(drop=True), float(intercept), positive_label,
-                   negative_label, title, tuple(notes))
+        order = np.argsort(-coef[keep], kind="stable")
+        kept = np.flatnonzero(keep)[order]
+        table = pd.DataFrame({"variable": [str(names[j]) for j in kept], "condition": [str(names[j]) for j in kept],
+                              "points": coef[kept]})
+        per_unit: tuple[bool, ...] = ()
+        shown = None
+        if X is not None:
+            Z = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+            if Z.ndim != 2 or Z.shape[1] != len(names):
+                raise ValueError(f"X has shape {Z.shape} but {len(names)} names were given; pass the training "
+                                 "design the coefficients apply to")
+            Zk = Z[:, kept]
+            per_unit = tuple(bool(v) for v in ~np.all((Zk == 0) | (Zk == 1), axis=0))
+            if not _is_integral(coef[kept]):
+                shown = readable_points(coef[kept], -float(intercept), Zk)
+        return cls(table, float(intercept), positive_label, negative_label, title, tuple(notes), risk, per_unit,
+                   None if shown is None else tuple(float(v) for v in shown[0]),
+                   None if shown is None else float(shown[1]))
 
     # ---------------------------------------------------------------- rule
     @property
@@ -74,23 +125,29 @@ class ScoreCard:
     def is_integral(self) -> bool:
         return _is_integral(self.table["points"]) and _is_integral([self.intercept])
 
+    def _printed_points(self) -> np.ndarray:
+        return np.asarray(self.shown_points if self.shown_points is not None else self.table["points"], dtype=float)
+
+    def _cut(self) -> tuple[str, str]:
+        """The printed comparison: ``(">=", "4")`` for integer points (exact on any data: the score
+        is an integer), else ``(">", shortest threshold)``."""
+        t = self.threshold if self.shown_threshold is None else self.shown_threshold
+        if _is_integral(self._printed_points()):
+            return ">=", _fmt_points(np.floor(t + 1e-9) + 1)
+        return ">", format_number(t)
+
     def rule(self) -> str:
         """The decision rule in words."""
-        if self.is_integral:
-            return (f"predict {self.positive_label!r} if total score >= {_fmt_points(self.threshold + 1)}, "
-                    f"else {self.negative_label!r}")
-        return (f"predict {self.positive_label!r} if total score > {format_number(self.threshold)}, "
-                f"else {self.negative_label!r}")
+        op, value = self._cut()
+        return f"predict {self.positive_label!r} if total score {op} {value}, else {self.negative_label!r}"
 
     def _paper_rule(self) -> str:
         """The rule on the card, on the score (points only, the base score folded into the threshold)."""
-        if self.is_integral:
-            return (f"PREDICT {self.positive_label!r} IF SCORE >= {_fmt_points(self.threshold + 1)}, "
-                    f"ELSE {self.negative_label!r}")
-        return f"PREDICT {self.positive_label!r} IF SCORE > {format_number(self.threshold)}, ELSE {self.negative_label!r}"
+        op, value = self._cut()
+        return f"PREDICT {self.positive_label!r} IF SCORE {op} {value}, ELSE {self.negative_label!r}"
 
     def total(self, conditions: pd.DataFrame) -> np.ndarray:
-        """Total score per row from a 0/1 DataFrame with one column per card condition."""
+        """Total score per row from a 0/1 DataFrame with one column per card condition (exact points)."""
         missing = [c for c in self.table["condition"] if c not in conditions.columns]
         if missing:
             raise ValueError(f"conditions {missing[:5]} of the card are not columns of the input")
@@ -104,62 +161,146 @@ class ScoreCard:
 
     def _rows(self) -> list[tuple[str, str]]:
         """``(condition as printed, points as printed)`` per row; a range of a variable with several
-        rows reads ``"age: 40 to < 50"``."""
+        rows reads ``"age: 40 to < 50"``, a feature that is not 0/1 ``"per unit of age"``."""
         out = []
-        for v, c, p in self.table.itertuples(index=False):
-            text = str(c) if str(v) == str(c) else f"{v}: {c}"
+        per_unit = self.per_unit or (False,) * len(self.table)
+        for (v, c), p, unit in zip(self.table[["variable", "condition"]].itertuples(index=False),
+                                   self._printed_points(), per_unit):
+            text = f"per unit of {c}" if unit else str(c) if str(v) == str(c) else f"{v}: {c}"
             out.append((text, _fmt_points(p) + (" point" if abs(float(p)) == 1 else " points")))
         return out
 
-    def _lines(self) -> list[str]:
+    def risk_row(self) -> list[tuple[str, str]]:
+        """``(SCORE, RISK)`` as printed, one pair per attainable score (risk scores only)."""
+        if self.risk is None:
+            return []
+        return [(_fmt_points(s), _fmt_risk(r)) for s, r in zip(self.risk["points"], self.risk["predicted_risk"])]
+
+    def _risk_lines(self, width: int) -> list[str]:
+        """The SCORE -> RISK table laid out horizontally, wrapped to ``width`` characters."""
+        pairs = self.risk_row()
+        if not pairs:
+            return []
+        cell = max(max(len(s), len(r)) for s, r in pairs) + 2
+        per_line = max(1, (max(width, 72) - 7) // (cell + 1))
+        lines: list[str] = []
+        for k in range(0, len(pairs), per_line):
+            chunk = pairs[k:k + per_line]
+            lines += ["SCORE |" + "|".join(s.center(cell) for s, _ in chunk) + "|",
+                      "RISK  |" + "|".join(r.center(cell) for _, r in chunk) + "|"]
+            if k + per_line < len(pairs):
+                lines.append("")
+        return lines
+
+    def card_lines(self) -> list[str]:
         """The card as the SLIM / RiskSLIM papers print it: numbered rows "condition  N points
-        ... + ____", a total line and the decision rule in integer form."""
+        ... + ____", a total line, the decision rule and (risk scores) the SCORE -> RISK table."""
         rows = self._rows()
         if not rows:
             body = ["     (no points: every row gets the same class)"]
-            width = len(body[0])
         else:
             cw = max(len(c) for c, _ in rows)
-            pw = max(len(p) for _, p in rows)
+            pw = max(max(len(p) for _, p in rows), len("SCORE"))
             body = [f"{k + 1:>3}.  {c.ljust(cw)}  {p.rjust(pw)}  ...  + _____" for k, (c, p) in enumerate(rows)]
-            width = len(body[0])
             total = f"ADD POINTS FROM ROWS 1-{len(rows)}" if len(rows) > 1 else "POINTS FROM ROW 1"
             body.append(f"      {total.ljust(cw)}  {'SCORE'.rjust(pw)}  ...  = _____")
-            width = max(width, len(body[-1]))
+        width = max(len(line) for line in body + [self._paper_rule()])
         rule = "=" * width
-        return [self.title, rule, *body, rule, self._paper_rule(),
-                f"(score + base score {_fmt_points(self.intercept)} is decision_function; > 0 predicts "
-                f"{self.positive_label!r})", *self.notes]
+        risk = self._risk_lines(width)
+        return [self.title, rule, *body, rule, self._paper_rule(), *([""] + risk if risk else [])]
+
+    def details(self) -> list[str]:
+        """The model details: the decision function, the exact values behind rounded numbers, how
+        the model was found (the notes) and, for a risk score, the full risk table."""
+        pos = self.positive_label
+        out = [f"decision_function = SCORE + base score ({format_number(self.intercept)}); > 0 predicts {pos!r}"]
+        if self.shown_points is not None:
+            out += ["points and threshold are printed rounded (the same prediction on every training row); exact:",
+                    *(f"  {c}: {format_number(p)}" for c, p in zip(self.table["condition"], self.table["points"])),
+                    f"  rule: SCORE > {format_number(self.threshold)}"]
+        elif not self.is_integral:
+            op, value = self._cut()
+            if op == ">=":
+                out.append(f"exact rule: SCORE > {format_number(self.threshold)} (the same as SCORE >= {value} "
+                           "for integer points)")
+        out += list(self.notes)
+        if self.risk is not None:
+            from milpscore.risk_table import format_risk_table
+
+            out += format_risk_table(self.risk)
+        return out
+
+    def _lines(self) -> list[str]:
+        return [*self.card_lines(), "", "Model details", "-------------", *self.details()]
 
     def __str__(self) -> str:
         return "\n".join(self._lines())
 
-    def to_html(self) -> str:
-        """The card as an HTML table in the papers' layout (numbered rows, a total line, the rule)."""
-        rows = "".join(f"<tr><td>{k + 1}.</td><td>{escape(c)}</td><td style='text-align:right'>{escape(p)}</td>"
-                       f"<td>&hellip;</td><td>+ ______</td></tr>" for k, (c, p) in enumerate(self._rows()))
+    def to_html(self, details: bool = True) -> str:
+        """The card as an HTML fragment (a notebook cell): the points table in the papers' layout
+        (numbered rows, a total line), the rule, the horizontal SCORE -> RISK table and, with
+        ``details``, the model details in a collapsed section. Every string is escaped."""
+        rows = "".join(f"<tr><td class='n'>{k + 1}.</td><td class='c'>{escape(c)}</td><td class='p'>{escape(p)}</td>"
+                       f"<td class='d'>&hellip;</td><td class='b'>+ ______</td></tr>"
+                       for k, (c, p) in enumerate(self._rows()))
         n = len(self.table)
-        total = (f"<tr style='border-top:2px solid'><td></td><td><b>ADD POINTS FROM ROWS 1-{n}</b></td>"
-                 f"<td style='text-align:right'><b>SCORE</b></td><td>=</td><td>______</td></tr>") if n else ""
-        notes = "".join(f"<br><small>{escape(line)}</small>" for line in self.notes)
-        return (f"<div><b>{escape(self.title)}</b><table style='border-collapse:collapse'><tbody>{rows}{total}"
-                f"</tbody></table><p><b>{escape(self._paper_rule())}</b>"
-                f"<br><small>base score {escape(_fmt_points(self.intercept))}</small>{notes}</p></div>")
+        if n:
+            words = f"ADD POINTS FROM ROWS 1&ndash;{n}" if n > 1 else "POINTS FROM ROW 1"
+            rows += (f"<tr class='total'><td class='n'></td><td class='c'>{words}</td><td class='p'>SCORE</td>"
+                     "<td class='d'>=</td><td class='b'>______</td></tr>")
+        else:
+            rows = "<tr><td class='c'>(no points: every row gets the same class)</td></tr>"
+        risk = ""
+        if self.risk is not None:
+            pairs = self.risk_row()
+            risk = ("<table class='milpscore-risk'><tbody><tr><th scope='row'>SCORE</th>"
+                    + "".join(f"<td>{escape(s)}</td>" for s, _ in pairs) + "</tr><tr><th scope='row'>RISK</th>"
+                    + "".join(f"<td>{escape(r)}</td>" for _, r in pairs) + "</tr></tbody></table>")
+        more = ("<details class='milpscore-details'><summary>Model details</summary><pre>"
+                + escape("\n".join(self.details())) + "</pre></details>") if details else ""
+        return (f"<div class='milpscore-card'><h2>{escape(self.title)}</h2><table class='milpscore-points'><tbody>"
+                f"{rows}</tbody></table><p class='milpscore-rule'>{escape(self._paper_rule())}</p>{risk}{more}</div>")
 
-    _repr_html_ = to_html
+    def _repr_html_(self) -> str:
+        return page(self.title, self.to_html(), fragment=True)
 
-    def save(self, path: str, dpi: int = 200) -> str:
+    def to_html_page(self, details: bool = True) -> str:
+        """The card as a complete HTML document (``<!DOCTYPE html>``, its own styles)."""
+        return page(self.title, self.to_html(details))
+
+    def save(self, path: str, dpi: int = 200, details: bool = True) -> str:
         """Write the card as an image or PDF (by suffix: ``.png``, ``.pdf``, ``.svg``) through matplotlib,
-        in a monospace font so the columns line up as in the terminal."""
+        in a monospace font so the columns line up as in the terminal. Names print literally (no
+        mathtext: a ``$`` stays a ``$``). With ``details``, the model details go on a second page
+        (PDF) or below the card, smaller and grey (PNG, SVG)."""
         import matplotlib
 
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
 
-        lines = self._lines()
-        width = max(len(line) for line in lines)
-        fig = plt.figure(figsize=(0.11 * width + 0.6, 0.24 * len(lines) + 0.5))
-        fig.text(0.02, 0.98, "\n".join(lines), family="monospace", fontsize=10, va="top", ha="left")
+        card, more = self.card_lines(), (["Model details", "-------------", *self.details()] if details else [])
+        text = dict(family="monospace", va="top", ha="left", parse_math=False, usetex=False)
+
+        def figure(lines: list[str], size: float, extra: list[str] = ()) -> Any:
+            chars = max([len(line) for line in lines] + [int(0.8 * len(line)) for line in extra])
+            rows = len(lines) + 0.8 * (len(extra) + 1) * bool(extra)
+            fig = plt.figure(figsize=(0.0085 * size * chars + 0.6, 0.0175 * size * rows + 0.5))
+            fig.text(0.02, 0.98, "\n".join(lines), fontsize=size, **text)
+            return fig
+
+        if str(path).lower().endswith(".pdf") and more:
+            from matplotlib.backends.backend_pdf import PdfPages
+
+            with PdfPages(path) as pdf:
+                for lines, size in ((card, 10), (more, 8)):
+                    fig = figure(lines, size)
+                    pdf.savefig(fig, bbox_inches="tight", pad_inches=0.15)
+                    plt.close(fig)
+            return str(path)
+        fig = figure(card, 10, more)
+        if more:  # below the card: measure where it ends
+            box = fig.texts[0].get_window_extent(fig.canvas.get_renderer()).transformed(fig.transFigure.inverted())
+            fig.text(0.02, box.y0 - 0.03, "\n".join(more), fontsize=8, color="0.3", **text)
         fig.savefig(path, dpi=dpi, bbox_inches="tight", pad_inches=0.15)
         plt.close(fig)
         return str(path)

@@ -247,7 +247,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
     def _make_scorecard(self, names: list[str], labels: LabelMap) -> ScoreCard:
         notes = self._notes()
         return ScoreCard.from_coefficients(self.coef_, self.intercept_, names, positive_label=labels.positive,
-                                           negative_label=labels.negative, title=self._card_title, notes=notes)
+                                           negative_label=labels.negative, title=self._card_title, notes=notes,
+                                           X=getattr(self.instance_, "X", None))
 
     # ---------------------------------------------------------------------- prediction
     def _validated(self, X: Any) -> np.ndarray:

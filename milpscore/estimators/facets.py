@@ -136,4 +136,5 @@ class FacetsClassifier(IntegerLinearClassifier):
         notes = [f"points = coef / grid_unit (grid_unit = {g:g}); solver = {self.solver}",
                  f"status={self.status_} objective={self.objective_:.6g} bound={self.bound_:.6g} gap={self.gap_:.3g}"]
         return ScoreCard.from_coefficients(self.coef_ / g, self.intercept_ / g, names, positive_label=labels.positive,
-                                           negative_label=labels.negative, title=self._card_title, notes=notes)
+                                           negative_label=labels.negative, title=self._card_title, notes=notes,
+                                           X=getattr(self.instance_, "X", None))

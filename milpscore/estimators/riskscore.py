@@ -14,7 +14,7 @@ from formulations.riskslim import RiskSLIM
 from milpscore.data import encode_labels
 from milpscore.estimators.base import IntegerLinearClassifier
 from milpscore.estimators.slim import class_weight_pair
-from milpscore.risk_table import calibration, format_risk_table, plot_risk_table, predicted_risk, risk_table
+from milpscore.risk_table import calibration, plot_risk_table, predicted_risk, risk_table
 from milpscore.scorecard import ScoreCard
 from solvers.pipeline import certify
 
@@ -163,10 +163,10 @@ class RiskScoreClassifier(IntegerLinearClassifier):
                          f"({', '.join(f'{m:g}' for m in self.multipliers_['multiplier'])}); certificate over all")
         notes += [f"risk of {labels.positive!r} = 1 / (1 + exp(-(total points + base score){over}))"]
         if hasattr(self, "risk_table_"):
-            notes += format_risk_table(self.risk_table_)
             notes.append(f"expected calibration error on the training data: {self.calibration_.ece:.4f}")
         return ScoreCard.from_coefficients(self.coef_, self.intercept_, names, positive_label=labels.positive,
-                                           negative_label=labels.negative, title=self._card_title, notes=notes)
+                                           negative_label=labels.negative, title=self._card_title, notes=notes,
+                                           X=getattr(self.instance_, "X", None), risk=getattr(self, "risk_table_", None))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """``[P(negative), P(positive)]`` per row: the logistic of the integer total score over ``multiplier``."""

@@ -24,7 +24,8 @@ def _check_card(model, X, y):
     import re
 
     threshold = int(re.search(r"IF SCORE >= (-?\d+)", text).group(1))
-    rows = re.findall(r"^\s+\d+\.\s+(.+?)\s+(-?\d+) points?\s+\.\.\.", text, flags=re.M)
+    rows = [(c.removeprefix("per unit of "), p)  # a feature that is not 0/1 counts per unit of its value
+            for c, p in re.findall(r"^\s+\d+\.\s+(.+?)\s+(-?\d+) points?\s+\.\.\.", text, flags=re.M)]
     assert [c for c, _ in rows] == list(card.table["condition"])
     score = sum(int(p) * X[c].to_numpy() for c, p in rows)
     np.testing.assert_array_equal(np.where(score >= threshold, model.classes_[1], model.classes_[0]),
