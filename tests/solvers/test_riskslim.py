@@ -82,18 +82,20 @@ def enumerate_sparse_optimum(inst, size):
 
 def test_highs_loop_and_scip_agree_with_enumeration_on_mammo(shared_data):
     """Real data (mammo, 961 rows merged to 146, 14 features), points -3..3, at most 2 features:
-    the three backends certify the optimum that enumeration of every sparse model finds."""
+    SCIP, the cutting-plane loop on HiGHS and the route (whose support enumeration runs) certify the
+    optimum that enumeration of every sparse model finds."""
     import pandas as pd
 
     frame = pd.read_csv(shared_data / "mammo_data.csv")
     X, y = frame.iloc[:, 1:].to_numpy(float), np.where(frame.iloc[:, 0] > 0, 1.0, -1.0)
     inst = RiskSLIM(max_size=2, coef_bound=3, c0=1e-6).instance(X, y)
     optimum = enumerate_sparse_optimum(inst, 2)
-    for backend in ("scip", "highs", "supports"):
+    for backend in ("scip", "highs", None):
         fit = solve_exact(inst, backend, limits=Limits(time_limit=120, mip_rel_gap=1e-6))
         assert fit.status.value == "optimal", (backend, fit.message)
         assert fit.objective == pytest.approx(optimum, rel=1e-9), backend
         assert fit.bound <= optimum + 1e-9, backend
+    assert fit.result.backend == "route" and fit.steps[0].step == "supports" and fit.steps[0].ran, fit.message
 
 
 def test_intercept_box_contains_the_optimal_intercept():
@@ -215,8 +217,9 @@ def test_one_class_data_is_refused():
 
 @pytest.mark.parametrize("multiplier", [0.6, 2.5])
 def test_multiplier_optimum_equals_enumeration_for_every_backend(multiplier):
-    """Risk 1 / (1 + exp(-(x . lambda + lambda_0) / m)): the certified optimum of each backend equals
-    enumeration with the loss written out here and intercepts far beyond the derived box."""
+    """Risk 1 / (1 + exp(-(x . lambda + lambda_0) / m)): the certified optimum of SCIP, of the
+    cutting-plane loop on HiGHS and of the route (its support enumeration) equals enumeration with the
+    loss written out here and intercepts far beyond the derived box."""
     X, y = _data(5, d=3, levels=3)
     inst = RiskSLIM(coef_bound=2, c0=1e-6, multiplier=multiplier).instance(X, y)
     Xu, yu, v = inst.X, inst.y, inst.weights
@@ -225,11 +228,12 @@ def test_multiplier_optimum_equals_enumeration_for_every_backend(multiplier):
         scores = Xu @ np.array(coef, dtype=float)
         losses = [float(v @ np.logaddexp(0.0, -yu * (scores + b) / multiplier)) for b in range(-40, 41)]
         best = min(best, min(losses) + 1e-6 * np.count_nonzero(coef))
-    for backend in ("scip", "highs", "supports"):
+    for backend in ("scip", "highs", None):
         fit = solve_exact(inst, backend, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
         assert fit.status.value == "optimal", backend
         assert fit.objective == pytest.approx(best, abs=1e-9), backend
         assert fit.bound <= best + 1e-9, backend
+    assert fit.steps[0].step == "supports" and fit.steps[0].ran, fit.message
     with pytest.raises(ValueError, match="multiplier"):
         RiskSLIM(multiplier=0.0)
 

@@ -1,0 +1,282 @@
+"""The exact engine's route tables (solvers.exact.route, slim_route, riskslim_route), end to end.
+
+What each route runs on which instance is checked against expectations computed here from the raw
+data (0/1 features, integer points, free features, operational constraints); every fit records each
+row of its table, in order, as run or skipped with its reason; operational constraints send SLIM to
+the MILP and RiskSLIM to SCIP, whose optimum equals brute-force enumeration over the models that obey
+the constraint; a memory budget too small for a step skips it (reason naming ``memory_limit``) and
+the route still returns a model; and on random tiny instances under node and time limits the
+route's bound is at most the enumerated optimum, which is at most its objective. The backends
+``"highs"`` / ``"scip"`` bypass the route.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from formulations.coefficients import CoefficientSet
+from formulations.constraints import AtMost, Implies
+from formulations.riskslim import RiskSLIM
+from formulations.slim import SLIM
+from solvers.exact import riskslim_route, slim_route
+from solvers.limits import MIN_MEMORY, Limits
+from solvers.pipeline import solve_exact
+from solvers.result import Status
+from tests.solvers.test_slim_solver import _intercepts, _reference_terms
+
+SLIM_STEPS = ("sign_cover_lp", "bayes_supports", "box_search", "highs")
+RISKSLIM_STEPS = ("supports", "scip")
+OPERATIONAL = "the instance has operational constraints (only the MILP keeps them)"
+PROVEN = "the incumbent is already proven optimal"
+
+
+def _slim_case(seed: int, kind: str, d: int = 3, constrained: bool = False):
+    """A tiny SLIM instance: ``kind`` "binary", "integer" (values -2..2) or "real" features."""
+    rng = np.random.default_rng(700 + seed)
+    n = int(rng.integers(10, 22))
+    X = (rng.integers(0, 2, (n, d)) if kind == "binary" else rng.integers(-2, 3, (n, d)) if kind == "integer"
+         else np.round(rng.normal(size=(n, d)), 2)).astype(float)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    names = [f"x{j}" for j in range(d)]
+    cs = CoefficientSet.uniform(names, 2)
+    constraints = [AtMost(names, 1)] if constrained and seed % 2 == 0 else \
+        [Implies(names[0], names[1]), AtMost(names[1:], 1)] if constrained else []
+    spec = SLIM(coefficients=cs, c0=float(rng.choice([0.005, 0.02])), constraints=constraints)
+    return X, y, cs, spec, constraints
+
+
+def _slim_brute_force(X, y, cs, spec, inst, allowed) -> float:
+    """Least SLIM objective (raw rows, every intercept worth trying) over the point vectors that
+    ``allowed(coef)`` admits."""
+    ones = np.ones(y.size)
+    best = math.inf
+    lo, hi = inst.intercept_bounds
+    for coef in itertools.product(*[range(int(a), int(b) + 1) for a, b in zip(cs.lb, cs.ub)]):
+        coef = np.array(coef, dtype=float)
+        if not allowed(coef):
+            continue
+        for b in _intercepts(X, y, coef, spec.margin, lo, hi, inst.integer_intercept):
+            err, l0, l1 = _reference_terms(X, y, ones, (1.0, 1.0), coef, b, spec.margin, spec.c0, cs.c0)
+            best = min(best, err + l0 + inst.epsilon * l1)
+    return best
+
+
+def _obeys(constraints, names):
+    """``allowed(coef)`` for the operational constraints of :func:`_slim_case` / :func:`_risk_case`."""
+    index = {name: j for j, name in enumerate(names)}
+
+    def allowed(coef: np.ndarray) -> bool:
+        used = coef != 0
+        for c in constraints:
+            if isinstance(c, AtMost) and used[[index[f] for f in c.features]].sum() > c.k:
+                return False
+            if isinstance(c, Implies) and used[index[c.feature]] and not used[index[c.then]]:
+                return False
+        return True
+
+    return allowed
+
+
+def _risk_case(seed: int, d: int = 3, constrained: bool = False, max_size: int | None = None):
+    rng = np.random.default_rng(800 + seed)
+    n = int(rng.integers(20, 40))
+    X = rng.integers(0, 2 if seed % 2 else 3, (n, d)).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, d) - 0.5 + rng.normal(0, 1.0, n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    names = [f"x{j}" for j in range(d)]
+    constraints = [AtMost(names[:2], 1)] if constrained else []
+    spec = RiskSLIM(coefficients=CoefficientSet.uniform(names, 2), c0=float(rng.choice([1e-6, 0.01])),
+                    max_size=max_size, constraints=constraints)
+    return X, y, spec, constraints
+
+
+def _risk_brute_force(inst, allowed) -> float:
+    """Least RiskSLIM objective over every integer model ``allowed`` admits (max_size respected),
+    the logistic loss written out on the instance's rows, every intercept of its box."""
+    cs, (lo, hi) = inst.coefficients, inst.intercept_bounds
+    best = math.inf
+    for coef in itertools.product(*[range(int(a), int(b) + 1) for a, b in zip(cs.lb, cs.ub)]):
+        coef = np.array(coef, dtype=float)
+        used = coef != 0
+        if not allowed(coef) or (inst.spec.max_size is not None and used.sum() > inst.spec.max_size):
+            continue
+        s = inst.X @ coef
+        loss = min(float(inst.weights @ np.logaddexp(0.0, -inst.y * (s + b) / inst.data.scale))
+                   for b in range(lo, hi + 1))
+        best = min(best, loss + inst.spec.c0 * float(cs.c0 @ used))
+    return best
+
+
+# ------------------------------------------------------------------------ which step applies
+@pytest.mark.parametrize("seed", range(12))
+def test_slim_table_reads_the_instance(seed):
+    """Each row's ``applies`` against the data: the support enumeration takes 0/1 features with
+    counted weights and no operational constraints; the box search takes integer points on at
+    most 16 free features that are not all 0/1, without operational constraints; the LP and the
+    MILP take everything."""
+    kind = ("binary", "integer", "real")[seed % 3]
+    d = 17 if seed in (4, 10) else 3  # (integer features: too many for the box search)
+    X, y, cs, spec, _ = _slim_case(seed, kind, d=d, constrained=seed >= 6)
+    inst = spec.instance(X, y)
+    limits = Limits()
+    why = {step.name: step.applies(inst, limits) for step in slim_route.ROUTE}
+    assert tuple(why) == SLIM_STEPS
+    assert why["sign_cover_lp"] is None and why["highs"] is None
+    binary = bool(np.isin(X, (0.0, 1.0)).all())
+    if seed >= 6:
+        assert why["bayes_supports"] == why["box_search"] == OPERATIONAL
+        return
+    if binary:
+        assert why["bayes_supports"] is None  # unit weights: counted
+        assert "0/1" in why["box_search"]
+    else:
+        assert why["bayes_supports"] == "some features take values other than 0 and 1"
+        assert why["box_search"] == (None if d <= 16 else f"it has {d} free features (over 16)")
+
+
+def test_riskslim_table_reads_the_instance():
+    X, y, spec, _ = _risk_case(0)
+    limits = Limits()
+    assert [s.name for s in riskslim_route.ROUTE] == list(RISKSLIM_STEPS)
+    assert [s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE] == [None, None]
+    X, y, spec, _ = _risk_case(0, constrained=True)
+    supports, scip = (s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE)
+    assert "operational constraints" in supports and scip is None
+
+
+# ------------------------------------------------------------------------------ what runs
+def test_every_row_is_recorded_and_highs_or_scip_bypass_the_route():
+    X, y, cs, spec, _ = _slim_case(0, "binary")
+    inst = spec.instance(X, y)
+    fit = solve_exact(inst, limits=Limits(time_limit=20, mip_rel_gap=1e-9))
+    assert fit.result.backend == "route" and tuple(r.step for r in fit.steps) == SLIM_STEPS
+    assert fit.steps[0].ran and all(r.ran or r.reason for r in fit.steps)
+    assert "; ".join(str(r) for r in fit.steps) == fit.result.message
+    plain = solve_exact(inst, "highs", limits=Limits(time_limit=20, mip_rel_gap=1e-9))
+    assert plain.result.backend == "highs" and plain.steps == ()
+    assert fit.status == plain.status == Status.OPTIMAL
+    assert fit.objective == pytest.approx(plain.objective, abs=1e-9)
+    X, y, spec, _ = _risk_case(1)
+    inst = spec.instance(X, y)
+    fit = solve_exact(inst, limits=Limits(time_limit=20, mip_rel_gap=1e-9))
+    assert fit.result.backend == "route" and tuple(r.step for r in fit.steps) == RISKSLIM_STEPS
+    scip = solve_exact(inst, "scip", limits=Limits(time_limit=20, mip_rel_gap=1e-9))
+    assert scip.result.backend == "scip" and scip.steps == ()
+    assert fit.objective == pytest.approx(scip.objective, abs=1e-8)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_operational_constraints_go_to_the_milp_which_proves_the_brute_force_optimum(seed):
+    """SLIM with operational constraints: both searches are skipped, with the reason; the MILP step
+    (or the LP already, when it reaches the start) proves the optimum of the models that obey the
+    constraints, enumerated here."""
+    X, y, cs, spec, constraints = _slim_case(seed, "binary" if seed % 2 else "integer", constrained=True)
+    inst = spec.instance(X, y)
+    fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+    steps = {r.step: r for r in fit.steps}
+    for name in ("bayes_supports", "box_search", "highs"):
+        assert steps[name].ran or steps[name].reason in (OPERATIONAL, PROVEN), fit.message
+    assert not steps["bayes_supports"].ran and not steps["box_search"].ran
+    best = _slim_brute_force(X, y, cs, spec, inst, _obeys(constraints, cs.names))
+    assert fit.status == Status.OPTIMAL, fit.message
+    assert fit.objective == pytest.approx(best, abs=1e-9)
+    assert fit.bound <= best + 1e-9
+    assert _obeys(constraints, cs.names)(fit.model.coef)
+
+
+def test_the_milp_step_runs_under_operational_constraints():
+    """Some of the constrained instances above need the MILP step (the LP alone does not prove
+    them), so the previous test does exercise it; there both searches say why they did not run."""
+    ran = 0
+    for seed in range(8):
+        X, y, cs, spec, _ = _slim_case(seed, "binary" if seed % 2 else "integer", constrained=True)
+        fit = solve_exact(spec.instance(X, y), limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+        if fit.steps[-1].ran:
+            ran += 1
+            assert fit.steps[1].reason == fit.steps[2].reason == OPERATIONAL, fit.message
+    assert ran >= 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_riskslim_with_constraints_skips_the_enumeration_and_scip_proves_brute_force(seed):
+    X, y, spec, constraints = _risk_case(seed, constrained=True)
+    inst = spec.instance(X, y)
+    fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+    supports, scip = fit.steps
+    assert not supports.ran and "operational constraints" in supports.reason
+    assert scip.ran or scip.reason == PROVEN, fit.message
+    best = _risk_brute_force(inst, _obeys(constraints, list(inst.coefficients.names)))
+    assert fit.status == Status.OPTIMAL, fit.message
+    assert fit.objective == pytest.approx(best, abs=1e-9)
+    assert fit.bound <= best + 1e-9
+    assert np.count_nonzero(fit.model.coef[:2]) <= 1
+
+
+# ------------------------------------------------------------------------------- memory
+def test_riskslim_without_max_size_on_many_binary_features_skips_the_enumeration_by_memory():
+    """40 binary features, ``max_size=None``: bounding every support of 40 features needs bit sets
+    of ``2^39`` patterns, far over any budget; the step is skipped saying so (``memory_limit``), SCIP
+    runs, and the fit ends with a model and a valid certificate inside its time."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, (300, 40)).astype(float)
+    y = np.where(X[:, :4] @ np.array([1.5, -1.0, 1.0, 0.5]) - 1.0 + rng.normal(0, 1, 300) > 0, 1.0, -1.0)
+    inst = RiskSLIM(coef_bound=3, c0=0.01).instance(X, y)
+    fit = solve_exact(inst, limits=Limits(time_limit=4))
+    supports, scip = fit.steps
+    assert not supports.ran and "memory_limit" in supports.reason and "MiB" in supports.reason, supports
+    assert scip.ran, fit.message
+    assert fit.model is not None and fit.status in (Status.FEASIBLE, Status.OPTIMAL)
+    assert fit.bound <= fit.objective + 1e-9 and fit.times["total"] < 4 + 2.0
+
+
+def test_a_tiny_memory_budget_skips_every_step_and_the_route_returns_the_start():
+    """``Limits(memory=16 MiB)`` (the least accepted): on 4000 rows x 25 real features the LP and
+    the MILP would exceed it and the searches do not apply; each record says why, and the fit
+    returns the heuristic's model, feasible, with no bound beyond it. The RiskSLIM route likewise."""
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(4000, 25)), 3)
+    y = np.where(X[:, :3] @ np.array([1.0, -1.0, 0.5]) + rng.normal(0, 1, 4000) > 0, 1.0, -1.0)
+    fit = solve_exact(SLIM(c0=0.01, coef_bound=3).instance(X, y), limits=Limits(time_limit=3, memory=MIN_MEMORY))
+    reasons = {r.step: r.reason for r in fit.steps}
+    assert not any(r.ran for r in fit.steps), fit.message
+    assert "memory_limit" in reasons["sign_cover_lp"] and "memory_limit" in reasons["highs"]
+    assert reasons["bayes_supports"] == "some features take values other than 0 and 1"
+    assert reasons["box_search"] == "it has 25 free features (over 16)"
+    assert fit.model is not None and fit.status == Status.FEASIBLE and fit.violation == 0.0
+    assert not fit.bound > fit.objective
+
+    Xb = rng.integers(0, 2, (600, 20)).astype(float)
+    yb = np.where(Xb[:, :3] @ np.array([1.0, -1.0, 0.5]) + rng.normal(0, 1, 600) > 0, 1.0, -1.0)
+    fit = solve_exact(RiskSLIM(coef_bound=3, c0=0.01).instance(Xb, yb), limits=Limits(time_limit=3, memory=MIN_MEMORY))
+    assert [r.ran for r in fit.steps] == [False, False] and all("memory_limit" in r.reason for r in fit.steps)
+    assert fit.model is not None and fit.status == Status.FEASIBLE and fit.violation == 0.0
+
+
+# --------------------------------------------------------------- bounds under any limit
+@pytest.mark.parametrize("seed", range(24))
+def test_route_bound_is_below_the_brute_force_optimum_and_the_objective_above(seed):
+    """Random tiny SLIM and RiskSLIM instances (with and without constraints, binary or
+    few-valued features) under node limits of 1-20 and time limits of 0.3-3 s: bound <= enumerated
+    optimum <= objective, and a fit called optimal reaches the optimum."""
+    rng = np.random.default_rng(seed)
+    limits = Limits(time_limit=float(rng.uniform(0.3, 3.0)), node_limit=int(rng.integers(1, 21)), mip_rel_gap=1e-9)
+    constrained = seed % 4 >= 2
+    if seed % 2 == 0:
+        X, y, cs, spec, constraints = _slim_case(seed, ("binary", "integer", "real")[seed % 3],
+                                                 constrained=constrained)
+        inst = spec.instance(X, y)
+        optimum = _slim_brute_force(X, y, cs, spec, inst, _obeys(constraints, cs.names))
+    else:
+        X, y, spec, constraints = _risk_case(seed, constrained=constrained, max_size=2 if seed % 3 else None)
+        inst = spec.instance(X, y)
+        optimum = _risk_brute_force(inst, _obeys(constraints, list(inst.coefficients.names)))
+    fit = solve_exact(inst, limits=limits, heuristic=seed % 3 != 0)
+    assert fit.model is not None, fit.message
+    assert not fit.bound > optimum + 1e-9, fit.message
+    assert fit.objective >= optimum - 1e-9
+    if fit.status == Status.OPTIMAL:
+        assert fit.objective == pytest.approx(optimum, abs=1e-8)
