@@ -21,11 +21,16 @@ class OWL(Penalty):
 
     Prox (Zeng & Figueiredo 2014, Bogdan et al. 2015): sort :math:`|v|` in decreasing order,
     subtract :math:`t c`, project on the monotone non-negative cone
-    :math:`\\{x_1 \\ge \\dots \\ge x_p \\ge 0\\}` by pool-adjacent-violators (compiled), undo the
-    sort and restore signs. O(p log p), dominated by the sort.
+    :math:`\\{x_1 \\ge \\dots \\ge x_p \\ge 0\\}` by pool-adjacent-violators, undo the sort and
+    restore signs. O(p log p), dominated by the sort: one ``np.sort`` of integer keys (|v| truncated
+    with the index in the low bits, ``kernels.owl_sort_keys``), then one compiled pass
+    (``kernels.owl_prox``) that repairs the order exactly and runs the stack-based
+    pool-adjacent-violators.
     """
 
     weights: np.ndarray = field(repr=False)
+    _writes_out = True
+    _checks_finite = True  # the compiled pass counts non-finite entries
 
     def __post_init__(self) -> None:
         c = check_weights(self.weights, "weights")
@@ -38,16 +43,17 @@ class OWL(Penalty):
         check_length(w, self.weights.size, "w", "weights")
         return float(self.weights @ np.sort(np.abs(w))[::-1])
 
-    def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
+    def _prox(self, v: np.ndarray, step: float, out: np.ndarray | None = None) -> np.ndarray:
         check_length(v, self.weights.size, "v", "weights")
-        a = np.abs(v)
-        order = np.argsort(a)[::-1]
-        z = a[order]
-        z -= step * self.weights
-        fitted = kernels.pava_decreasing_nonnegative(z, np.empty_like(z))
-        out = np.empty_like(v)
-        out[order] = fitted
-        np.copysign(out, v, out=out)
+        p = v.size
+        out = np.empty(p) if out is None else out
+        work = np.empty(p), np.empty(p), np.empty(p, dtype=np.int64)
+        bits = max(1, (p - 1).bit_length())
+        keys = kernels.owl_sort_keys(v, bits, np.empty(p, dtype=np.uint64))
+        keys.sort()  # the one O(p log p) step: an integer sort of |v| truncated, with the indices
+        if not kernels.owl_prox(v, keys, bits, self.weights, step, out, *work):
+            exact = np.argsort(np.abs(v))[::-1].astype(np.uint64)  # many near-ties: sort the floats
+            kernels.owl_prox(v, exact, 63, self.weights, step, out, *work)
         return out
 
     def zero_gauge(self, z: np.ndarray) -> float:
