@@ -2,7 +2,7 @@
 
 Every loss is an average over the ``n`` samples, :math:`f(w, b) = \\frac1n\\sum_i \\phi_i(x_i^\\top w + b)`,
 bound to its data once (the Lipschitz constant of :math:`\\nabla f` is computed once, from the
-data, in ``__post_init__``). The intercept ``b`` is never penalised. Losses work through a linear
+data, on first use). The intercept ``b`` is never penalised. Losses work through a linear
 *state* (``X w + b``, or ``G w`` for the Gram form of least squares) so a solver can extrapolate
 states instead of recomputing matrix products: ``state(a x + (1-a) y) = a state(x) + (1-a) state(y)``.
 
@@ -224,15 +224,22 @@ class _MarginLoss(_StateLoss):
         object.__setattr__(self, "n", X.shape[0])
         object.__setattr__(self, "p", X.shape[1])
         object.__setattr__(self, "column_sums", np.asarray(X.sum(axis=0)).ravel())
-        n, p = X.shape
-        k = 1 if self.fit_intercept else 0
 
-        def matvec(v):
-            z = X @ v[:p] + (v[p] if k else 0.0)
-            return np.concatenate([X.T @ z, [z.sum()]]) if k else X.T @ z
+    @property
+    def lipschitz(self) -> float:
+        """``curvature`` times :math:`\\lambda_{max}([X, 1]^\\top[X, 1])/n`, computed on first use
+        (proximal Newton never asks; the Lanczos solve costs more than constructing the loss)."""
+        L = self.__dict__.get("_lipschitz")
+        if L is None:
+            X, (n, p), k = self.X, self.X.shape, 1 if self.fit_intercept else 0
 
-        L = _largest_eigenvalue(matvec, p + k) / n if p + k else 0.0
-        object.__setattr__(self, "lipschitz", self.curvature * L)
+            def matvec(v):
+                z = X @ v[:p] + (v[p] if k else 0.0)
+                return np.concatenate([X.T @ z, [z.sum()]]) if k else X.T @ z
+
+            L = self.curvature * (_largest_eigenvalue(matvec, p + k) / n if p + k else 0.0)
+            object.__setattr__(self, "_lipschitz", L)
+        return L
 
     has_intercept_variable = property(lambda self: self.fit_intercept)
 
