@@ -36,6 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from milpscore import crf_cli
 from milpscore.binarize import ThresholdBinarizer
 from milpscore.compare import fit_row
 from milpscore.data import encode_labels
@@ -86,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--lam", type=float, default=None, help="penalty weight (facets, fused, eye)")
     cp.add_argument("--progress", action="store_true", help="a progress line on stderr even when it is not a terminal")
     cp.add_argument("--quiet", action="store_true", help="no progress line")
+    crf_cli.add_parser(sub)
     return p
 
 
@@ -521,7 +523,7 @@ def _compare_params(args: argparse.Namespace, names: Sequence[str]) -> dict[str,
     return out
 
 
-COMMANDS = {"fit": _fit, "predict": _predict, "export": _export, "compare": _compare}
+COMMANDS = {"fit": _fit, "predict": _predict, "export": _export, "compare": _compare, "crf": crf_cli.run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
