@@ -11,14 +11,19 @@ Run: ``python benchmarks/path.py [--quick]``.
   on ``LeastSquares(gram=True)``: working-set coordinate descent on the Gram matrix
   (``solvers.proximal.gram_cd``; FISTA with adaptive restart takes over where it crawls, as on the
   equicorrelated design), stopping at relative duality gap 1e-6 (so every point is certified
-  within 1e-6 relative objective). Both timings include forming X^T X.
+  within 1e-6 relative objective). Both timings include forming X^T X and centring the data (sklearn's
+  ``lasso_path`` fits no intercept: its user centres X and y first; ``LeastSquares`` does it itself).
 * Facets / SCF (alpha, beta) grids on logistic loss, ISTA against FISTA (time, integrity).
 * Logistic-L1 path: n=10000, p=500, 50 lambdas to 1e-2 lambda_max, no intercept, against skglm's
-  ``ProxNewton`` and celer, run in the peers' own environment (:mod:`benchmarks.peers`; X sent
-  once, Fortran-ordered, timed inside their process, interleaved with ours). Equal accuracy: each
-  method runs at the loosest stopping tolerance of a ladder (1e-2 ... 1e-10) at which every point
-  is within 1e-6 (then 1e-9) relative of the yardstick (our path certified to a 1e-13 duality gap and skglm at
-  tol 1e-10, the better of the two at each point); that calibration is untimed.
+  ``ProxNewton`` called directly and celer's ``LogisticRegression`` (``--no-celer`` skips it), run
+  in the peers' own environment (:mod:`benchmarks.peers`; X sent once, Fortran-ordered, timed
+  inside their process, interleaved with ours). Timed on both sides: everything the call does; ours
+  builds ``Logistic(X, y)`` from the raw arrays (label and finiteness checks, the Fortran copy)
+  inside the timed region, skglm builds its solver, datafit and penalty objects inside its.
+  Equal accuracy, decided by one check on both sides: every point's objective within 1e-6 (then
+  1e-9) relative of a high-accuracy reference (our path certified to a 1e-13 duality gap and skglm
+  at tol 1e-10, the lower of the two at each point); each method is timed at the loosest
+  tolerance of a 1-2-5 ladder (1e-2 ... 1e-10) that passes (the calibration runs are untimed).
 
 Every path solves each point with ``solvers.proximal.gradient.working_set_solve`` (proximal Newton for the
 logistic loss, Gram coordinate descent for least squares, FISTA for Facets).
@@ -88,8 +93,9 @@ def lasso_case(n: int, p: int, n_lambdas: int, design: str, rounds: int) -> dict
 
     def reference():
         with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always", ConvergenceWarning)
-            coefs = lasso_path(Xc, yc, alphas=lambdas, precompute=True, tol=1e-7, max_iter=100_000)[1]
+            warnings.simplefilter("always", ConvergenceWarning)  # centring is part of the user's call
+            coefs = lasso_path(X - X.mean(axis=0), y - y.mean(), alphas=lambdas, precompute=True, tol=1e-7,
+                               max_iter=100_000)[1]
         caught.append(sum(issubclass(x.category, ConvergenceWarning) for x in seen))
         return coefs
 
@@ -110,8 +116,9 @@ def lasso_case(n: int, p: int, n_lambdas: int, design: str, rounds: int) -> dict
 
 #: accuracies every path must reach at every point (relative excess over the best known objective)
 ACCURACIES = (1e-6, 1e-9)
-#: stopping tolerances tried, loosest first; each method is timed at the loosest that reaches the accuracy
-TOLERANCES = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
+#: stopping tolerances tried, loosest first (three a decade, so that neither side is timed far tighter
+#: than it needs); each method is timed at the loosest at which every point reaches the accuracy
+TOLERANCES = tuple(float(f"{10 ** (-k / 3):.0e}") for k in range(6, 31))
 
 
 def _calibrate(run, objectives, best: np.ndarray, accuracy: float) -> tuple[float, float]:
@@ -125,8 +132,9 @@ def _calibrate(run, objectives, best: np.ndarray, accuracy: float) -> tuple[floa
     return TOLERANCES[-1], err
 
 
-def logistic_case(n: int, p: int, n_lambdas: int, rounds: int) -> list[dict]:
-    """Logistic-L1 path against skglm and celer (peers' environment) at equal, verified accuracy."""
+def logistic_case(n: int, p: int, n_lambdas: int, rounds: int, with_celer: bool) -> list[dict]:
+    """Logistic-L1 path against skglm's ProxNewton (and celer) in the peers' environment, at equal,
+    verified accuracy, with everything a call does timed on both sides."""
     from peers import Peer
 
     rng = np.random.default_rng(2)
@@ -134,11 +142,17 @@ def logistic_case(n: int, p: int, n_lambdas: int, rounds: int) -> list[dict]:
     w = np.zeros(p)
     w[rng.choice(p, 20, replace=False)] = rng.normal(size=20)
     y = np.where(rng.uniform(size=n) < 1 / (1 + np.exp(-X @ w)), 1.0, -1.0)
-    loss = Logistic(X, y, fit_intercept=False)
-    lambdas = np.array([pt.lam for pt in regularisation_path(loss, L1, n_lambdas=n_lambdas, ratio=1e-2, tol=1e-4)])
-    objective = lambda coefs: np.array([loss.value(coefs[:, k]) + lam * np.abs(coefs[:, k]).sum()  # noqa: E731
+    reference_loss = Logistic(X, y, fit_intercept=False)
+    lambdas = np.array([pt.lam for pt in regularisation_path(reference_loss, L1, n_lambdas=n_lambdas, ratio=1e-2,
+                                                             tol=1e-4)])
+    objective = lambda coefs: np.array([reference_loss.value(coefs[:, k]) + lam * np.abs(coefs[:, k]).sum()  # noqa: E731
                                         for k, lam in enumerate(lambdas)])
-    ours = lambda tol: np.column_stack([pt.coef for pt in regularisation_path(loss, L1, lambdas, tol=tol)])  # noqa: E731
+
+    def ours(tol):
+        """What a user's call does: the loss built from the raw arrays (checks, Fortran copy) and the path."""
+        return regularisation_path(Logistic(X, y, fit_intercept=False), L1, lambdas, tol=tol)
+
+    coefs_of = lambda path: np.column_stack([pt.coef for pt in path])  # noqa: E731
     case = f"logistic-L1 path n={n} p={p} ({n_lambdas} lambdas)"
     peer = Peer.start()
     if peer is None:
@@ -147,30 +161,40 @@ def logistic_case(n: int, p: int, n_lambdas: int, rounds: int) -> list[dict]:
                      note="no peers' environment: run `python benchmarks/peers.py setup` (skglm, celer)")]
     with peer:
         peer.load(X=X, y=y, lambdas=lambdas)
-        peers = {name: (lambda tol, f=f: peer.call(f, tol=tol).value)
-                 for name, f in (("skglm", "skglm_logistic_path"), ("celer", "celer_logistic_path"))
+        names = ("skglm", "skglm_logistic_path"), ("celer", "celer_logistic_path")
+        peers = {name: (lambda tol, f=f: peer.call(f, tol=tol).value) for name, f in names[:1 + with_celer]
                  if peer.has(name)}
-        # yardstick: our path certified to a 1e-13 relative duality gap and skglm at tol 1e-10, the best of both
-        best = np.minimum.reduce([objective(ours(1e-13))] + [objective(run(1e-10)) for run in peers.values()][:1])
+        # the high-accuracy reference: our path certified to a 1e-13 relative duality gap and skglm at
+        # tol 1e-10, the lower objective of the two at each point
+        best = np.minimum.reduce([objective(coefs_of(ours(1e-13)))]
+                                 + [objective(run(1e-10)) for run in peers.values()][:1])
+        setup = interleaved({"setup": lambda: Logistic(X, y, fit_intercept=False)}, rounds)["setup"]
         rows = []
         for accuracy in ACCURACIES:
-            tol_ours, _ = _calibrate(ours, objective, best, accuracy)
-            cases = {"ours": lambda tol=tol_ours: regularisation_path(loss, L1, lambdas, tol=tol)}
+            tol_ours, _ = _calibrate(lambda tol: coefs_of(ours(tol)), objective, best, accuracy)
+            cases = {"ours": lambda tol=tol_ours: ours(tol)}
             calibrated = {}
             for name, run in peers.items():
                 calibrated[name] = _calibrate(run, objective, best, accuracy)
                 cases[name] = lambda f=f"{name}_logistic_path", tol=calibrated[name][0]: peer.call(f, tol=tol)
             t = interleaved(cases, rounds)
             path = t["ours"].value
-            err_ours = _errors(objective(np.column_stack([pt.coef for pt in path])), best)
+            err_ours = _errors(objective(coefs_of(path)), best)
             for name, (tol, err) in calibrated.items():
                 rows.append(dict(case=f"{case}, within {accuracy:.0e}", reference=f"{name} at tol {tol:.0e}",
                                  ref=t[name], ours=t["ours"], err_ours=err_ours, err_ref=err,
                                  certified=max(pt.result.raw["criterion"] for pt in path),
                                  iters=sum(pt.result.iterations for pt in path),
-                                 note=f"ours: working-set prox-Newton at certified gap {tol_ours:.0e}, the loosest "
-                                      f"within {accuracy:.0e}; peers {peer.versions()}"))
+                                 note=f"ours: Logistic(X, y) (checks, Fortran copy; median {setup.median:.3f} s) + "
+                                      f"working-set prox-Newton path at certified gap {tol_ours:.0e}, the loosest "
+                                      f"within {accuracy:.0e}; {name}: {PEER_CALLS[name]}; peers {peer.versions()}"))
     return rows
+
+
+#: what the peers' timed calls do (benchmarks/peer_worker.py)
+PEER_CALLS = {"skglm": "ProxNewton.solve per lambda, warm-started (solver, datafit and penalty objects built in "
+                       "the timed call; X Fortran-ordered)",
+              "celer": "LogisticRegression.fit per lambda, warm-started (its input checks included)"}
 
 
 def facets_case(n: int, p: int, rounds: int) -> list[dict]:
@@ -207,16 +231,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cases", nargs="+", default=["lasso", "logistic", "facets"],
+                        choices=["lasso", "logistic", "facets"])
+    parser.add_argument("--no-celer", action="store_true", help="skip celer (its runs take most of the time)")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     with threadpool_limits(1):
         print(environment(), f"| medians of {args.rounds} interleaved rounds")
         LeastSquares(np.ones((3, 2)), np.arange(3.0))  # warm-up: imports and numba kernels
         regularisation_path(LeastSquares(correlated(50, 5, 0.5, 9), np.arange(50.0), gram=True), L1, n_lambdas=3)
-        rows = [lasso_case(10000 // scale, 1000 // scale, 50, "ar1", args.rounds),
-                lasso_case(10000 // scale, 1000 // scale, 50, "equi", args.rounds),
-                *logistic_case(10000 // scale, 500 // scale, 50, args.rounds)]
-        rows += facets_case(5000 // scale, 50, args.rounds)
+        rows = []
+        if "lasso" in args.cases:
+            rows += [lasso_case(10000 // scale, 1000 // scale, 50, design, args.rounds) for design in ("ar1", "equi")]
+        if "logistic" in args.cases:
+            rows += logistic_case(10000 // scale, 500 // scale, 50, args.rounds, not args.no_celer)
+        if "facets" in args.cases:
+            rows += facets_case(5000 // scale, 50, args.rounds)
     print("error columns: largest relative excess over the best objective known at each point (a converged, "
           "untimed tol-1e-10 solve of the reference, or either method): both sides shown")
     print(f"{'case':60s} {'reference':36s} {'ref s':>8s} {'ours s':>8s} {'ratio':>6s} "

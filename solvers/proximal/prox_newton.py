@@ -16,7 +16,13 @@ Minimise :math:`P(w, b) = \\frac1n\\sum_i\\phi(y_i(x_i^\\top w + b)) + \\sum_j \
   set ``W`` of coordinates: the non-zeros and as many of the largest violations of the optimality
   conditions :math:`|\\nabla_j f| \\le \\tau_j` at zero (``|W| = max(10, 2 nnz)``, doubled when a
   round would repeat the previous set), and an inner round stops when the largest violation on
-  ``W`` is below :data:`INNER_SHARE` times the one on all coordinates.
+  ``W`` is below :data:`INNER_SHARE` times the one on all coordinates, or below
+  :math:`\\mathrm{tol}\\,|P|/\\|w\\|_1` when that is smaller (the duality gap is about
+  :math:`\\|w\\|_1` times the largest violation: one more Newton step on ``W`` instead of one more
+  round with a product with all of X).
+* **Along a path** the warm start is the previous point, whose scores and gradient the last
+  certificate computed: they are kept on the loss (``_last_point``, used only when ``w0`` and
+  ``b0`` equal that point exactly) and not recomputed.
 * **Certificate**: every outer round computes the full gradient (one product with X) and the
   relative duality gap of :func:`solvers.proximal.gradient.duality_gap` (a proven lower bound); where no
   dual candidate is feasible (an intercept with a centred candidate outside the box), the exact
