@@ -49,12 +49,9 @@ from formulations.slim import MARGIN_ROUNDOFF
 from solvers import progress
 from solvers.exact.zero_one_supports import ZeroOneProgram
 
-#: the search keeps one conflict-margin and one flow matrix (``|P| x |N|`` floats) per depth; it is
-#: not used when they would take more bytes than this
-MEMORY = 512 * 2**20
-#: pair terms (``|P| |N|`` per node) the search works through between two looks at the clock (about
-#: 0.1 s; at least one node, at most 2000 per look)
-PAIRS_PER_LOOK = 2 * 10**7
+#: pair terms (``|P| |N|`` per node) the search works through between two looks at the clock (at
+#: least one node, at most 2000 per look)
+PAIRS_PER_LOOK = 2 * 10**6
 #: the search splits every free feature's range at 0 (up to ``3^d`` sign patterns): beyond this many
 #: free features it is not used
 MAX_FEATURES = 16
@@ -86,20 +83,6 @@ def _depth_cap(lo: np.ndarray, hi: np.ndarray) -> int:
     """Deepest node: per feature a split at 0 and the halvings of its wider side, plus the root."""
     width = np.maximum(np.maximum(hi, 0) - np.maximum(lo, 0), np.minimum(hi, 0) - np.minimum(lo, 0))
     return int(np.sum(2 + np.ceil(np.log2(width + 1)))) + 2
-
-
-def applies(problem: "ZeroOneProgram | str") -> str | None:
-    """None when the search can take ``problem``, else the reason (a sentence)."""
-    if isinstance(problem, str):
-        return problem
-    if not problem.integer.all():
-        return "the points are not integers"
-    if problem.free.size > MAX_FEATURES:
-        return f"it has {problem.free.size} free features (over {MAX_FEATURES})"
-    memory = box_cover_memory(problem)
-    if memory > MEMORY:
-        return f"its matrices would take {memory / 2**20:.0f} MiB (over {MEMORY / 2**20:.0f})"
-    return None
 
 
 @njit(cache=True)

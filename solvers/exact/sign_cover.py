@@ -192,7 +192,7 @@ def most_violated(Xp: np.ndarray, Xn: np.ndarray, zp: np.ndarray, zn: np.ndarray
 
 
 #: pair terms (positive row x negative row x feature) priced between two looks at the clock
-PAIR_TERMS_PER_LOOK = 2 * 10**7
+PAIR_TERMS_PER_LOOK = 2 * 10**6
 
 
 def price(Xp: np.ndarray, Xn: np.ndarray, x: np.ndarray, P: np.ndarray, N: np.ndarray, m: int, d: int,

@@ -46,8 +46,10 @@ from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_
 
 #: supports bounded between two looks at the clock
 CHUNK = 4096
-#: the supports are bounded only when the first chunk projects the whole pass within this share
-#: of the time left (else the fallback gets the time)
+#: the first chunk of each size; chunks double up to CHUNK, each projecting the whole pass
+FIRST_CHUNK = 16
+#: the supports are bounded only while the chunks project the whole pass within this share of the
+#: time left (else the enumeration stops and the route's next step gets the time)
 PROJECTION_SHARE = 0.8
 #: share of the time left one in-support search may take, for kinds that hand searches over
 SEARCH_SHARE = 0.25
@@ -362,12 +364,12 @@ def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None
             continue
         started_phase = time.perf_counter()
         kept_bounds, kept_supports, stopped = [], [], False
+        size = FIRST_CHUNK
         while lister.listed < lister.total:
             if time.perf_counter() > deadline:
                 open_floor, stopped = min(open_floor, least), True
                 break
-            started = time.perf_counter()
-            chunk = lister.next(CHUNK)
+            chunk = lister.next(size)
             bounds = bound(chunk, search.prune_level())
             keep = bounds < search.prune_level()
             if not keep.all():
@@ -375,8 +377,10 @@ def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None
             kept_bounds.append(bounds[keep])
             kept_supports.append(chunk[keep])
             done += chunk.shape[0]
-            if lister.listed == chunk.shape[0] < lister.total and math.isfinite(deadline):
-                projected = (time.perf_counter() - started) * lister.total / chunk.shape[0]
+            if size < CHUNK and lister.listed < lister.total and math.isfinite(deadline):
+                # chunks grow from FIRST_CHUNK: each small one projects the whole pass at its rate
+                size *= 2
+                projected = (time.perf_counter() - started_phase) * (lister.total - lister.listed) / lister.listed
                 if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
                     return stopped_early(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
                                          f"features would take about {projected:.0f} s, more than the "
