@@ -29,7 +29,7 @@ import numpy as np
 
 from formulations.base import Instance, Model
 from solvers.catalog import entry_for
-from solvers.exact.route import StepRecord, run_route
+from solvers.exact.route import StepRecord, preferred, run_route
 from solvers.limits import Clock, Limits
 from solvers.registry import solve
 from solvers.result import Result, Status, certified, relative_gap
@@ -156,7 +156,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
             notes.append(f"{label} rejected (violates the constraints by {v:.3g})")
             continue
         value = instance.objective(model)
-        if best is None or value < best[2]:
+        if best is None or preferred(model, value, best[1], best[2]):
             best = (label, model, value)
     t2 = time.perf_counter()
     steps: tuple[StepRecord, ...] = ()
@@ -178,7 +178,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
         v = violation(instance, solved)
         if v <= FEASIBILITY_TOL:
             value = instance.objective(solved)
-            if best is None or value <= best[2]:
+            if best is None or preferred(solved, value, best[1], best[2]):
                 best = ("solver", solved, value)
         else:
             notes.append(f"solver's model rejected after rounding (violation {v:.3g})")

@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from formulations.base import Instance, Model
 from solvers.compiled import kernels_ready
 from solvers.limits import Clock, Limits
@@ -105,6 +107,24 @@ class RouteOutcome:
         return "; ".join(str(r) for r in self.records)
 
 
+#: relative difference below which two true objectives count as tied (:func:`preferred`)
+TIE_TOL = 1e-12
+
+
+def preferred(model: Model, value: float, other: Model, other_value: float) -> bool:
+    """Whether ``model`` (true objective ``value``) is returned rather than ``other``: the lower
+    objective; between tied objectives (within :data:`TIE_TOL`), the fewer non-zero coefficients,
+    then the smaller ``sum |coef|``, then the lexicographically smaller ``(coef, intercept)``. The
+    rule makes the returned model a function of the set of models found, not of their order."""
+    if abs(value - other_value) > TIE_TOL * max(1.0, abs(value), abs(other_value)):
+        return value < other_value
+
+    def key(m: Model) -> tuple:
+        return (int(np.count_nonzero(m.coef)), float(np.abs(m.coef).sum()), tuple(m.coef.tolist()), m.intercept)
+
+    return key(model) < key(other)
+
+
 def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, limits: Limits, clock: Clock,
               feasible: Callable[[Model], bool]) -> RouteOutcome:
     """Run ``route`` on ``instance`` from ``start`` (a feasible model or None) within ``limits``
@@ -128,7 +148,7 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
         nodes += out.nodes
         if out.model is not None and feasible(out.model):
             value = instance.objective(out.model)
-            if value < best.objective:
+            if best.model is None or preferred(out.model, value, best.model, best.objective):
                 best = Incumbent(out.model, value)
         bound = max(bound, out.bound)
         notes.update(out.notes)
