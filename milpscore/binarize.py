@@ -19,6 +19,9 @@ column kind (what optbinning and the FICO / RiskSLIM score cards do):
   ``"column == -7"`` where they occur, and are excluded from the thresholds: a special row's
   ``column >= t`` indicators are 0 (its value passed through is 0 with ``max_cuts=0``).
 
+Values passed through (``max_cuts=0``) must satisfy ``|x| <= MAX_ABS_VALUE`` (1e6), at fit and at
+transform alike, as every linear model's input (:func:`milpscore.data.validate_features`).
+
 Each threshold is the shortest decimal giving the same indicator on every training row as the
 data value the cut was chosen at (:func:`milpscore.card_text.readable_cuts`: ``>= 0.01117``, not
 ``>= 0.011173184357542``), and names print it exactly (:func:`format_number`), so a condition read
@@ -42,6 +45,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from formulations.bins import cut_points, supervised_cut_points
+from formulations.validation import MAX_ABS_VALUE
 from milpscore.card_text import readable_cuts
 
 __all__ = ["ThresholdBinarizer", "cut_points", "format_number", "supervised_cut_points"]
@@ -218,6 +222,7 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         if values.size and np.isin(values, (0.0, 1.0)).all():
             rules.append((col, "id", None))
         elif values.size and self.max_cuts == 0:
+            self._refuse_large(col, values)
             rules.append((col, "value", None))
         elif values.size:
             if positive is None:
@@ -244,6 +249,16 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         if inf.any():
             raise ValueError(f"column {col!r} holds infinite values in {int(inf.sum())} row(s); replace them by "
                              "a number or leave the cell empty (missing)")
+
+    @staticmethod
+    def _refuse_large(col: str, v: np.ndarray) -> None:
+        """A column passed through as values (``max_cuts=0``) obeys the linear models' limit, at fit and
+        at transform alike (:data:`formulations.validation.MAX_ABS_VALUE`)."""
+        big = np.abs(v) > MAX_ABS_VALUE
+        if big.any():
+            raise ValueError(f"column {col!r} has values up to {np.abs(v).max():.3g} in {int(big.sum())} row(s); a "
+                             f"linear score accepts |x| <= {MAX_ABS_VALUE:g}: rescale the column or binarise it "
+                             "(max_cuts >= 1)")
 
     @staticmethod
     def _positive(y: Any, n: int) -> np.ndarray:
@@ -384,6 +399,7 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
                 elif op == ">=":
                     out[:, k] = regular & (v >= t)
                 elif op == "value":
+                    self._refuse_large(col, v[regular])
                     out[:, k] = np.where(regular, v, 0.0)
                 elif op == "special":
                     out[:, k] = v == t

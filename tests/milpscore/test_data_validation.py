@@ -1,4 +1,6 @@
 """Bad input gets a clear error naming the column/argument and the fix (parametrised)."""
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -84,3 +86,67 @@ def test_values_too_large_for_the_solvers_ask_to_rescale(name, kwargs, huge):
     X = np.array([[0.0, 1.0], [1.0, 0.0], [huge, 1.0], [0.0, 0.0]])
     with pytest.raises(ValueError, match="rescale"):
         getattr(milpscore, name)(**kwargs).fit(X, [0, 1, 1, 0])
+
+
+# ------------------------------------------- repeated names, overflow, text and empty input at predict
+_ESTIMATORS = [("SLIMClassifier", {"time_limit": 5}), ("ConvexRoundingClassifier", {"time_limit": 5}),
+               ("LocalSearchClassifier", {"time_limit": 5}), ("FacetsClassifier", {"solver": "ecos"}),
+               ("EYEClassifier", {}), ("RiskScoreClassifier", {"time_limit": 5}),
+               ("FusedScoreClassifier", {"time_limit": 5})]
+
+
+def _small():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(0, 2, 40).astype(float), "b": rng.integers(0, 2, 40).astype(float)})
+    return X, (X["a"] + rng.random(40) > 0.8).astype(int)
+
+
+@pytest.mark.parametrize("name, kwargs", _ESTIMATORS, ids=[n for n, _ in _ESTIMATORS])
+def test_repeated_column_names_are_refused_by_name(name, kwargs):
+    import milpscore
+
+    X, y = _small()
+    with pytest.raises(ValueError, match=r"(repeated|duplicate) column names \['a'\]"):
+        getattr(milpscore, name)(**kwargs).fit(X.set_axis(["a", "a"], axis=1), y)
+
+
+@pytest.mark.parametrize("name, kwargs", _ESTIMATORS, ids=[n for n, _ in _ESTIMATORS])
+def test_predict_names_text_and_overflow_and_takes_zero_rows(name, kwargs):
+    import warnings
+
+    import milpscore
+
+    X, y = _small()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(milpscore, name)(**kwargs).fit(X, y)
+    if name == "FusedScoreClassifier":  # bins raw values: huge ones fall in the end bins, 0 rows give 0 labels
+        assert model.predict(X.iloc[:0]).shape == (0,)
+        assert model.predict(X.assign(a=1.7e308)).shape == (40,)
+        with pytest.raises((TypeError, ValueError), match="column 'a'"):
+            model.predict(X.astype(object).assign(a="yes"))
+        return
+    with pytest.raises(ValueError, match=r"column 'b' has values up to 1e\+308 .* rescale"):  # as fit refuses them
+        model.predict(X.assign(b=1e308))
+    with pytest.raises(TypeError, match="column 'a' is not numeric"):
+        model.predict(X.astype(object).assign(a="yes"))
+    with pytest.raises(TypeError, match="column x1 has values that cannot be converted"):
+        model.predict(np.array([[1.0, "yes"]], dtype=object))
+
+
+def test_saved_model_with_values_passed_through_refuses_overflow_like_fit(tmp_path, capsys):
+    from milpscore.cli import main
+    from milpscore.persist import load_model
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"y": rng.integers(0, 2, 40), "x": rng.normal(0, 1, 40)})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    assert main(["fit", str(tmp_path / "d.csv"), "--binarize", "0", "--time-limit", "3", "--quiet",
+                 "--output", str(tmp_path / "m.json")]) == 0
+    model = load_model(tmp_path / "m.json")
+    with pytest.raises(ValueError, match=r"column 'x' has values up to 1e\+300 .* rescale"):
+        model.predict(frame.drop(columns="y").assign(x=1e300))
+    frame.assign(x=1e300).to_csv(tmp_path / "huge.csv", index=False)
+    capsys.readouterr()
+    assert main(["fit", str(tmp_path / "huge.csv"), "--binarize", "0", "--time-limit", "3"]) == 2
+    assert re.search(r"column 'x' has values up to 1e\+300 .* rescale", capsys.readouterr().err)
