@@ -31,7 +31,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slim_certify": ("slim_certify", ()),
     "slim_certify-large": ("slim_certify", ("--sets", "adult,spambase,mushroom")),
     "slim_certify-licence": ("slim_certify", ("--sets", "spambase,mushroom", "--rows", "1000")),
-    "slim_certify-ablation": ("slim_certify", ("--backends", "sign_cover-noheuristic,highs-noheuristic,highs-noconflicts")),
+    "slim_certify-ablation": ("slim_certify", ("--backends", "route-noheuristic,highs-noheuristic,highs-noconflicts")),
     "slim_heuristic": ("slim_heuristic", ()),
 }
 HEADER = "## `"

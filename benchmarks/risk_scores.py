@@ -1,9 +1,11 @@
 """Certified logistic risk scores (RiskSLIM) on open-source solvers: a printed table, not a timed test.
 
 For each data set (points -5..5, at most ``--max-size`` features, C0 1e-6): the full-data exact solve
-by ``RiskScoreClassifier`` (heuristic start, then the catalog's exact backend: support enumeration
-with convex bounds, or SCIP's lazy-cut tree where that does not fit the time; ``--backend`` picks
-one): time to a certified relative gap <= 1e-4 or the gap at the limit, objective, bound, size;
+by ``RiskScoreClassifier`` (heuristic start, then the RiskSLIM route of
+``solvers.exact.riskslim_route``: support enumeration with convex bounds, then SCIP's lazy-cut tree
+where that is skipped or does not prove the optimum; the "steps" column says which ran;
+``--backend scip`` or ``highs`` bypasses the route): time to a certified relative gap <= 1e-4 or
+the gap at the limit, objective, bound, size;
 then the 5-fold test AUC (per-fold limit ``--fold-limit``) and, with ``--fasterrisk``, FasterRisk's
 (Liu et al. 2022; run in its own environment, ``benchmarks/.peers-fasterrisk`` made by ``python
 benchmarks/peers.py setup``, k = max_size, points -5..5). ``--multiplier auto`` solves each
@@ -105,10 +107,11 @@ def main() -> None:
     ap.add_argument("--fasterrisk", action="store_true")
     ap.add_argument("--multiplier", type=lambda v: v if v == "auto" else float(v), default=1.0,
                     help="risk = logistic(score / multiplier); 'auto': RiskScoreClassifier's grid")
-    ap.add_argument("--backend", default=None, help="exact backend (default: the catalog's, 'supports')")
+    ap.add_argument("--backend", default=None, help="exact backend outside the route ('scip', 'highs'; default: "
+                    "the RiskSLIM route)")
     args = ap.parse_args()
     print(environment(), f"| OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; points -5..5, "
-          f"max_size={args.max_size}, C0=1e-6, multiplier {args.multiplier}, backend {args.backend or 'default'}, "
+          f"max_size={args.max_size}, C0=1e-6, multiplier {args.multiplier}, backend {args.backend or 'route'}, "
           "one thread")
     print(compile_kernels(), flush=True)
     rows = []
@@ -120,7 +123,8 @@ def main() -> None:
                "m": est.multiplier_, "status": est.status_, "time_s": round(seconds, 2),
                "heur_s": round(est.fit_.times.get("heuristic", 0), 2), "objective": round(est.objective_, 7),
                "bound": round(est.bound_, 7), "gap": float(f"{est.gap_:.3g}"), "size": int(np.count_nonzero(est.coef_)),
-               "nodes": est.result_.nodes if est.result_ else 0, "backend": est.result_.backend if est.result_ else ""}
+               "nodes": est.result_.nodes if est.result_ else 0, "backend": est.result_.backend if est.result_ else "",
+               "steps": "+".join(r.step for r in est.fit_.steps if r.ran)}
         if args.fold_limit > 0:
             splits = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
             aucs, gaps = [], []

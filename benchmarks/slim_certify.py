@@ -6,23 +6,30 @@ adult,spambase,mushroom`` those sets binarised and subsampled to 2000 rows as in
 C0 0.01; points -10..10, margin 1) and
 per backend: the status, the first time the certified gap reached 1e-2 and 1e-4 ("-" if it did
 not within ``--limit`` seconds, then the gap at the limit is the one shown), incumbent and bound,
-all on the true objective (pipeline certificates). The times to a gap come from the backends'
-progress reports (:mod:`solvers.progress`: HiGHS's MIP callback, SCIP's node events, the sign-cover
-LP's bound); ``--trace`` also prints every report (bound and incumbent over time). Backends:
-``sign_cover`` (SLIM's default: the sign-cover LP bound by row generation, then on breastcancer and
-mammo (integer points, at most 16 features) the box search of ``solvers.exact.box_cover``, else HiGHS on the
-MILP strengthened with the sign indicators and the cuts binding at that LP, ``solvers.exact.sign_cover``),
-``box_cover`` (the box search alone, from the heuristic start),
-``highs`` (the plain big-M MILP), ``scip`` (the same MILP), and, when ``benchmarks/.peers-gurobi`` exists
-(``python benchmarks/peers.py setup``), ``gurobi``: the same MILP, plain (no start), written as
-MPS and solved by Gurobi in its own environment (``gurobi_worker.py``) with Gurobi's own
-incumbent and bound; the pip wheel's size-limited licence refuses models over 2000 variables or
-constraints (the 2000-row sets), which the row says; ``--rows 1000`` subsamples the binarised sets to
-a size it takes (the ``slim_certify-licence`` run of ``report.py``). The note is the last step of the
-backend's own account (for ``sign_cover``: the LP proved the start, or the box search's or HiGHS's end). Ablations: a backend name may carry
-switches, ``-noheuristic`` (no start: the pipeline's heuristic is off) and ``-noconflicts``
-(the program without its rows ``z_p + z_q >= 1`` for conflicting rows), e.g.
-``--backends highs-noheuristic,highs-noconflicts,sign_cover-noheuristic``. Each solve runs once
+all on the true objective (pipeline certificates). The times to a gap come from the steps' and
+backends' progress reports (:mod:`solvers.progress`: HiGHS's MIP callback, SCIP's node events, the
+box search and the support enumeration); ``--trace`` also prints every report (bound and incumbent
+over time). Backends:
+
+* ``route`` (SLIM's default, ``solve_exact(instance)``): the route table of
+  ``solvers.exact.slim_route`` from the heuristic start -- the sign-cover LP bound, the support
+  enumeration with Bayes-error bounds (0/1 features), the box search (integer features of more
+  values, at most 16: breastcancer and mammo), HiGHS on the MILP strengthened with the LP's cuts;
+  "solved by" lists the steps that ran, the note is the last one's account;
+* ``route-no<step>`` (e.g. ``route-nobox_search``): the route without that step;
+  ``route:<step>+<step>`` (e.g. ``route:box_search``): only those steps, in the table's order, from
+  the heuristic start (``solvers.exact.route.run_route`` on the shortened table);
+* ``highs`` (the plain big-M MILP, outside the route), ``scip`` (the same MILP), and, when
+  ``benchmarks/.peers-gurobi`` exists (``python benchmarks/peers.py setup``), ``gurobi``: the same
+  MILP, plain (no start), written as MPS and solved by Gurobi in its own environment
+  (``gurobi_worker.py``) with Gurobi's own incumbent and bound; the pip wheel's size-limited
+  licence refuses models over 2000 variables or constraints (the 2000-row sets), which the row
+  says; ``--rows 1000`` subsamples the binarised sets to a size it takes (the
+  ``slim_certify-licence`` run of ``report.py``).
+
+Ablations: a backend name may carry switches, ``-noheuristic`` (no start: the pipeline's heuristic
+is off) and ``-noconflicts`` (the program without its rows ``z_p + z_q >= 1`` for conflicting rows),
+e.g. ``--backends highs-noheuristic,highs-noconflicts,route-noheuristic``. Each solve runs once
 (time-limited MILP solves).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/slim_certify.py --limit 60
@@ -42,8 +49,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from formulations.slim import SLIM  # noqa: E402
 from milpscore.datasets import load_default  # noqa: E402
+from solvers.catalog import entry_for  # noqa: E402
+from solvers.exact.route import StepRecord, run_route  # noqa: E402
+from solvers.exact.slim_route import ROUTE  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
-from solvers.pipeline import solve_exact  # noqa: E402
+from solvers.pipeline import FEASIBILITY_TOL, HEURISTIC_SHARE, solve_exact, violation  # noqa: E402
 from solvers.progress import reporting  # noqa: E402
 from solvers.result import relative_gap  # noqa: E402
 from timing import compile_kernels, environment  # noqa: E402
@@ -53,6 +63,7 @@ DATA = ROOT.parent / "shared" / "data"
 C0 = {"default": 0.01, "breastcancer": 1e-3, "mammo": 1e-3, "adult": 0.01, "spambase": 0.01, "mushroom": 0.01}
 #: larger sets, binarised and subsampled as in reproduce.py (the docs/results.md protocol)
 BINARISED = ("adult", "spambase", "mushroom")
+STEPS = tuple(step.name for step in ROUTE)
 
 
 def load(name: str, rows: int = 2000) -> tuple[np.ndarray, np.ndarray]:
@@ -76,6 +87,44 @@ def first_time(trace: list[tuple[float, float, float]], gap: float) -> str:
     return "-"
 
 
+def route_steps(solver: str, switches: list[str]) -> tuple[str, ...] | None:
+    """The steps of the SLIM route a backend name runs (None: the catalog's full route through
+    ``solve_exact``; module docstring)."""
+    dropped = {switch[2:] for switch in switches if switch[2:] in STEPS}
+    if solver.startswith("route:"):
+        kept = set(solver[len("route:"):].split("+"))
+        if kept - set(STEPS):
+            raise SystemExit(f"unknown steps {sorted(kept - set(STEPS))} in {solver!r}; the steps are {STEPS}")
+        steps = tuple(name for name in STEPS if name in kept and name not in dropped)
+        if not steps:
+            raise SystemExit(f"{solver!r} with its switches keeps no step")
+        return steps
+    if solver == "route":
+        return None if not dropped else tuple(name for name in STEPS if name not in dropped)
+    if dropped:
+        raise SystemExit(f"steps can be dropped from a route only, not from {solver!r}")
+    return ()
+
+
+def solve_steps(inst, steps: tuple[str, ...], limits: Limits, heuristic: bool):
+    """The SLIM route shortened to ``steps`` from the pipeline's heuristic start (given the same
+    share of the time as in ``solve_exact``), within one started ``limits``."""
+    limits = limits.started()
+    clock = limits.clock()
+    start = entry_for(inst.spec).heuristic_function(inst, clock.part(HEURISTIC_SHARE), limits.seed) \
+        if heuristic else None
+    return run_route(tuple(step for step in ROUTE if step.name in steps), inst, start, limits, clock,
+                     lambda model: violation(inst, model) <= FEASIBILITY_TOL)
+
+
+def account(records: tuple[StepRecord, ...]) -> tuple[str, str]:
+    """"solved by" (the steps that ran) and the note (the last one's account) of a route."""
+    ran = [r for r in records if r.ran]
+    if not ran:
+        return "route: no step", f"{records[0].step} skipped: {records[0].reason}"[:70]
+    return "route: " + "+".join(r.step for r in ran), ran[-1].message[:70]
+
+
 def gurobi(inst, limit: float) -> dict:
     """Gurobi on the plain MILP (module docstring): status, seconds, objective, bound and trace."""
     import json
@@ -97,8 +146,8 @@ def gurobi(inst, limit: float) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="default,breastcancer,mammo")
-    ap.add_argument("--backends", default="sign_cover,highs,scip" + (",gurobi" if peers.python(peers.GUROBI_ENV).exists()
-                                                                     else ""))
+    ap.add_argument("--backends", default="route,highs,scip" + (",gurobi" if peers.python(peers.GUROBI_ENV).exists()
+                                                                else ""))
     ap.add_argument("--limit", type=float, default=60.0)
     ap.add_argument("--rows", type=int, default=2000, help="rows of the binarised sets (Gurobi's size-limited "
                     "licence takes spambase and mushroom at 1000)")
@@ -112,9 +161,10 @@ def main() -> None:
         inst = SLIM(c0=C0[name], coef_bound=10).instance(X, y)
         for backend in args.backends.split(","):
             solver, *switches = backend.split("-")
-            unknown = set(switches) - {"noheuristic", "noconflicts"}
+            unknown = set(switches) - {"noheuristic", "noconflicts"} - {f"no{step}" for step in STEPS}
             if unknown:
                 raise SystemExit(f"unknown switches {sorted(unknown)} in backend {backend!r}")
+            steps = route_steps(solver, switches)
             case = inst
             if "noconflicts" in switches:
                 import formulations.slim as slim_module
@@ -139,17 +189,27 @@ def main() -> None:
             else:
                 trace = []
                 t = time.perf_counter()
+                limits = Limits(time_limit=args.limit, mip_rel_gap=1e-4)
+                heuristic = "noheuristic" not in switches
                 with reporting(lambda _, incumbent, bound, __: trace.append((time.perf_counter() - t, incumbent,
                                                                              bound))):
-                    fit = solve_exact(case, solver, limits=Limits(time_limit=args.limit, mip_rel_gap=1e-4),
-                                      heuristic="noheuristic" not in switches)
+                    if steps:  # a shortened route
+                        fit = solve_steps(case, steps, limits, heuristic)
+                        records = fit.records
+                    else:  # the full route (None) or a backend outside it
+                        fit = solve_exact(case, None if steps is None else solver, limits=limits,
+                                          heuristic=heuristic)
+                        records = fit.steps
                 seconds = time.perf_counter() - t
                 trace.append((seconds, fit.objective, fit.bound))  # the certificate itself (true objective)
+                if records:
+                    solved_by, note = account(records)
+                else:
+                    solved_by, note = fit.result.backend, fit.result.message.split("; ")[-1][:70]
                 outcome = {"status": fit.status.value, "seconds": seconds, "objective": fit.objective,
-                           "bound": fit.bound, "gap": fit.gap,
+                           "bound": fit.bound, "gap": relative_gap(fit.objective, fit.bound),
                            "size": int(np.count_nonzero(fit.model.coef)) if fit.model is not None else -1,
-                           "solved by": fit.result.backend if fit.result is not None else "",
-                           "note": fit.result.message.split("; ")[-1][:70] if fit.result is not None else ""}
+                           "solved by": solved_by, "note": note}
             if args.trace:
                 for moment in trace:
                     print(f"  {name} {backend}: {moment[0]:8.2f} s  incumbent {moment[1]:.6g}  bound {moment[2]:.6g}")
