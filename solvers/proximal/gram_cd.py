@@ -26,6 +26,7 @@ import numpy as np
 
 from formulations.penalties import Penalty
 from solvers.proximal.prox_newton import INNER_SHARE, l1_l2_split, violations
+from solvers.proximal.common import _check_options, duality_gap
 from solvers.result import Result, Status
 
 
@@ -86,8 +87,6 @@ def gram_coordinate_descent(loss: Any, penalty: Penalty, *, w0: np.ndarray | Non
     FISTA from this point). ``b0`` and the first-order solvers' options are ignored (the intercept
     is profiled out: ``raw["intercept"]`` is its optimum).
     """
-    from solvers.proximal.gradient import _check_options, duality_gap  # a cycle at import time
-
     _check_options(tol, max_outer, 1)
     if not supports_gram_cd(loss, penalty):
         raise ValueError(f"gram_coordinate_descent needs LeastSquares(gram=True) and an L1, weighted L1 or "

@@ -39,6 +39,7 @@ import numba
 import numpy as np
 
 from formulations.penalties import L1, ElasticNet, Penalty, WeightedL1
+from solvers.proximal.common import _check_options, blas_limit, duality_gap
 from solvers.result import Result, Status
 
 #: Armijo constant of the step-length search
@@ -184,8 +185,6 @@ def prox_newton(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0
     ``iterations`` (Newton steps) and ``raw`` = {"criterion", "criterion_name", "intercept",
     "working_set_size", "cd_epochs", "history"}.
     """
-    from solvers.proximal.gradient import _check_options, blas_limit, duality_gap  # a cycle at import time
-
     _check_options(tol, max_outer, 1)
     split = l1_l2_split(penalty, loss.p)
     if split is None or not supports_prox_newton(loss, penalty):
