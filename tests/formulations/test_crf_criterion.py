@@ -1,6 +1,5 @@
 """The CRF criterion (numpy) against brute-force enumeration, finite differences and Wapiti's templates."""
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +9,6 @@ from formulations.crf import criterion
 from formulations.crf.synthetic import markov_sentences
 from formulations.crf.templates import FeatureSpace, parse_templates, read_templates
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "sequences"
 TEMPLATES = 'U:w=%x[0,0]\n*:t=%x[-1,1]/%X[0,0]\n*\nB:d=%t[0,0,"\\d"]\nU:s=%m[0,0,".?$"]'
 
 
@@ -127,12 +125,11 @@ def test_template_errors_name_the_problem():
         parse_templates('U:t=%t[0,0,"*a"]')
 
 
-def test_chunking_feature_space_matches_wapiti_summary():
+def test_chunking_feature_space_matches_wapiti_summary(shared_data):
     """Wapiti 1.5.0 on chtrain.txt with chpattern.txt reports 17 labels, 63851 blocks and
     3983559 features; the compiled space must be the same."""
-    if not SHARED.exists():
-        pytest.skip("../shared/data/sequences is absent (the CoNLL-2000 excerpt is read from there)")
-    rows = [line.split() for line in (SHARED / "chtrain.txt").read_text().splitlines()]
+    sequences = shared_data / "sequences"  # the CoNLL-2000 excerpt (the fixture skips in a bare clone)
+    rows = [line.split() for line in (sequences / "chtrain.txt").read_text().splitlines()]
     lengths, count = [], 0
     for row in rows:
         if row:
@@ -146,5 +143,5 @@ def test_chunking_feature_space_matches_wapiti_summary():
     columns = np.array([r[:-1] for r in tokens], dtype=object)
     labels = np.array([r[-1] for r in tokens])
     ptr = np.concatenate([[0], np.cumsum(lengths)])
-    space = FeatureSpace.fit(read_templates(SHARED / "chpattern.txt"), columns, ptr, labels)
+    space = FeatureSpace.fit(read_templates(sequences / "chpattern.txt"), columns, ptr, labels)
     assert (space.n_labels, len(space.observations), space.n_params) == (17, 63851, 3983559)

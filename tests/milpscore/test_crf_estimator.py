@@ -1,6 +1,5 @@
 """SparseCRF, the CoNLL helpers and the ``milpscore crf`` command."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,7 +11,6 @@ from milpscore.cli import main
 from milpscore.conll import chunk_scores, chunks, read_conll
 from milpscore.crf import SparseCRF
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "sequences"
 
 
 @pytest.fixture(scope="module")
@@ -134,12 +132,11 @@ def test_cli_reports_a_bad_file(tmp_path, capsys):
     assert "columns" in capsys.readouterr().err
 
 
-def test_chunking_data_quick_fit():
+def test_chunking_data_quick_fit(shared_data):
     """A short fit on the CoNLL-2000 excerpt with a few templates: chunk F1 on chtest well above chance."""
-    if not SHARED.exists():
-        pytest.skip("../shared/data/sequences is absent (the CoNLL-2000 excerpt is read from there)")
-    train, train_labels = read_conll(SHARED / "chtrain.txt")
-    test, test_labels = read_conll(SHARED / "chtest.txt")
+    sequences = shared_data / "sequences"  # the CoNLL-2000 excerpt (the fixture skips in a bare clone)
+    train, train_labels = read_conll(sequences / "chtrain.txt")
+    test, test_labels = read_conll(sequences / "chtest.txt")
     model = SparseCRF(rho1=1.0, rho2=0.01, templates=["*", "U:p=%x[0,1]", "U:pl=%x[-1,1]"],
                       max_iter=5).fit(train[:200], train_labels[:200])
     assert model.chunk_scores(test, test_labels)["f1"] > 60
