@@ -15,7 +15,7 @@ Run: ``python benchmarks/path.py [--quick]``.
   ``lasso_path`` fits no intercept: its user centres X and y first; ``LeastSquares`` does it itself).
 * Facets / SCF (alpha, beta) grids on logistic loss, ISTA against FISTA (time, integrity).
 * Logistic-L1 path: n=10000, p=500, 50 lambdas to 1e-2 lambda_max, no intercept, against skglm's
-  ``ProxNewton`` called directly and celer's ``LogisticRegression`` (``--no-celer`` skips it), run
+  ``ProxNewton`` called directly (and celer's ``LogisticRegression`` with ``--celer``), run
   in the peers' own environment (:mod:`benchmarks.peers`; X sent once, Fortran-ordered, timed
   inside their process, interleaved with ours). Timed on both sides: everything the call does; ours
   builds ``Logistic(X, y)`` from the raw arrays (label and finiteness checks, the Fortran copy)
@@ -185,8 +185,8 @@ def logistic_case(n: int, p: int, n_lambdas: int, rounds: int, with_celer: bool)
                                  ref=t[name], ours=t["ours"], err_ours=err_ours, err_ref=err,
                                  certified=max(pt.result.raw["criterion"] for pt in path),
                                  iters=sum(pt.result.iterations for pt in path),
-                                 note=f"ours: Logistic(X, y) (checks, Fortran copy; median {setup.median:.3f} s) + "
-                                      f"working-set prox-Newton path at certified gap {tol_ours:.0e}, the loosest "
+                                 note=f"ours: Logistic(X, y) (its checks alone: median {setup.median:.3f} s) + "
+                                      f"working-set prox-Newton path (its Fortran copy of X included) at certified gap {tol_ours:.0e}, the loosest "
                                       f"within {accuracy:.0e}; {name}: {PEER_CALLS[name]}; peers {peer.versions()}"))
     return rows
 
@@ -233,7 +233,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cases", nargs="+", default=["lasso", "logistic", "facets"],
                         choices=["lasso", "logistic", "facets"])
-    parser.add_argument("--no-celer", action="store_true", help="skip celer (its runs take most of the time)")
+    parser.add_argument("--celer", action="store_true", help="also celer (5x slower than skglm here; its runs "
+                                                                 "take most of the time)")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     with threadpool_limits(1):
@@ -244,7 +245,7 @@ def main() -> None:
         if "lasso" in args.cases:
             rows += [lasso_case(10000 // scale, 1000 // scale, 50, design, args.rounds) for design in ("ar1", "equi")]
         if "logistic" in args.cases:
-            rows += logistic_case(10000 // scale, 500 // scale, 50, args.rounds, not args.no_celer)
+            rows += logistic_case(10000 // scale, 500 // scale, 50, args.rounds, args.celer)
         if "facets" in args.cases:
             rows += facets_case(5000 // scale, 50, args.rounds)
     print("error columns: largest relative excess over the best objective known at each point (a converged, "

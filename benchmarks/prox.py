@@ -8,12 +8,16 @@ same run, and the table prints the min-max of each case.
   writes one is compared with ``np.abs(x, out=y)`` (two memory streams); weighted L1 reads the
   weights too, so its floor is a three-stream pass, ``np.multiply(x, w, out=y)``. Also shown: the
   public ``prox(v, step, out=y)`` (adds a validation pass) and the best pure-numpy forms.
-* Weighted 1-D TV (Condat's direct algorithm, compiled) on 1e6 and 1e7: ratio to the abs pass and,
-  to prox-tv's C routine ``tautString_TV1_Weighted`` (what its ``tv1w_1d`` calls) with a preallocated output (no Python wrapper: the
-  same work as ours), run in the peers' environment (:mod:`benchmarks.peers`) and timed there, in
-  the same interleaved rounds; the two solutions are compared. Binarsity on 1e6 coefficients in blocks of 10:
-  one compiled call vs one call per block.
-* OWL/SLOPE prox at p = 1e6: ratio to ``np.argsort(np.abs(v))``, the sort it cannot avoid.
+* Weighted 1-D TV (Condat's direct algorithm, compiled) on 1e6 and 1e7 (blocks of 100 plus noise,
+  edge weights U(0.1, 1)) and, at 1e6, two harder regimes (white noise with lam 0.01: very short
+  segments; a random walk with lam 1): ratio to the abs pass and to prox-tv's C routine
+  ``tautString_TV1_Weighted`` (what its Python ``tv1w_1d`` calls after its checks and allocation),
+  called through cffi on prox-tv's compiled library with a preallocated output, in the peers'
+  environment (:mod:`benchmarks.peers`); the worker's clock wraps that one C call (the same work
+  as ours: no checks, no allocation), in the same interleaved rounds; the two solutions are
+  compared. Binarsity on 1e6 coefficients in blocks of 10: one compiled call vs one call per block.
+* OWL/SLOPE prox at p = 1e6, the public ``OWL.prox(v, t)`` (validation and output allocation
+  included): ratio to ``np.argsort(np.abs(v))``, one sort of the magnitudes.
 """
 from __future__ import annotations
 
@@ -76,14 +80,22 @@ def elementwise(n: int, rounds: int, rng) -> list[tuple]:
     return rows
 
 
-def total_variation(m: int, rounds: int, rng) -> list[tuple]:
+#: signals of the TV rows: (name, y, edge weights) for a length m and a generator
+SIGNALS = {
+    "blocks of 100 + noise 0.5, lam U(0.1, 1)": lambda m, rng: (
+        np.repeat(rng.normal(size=m // 100), 100) + rng.normal(scale=0.5, size=m), rng.uniform(0.1, 1.0, size=m - 1)),
+    "white noise, lam 0.01 (short segments)": lambda m, rng: (rng.normal(size=m), np.full(m - 1, 0.01)),
+    "random walk, lam 1": lambda m, rng: (np.cumsum(rng.normal(size=m)), np.full(m - 1, 1.0)),
+}
+
+
+def total_variation(m: int, rounds: int, rng, signal: str) -> list[tuple]:
     from peers import Peer
 
-    y = np.repeat(rng.normal(size=m // 100), 100) + rng.normal(scale=0.5, size=m)
-    lam = rng.uniform(0.1, 1.0, size=m - 1)
-    res = np.empty_like(y)
+    y, lam = SIGNALS[signal](m, rng)
+    res, floor = np.empty_like(y), np.empty_like(y)
     ours = f"weighted TV Condat (compiled), n={m:.0e}"
-    cases = {f"np.abs(y, out=r), n={m:.0e}": lambda: np.abs(y, out=res),
+    cases = {f"np.abs(y, out=r), n={m:.0e}": lambda: np.abs(y, out=floor),
              ours: lambda: kernels.tv_prox(y, lam, 1.0, res)}
     peer = Peer.start()
     if peer is not None and not peer.has("prox-tv"):
@@ -93,10 +105,11 @@ def total_variation(m: int, rounds: int, rng) -> list[tuple]:
         peer.load(y=y, weights=lam, out=np.empty_like(y))
         cases[f"prox-tv C taut string, n={m:.0e}"] = lambda: peer.call("proxtv_tv1w")
     timings = interleaved(cases, rounds)
-    rows = rows_against(timings, next(iter(cases)), "abs pass (2 streams)")
+    rows = [(f"  signal: {signal}", "", np.nan, "", np.nan)]
+    rows += rows_against(timings, next(iter(cases)), "abs pass (2 streams)")
     if peer is not None:
         theirs = timings[f"prox-tv C taut string, n={m:.0e}"]
-        agree = float(np.max(np.abs(theirs.value - timings[ours].value)))
+        agree = float(np.max(np.abs(theirs.value - kernels.tv_prox(y, lam, 1.0, np.empty_like(y)))))
         peer.close()
         rows.append((f"weighted TV ours vs prox-tv C, n={m:.0e} (max diff {agree:.0e})", "prox-tv C",
                      timings[ours].median, timings[ours].spread(), timings[ours].ratio(theirs)))
@@ -128,7 +141,8 @@ def structured(m: int, rounds: int, rng) -> list[tuple]:
     v = rng.normal(size=m)
     owl = OWL(np.sort(rng.uniform(0, 1, size=m))[::-1])
     rows += rows_against(interleaved({"np.argsort(|v|)": lambda: np.argsort(np.abs(v)),
-                                      f"OWL/SLOPE prox, p={m:.0e}": lambda: owl.prox(v, 0.1)}, rounds),
+                                      f"OWL/SLOPE prox, p={m:.0e} (public, allocates)": lambda: owl.prox(v, 0.1)},
+                                     rounds),
                          "np.argsort(|v|)", "np.argsort(|v|)")
     return rows
 
@@ -143,11 +157,17 @@ def main() -> None:
     with threadpool_limits(1):
         print(environment(), "| numba kernels are serial; medians of", args.rounds, "interleaved rounds")
         rows = elementwise(10_000_000 // scale, args.rounds, rng)
+        first = next(iter(SIGNALS))
         for m in (1_000_000 // scale, 10_000_000 // scale):
-            rows += total_variation(m, args.rounds, rng)
+            rows += total_variation(m, args.rounds, rng, first)
+        for signal in list(SIGNALS)[1:]:  # the other regimes, at 1e6
+            rows += total_variation(1_000_000 // scale, args.rounds, rng, signal)
         rows += structured(1_000_000 // scale, args.rounds, rng)
     print(f"{'operation':58s} {'ratio to':26s} {'median s':>9s} {'min-max s':>17s} {'ratio':>7s}")
     for label, against, t, spread, ratio in rows:
+        if label.startswith("  signal"):
+            print(label)
+            continue
         print(f"{label:58s} {against:26s} {t:9.4f} {spread:>17s} {ratio:7.2f}")
 
 

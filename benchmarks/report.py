@@ -1,11 +1,16 @@
 """Write ``docs/benchmarks.md``: the printed output of the benchmark scripts, verbatim.
 
-Run: ``python benchmarks/report.py [--runs prox build ...] [--logs DIR]``. Each run is one script
-with its arguments (:data:`RUNS`), in its own process (``OPENBLAS_NUM_THREADS=1``), one after the
-other; its standard output goes into the page as it was printed, under the command that produced
-it and the commit and date of the run; nothing is retyped, so the docs quote only what the scripts
-print. Sections of runs not asked for are kept as they are (with their own commit and date).
-``--logs DIR`` takes the outputs from ``DIR/<run>.log`` files written by earlier runs instead.
+Run: ``python benchmarks/report.py [--runs prox path conic build ...]`` from a clone: it sets up the
+peers' environments first when a run needs them and they are missing (``benchmarks/peers.py
+setup``). Each run is one script with its arguments (:data:`RUNS`), in its own process
+(``OPENBLAS_NUM_THREADS=1``), one after the other; its standard output goes into the page as it was
+printed (its first line states the load), under the command that produced it, the commit it ran
+at and the date, with the tracked files that differed from that commit when it ran (others'
+uncommitted work in a shared tree). Nothing is retyped or assembled from old logs (an earlier
+``--logs`` option stamped logs of older runs with the commit of the day they were assembled:
+that is how docs/benchmarks.md once showed conic ratios no run of its stated commit gives).
+Sections of runs not asked for are kept as they are, with their own commit and date, including
+sections whose command is no longer in :data:`RUNS` (appended by hand or by another version).
 """
 from __future__ import annotations
 
@@ -35,6 +40,8 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slim_heuristic": ("slim_heuristic", ()),
 }
 HEADER = "## `"
+#: runs whose scripts time peers from benchmarks/peers.py's environments
+NEEDS_PEERS = ("prox", "path", "risk_scores", "risk_scores-auto", "risk_scores-auto-adult", "slim_certify-licence")
 
 
 def command(run: str) -> str:
@@ -42,9 +49,7 @@ def command(run: str) -> str:
     return " ".join(["OPENBLAS_NUM_THREADS=1 python", f"benchmarks/{script}.py", *arguments])
 
 
-def output(run: str, logs: Path | None) -> str:
-    if logs is not None:
-        return (logs / f"{run}.log").read_text()
+def output(run: str) -> str:
     script, arguments = RUNS[run]
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{script}.py"), *arguments],
                           capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, cwd=ROOT)
@@ -52,37 +57,63 @@ def output(run: str, logs: Path | None) -> str:
 
 
 def sections(page: str) -> dict[str, str]:
-    """The page's sections by run name (read back from their command lines)."""
+    """The page's sections keyed by run name (read back from their command lines); a section whose
+    command is in no run is kept under its command line."""
     found = {}
     for block in page.split("\n" + HEADER)[1:]:
         cmd = block.split("`", 1)[0]
-        for run in RUNS:
-            if cmd == command(run):
-                found[run] = HEADER + block.rstrip() + "\n"
+        run = next((run for run in RUNS if cmd == command(run)), cmd)
+        found[run] = HEADER + block.rstrip() + "\n"
     return found
+
+
+def supersedes(run: str, cmd: str) -> bool:
+    """True when a kept section's command ``cmd`` (in no run) is an older form of ``run``: the same
+    script with the same first option (e.g. another ``--backends`` list)."""
+    script, arguments = RUNS[run]
+    words = cmd.split()
+    if f"benchmarks/{script}.py" not in words:
+        return False
+    rest = words[words.index(f"benchmarks/{script}.py") + 1:]
+    return (rest[:1] == list(arguments[:1])) if arguments else not rest
+
+
+def provenance() -> str:
+    """The commit, and the tracked files that differ from it now (a shared working tree)."""
+    git = lambda *a: subprocess.run(["git", *a], capture_output=True, text=True, cwd=ROOT).stdout  # noqa: E731
+    commit = git("rev-parse", "--short", "HEAD").strip()
+    changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    code = [f for f in changed if f.endswith(".py")]
+    if not code:
+        return f"Code at commit `{commit}`"
+    listed = ", ".join(f"`{f}`" for f in code[:12]) + (f" and {len(code) - 12} more" if len(code) > 12 else "")
+    return f"Code at commit `{commit}` with uncommitted changes to {listed}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS))
-    parser.add_argument("--logs", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     args = parser.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip()
+    if any(run in NEEDS_PEERS for run in args.runs) and not (ROOT / "benchmarks" / ".peers" / "bin" / "python").exists() \
+            and "MILPSCORE_PEERS" not in os.environ:
+        print("setting up the peers' environments (benchmarks/peers.py setup) ...", flush=True)
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "peers.py"), "setup"], check=True, cwd=ROOT)
     kept = sections(args.out.read_text()) if args.out.exists() else {}
     for run in args.runs:
         print(f"running {command(run)} ...", flush=True)
-        text = output(run, args.logs).rstrip()
-        kept[run] = "\n".join([f"{HEADER}{command(run)}`", "",
-                               f"Code at commit `{commit}`, {datetime.date.today().isoformat()}.", "",
-                               "```text", text, "```", ""])
+        stamp = f"{provenance()}, run {datetime.date.today().isoformat()}."
+        text = output(run).rstrip()
+        kept[run] = "\n".join([f"{HEADER}{command(run)}`", "", stamp, "", "```text", text, "```", ""])
+        kept = {key: v for key, v in kept.items() if key in RUNS or not supersedes(run, key)}
     lines = ["# Benchmarks: what the scripts printed", "",
              "Written by `python benchmarks/report.py`. Each section is the standard output of one script, "
-             "verbatim, under the commit and date of its run; the method (interleaved rounds, medians, peers in "
-             "their own environments) is in each script's docstring and in `benchmarks/timing.py`. Peers need "
-             "`python benchmarks/peers.py setup` first.", ""]
+             "verbatim, under the commit and date of its run (the first line of each output states the load); "
+             "the method (interleaved rounds, medians, peers in their own environments) is in each script's "
+             "docstring and in `benchmarks/timing.py`. `python benchmarks/report.py --runs <name>` reruns one "
+             "section (it sets up the peers' environments first when they are missing).", ""]
     lines += [kept[run] for run in RUNS if run in kept]
+    lines += [text for run, text in kept.items() if run not in RUNS]
     args.out.write_text("\n".join(lines))
     print(f"wrote {args.out}")
 
