@@ -99,12 +99,16 @@ def main() -> None:
             and "MILPSCORE_PEERS" not in os.environ:
         print("setting up the peers' environments (benchmarks/peers.py setup) ...", flush=True)
         subprocess.run([sys.executable, str(ROOT / "benchmarks" / "peers.py"), "setup"], check=True, cwd=ROOT)
-    kept = sections(args.out.read_text()) if args.out.exists() else {}
+    written = {}
     for run in args.runs:
         print(f"running {command(run)} ...", flush=True)
         stamp = f"{provenance()}, run {datetime.date.today().isoformat()}."
         text = output(run).rstrip()
-        kept[run] = "\n".join([f"{HEADER}{command(run)}`", "", stamp, "", "```text", text, "```", ""])
+        written[run] = "\n".join([f"{HEADER}{command(run)}`", "", stamp, "", "```text", text, "```", ""])
+    # the page as it is now (others may have written sections during the runs), with ours replaced
+    kept = sections(args.out.read_text()) if args.out.exists() else {}
+    for run, text in written.items():
+        kept[run] = text
         kept = {key: v for key, v in kept.items() if key in RUNS or not supersedes(run, key)}
     lines = ["# Benchmarks: what the scripts printed", "",
              "Written by `python benchmarks/report.py`. Each section is the standard output of one script, "
