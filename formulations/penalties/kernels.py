@@ -173,8 +173,8 @@ def tv_prox(y, lam, scale, out):  # pragma: no cover - compiled
             out[k] = y[k]
         return out
     # The weight of edge (k, k+1) is scale * lam[k]; index n-1 repeats the last weight (Condat's
-    # boundary value): lam[k - (k > last)], read in place. A scaled copy of lam (the first
-    # version) cost 12% of the time at n = 1e7 (benchmarks/prox.py against prox-tv's C routine).
+    # boundary value): lam[k - (k > last)], read in place: a scaled copy of lam would be one more
+    # pass over memory (measured against prox-tv's C routine in benchmarks/prox.py).
     last = n - 2
     k = 0
     k0 = 0
@@ -290,7 +290,8 @@ def owl_sort_keys(v, index_bits, keys):  # pragma: no cover - compiled
     The bits of a non-negative float64 read as an unsigned integer are ordered as the floats, so
     sorting these keys increasingly orders ``|v|`` decreasingly up to the dropped low bits (a
     relative 2^-(52 - index_bits)), ties broken by index; :func:`owl_prox` repairs the order
-    exactly. An integer sort of keys is 1.6x faster than ``np.argsort`` of the floats.
+    exactly. Sorting integer keys in place is cheaper than ``np.argsort`` of the floats (which
+    moves indices alongside values): docs/benchmarks.md, OWL row.
     Raises ValueError on a non-finite ``v``.
     """
     low = (np.uint64(1) << np.uint64(index_bits)) - np.uint64(1)
@@ -312,7 +313,7 @@ def owl_prox(v, keys, index_bits, c, step, out, sorted_v, sums, starts):  # prag
 
     ``keys`` becomes the permutation; ``sorted_v``, ``sums`` (float64) and ``starts`` (int64) of
     length p are workspace from the caller (numpy reuses its large blocks; arrays allocated
-    inside a numba function are fresh pages every call, as costly as the pass at p = 1e6).
+    inside a numba function are fresh pages, page-faulted on every call).
     1. Gather ``v`` in key order (independent loads: the random reads overlap), then insertion
        sort by ``|v|`` decreasing (exact; the keys were right to 2^-(52 - index_bits), so
        almost nothing moves; more than 4p moves gives up).
