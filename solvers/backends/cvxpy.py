@@ -14,8 +14,8 @@ can use it as an independent oracle (cvxpy does its own canonicalisation and con
 
 ``solve_clarabel`` is ``solve_cvxpy(program, solver="CLARABEL")``: the second conic backend beside
 ECOS. ECOS stays the default: on the same programs (logistic + L1 / EYE / Facets, n=5000, d=50)
-``benchmarks/conic.py`` printed Clarabel at 0.93-1.99x the time of direct ECOS, not ahead on
-every problem, and direct ECOS at 0.33-0.41x the time of the idiomatic cvxpy model on ECOS.
+Clarabel is not ahead of direct ECOS on every problem (the times: ``benchmarks/conic.py``'s
+section of docs/benchmarks.md, with the idiomatic cvxpy model on both solvers beside them).
 """
 from __future__ import annotations
 

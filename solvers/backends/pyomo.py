@@ -4,9 +4,9 @@ For people who want to inspect the model, export it (``model.write('x.lp')``) or
 another solver (gurobi, cbc, ...). Built from the sparse rows: variables are one indexed
 ``Var``; each row is a ``LinearExpression`` built from the CSR arrays (pyomo has no bulk
 matrix API, so this is one expression per row, but no Python-level search).
-``benchmarks/build.py`` prints the build of a SLIM program both ways: pyomo's rules took 60x the
-matrix path on adult (32561 x 36, every row) and 20x on a 1e5 x 100 synthetic set in its last run,
-before any hand-off to a solver, so pyomo is an output, not the build path.
+``benchmarks/build.py`` times the build of the same SLIM program both ways (docs/benchmarks.md):
+pyomo's indexed rules take tens of times the matrix path, before any hand-off to a solver, so
+pyomo is an output, not the build path.
 """
 from __future__ import annotations
 
