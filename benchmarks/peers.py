@@ -5,8 +5,8 @@ package, so they live in virtual environments of their own: ``python benchmarks/
 creates ``benchmarks/.peers`` (or ``$MILPSCORE_PEERS``) and, for FasterRisk, which pins an old
 scikit-learn, ``benchmarks/.peers-fasterrisk`` (or ``$MILPSCORE_FASTERRISK``), and for Gurobi (the optional
 column of ``slim_certify.py``) ``benchmarks/.peers-gurobi`` (or ``$MILPSCORE_GUROBI``), from the registry; prox-tv compiles
-against LAPACKE (Debian: ``apt-get install liblapacke-dev``) and is built with
-``--no-build-isolation``. A :class:`Peer` is one long-lived worker process in that environment
+against LAPACKE (Debian's ``liblapacke-dev``, installed by ``setup`` when it runs as root with
+apt-get) and is built with ``--no-build-isolation``. A :class:`Peer` is one long-lived worker process in that environment
 (:mod:`benchmarks.peer_worker`): the data are sent once, every call is timed inside the worker
 around the peer's call only (no start-up, no transfer) and comes back as a
 :class:`timing.Measured`, so :func:`timing.interleaved` puts it in the same rounds as our cases.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,8 @@ def setup() -> None:
     subprocess.run([sys.executable, "-m", "venv", str(ENV)], check=True)
     pip = [str(python()), "-m", "pip", "install", "-q"]
     subprocess.run(pip + PACKAGES + BUILT, check=True)
+    if not Path("/usr/include/lapacke.h").exists() and shutil.which("apt-get") and os.geteuid() == 0:
+        subprocess.run(["apt-get", "install", "-y", "-q", "liblapacke-dev"])  # prox-tv compiles against it
     built = subprocess.run(pip + ["--no-build-isolation", "prox-tv"])
     if built.returncode:
         print("prox-tv did not build (it needs LAPACKE: apt-get install liblapacke-dev); its rows are skipped")
