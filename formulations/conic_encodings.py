@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from formulations.encodings import add_hinge
 from formulations.errors import NotRepresentableError
-from formulations.facets_encoding import encode_facets_penalty, encode_scaled_penalty
+from formulations.facets_encoding import encode_facets_penalty
 from formulations.penalties import (EYE, OWL, L1, ElasticNet, Facets, L2Squared, NaiveQ, Scaled,
                                   StronglyConvexFacets, WeightedL1, WeightedL2Squared)
 from formulations.program import EXP, SOC, ProgramBuilder
@@ -353,6 +353,28 @@ def _encode_eye(builder, penalty: EYE, *, weights, name, scale) -> Lift:
 
 
 #: The penalty encoders, one line per penalty class (:func:`penalty_encoder` searches the MRO).
+
+def encode_scaled_penalty(builder: ProgramBuilder, penalty: Any, *, weights: str, name: str,
+                          scale: float = 1.0) -> Lift:
+    """``scale * penalty.penalty.value(w / gamma)`` (eq. 9): the inner penalty on ``v = w / gamma``.
+
+    Adds block ``name_scaled`` (``v``, box of ``w`` divided by gamma) and rows ``gamma v = w``,
+    then encodes the inner penalty on ``v`` (Facets / SCF by
+    :func:`formulations.facets_encoding.encode_facets_penalty`, others by :func:`add_penalty`).
+    Returns ``lift(w)``.
+    """
+    g = float(penalty.gamma)
+    lb, ub = builder.bounds(weights)
+    builder.add_variables(name + "_scaled", lb.size, lb=lb / g, ub=ub / g)
+    eye = sp.identity(lb.size, format="csr")
+    builder.add_rows(name + "_scaled_rows", {name + "_scaled": g * eye, weights: -eye}, lb=0.0, ub=0.0)
+    if isinstance(penalty.penalty, (Facets, StronglyConvexFacets)):
+        inner = encode_facets_penalty(builder, penalty.penalty, weights=name + "_scaled", name=name, scale=scale)
+    else:
+        inner = add_penalty(builder, penalty.penalty, weights=name + "_scaled", name=name, scale=scale)
+    return lambda w: {name + "_scaled": np.asarray(w, dtype=float) / g, **inner(np.asarray(w, dtype=float) / g)}
+
+
 PENALTY_ENCODERS: dict[type, PenaltyEncoder] = {
     L1: _encode_l1,
     L2Squared: _encode_l2_squared,

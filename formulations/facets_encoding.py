@@ -1,7 +1,8 @@
 """Linear and conic encodings of the Facets penalties (Belahcene et al. 2020, eqs. 3, 9, 14).
 
 Plain functions (the table of penalty encoders in :mod:`formulations.conic_encodings` names
-:func:`encode_facets_penalty` and :func:`encode_scaled_penalty`); each writes whole sparse blocks
+:func:`encode_facets_penalty`; the gamma-scaled penalties of eq. 9, which may wrap any penalty,
+are encoded there); each writes whole sparse blocks
 into a :class:`~formulations.program.ProgramBuilder` and returns a *lift* ``w -> {block: values}``
 of the auxiliary blocks it created.
 
@@ -115,25 +116,3 @@ def encode_facets_penalty(builder: ProgramBuilder, penalty: Facets | StronglyCon
         return out
 
     return lift
-
-
-def encode_scaled_penalty(builder: ProgramBuilder, penalty: Any, *, weights: str, name: str,
-                          scale: float = 1.0) -> Lift:
-    """``scale * penalty.penalty.value(w / gamma)`` (eq. 9): the inner penalty on ``v = w / gamma``.
-
-    Adds block ``name_scaled`` (``v``, box of ``w`` divided by gamma) and rows ``gamma v = w``,
-    then encodes the inner penalty on ``v`` (Facets / SCF here, others through
-    :func:`formulations.conic_encodings.add_penalty`). Returns ``lift(w)``.
-    """
-    g = float(penalty.gamma)
-    lb, ub = builder.bounds(weights)
-    builder.add_variables(name + "_scaled", lb.size, lb=lb / g, ub=ub / g)
-    eye = sp.identity(lb.size, format="csr")
-    builder.add_rows(name + "_scaled_rows", {name + "_scaled": g * eye, weights: -eye}, lb=0.0, ub=0.0)
-    if isinstance(penalty.penalty, (Facets, StronglyConvexFacets)):
-        inner = encode_facets_penalty(builder, penalty.penalty, weights=name + "_scaled", name=name, scale=scale)
-    else:
-        from formulations.conic_encodings import add_penalty  # the table imports this module
-
-        inner = add_penalty(builder, penalty.penalty, weights=name + "_scaled", name=name, scale=scale)
-    return lambda w: {name + "_scaled": np.asarray(w, dtype=float) / g, **inner(np.asarray(w, dtype=float) / g)}

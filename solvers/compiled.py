@@ -10,17 +10,14 @@ fresh environment compiles them, which takes far longer than a short ``time_limi
   :data:`COMPILE_ALLOWANCE` seconds (or there is no time limit): compiling is then a small part of
   the budget, and the step's own clock still ends it;
 * otherwise the step is skipped with that reason (the route goes on to steps without kernels), and
-  one background process (:mod:`solvers.warmup`) compiles every kernel into the cache, so the
-  next fit has them.
+  the pipeline starts one background process (:func:`solvers.warmup.compile_in_background`) that
+  compiles every kernel into the cache, so the next fit has them.
 
 ``milpscore warmup`` (or ``python -m solvers.warmup``) compiles them ahead by hand.
 """
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
-import threading
 from functools import lru_cache
 
 #: seconds left from which a step compiles its kernels itself rather than being skipped
@@ -28,9 +25,6 @@ COMPILE_ALLOWANCE = 60.0
 #: every module with numba kernels that a fit may run
 KERNEL_MODULES = ("solvers.exact.sign_cover", "solvers.exact.box_cover", "solvers.exact.bayes_error",
                   "solvers.exact.box_logistic", "solvers.exact.supports", "solvers.heuristics.slim_search")
-
-_lock = threading.Lock()
-_background: list[subprocess.Popen] = []
 
 
 def _dispatchers(module_name: str) -> list:
@@ -69,18 +63,10 @@ def module_ready(module_name: str) -> bool:
 
 def kernels_ready(modules: tuple[str, ...], seconds_left: float) -> bool:
     """Whether a step using the kernels of ``modules`` may run with ``seconds_left`` (module
-    docstring); starts the background compilation when it may not."""
-    if all(module_ready(m) for m in modules) or seconds_left >= COMPILE_ALLOWANCE:
-        return True
-    compile_in_background()
-    return False
+    docstring)."""
+    return seconds_left >= COMPILE_ALLOWANCE or all(module_ready(m) for m in modules)
 
 
-def compile_in_background() -> None:
-    """Start (once per process, while none runs) a process that compiles every kernel into the
-    on-disk cache; its output is discarded."""
-    with _lock:
-        if any(p.poll() is None for p in _background):
-            return
-        _background.append(subprocess.Popen([sys.executable, "-m", "solvers.warmup"], stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+def all_ready() -> bool:
+    """Every kernel a fit may run is compiled or cached."""
+    return all(module_ready(m) for m in KERNEL_MODULES)

@@ -21,6 +21,7 @@ was feasible. ``limits.time_limit`` is the wall time of the whole call (:class:`
 """
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -29,10 +30,12 @@ import numpy as np
 
 from formulations.base import Instance, Model
 from solvers.catalog import entry_for
-from solvers.exact.route import StepRecord, preferred, run_route
+from solvers.compiled import all_ready
+from solvers.exact.route import NOT_COMPILED, StepRecord, preferred, run_route
 from solvers.limits import Clock, Limits
 from solvers.registry import solve
 from solvers.result import Result, Status, certified, relative_gap
+from solvers.warmup import compile_in_background
 
 #: share of the remaining budget a heuristic may spend before the exact solve starts
 HEURISTIC_SHARE = 0.5
@@ -106,6 +109,15 @@ def _entry(instance: Instance):
     return entry_for(instance.spec)
 
 
+def _heuristic(entry, instance: Instance, clock: Clock, seed: int) -> Model | None:
+    """The formulation's heuristic within ``clock``; one that declares a ``relaxed`` parameter
+    gets the relaxed solve (``relaxed(limits) -> Fit``) rather than importing this module."""
+    function = entry.heuristic_function
+    if "relaxed" in inspect.signature(function).parameters:
+        return function(instance, clock, seed, relaxed=lambda limits: solve_relaxed(instance, limits=limits))
+    return function(instance, clock, seed)
+
+
 def _backend_options(limits: Limits, clock: Clock, verbose: bool) -> dict[str, Any]:
     return {"time_limit": clock.remaining(), "node_limit": limits.node_limit, "mip_rel_gap": limits.mip_rel_gap,
             "threads": limits.threads, "seed": limits.seed, "verbose": verbose}
@@ -145,7 +157,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     t1 = time.perf_counter()
     if heuristic and entry.heuristic is not None:
         # the heuristic gets at most HEURISTIC_SHARE of the budget: the exact solve needs time for a bound
-        found = entry.heuristic_function(instance, clock.part(HEURISTIC_SHARE), limits.seed)
+        found = _heuristic(entry, instance, clock.part(HEURISTIC_SHARE), limits.seed)
         if found is not None:
             candidates.append(("heuristic", found))
     times["heuristic"] = time.perf_counter() - t1
@@ -164,6 +176,8 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
         outcome = run_route(route, instance, None if best is None else best[1], limits, clock,
                             lambda model: violation(instance, model) <= FEASIBILITY_TOL)
         steps = outcome.records
+        if any(r.reason == NOT_COMPILED for r in steps) or not all_ready():
+            compile_in_background()  # for the next fit (solvers.compiled)
         result = Result(outcome.status, x=None if outcome.model is None else instance.lift(outcome.model),
                         objective=outcome.objective, bound=outcome.bound,
                         gap=relative_gap(outcome.objective, outcome.bound), solve_time=time.perf_counter() - t2,
@@ -307,7 +321,7 @@ def solve_heuristic(instance: Instance, *, limits: Limits = Limits()) -> Fit:
     entry = _entry(instance)
     if entry.heuristic is None:
         raise ValueError(f"{type(instance.spec).__name__} has no heuristic; use solve_rounded or solve_exact")
-    model = entry.heuristic_function(instance, clock, limits.seed)
+    model = _heuristic(entry, instance, clock, limits.seed)
     times = {"heuristic": clock.elapsed(), "total": clock.elapsed()}
     return _heuristic_fit(instance, "heuristic", model, float("nan"), times, "")
 
@@ -323,6 +337,8 @@ def solve_method(instance: Instance, method: str, *, source: Fit | None = None, 
     if method not in entry.method_paths:
         raise ValueError(f"{type(instance.spec).__name__} has no method {method!r}; it has "
                          f"{sorted(entry.method_paths)}")
+    if source is None:  # every method starts from the relaxation
+        source = solve_relaxed(instance, limits=limits)
     model, message = entry.methods[method](instance, source, clock, limits.seed)
     times = {"solve": clock.elapsed(), "total": clock.elapsed()}
     bound = source.bound if source is not None else float("nan")

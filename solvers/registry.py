@@ -17,6 +17,7 @@ from typing import Callable
 
 from formulations.errors import NotRepresentableError
 from formulations.program import Program
+from solvers.backends import Backend
 from solvers.result import Result
 
 #: backend modules and the package that makes each importable
@@ -24,14 +25,6 @@ _MODULES = (("solvers.backends.highs", "highspy"), ("solvers.backends.ecos", "ec
             ("solvers.backends.pyomo", "pyomo"), ("solvers.backends.scip", "pyscipopt"))
 #: options the pipeline sends to every backend; a backend that does not take one ignores it
 COMMON_OPTIONS = ("time_limit", "node_limit", "mip_rel_gap", "threads", "seed", "verbose", "warm_start")
-
-
-@dataclass(frozen=True)
-class Backend:
-    """A solve function ``f(program, **options) -> Result`` and what it can solve."""
-
-    solve: Callable[..., Result]
-    capabilities: frozenset[str]
 
 
 class SolverNotFound(ValueError):

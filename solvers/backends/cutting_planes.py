@@ -24,7 +24,7 @@ import highspy
 import numpy as np
 
 from formulations.program import Program
-from solvers.backends.highs import to_highs
+from solvers.backends.highs_model import to_highs
 from solvers.result import Result, Status, relative_gap
 
 _MS = highspy.HighsModelStatus

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from formulations.program import EXP, SOC, Cone, Program
-from solvers.registry import Backend
+from solvers.backends import Backend
 from solvers.result import Result, Status, relative_gap
 
 CAPABILITIES = frozenset({"LP", "MILP", "SOC", "EXP"})

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from formulations.errors import NotRepresentableError
 from formulations.program import EXP, SOC, Program
-from solvers.registry import Backend
+from solvers.backends import Backend
 from solvers.result import Result, Status, relative_gap
 
 CAPABILITIES = frozenset({"LP", "SOC", "EXP"})

@@ -6,20 +6,16 @@ its time limit returns ``Status.FEASIBLE`` with the incumbent, the dual bound an
 """
 from __future__ import annotations
 
-import os
-import sys
-import threading
 import time
-from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import highspy
 
-from formulations.errors import NotRepresentableError
-from formulations.program import Program, column_names, row_names
+from formulations.program import Program
 from solvers import progress
-from solvers.registry import Backend
+from solvers.backends.cutting_planes import solve_cutting_planes
+from solvers.backends.highs_model import new_highs, to_highs, write_model  # noqa: F401 (re-exported)
+from solvers.backends import Backend
 from solvers.result import Result, Status, relative_gap
 
 CAPABILITIES = frozenset({"LP", "MILP", "LAZY"})  # LAZY: restart loop of solvers.backends.cutting_planes
@@ -38,94 +34,6 @@ STATUS_MAP = {
     _MS.kObjectiveTarget: Status.FEASIBLE,
 }
 _FEASIBLE_SOLUTION = 2  # kSolutionStatusFeasible
-_banner_lock = threading.Lock()
-_banner_shown = False
-
-
-def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | None = None,
-              mip_rel_gap: float | None = None, node_limit: int | None = None, seed: int = 0,
-              options: Mapping | None = None) -> highspy.Highs:
-    """A fresh :class:`highspy.Highs` with the project's options, the one place they are set.
-
-    The first ``Highs()`` of a process prints HiGHS's banner on the C-level standard output,
-    whatever ``output_flag`` says: file descriptor 1 is pointed at ``os.devnull`` around that
-    construction, so a library call never writes to stdout. ``mip_abs_gap`` is 1e-12: HiGHS's
-    default 1e-6 is coarser than the tie-breaking terms of the score-card objectives (SLIM's L1
-    epsilon), so the stopping rule is the relative gap only.
-    """
-    global _banner_shown
-    with _banner_lock:
-        if _banner_shown:
-            h = highspy.Highs()
-        else:
-            sys.stdout.flush()
-            saved = os.dup(1)
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, 1)
-                os.close(devnull)
-                h = highspy.Highs()
-            finally:
-                os.dup2(saved, 1)
-                os.close(saved)
-            _banner_shown = True
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("threads", int(threads))
-    h.setOptionValue("random_seed", int(seed))
-    if time_limit is not None:
-        if time_limit <= 0:
-            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
-        h.setOptionValue("time_limit", float(time_limit))
-    if mip_rel_gap is not None:
-        h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
-        h.setOptionValue("mip_abs_gap", 1e-12)
-    if node_limit is not None:
-        h.setOptionValue("mip_max_nodes", int(node_limit))
-    for key, value in (options or {}).items():
-        h.setOptionValue(key, value)
-    return h
-
-
-def to_highs(program: Program, *, names: bool = False, labels: Mapping[str, Sequence[str]] | None = None,
-             **options) -> highspy.Highs:
-    """Load ``program`` into a fresh :class:`highspy.Highs` (one ``passModel`` call).
-
-    With ``names=True`` columns and rows get readable names (``loss_17``; with ``labels``, e.g.
-    ``{"coef": feature names}``, ``coef(age_ge_60)``: :func:`formulations.program.column_names`)
-    so that ``writeModel('model.lp')`` is readable. ``options`` go to :func:`new_highs`.
-    """
-    if program.cones:
-        raise NotRepresentableError(
-            f"HiGHS solves LP/MILP only; this program has cones {sorted(program.cone_kinds)}. "
-            "Use backend 'ecos' (or 'cvxpy') for conic programs.")
-    h = new_highs(**options)
-    A = program.A.tocsc()
-    inf = highspy.kHighsInf
-    clip = lambda v: np.clip(np.asarray(v, dtype=np.float64), -inf, inf)  # noqa: E731
-    h.passModel(program.n_variables, program.n_rows, int(A.nnz),
-                int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
-                float(program.offset), np.asarray(program.c, dtype=np.float64),
-                clip(program.col_lb), clip(program.col_ub), clip(program.row_lb), clip(program.row_ub),
-                A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64),
-                program.integer.astype(np.int32))
-    if names:
-        lp = h.getLp()
-        lp.col_names_ = column_names(program, labels)
-        lp.row_names_ = row_names(program)
-        h.passModel(lp)
-    return h
-
-
-def write_model(program: Program, path: str | Path, labels: Mapping[str, Sequence[str]] | None = None) -> Path:
-    """Write ``program`` as an LP or MPS file (by suffix) with readable names (``labels``: see :func:`to_highs`)."""
-    path = Path(path)
-    if path.suffix.lower() not in (".lp", ".mps"):
-        raise ValueError(f"write_model path must end in .lp or .mps, got {path.name!r}")
-    h = to_highs(program, names=True, labels=labels)
-    h.writeModel(str(path))
-    return path
-
-
 def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_gap: float = 1e-6,
                 threads: int = 1, verbose: bool = False, warm_start: np.ndarray | None = None,
                 node_limit: int | None = None, seed: int = 0, options: dict | None = None) -> Result:
@@ -148,7 +56,6 @@ def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_ga
     :func:`solvers.backends.cutting_planes.solve_cutting_planes` (objective = the oracle's true value).
     """
     if program.lazy is not None:
-        from solvers.backends.cutting_planes import solve_cutting_planes  # imports this module: no cycle at load
         return solve_cutting_planes(program, time_limit=time_limit, mip_rel_gap=mip_rel_gap, threads=threads,
                                     warm_start=warm_start, node_limit=node_limit, seed=seed, verbose=verbose,
                                     options=options)

@@ -19,7 +19,7 @@ import numpy as np
 
 from formulations.errors import NotRepresentableError
 from formulations.program import Program, column_names, row_names
-from solvers.registry import Backend
+from solvers.backends import Backend
 from solvers.result import Result, Status, relative_gap
 
 CAPABILITIES = frozenset({"LP", "MILP"})

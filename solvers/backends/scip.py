@@ -35,7 +35,7 @@ from pyscipopt.scip import Expr, ExprCons, Term
 from formulations.errors import NotRepresentableError
 from formulations.program import Program
 from solvers import progress
-from solvers.registry import Backend
+from solvers.backends import Backend
 from solvers.result import Result, Status, relative_gap
 
 #: SCIP's status string -> Status (a limit with an incumbent is FEASIBLE; see _result)

@@ -165,6 +165,10 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
     return RouteOutcome(best.model, best.objective, bound, status, nodes, tuple(records))
 
 
+#: the reason recorded for a step skipped because its kernels are not compiled yet
+NOT_COMPILED = "its numba kernels are not compiled in this environment yet (compiling them in the background)"
+
+
 def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best: Incumbent,
              bound: float) -> str | None:
     """The reason ``step`` does not run now, or None."""
@@ -180,7 +184,7 @@ def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best:
         return (f"it would allocate about {need / 2**20:,.0f} MiB, over the memory budget of "
                 f"{limits.memory / 2**20:,.0f} MiB (memory_limit)")
     if step.kernels and not kernels_ready(step.kernels, clock.seconds_left()):
-        return "its numba kernels are not compiled in this environment yet (compiling them in the background)"
+        return NOT_COMPILED
     return None
 
 

@@ -56,7 +56,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from formulations.program import Program
-from solvers.backends.highs import new_highs
+from solvers.backends.highs_model import new_highs
 from solvers.exact.zero_one_supports import ZeroOneProgram
 
 #: a pair is a cut when its left side is below 1 by more than this

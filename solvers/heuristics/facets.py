@@ -7,8 +7,11 @@ and give the rounded model its best intercept.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from formulations.base import Model
 from solvers.limits import Clock, Limits
+from solvers.proximal.gradient import proximal_gradient
 
 #: FISTA iteration budget of the method (the clock is checked before and after the path)
 MAX_ITER = 20000
@@ -20,8 +23,6 @@ def prox_rounding(instance, source, clock: Clock, seed: int) -> tuple[Model | No
     ``source`` (a relaxed fit) warm-starts the path when it has a model. Returns ``(None, reason)``
     for the hinge loss (not smooth), weighted rows or an expired clock.
     """
-    from solvers.proximal.gradient import proximal_gradient
-
     if instance.spec.loss == "hinge":
         return None, "prox_rounding needs a smooth loss (logistic or least_squares); use 'rounding' for the hinge"
     if clock.expired():
@@ -41,17 +42,16 @@ def prox_rounding(instance, source, clock: Clock, seed: int) -> tuple[Model | No
                    f"rounded to the grid with its best intercept")
 
 
-def heuristic(instance, clock: Clock, seed: int) -> Model | None:
-    """Start of the exact solve: the convex program (default relaxed backend) rounded to the grid.
+def heuristic(instance, clock: Clock, seed: int, relaxed: Callable[[Limits], Any]) -> Model | None:
+    """Start of the exact solve: the convex program rounded to the grid. ``relaxed(limits)`` is
+    the pipeline's relaxed solve (the formulation's default relaxed backend) within ``limits``.
 
     The rounded model keeps its intercept (clipped) or takes its best intercept, whichever is
     better; None when the relaxation finds no model within the clock.
     """
-    from solvers.pipeline import solve_relaxed
-
     if clock.expired():
         return None
-    fit = solve_relaxed(instance, limits=Limits(time_limit=clock.remaining(), seed=seed))
+    fit = relaxed(Limits(time_limit=clock.remaining(), seed=seed))
     if fit.model is None:
         return None
     rounded = instance.round(fit.model)

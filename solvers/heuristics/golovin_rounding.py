@@ -47,8 +47,7 @@ import numpy as np
 
 from formulations.base import Model
 from formulations.penalties.facets import SCF_SQUARE
-from solvers.limits import Clock, Limits
-from solvers.pipeline import solve_relaxed
+from solvers.limits import Clock
 
 #: draws of the catalog method (the best, by the true objective, is returned)
 N_DRAWS = 100
@@ -191,9 +190,7 @@ def golovin_rounding(instance, source, clock: Clock, seed: int) -> tuple[Model |
     """
     _check_facets(instance)
     if source is None or source.model is None:
-        source = solve_relaxed(instance, limits=Limits(time_limit=clock.remaining(), seed=seed))
-        if source.model is None:
-            return None, f"no relaxed model to round ({source.status.value}: {source.message})"
+        return None, "no relaxed model to round" + (f" ({source.status.value}: {source.message})" if source else "")
     relaxed = source.model
     U = instance.spec.bound
     if np.any(np.abs(instance.grid_units(relaxed.coef)) > U + 1e-9):  # the prox path does not keep the box

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from formulations.base import Model
 from formulations.rounding import INTEGRAL_TOL, ConvexRoundingInstance, cumulative_hinge_loss, ternary_from_binary
 from formulations.validation import check_training_set
-from solvers.limits import Clock, Limits
+from solvers.limits import Clock
 
 
 @dataclass
@@ -226,11 +226,7 @@ def randomized_rounding_method(instance: ConvexRoundingInstance, source, clock: 
     reports the Proposition 1 bound on ``E[L(c)]``; ``extras["rounding"]`` holds the summary.
     """
     if source is None or source.model is None:
-        from solvers.pipeline import solve_relaxed
-
-        source = solve_relaxed(instance, limits=Limits(time_limit=clock.remaining(), seed=seed))
-        if source.model is None:
-            return None, f"no relaxed model to round ({source.status.value}: {source.message})"
+        return None, "no relaxed model to round" + (f" ({source.status.value}: {source.message})" if source else "")
     spec = instance.spec
     w_hat = relaxed_weights(instance, source.model)
     out = randomized_rounding(w_hat, instance.design(), instance.y, margin=spec.margin,

@@ -6,7 +6,8 @@ pair potentials ``b_t(y', y)`` (zero on a sentence's first token), stored as ``u
 with scaling (Rabiner 1989): ``c_t = max_{y', y} u_t(y) + b_t(y', y)``,
 ``a_t(y) = sum_y' ah_{t-1}(y') exp(u_t(y) + b_t(y', y) - c_t)``, ``s_t = sum_y a_t(y)``,
 ``ah_t = a_t / s_t``, so ``log Z = sum_t (c_t + log s_t)`` and no quantity overflows however long
-the sentence; backwards ``bh_{T-1} = 1``, ``bh_t(y') = sum_y exp(..)_{t+1}(y', y) bh_{t+1}(y) / s_{t+1}``.
+the sentence (a point whose potentials leave the floating-point range gets ``log Z = inf``, which
+the line searches reject); backwards ``bh_{T-1} = 1``, ``bh_t(y') = sum_y exp(..)_{t+1}(y', y) bh_{t+1}(y) / s_{t+1}``.
 Marginals: ``p(y_t = y) = ah_t(y) bh_t(y)``, ``p(y_{t-1} = y', y_t = y) = ah_{t-1}(y')
 exp(u_t(y) + b_t(y', y) - c_t) bh_t(y) / s_t``.
 
@@ -81,6 +82,8 @@ def forward(unary, pair, start, stop, n_labels, alpha, scale, expo):
         s = 0.0
         for y in range(n_labels):
             s += alpha[t, y]
+        if not (s > 0.0 and s < np.inf):
+            return np.inf  # potentials beyond the floating-point range: an infinite loss
         scale[t] = s
         for y in range(n_labels):
             alpha[t, y] /= s
@@ -135,6 +138,8 @@ def forward_sparse(unary, pair, start, stop, n_labels, alpha, scale, eunary, nz_
             eunary[t, y] = e
             alpha[t, y] *= e
             s += alpha[t, y]
+        if not (s > 0.0 and s < np.inf):
+            return np.inf  # potentials beyond the floating-point range: an infinite loss
         scale[t] = s
         for y in range(n_labels):
             alpha[t, y] /= s
@@ -246,6 +251,8 @@ def loss_gradient(theta, n_labels, sentence_ptr, y, uni_ptr, uni_off, bi_ptr, bi
         else:
             log_z = forward(unary, pair, start, stop, n_labels, alpha, scale, expo)
             backward(stop - start, n_labels, scale, expo, beta)
+        if log_z == np.inf:
+            return np.inf  # callers reject such a point (line searches) before using the gradient
         loss += log_z - gold_score(unary, pair, y, start, stop, n_labels)
         for i in range(start, stop):
             t = i - start

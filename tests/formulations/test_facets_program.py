@@ -14,7 +14,8 @@ import pytest
 from formulations.base import Model
 from formulations.encodings import add_abs
 from formulations.facets import Facets
-from formulations.facets_encoding import add_max_affine, encode_facets_penalty, encode_scaled_penalty
+from formulations.conic_encodings import encode_scaled_penalty
+from formulations.facets_encoding import add_max_affine, encode_facets_penalty
 from formulations.losses import LOSS_1D
 from formulations.penalties.facets import SCF_SQUARE, facet_pieces, facets_value, integer_square_chords
 from formulations.program import ProgramBuilder

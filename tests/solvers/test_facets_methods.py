@@ -8,7 +8,7 @@ from formulations.facets import Facets
 from solvers.catalog import CATALOG, entry_for
 from solvers.heuristics.facets import heuristic, prox_rounding
 from solvers.limits import Clock, Limits
-from solvers.pipeline import run, violation
+from solvers.pipeline import run, solve_relaxed, violation
 from tests.formulations.test_facets_program import tiny
 
 
@@ -38,9 +38,10 @@ def test_prox_rounding_refuses_the_hinge_and_weighted_rows():
 def test_heuristic_is_a_feasible_start(loss):
     X, y = tiny(3, n=40)
     inst = Facets(loss, lam=0.02, grid_unit=0.5, bound=3).instance(X, y)
-    model = heuristic(inst, Clock(30), 0)
+    relaxed = lambda limits: solve_relaxed(inst, limits=limits)  # noqa: E731 (what the pipeline passes)
+    model = heuristic(inst, Clock(30), 0, relaxed)
     assert model is not None and violation(inst, model) <= 1e-9
-    assert heuristic(inst, Clock(1e-9), 0) is None  # expired clock: no work
+    assert heuristic(inst, Clock(1e-9), 0, relaxed) is None  # expired clock: no work
 
 
 def test_catalog_entries_and_pickling():

@@ -133,7 +133,7 @@ def test_constraints_are_obeyed_by_the_returned_draw():
     X, y = _data(n=60)
     spec = Facets("hinge", lam=0.01, grid_unit=0.25, bound=6, constraints=(AtMost(["x0", "x1"], 1),))
     inst = spec.instance(X, y)
-    model, message = golovin_rounding(inst, None, Clock(30), 0)
+    model, message = golovin_rounding(inst, solve_relaxed(inst), Clock(30), 0)
     if model is None:  # every draw broke the constraint: the method says so instead of returning one
         assert "obeys the operational constraints" in message
     else:

@@ -1,0 +1,108 @@
+"""HiGHS models: a silent ``Highs`` with the project's options (the one place they are set), a
+:class:`~formulations.program.Program` loaded in one ``passModel`` call, LP / MPS files.
+
+:func:`new_highs` sets every option the project uses (threads, time and node limits, gaps, seed,
+log); the backend (:mod:`solvers.backends.highs`), its cutting-plane loop
+(:mod:`solvers.backends.cutting_planes`) and the sign-cover LP (:mod:`solvers.exact.sign_cover`)
+all build their ``Highs`` through it.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import highspy
+import numpy as np
+
+from formulations.errors import NotRepresentableError
+from formulations.program import Program, column_names, row_names
+
+_banner_lock = threading.Lock()
+_banner_shown = False
+
+
+def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | None = None,
+              mip_rel_gap: float | None = None, node_limit: int | None = None, seed: int = 0,
+              options: Mapping | None = None) -> highspy.Highs:
+    """A fresh :class:`highspy.Highs` with the project's options, the one place they are set.
+
+    The first ``Highs()`` of a process prints HiGHS's banner on the C-level standard output,
+    whatever ``output_flag`` says: file descriptor 1 is pointed at ``os.devnull`` around that
+    construction, so a library call never writes to stdout. ``mip_abs_gap`` is 1e-12: HiGHS's
+    default 1e-6 is coarser than the tie-breaking terms of the score-card objectives (SLIM's L1
+    epsilon), so the stopping rule is the relative gap only.
+    """
+    global _banner_shown
+    with _banner_lock:
+        if _banner_shown:
+            h = highspy.Highs()
+        else:
+            sys.stdout.flush()
+            saved = os.dup(1)
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                os.close(devnull)
+                h = highspy.Highs()
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+            _banner_shown = True
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("random_seed", int(seed))
+    if time_limit is not None:
+        if time_limit <= 0:
+            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
+        h.setOptionValue("time_limit", float(time_limit))
+    if mip_rel_gap is not None:
+        h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+        h.setOptionValue("mip_abs_gap", 1e-12)
+    if node_limit is not None:
+        h.setOptionValue("mip_max_nodes", int(node_limit))
+    for key, value in (options or {}).items():
+        h.setOptionValue(key, value)
+    return h
+
+
+def to_highs(program: Program, *, names: bool = False, labels: Mapping[str, Sequence[str]] | None = None,
+             **options) -> highspy.Highs:
+    """Load ``program`` into a fresh :class:`highspy.Highs` (one ``passModel`` call).
+
+    With ``names=True`` columns and rows get readable names (``loss_17``; with ``labels``, e.g.
+    ``{"coef": feature names}``, ``coef(age_ge_60)``: :func:`formulations.program.column_names`)
+    so that ``writeModel('model.lp')`` is readable. ``options`` go to :func:`new_highs`.
+    """
+    if program.cones:
+        raise NotRepresentableError(
+            f"HiGHS solves LP/MILP only; this program has cones {sorted(program.cone_kinds)}. "
+            "Use backend 'ecos' (or 'cvxpy') for conic programs.")
+    h = new_highs(**options)
+    A = program.A.tocsc()
+    inf = highspy.kHighsInf
+    clip = lambda v: np.clip(np.asarray(v, dtype=np.float64), -inf, inf)  # noqa: E731
+    h.passModel(program.n_variables, program.n_rows, int(A.nnz),
+                int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
+                float(program.offset), np.asarray(program.c, dtype=np.float64),
+                clip(program.col_lb), clip(program.col_ub), clip(program.row_lb), clip(program.row_ub),
+                A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64),
+                program.integer.astype(np.int32))
+    if names:
+        lp = h.getLp()
+        lp.col_names_ = column_names(program, labels)
+        lp.row_names_ = row_names(program)
+        h.passModel(lp)
+    return h
+
+
+def write_model(program: Program, path: str | Path, labels: Mapping[str, Sequence[str]] | None = None) -> Path:
+    """Write ``program`` as an LP or MPS file (by suffix) with readable names (``labels``: see :func:`to_highs`)."""
+    path = Path(path)
+    if path.suffix.lower() not in (".lp", ".mps"):
+        raise ValueError(f"write_model path must end in .lp or .mps, got {path.name!r}")
+    h = to_highs(program, names=True, labels=labels)
+    h.writeModel(str(path))
+    return path
