@@ -88,6 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--progress", action="store_true", help="a progress line on stderr even when it is not a terminal")
     cp.add_argument("--quiet", action="store_true", help="no progress line")
     crf_cli.add_parser(sub)
+    sub.add_parser("warmup", help="compile the exact engine's numba kernels into the cache now (a fresh "
+                                  "environment otherwise compiles them in the background after its first fit)")
     return p
 
 
@@ -158,6 +160,9 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
                         "names of riskslim and convex_rounding)")
     p.add_argument("--time-limit", type=float, default=60.0,
                    help="seconds for the whole fit (default 60; a proven fit returns earlier)")
+    p.add_argument("--memory-limit", type=float, default=None, metavar="MB",
+                   help="MiB one step of the exact solve may allocate (slim, riskslim; default half the memory "
+                        "available); a step over it is skipped and the next one runs")
     p.add_argument("--max-size", type=int, default=None, help="maximum number of features in the card")
     p.add_argument("--coef-bound", type=int, default=None, help="points lie in -U..U (formulation default)")
     p.add_argument("--c0", type=float, default=None, help="L0 cost per feature (slim default 0.01)")
@@ -277,12 +282,13 @@ def estimator(args: argparse.Namespace) -> Any:
     pick = lambda *names: {k: set_[k] for k in names if k in set_}  # noqa: E731
     name = canonical_name(args.formulation)
     common["pos_label"] = args.pos_label
+    memory = {"memory_limit": getattr(args, "memory_limit", None)}
     if name == "slim":
         return SLIMClassifier(**{"c0": 0.01, **pick("max_size", "coef_bound", "c0")}, seed=args.seed, relaxed=True,
-                              **common, **otpv)
+                              **common, **otpv, **memory)
     if name == "riskslim":
         return RiskScoreClassifier(**pick("max_size", "coef_bound", "c0", "multiplier"), seed=args.seed, **common,
-                                   **otpv)
+                                   **otpv, **memory)
     if name in ("facets", "facets_logistic"):
         return FacetsClassifier(solver="highs-exact", loss="hinge" if name == "facets" else "logistic", **pick("lam"),
                                 seed=args.seed, relaxed=True, **common, **otpv)
@@ -523,7 +529,15 @@ def _compare_params(args: argparse.Namespace, names: Sequence[str]) -> dict[str,
     return out
 
 
-COMMANDS = {"fit": _fit, "predict": _predict, "export": _export, "compare": _compare, "crf": crf_cli.run}
+def _warmup(args: argparse.Namespace) -> int:
+    from solvers.warmup import main as compile_kernels
+
+    compile_kernels()
+    return 0
+
+
+COMMANDS = {"fit": _fit, "predict": _predict, "export": _export, "compare": _compare, "crf": crf_cli.run,
+            "warmup": _warmup}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
