@@ -1,0 +1,16 @@
+"""README's Solvers table lists the route tables' steps, in order: the table is the code's."""
+from pathlib import Path
+
+from solvers.exact import riskslim_route, slim_route
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_lists_every_route_step_in_order():
+    rows = [line.split("|") for line in README.read_text().splitlines() if line.startswith("| SLIM |")
+            or line.startswith("| RiskSLIM |")]
+    listed = {"SLIM": [], "RiskSLIM": []}
+    for cells in rows:
+        listed[cells[1].strip()].append(cells[2].strip().strip("`"))
+    assert listed["SLIM"] == [step.name for step in slim_route.ROUTE]
+    assert listed["RiskSLIM"] == [step.name for step in riskslim_route.ROUTE]
