@@ -80,19 +80,13 @@ def environment() -> str:
 
 
 def compile_kernels() -> str:
-    """Run the exact score-card solves once on tiny instances so that no timed solve pays numba's
-    compilation (support bounds on 0/1 and integer rows, sign-cover separation, box fits, heuristics; numba
-    caches them on disk, but a fresh checkout compiles for 10-30 s). Returns a line for the output."""
-    from formulations.riskslim import RiskSLIM
-    from formulations.slim import SLIM
-    from solvers.pipeline import solve_exact
+    """Compile every numba kernel of the exact engine and the heuristics once, before anything is
+    timed (:mod:`solvers.warmup`: every route step on tiny instances, without a time limit; numba
+    caches them on disk, but a fresh checkout compiles for 10-30 s, and a fit with less than
+    :data:`solvers.compiled.COMPILE_ALLOWANCE` seconds left skips a step whose kernels are not
+    compiled). Returns a line for the output."""
+    from solvers.warmup import main as warmup
 
     t0 = time.perf_counter()
-    rng = np.random.default_rng(0)
-    binary = rng.integers(0, 2, (80, 5)).astype(float)
-    integer = rng.integers(0, 4, (80, 5)).astype(float)
-    y = np.where(binary[:, 0] + integer[:, 1] + rng.normal(0, 1, 80) > 2, 1.0, -1.0)
-    for formulation, X in ((RiskSLIM(max_size=2, coef_bound=3), binary), (RiskSLIM(max_size=2, coef_bound=3), integer),
-                           (SLIM(max_size=2, coef_bound=3, c0=0.01), binary)):
-        solve_exact(formulation.instance(X, y), None)
+    warmup()
     return f"numba kernels compiled (or loaded from cache) in {time.perf_counter() - t0:.1f} s, before any timing"
