@@ -2,13 +2,13 @@
 
 =============================  ==========================================================
 ``IntegerLinearClassifier``    generic: any catalog formulation, any pipeline method
-``SLIMClassifier``             SLIM MILP (0-1 loss, L0 + tiny L1, integer points), HiGHS
+``SLIMClassifier``             SLIM (0-1 loss, L0 + tiny L1, integer points), the SLIM route
 ``ConvexRoundingClassifier``   convex-rounding / sparse-rounding LP + randomized rounding, or the ILP
 ``LocalSearchClassifier``      supermodular local search / hill climbing, ternary weights
 ``FacetsClassifier``           Facets / SCF penalty: proximal path, ECOS, or exact integer MILP
 ``EYEClassifier``              EYE credible-model penalty (ECOS or proximal path)
 ``FusedScoreClassifier``       fused-lasso hinge ILP: points table over ordered bins
-``RiskScoreClassifier``        RiskSLIM: certified logistic risk score (support enumeration / SCIP), risk table
+``RiskScoreClassifier``        RiskSLIM: certified logistic risk score (the RiskSLIM route), risk table
 =============================  ==========================================================
 
 Imported lazily: ``from milpscore.estimators import SLIMClassifier`` loads only what it needs.

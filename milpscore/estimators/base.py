@@ -164,11 +164,12 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         method, backend, options = self._method()
         instance, names, labels = self._instance(X, y, sample_weight)
         start = self._start(instance, limits) if method == "exact" else None
-        fit = run(instance, method, backend, limits=limits, source=start, verbose=self.verbose, options=options)
         if getattr(self, "relaxed", False) is True and method != "relaxed":
-            # the relaxation shares the fit's wall-clock budget
-            self.relaxed_fit_ = run(instance, "relaxed", backend, limits=limits, verbose=self.verbose,
+            # the relaxation first, on at most a fifth of the fit's budget: after an exact solve that ran
+            # to the time limit it would find nothing left
+            self.relaxed_fit_ = run(instance, "relaxed", backend, limits=limits.share(0.2), verbose=self.verbose,
                                     options=options)
+        fit = run(instance, method, backend, limits=limits, source=start, verbose=self.verbose, options=options)
         if method != "relaxed" and fit.model is not None and fit.violation > FEASIBILITY_TOL:
             raise RuntimeError(f"{type(self).__name__}: the {method} model breaks the program's constraints (largest "
                                f"violation {fit.violation:.3g}: {fit.message}); use method='exact' to get a model "

@@ -46,9 +46,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     class_weight : (w_negative, w_positive), {label: weight}, "balanced" or None.
     method : "exact" (certified, default), "heuristic" (beam search + star ray + swaps, no
         certificate), "relaxed" or "rounding".
-    backend : exact / relaxed backend; None (default): "supports" for the exact solve (SCIP where it
-        does not apply), "scip" for the relaxation. "scip" (one tree with lazy tangent cuts) and
-        "highs" (restart loop) solve the exact program as well.
+    backend : exact / relaxed backend; None (default): the RiskSLIM route for the exact solve
+        (:mod:`solvers.exact.riskslim_route`: support enumeration, then SCIP's lazy-cut tree) and
+        "scip" for the relaxation. "scip" (one tree) or "highs" (restart loop) bypass the route.
     time_limit : wall-clock seconds of the whole fit; at the limit the best model is returned with
         status "feasible" and its certified gap.
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.

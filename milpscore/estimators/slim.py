@@ -39,15 +39,10 @@ def class_weight_pair(class_weight, labels, y: np.ndarray) -> tuple[float, float
 class SLIMClassifier(IntegerLinearClassifier):
     """Supersparse Linear Integer Model (Ustun & Rudin 2016), certified, from a heuristic start.
 
-    The exact solve is the catalog's (:mod:`solvers.catalog`): the sign-cover LP bound
-    (:mod:`solvers.exact.sign_cover`: a positive and a negative row are both right only if a point of the
-    right sign sits where they differ); on plain programs with 0/1 features a short support
-    enumeration with Bayes-error bounds (:mod:`solvers.exact.zero_one_supports`); then, with at most 16
-    free features of more than two values, branch and bound on the integer points with pair-conflict bounds
-    (:mod:`solvers.exact.box_cover`), else HiGHS on the big-M MILP strengthened with the sign indicators
-    and the cuts binding at that LP. It proves the default card data, breastcancer, mammo and adult
-    optimal where the plain big-M MILP stalls; operational constraints stay rows of the program
-    (HiGHS).
+    The exact solve is the SLIM route (:mod:`solvers.exact.slim_route`): the sign-cover LP bound,
+    the support enumeration with Bayes-error bounds, the box search and HiGHS on the strengthened
+    MILP, each where it applies; ``fit_.steps`` records which ran and why the others did not.
+    Operational constraints stay rows of the MILP.
 
     Parameters
     ----------
@@ -114,7 +109,7 @@ class SLIMClassifier(IntegerLinearClassifier):
         self.one_threshold_per_variable = one_threshold_per_variable
 
     def _method(self) -> tuple[str, str | None, dict]:
-        return "exact", None, {}  # the catalog's backends: exact "sign_cover", relaxed "highs"
+        return "exact", None, {}  # the catalog's: the SLIM route, relaxed by "highs"
 
     def _formulation(self, y: np.ndarray, names: list[str]) -> SLIM:
         coefs = self._coefficient_set(names)

@@ -186,10 +186,3 @@ def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best:
     if step.kernels and not kernels_ready(step.kernels, clock.seconds_left()):
         return NOT_COMPILED
     return None
-
-
-def route_table(route: tuple[Step, ...]) -> str:
-    """The route as a markdown table: step, share of the time, what it proves (for the docs)."""
-    lines = ["| step | time share | proves |", "|---|---|---|"]
-    lines += [f"| `{s.name}` | {s.share:g} | {s.proves} |" for s in route]
-    return "\n".join(lines)

@@ -1,8 +1,8 @@
 """SLIM (0-1 loss by big-M, Ustun & Rudin 2016) exactly by support enumeration with Bayes-error bounds.
 
-The kind of program :func:`solvers.exact.supports.solve_supports` reads off a SLIM MILP
-(:mod:`formulations.slim`) with only box, L0, L1 and cardinality rows (and the exact conflict rows);
-SLIM programs with operational constraints go to HiGHS. A model whose support is exactly ``T`` has
+The SLIM kind of :func:`solvers.exact.supports.enumerate_supports`: a SLIM instance
+(:mod:`formulations.slim`) without operational constraints (the route's ``bayes_supports`` step
+runs only then). A model whose support is exactly ``T`` has
 weighted 0-1 error at least the *Bayes error* of ``T``,
 
 .. math::
@@ -14,9 +14,8 @@ negative rows of the pattern): rows that agree on ``T`` get the same score, so w
 occur one of them is wrong, whatever the points and the intercept. Hence every model of support
 ``T`` has objective at least ``B(T) = E(T) + sum_{j in T} C_0 c_{0,j}`` (the L1 tie-breaker is
 non-negative). Supports are enumerated by size up to the largest whose L0 cost alone stays below
-the incumbent; those with ``B(T)`` below the incumbent (few, on real data: on the 60 binary
-features of the default card data at C0 0.01, one of the 56 million supports of at most 6
-features) are solved exactly in increasing ``B(T)``, each as the SLIM MILP restricted to ``T``
+the incumbent; those with ``B(T)`` below the incumbent (on real data, few) are solved exactly in
+increasing ``B(T)``, each as the SLIM MILP restricted to ``T``
 with its rows merged into patterns (HiGHS). Every model lies in the family
 of its own support, so the least value found is the optimum once every support is solved or
 bounded above it; at a time limit the least ``B(T)`` not yet searched is the bound. Sizes are
@@ -24,8 +23,8 @@ visited smallest first, so the incumbent improves before the numerous large supp
 The Bayes errors are counted on bit sets of the rows (:mod:`solvers.exact.bayes_error`). With 0/1
 features a support's MILP has at most ``2^|T|`` rows; with features of more values it can be
 nearly the whole program, so there each search gets a share of the time, and when the supports
-below the incumbent would not all fit, the program goes to HiGHS with the incumbent (and without
-a time limit to plan by, at once): on mammo (integer features 0-4) that proves the optimum.
+below the incumbent would not all fit, the enumeration stops with its incumbent and the route's
+next step gets the time.
 """
 from __future__ import annotations
 
