@@ -123,3 +123,14 @@ def test_bad_penalties_are_rejected():
         solve_fista(data, 0.1, np.nan)
     with pytest.raises(ValueError, match="solver"):
         crf_path(data, 0.1, solver="sgd")
+
+
+def test_points_beyond_floating_point_give_an_infinite_loss():
+    """FISTA's first trial steps can be huge: such a point has loss +inf (rejected), not an error."""
+    data = compiled(3, n_sentences=5)
+    theta = 1e6 * np.random.default_rng(3).normal(size=data.n_params)
+    for sparse in (False, True):
+        loss, _ = fb.loss_and_gradient(theta, data, sparse=sparse)
+        assert loss == np.inf or np.isfinite(loss)
+    fit = solve_fista(data, 0.1 * rho1_max(data), 0.1, tol=1e-8, lipschitz=1e-9)
+    assert fit.status == "converged"
