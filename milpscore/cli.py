@@ -30,6 +30,7 @@ import csv
 import json
 import re
 import sys
+import time
 import warnings
 from typing import Any, Sequence
 
@@ -60,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     _data_flags(f)
     _model_flags(f)
     f.add_argument("--test-size", type=float, default=0.0, help="share of rows held out (stratified; default 0)")
-    f.add_argument("--cv", type=int, default=0, metavar="K", help="also report K-fold cross-validated metrics")
+    f.add_argument("--cv", type=int, default=0, metavar="K",
+                   help="also report K-fold cross-validated metrics (the main fit and the K folds share --time-limit)")
     f.add_argument("--output", help="save the fitted model as JSON (milpscore predict reads it)")
     f.add_argument("--format", choices=("text", "json", "html"), default="text",
                    help="how to print the result (json / html: stdout carries only that document)")
@@ -364,14 +366,24 @@ def comparison_table(model: Any, X: pd.DataFrame, y: pd.Series) -> pd.DataFrame:
     return table[["program", "status", "objective", "bound", "gap", "violation", "total_time", "train_accuracy"]]
 
 
-def _cross_validated(args: argparse.Namespace, X: pd.DataFrame, y: pd.Series) -> dict[str, str]:
+def _share(deadline: float, parts: int) -> float:
+    """Seconds of one of ``parts`` equal shares of the time left before ``deadline``."""
+    return max((deadline - time.perf_counter()) / parts, 0.05)
+
+
+def _cross_validated(args: argparse.Namespace, X: pd.DataFrame, y: pd.Series, deadline: float) -> dict[str, str]:
+    """K-fold metrics; fold ``i`` gets an equal share of the time left before ``deadline``."""
     from sklearn.base import clone
     from sklearn.model_selection import StratifiedKFold
 
     scores: dict[str, list[float]] = {}
-    for train, test in StratifiedKFold(args.cv, shuffle=True, random_state=args.seed).split(X, y):
+    folds = StratifiedKFold(args.cv, shuffle=True, random_state=args.seed).split(X, y)
+    for i, (train, test) in enumerate(folds):
         Z_train, _, binarizer = _design(args, X.iloc[train], y.iloc[train])
-        model = clone(estimator(args)).fit(Z_train, y.iloc[train])
+        model = clone(estimator(args))
+        if "time_limit" in model.get_params():
+            model.set_params(time_limit=_share(deadline, args.cv - i))
+        model.fit(Z_train, y.iloc[train])
         Z_test = binarizer.transform(X.iloc[test]) if binarizer is not None else X.iloc[test]
         for key, value in metrics(model, Z_test, y.iloc[test]).items():
             scores.setdefault(key, []).append(value)
@@ -399,13 +411,18 @@ def _fit(args: argparse.Namespace) -> int:
     print(head + (f"\n{note}" if note else ""), file=summary, flush=True)  # before the solve
     with _progress(args), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = estimator(args).fit(Z_train, y_train)
+        # one budget: with --cv K the main fit takes one of K + 1 shares, the folds the rest
+        deadline = time.perf_counter() + args.time_limit
+        model = estimator(args)
+        if args.cv and "time_limit" in model.get_params():
+            model.set_params(time_limit=_share(deadline, args.cv + 1))
+        model.fit(Z_train, y_train)
         report = {"train " + k: v for k, v in metrics(model, Z_train, y_train).items()}
         if X_test is not None:
             Z_test = binarizer.transform(X_test) if binarizer is not None else X_test
             report.update({"test " + k: v for k, v in metrics(model, Z_test, y_test).items()})
         if args.cv:
-            report.update(_cross_validated(args, X, y))
+            report.update(_cross_validated(args, X, y, deadline))
     _notes(caught)
     if args.output:
         from milpscore.persist import save_model
@@ -418,8 +435,8 @@ def _fit(args: argparse.Namespace) -> int:
     if args.format == "json":
         from milpscore.persist import model_to_dict
 
-        print(json.dumps({"data": head, "metrics": report, "model": model_to_dict(model, binarizer, str(y.name))}, indent=1,
-                         default=str))
+        document = {"data": head, "metrics": report, "model": model_to_dict(model, binarizer, str(y.name))}
+        print(json.dumps(document, indent=1, default=str))
     elif args.format == "html":
         from milpscore.html_page import fit_page  # a complete page, every string escaped, the CSV's base name
 
