@@ -38,6 +38,8 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slim_certify-licence": ("slim_certify", ("--sets", "spambase,mushroom", "--rows", "1000")),
     "slim_certify-ablation": ("slim_certify", ("--backends", "route-noheuristic,highs-noheuristic,highs-noconflicts")),
     "slim_heuristic": ("slim_heuristic", ()),
+    "engine_limits": ("engine_limits", ()),
+    "crf": ("crf", ()),
 }
 HEADER = "## `"
 #: runs whose scripts time peers from benchmarks/peers.py's environments
