@@ -39,14 +39,15 @@ def main() -> None:
     X, y = load_default()
     slim = SLIMClassifier(c0=0.01, max_size=5, time_limit=5).fit(X, y)
     save(plots.plot_score_histograms(slim, X, y).figure, "score_histograms")
-    slim.scorecard_.save(OUT / "slim_card.png")
+    slim.scorecard_.save(OUT / "slim_card.png", dpi=120)  # the card, the model details below it
     print("wrote", (OUT / "slim_card.png").relative_to(ROOT))
     risk = RiskScoreClassifier(max_size=4, time_limit=5).fit(X, y)
-    risk.scorecard_.save(OUT / "risk_card.png")
+    risk.scorecard_.save(OUT / "risk_card.png", dpi=120)
     print("wrote", (OUT / "risk_card.png").relative_to(ROOT))
     save(risk.plot_risk_table().figure, "risk_table")
     table = compare(X, y, ["slim", "facets", "convex_rounding"], time_limit=5, progress=False)
-    axes = plots.plot_exact_vs_relaxed(table)
+    axes = plots.plot_exact_vs_relaxed(table, data=f"breast cancer (scikit-learn), {len(y)} rows, {X.shape[1]} "
+                                       "binary features; each method 5 s at most, default settings")
     save(np.atleast_1d(axes)[0].figure, "exact_vs_relaxed")
     small = X.iloc[:, :12]
     grid = path_grid(small, y, [0.001, 0.01, 0.03, 0.1], [0.5, 1.0], cv=2, seed=0, n_jobs=2)
@@ -55,7 +56,8 @@ def main() -> None:
     plots.plot_grid_heatmap(grid, "integrity", ax=panels[1], cmap="magma")
     save(figure, "grid_heatmaps")
     path = regularisation_path(small, y, np.geomspace(1e-4, 0.1, 10), grid_unit=0.5)
-    save(plots.plot_path(path, grid_unit=0.5).figure, "regularisation_path")
+    data = f"breast cancer (scikit-learn): the first {small.shape[1]} of its {X.shape[1]} binary features"
+    save(plots.plot_path(path, grid_unit=0.5, data=data).figure, "regularisation_path")
     rng = np.random.default_rng(0)
     margins = np.array([0.5, 1.0, 2.0, 4.0])
     errors = np.maximum(rng.normal(1.0, 1.0, (4, 20)) * np.array([50, 10, 0, 0])[:, None], 0.0)

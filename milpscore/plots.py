@@ -27,13 +27,16 @@ def _axes(ax: Any, figsize: tuple[float, float] = (6.0, 4.0)) -> Any:
     return plt.subplots(figsize=figsize)[1]
 
 
-def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = None, legend: bool = True) -> Any:
+def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = None, legend: bool = True,
+              data: str | None = None) -> Any:
     """Coefficients (columns of ``path``) against lambda (its index), log-scaled lambda axis.
 
     ``path`` is the output of :func:`milpscore.selection.regularisation_path`. Features that stay
-    at zero along the whole path are omitted; every other one gets its own colour and line style
-    and one legend entry, outside the data. With ``grid_unit``, dotted lines mark the multiples of
-    the grid unit the Facets penalty attracts coefficients to (over the range of the data only).
+    at zero along the whole path are omitted, and the title says how many are drawn of how many
+    (``"8 of 12 features drawn; 4 stay at 0 all along"``); every drawn one gets its own colour and line style and
+    one legend entry, outside the data. With ``grid_unit``, dotted lines mark the multiples of the
+    grid unit the Facets penalty attracts coefficients to (over the range of the data only).
+    ``data`` names the data in the title (e.g. ``"breast cancer, first 12 of 60 features"``).
     """
     if not isinstance(path, pd.DataFrame) or path.empty:
         raise ValueError("path must be a non-empty DataFrame (rows: lambda, columns: features); "
@@ -49,7 +52,11 @@ def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = N
         ax.set_xscale("log")
     ax.set_xlabel("lambda")
     ax.set_ylabel("coefficient")
-    ax.set_title("regularisation path" + (f" (grid unit {grid_unit:g})" if grid_unit is not None else ""))
+    still = path.shape[1] - len(moving)
+    count = (f"{len(moving)} of {path.shape[1]} features drawn; {still} stay at 0 all along" if still
+             else f"all {path.shape[1]} features drawn")
+    ax.set_title("regularisation path" + (f" (grid unit {grid_unit:g})" if grid_unit is not None else "")
+                 + (f"\n{data}" if data else "") + f"\n{count}", fontsize="medium")
     if legend and moving:  # outside the data, one entry per line
         ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
                   ncol=1 if len(moving) <= 16 else 2)
@@ -137,7 +144,8 @@ def plot_score_histograms(model: Any, X: Any, y: Any, *, ax: Any = None) -> Any:
     return card.plot(scores=scores, y=np.asarray(y), ax=_axes(ax))
 
 
-def plot_exact_vs_relaxed(table: pd.DataFrame, *, ax: Any = None, time_axis: bool = True) -> Any:
+def plot_exact_vs_relaxed(table: pd.DataFrame, *, ax: Any = None, time_axis: bool = True,
+                          data: str | None = None) -> Any:
     """Objective and bound of each method, one panel per formulation (its own y axis and units).
 
     ``table`` is the output of :func:`milpscore.compare.compare`. Objectives of different
@@ -145,7 +153,8 @@ def plot_exact_vs_relaxed(table: pd.DataFrame, *, ax: Any = None, time_axis: boo
     its panel. Every bar carries its value (a value too small to see stays readable) and a missing
     one (no bound for a heuristic, no model) is written ``n/a`` on the axis. Under each method's
     name: its status when it is not ``optimal`` and, with ``time_axis``, its time (``total_time``,
-    or build + solve). The legend sits above the panels. ``ax``: one Axes per formulation
+    or build + solve). The legend sits above the panels, under ``data`` (the data's name, rows,
+    features and budget, as a figure title) when given. ``ax``: one Axes per formulation
     (default: a new figure). Returns the Axes (an array when there are several formulations).
     """
     missing = {"formulation", "method", "objective", "bound", "solve_time"} - set(table.columns)
@@ -163,8 +172,13 @@ def plot_exact_vs_relaxed(table: pd.DataFrame, *, ax: Any = None, time_axis: boo
         axis.set_ylabel("objective (its own units)")
     handles, texts = axes[0].get_legend_handles_labels()
     figure = axes[0].figure
-    figure.legend(handles, texts, loc="upper center", ncol=2, frameon=False)
-    figure.tight_layout(rect=(0, 0, 1, 0.92))
+    top = 0.92
+    if data:
+        figure.suptitle(data, y=0.995, fontsize="medium")
+        top = 0.88
+    figure.legend(handles, texts, loc="upper center", ncol=2, frameon=False,
+                  bbox_to_anchor=(0.5, 0.93 if data else 1.0))
+    figure.tight_layout(rect=(0, 0, 1, top))
     return axes[0] if len(axes) == 1 else axes
 
 

@@ -190,3 +190,23 @@ def test_exact_vs_relaxed_labels_missing_values_and_does_not_overlap():
         assert all(box.y1 <= axis.get_window_extent(renderer).y1 + 1 for box in values)  # labels inside the panel
     legend = figure.legends[0].get_window_extent(renderer)
     assert not any(_boxes_overlap(legend, a.get_window_extent(renderer)) for a in axes)
+
+
+def test_path_and_comparison_name_their_data_and_count_the_features():
+    path = pd.DataFrame({"a": [2.0, 1.0, 0.0], "b": [-1.0, -0.5, 0.0], "never": [0.0, 0.0, 0.0]},
+                        index=pd.Index([0.01, 0.1, 1.0], name="lam"))
+    ax = plots.plot_path(path, data="first 3 of 60 features")
+    assert "first 3 of 60 features" in ax.get_title() and "2 of 3 features drawn; 1 stay at 0" in ax.get_title()
+    assert "all 2 features drawn" in plots.plot_path(path[["a", "b"]]).get_title()
+    table = pd.DataFrame({"formulation": ["slim", "slim"], "method": ["exact", "relaxed"], "objective": [0.3, 0.1],
+                          "bound": [0.25, 0.1], "solve_time": [1.0, 0.1]})
+    ax = plots.plot_exact_vs_relaxed(table, data="breast cancer, 569 rows, 60 features; 5 s a method")
+    figure = ax.figure
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    title = figure._suptitle
+    assert title.get_text() == "breast cancer, 569 rows, 60 features; 5 s a method"
+    boxes = [title.get_window_extent(renderer), figure.legends[0].get_window_extent(renderer),
+             ax.get_window_extent(renderer)]
+    assert not any(_boxes_overlap(a, b) for k, a in enumerate(boxes) for b in boxes[k + 1:])
+    assert boxes[0].y1 <= figure.bbox.y1 + 1  # the data's name inside the figure

@@ -1,0 +1,178 @@
+"""Score cards a clinician reads: short numbers that keep every training row, the card apart from
+the model details, the horizontal risk table, names printed literally in PNG / PDF."""
+import math
+import re
+from fractions import Fraction
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from milpscore.card_text import readable_cuts, readable_points, readable_threshold, shortest_decimal  # noqa: E402
+from milpscore.risk_table import risk_table  # noqa: E402
+from milpscore.scorecard import ScoreCard  # noqa: E402
+
+
+def _digits(x: float) -> int:
+    """Significant digits of the shortest repr of ``x`` (0 has 1)."""
+    mantissa = repr(float(x)).lower().split("e")[0].replace("-", "").replace(".", "").strip("0")
+    return max(len(mantissa), 1)
+
+
+def _fewest_digits(lo: Fraction, hi: Fraction, closed: str) -> int:
+    """Reference in exact rational arithmetic: the fewest significant digits of a number in the
+    interval. A number with d digits is ``m 10^e``; the multiple of ``10^e`` nearest zero inside
+    the interval (from the low end for positive intervals, the high end for negative ones) has
+    at most as many digits, so scanning every exponent finds the least."""
+    inside = (lambda c: lo < c <= hi) if closed == "right" else (lambda c: lo <= c < hi)
+    if inside(Fraction(0)):
+        return 1
+    best = 17
+    for e in range(-40, 40):
+        q = Fraction(10) ** e
+        for k in (math.floor(lo / q), math.floor(lo / q) + 1, math.ceil(hi / q) - 1, math.ceil(hi / q)):
+            if k and inside(k * q):
+                best = min(best, len(str(abs(k)).rstrip("0")))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shortest_decimal_has_the_fewest_digits_of_the_interval(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        scale = 10.0 ** rng.integers(-4, 5)
+        a, b = np.sort(rng.normal(0, 1, 2) * scale)
+        if rng.random() < 0.3:
+            b = a + abs(a) * 10.0 ** -rng.integers(2, 9)  # a narrow interval needs many digits
+        closed = "right" if rng.random() < 0.5 else "left"
+        target = b if closed == "right" else a
+        c = shortest_decimal(a, b, target, closed)
+        assert (a < c <= b) if closed == "right" else (a <= c < b)
+        assert _digits(c) == _fewest_digits(Fraction(a), Fraction(b), closed), (a, b, closed, c)
+
+
+def test_readable_cuts_keep_every_training_indicator():
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 40, 500)
+    values = counts / 179.0  # ratios of counts: 15 digits each, as in the issue (hr_target_ratio)
+    cuts = np.quantile(values, [0.25, 0.5, 0.75], method="higher")
+    short = readable_cuts(values, cuts)
+    assert np.all(np.diff(short) > 0)
+    for c, s in zip(cuts, short):
+        np.testing.assert_array_equal(values >= c, values >= s)
+        assert len(repr(s)) < len(repr(c))  # e.g. 0.01117 for 0.0111731843575419
+    assert readable_cuts(np.array([0.011, 0.011173184357542]), [0.011173184357542])[0] == 0.0111
+    assert readable_cuts(np.array([0.0111, 0.011173184357542]), [0.011173184357542])[0] == 0.01117  # nearest
+    assert readable_cuts(np.array([16.77, 16.84, 17.0]), [16.84])[0] == 16.8
+
+
+def test_readable_threshold_and_points_keep_every_training_prediction():
+    rng = np.random.default_rng(1)
+    scores = rng.normal(0, 3, 400)
+    t = -1.9985792706438614
+    short = readable_threshold(scores, t)
+    np.testing.assert_array_equal(scores > t, scores > short)
+    assert _digits(short) <= 4
+    # real-valued points (EYE): rounded points and threshold predict every row as the exact ones
+    X = rng.integers(0, 2, (300, 6)).astype(float)
+    points = rng.normal(0, 1, 6) * np.array([1, 1, 0.3, 0.1, 2, 0.05])
+    points[0] = -0.2923010198895694
+    threshold = float(np.median(X @ points)) + 1e-9
+    shown, printed = readable_points(points, threshold, X)
+    np.testing.assert_array_equal(X @ shown > printed, X @ points > threshold)
+    assert all(_digits(p) <= 6 for p in shown) and _digits(printed) <= 8
+    np.testing.assert_allclose(shown, points, rtol=0.05)  # two significant digits at least
+
+
+def _risk_card(n_rows: int = 200):
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 2, (n_rows, 3)).astype(float)
+    coef, intercept = np.array([2.0, 1.0, -1.0]), -1.0
+    y = (rng.random(n_rows) < 1 / (1 + np.exp(-(X @ coef + intercept)))).astype(int)
+    table = risk_table(coef, intercept, X, y)
+    card = ScoreCard.from_coefficients(coef, intercept, ["age >= 60", "smoker", "exercise"], positive_label="stroke",
+                                       negative_label="no stroke", title="Stroke risk", X=X, risk=table,
+                                       notes=["exact (highs): status=optimal objective=0.5 bound=0.5 gap=0"])
+    return card, table
+
+
+def test_the_card_shows_rows_total_rule_and_risk_row_and_the_details_hold_the_solver_words():
+    card, table = _risk_card()
+    text = str(card)
+    card_part, details = text.split("\nModel details\n")
+    for word in ("decision_function", "objective", "bound", "gap", "status"):
+        assert word not in card_part and word in details
+    lines = card_part.splitlines()
+    assert re.match(r"\s+1\.\s+age >= 60\s+2 points\s+\.\.\.\s+\+ _+$", lines[2])
+    total = next(line for line in lines if "ADD POINTS" in line)
+    assert re.search(r"ADD POINTS FROM ROWS 1-3\s+SCORE\s+\.\.\.\s+= _+$", total)
+    assert "PREDICT 'stroke' IF SCORE >= 2, ELSE 'no stroke'" in lines
+    # the SCORE -> RISK table, horizontally: every attainable score once, its risk below it
+    score_cells = [c.strip() for line in lines if line.startswith("SCORE |") for c in line.split("|")[1:-1]]
+    risk_cells = [c.strip() for line in lines if line.startswith("RISK  |") for c in line.split("|")[1:-1]]
+    assert score_cells == [str(int(p)) for p in table["points"]] == ["-1", "0", "1", "2", "3"]
+    assert risk_cells == [f"{100 / (1 + np.exp(-(p - 1))):.1f}%" for p in table["points"]]
+    assert "observed risk" in details  # the full table with the observed rates is a detail
+
+
+def test_integer_points_with_a_real_base_score_give_an_integer_rule_exact_on_any_score():
+    card = ScoreCard.from_coefficients(np.array([1.0, 2.0, -1.0]), 1.9985792706438614, ["a", "b", "c"])
+    assert "IF SCORE >= -1," in str(card)
+    scores = np.arange(-4, 4)
+    np.testing.assert_array_equal(scores >= -1, scores + 1.9985792706438614 > 0)
+    assert "exact rule: SCORE > -1.9985792706438614" in "\n".join(card.details())
+
+
+def test_real_points_print_rounded_with_the_exact_values_in_the_details():
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, (150, 3)).astype(float)
+    coef, intercept = np.array([1.6699556384102805, -0.2923010198895694, 0.5643265792637627]), -0.7736801291862982
+    card = ScoreCard.from_coefficients(coef, intercept, ["a", "b", "c"], X=X)
+    text = str(card)
+    rows = dict(re.findall(r"(?m)^\s+\d+\.\s+(\S+)\s+(-?[\d.]+) points?", text))
+    assert rows == {"a": "1.7", "c": "0.56", "b": "-0.29"}
+    printed = float(re.search(r"IF SCORE > (\S+),", text).group(1))
+    shown = np.array([float(rows[k]) for k in "abc"])
+    np.testing.assert_array_equal(X @ shown > printed, X @ coef + intercept > 0)
+    assert "-0.2923010198895694" in text.split("Model details")[1]
+
+
+def test_a_feature_that_is_not_binary_prints_per_unit():
+    X = np.column_stack([np.arange(20, 80, 3.0), np.tile([0.0, 1.0], 10)])
+    card = ScoreCard.from_coefficients(np.array([-3.0, 2.0]), 100.0, ["Age", "smoker"], X=X)
+    text = str(card)
+    assert re.search(r"(?m)^\s+\d\.\s+per unit of Age\s+-3 points", text)
+    assert re.search(r"(?m)^\s+\d\.\s+smoker\s+2 points", text)
+
+
+def _text_width(path) -> int:
+    """Columns of the image that hold ink."""
+    image = matplotlib.image.imread(str(path))
+    ink = image[..., :3].min(axis=2) < 0.5
+    cols = np.flatnonzero(ink.any(axis=0))
+    return int(cols[-1] - cols[0])
+
+
+def test_png_prints_dollar_signs_literally(tmp_path):
+    names = ["price $ >= 5 and cost $ >= 3", "$\\frac{$", "a $x^2$ b"]
+    card = ScoreCard.from_coefficients(np.array([2.0, 1.0, -1.0]), -1.0, names)
+    path = card.save(tmp_path / "dollar.png", dpi=60, details=False)  # mathtext would raise on $\frac{$
+    # monospace: a literal "$" is as wide as an "S"; mathtext would drop the dollars and set math
+    same = ScoreCard.from_coefficients(np.array([2.0, 1.0, -1.0]), -1.0, [n.replace("$", "S") for n in names])
+    reference = same.save(tmp_path / "s.png", dpi=60, details=False)
+    assert matplotlib.image.imread(path).shape == matplotlib.image.imread(reference).shape
+    assert abs(_text_width(path) - _text_width(reference)) <= 2
+
+
+def test_pdf_puts_the_details_on_a_second_page(tmp_path):
+    card, _ = _risk_card()
+    data = open(card.save(tmp_path / "card.pdf"), "rb").read()
+    assert len(re.findall(rb"/Type\s*/Page\b", data)) == 2
+    assert len(re.findall(rb"/Type\s*/Page\b", open(card.save(tmp_path / "one.pdf", details=False), "rb").read())) == 1
+    png = card.save(tmp_path / "card.png", dpi=50)
+    assert matplotlib.image.imread(png).shape[0] > matplotlib.image.imread(
+        card.save(tmp_path / "short.png", dpi=50, details=False)).shape[0]  # the details below the card
