@@ -261,7 +261,7 @@ def ternary_section(args) -> list[str]:
            *_md(["the paper says", "ours"], checks), "",
            "**Differences**: generated data instead of the metagenomic set (with more features than rows "
            "every method separates it at small margins, so the low-margin end of our curves is flat at 0 "
-           "where the paper's rise); a learned intercept instead of "
+           "where the paper's curves rise); a learned intercept instead of "
            "the zero threshold of the class C_0[-1,0,+1] (labels cut at a median need one); the local search "
            "is `LocalSearchClassifier` (ternary hill climbing with 10 random restarts, section 4)."]
     return out
