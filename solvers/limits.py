@@ -87,6 +87,8 @@ class Limits:
         when the limits are made.
     deadline : ``time.perf_counter()`` seconds at which the call ends; set by :meth:`started`
         (None: not started, or no time limit).
+    n_jobs : joblib workers that bound the supports of the exact enumeration (1: this process;
+        -1: all cores; the active joblib backend is used, e.g. ``dask``).
     """
 
     time_limit: float | None = 60.0
@@ -96,12 +98,15 @@ class Limits:
     seed: int = 0
     memory: int | None = None
     deadline: float | None = None
+    n_jobs: int = 1
 
     def __post_init__(self) -> None:
         check_number("time_limit", self.time_limit, allow_none=True)
         check_number("node_limit", self.node_limit, minimum=1, strict=False, integer=True, allow_none=True)
         check_number("mip_rel_gap", self.mip_rel_gap, strict=False)
         check_number("threads", self.threads, minimum=1, strict=False, integer=True)
+        if isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, int) or self.n_jobs == 0:
+            raise ValueError(f"n_jobs must be a non-zero integer (1: one process, -1: all cores), got {self.n_jobs!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         if self.memory is None:
