@@ -25,9 +25,9 @@ transform alike, as every linear model's input (:func:`milpscore.data.validate_f
 Each threshold is the shortest decimal giving the same indicator on every training row as the
 data value the cut was chosen at (:func:`milpscore.card_text.readable_cuts`: ``>= 0.01117``, not
 ``>= 0.011173184357542``), and names print it exactly (:func:`format_number`), so a condition read
-off a card is the rule the model applies, on any data. Everything fitted is in :meth:`ThresholdBinarizer.to_dict` (JSON values),
-which :func:`milpscore.persist.save_model` writes into the model file: ``predict`` applies the same
-transformation.
+off a card is the rule the model applies, on any data. Everything fitted is in
+:meth:`ThresholdBinarizer.to_dict` (JSON values), which :func:`milpscore.persist.save_model` writes
+into the model file: ``predict`` applies the same transformation.
 
 Policy for values not seen in fit: NaN in a column without a missing indicator, a new category
 in a column without "other levels", a special code seen nowhere in fit, and a value other than 0/1
@@ -192,9 +192,9 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
             s = frame[col]
             missing = s.isna().to_numpy()
             if missing.any() and self.missing == "error":
-                raise ValueError(f"column {col!r} contains NaN (missing values) in {int(missing.sum())} row(s); drop or "
-                                 "impute them, or give them an indicator column (missing='indicator'; CLI: --missing "
-                                 "indicator)")
+                raise ValueError(f"column {col!r} contains NaN (missing values) in {int(missing.sum())} row(s); "
+                                 "drop or impute them, or give them an indicator column (missing='indicator'; "
+                                 "CLI: --missing indicator)")
             if self._is_numeric(s, col):
                 v = s.to_numpy(dtype=float)
                 self._refuse_inf(col, v)
@@ -298,8 +298,8 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         for key in ("max_cuts", "handle_unknown", "columns", "rules"):
             need(key in data, key, "present")
         columns = data["columns"]
-        need(isinstance(columns, list) and all(isinstance(c, str) for c in columns) and len(set(columns)) == len(columns),
-             "columns", "a list of distinct column names")
+        need(isinstance(columns, list) and all(isinstance(c, str) for c in columns)
+             and len(set(columns)) == len(columns), "columns", "a list of distinct column names")
         special = data.get("special_values", [])
         need(isinstance(special, (list, dict)), "special_values", "a list of numbers or an object column -> list")
         out = cls(max_cuts=data["max_cuts"], handle_unknown=data["handle_unknown"],

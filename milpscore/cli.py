@@ -491,8 +491,7 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from solvers.backends.highs import write_model
-    from solvers.backends.pyomo import write_pyomo_script
+    from solvers.backends.pyomo import write_program
 
     X, y, _ = _load(args)
     Z, _, _ = _design(args, X, y)
@@ -502,10 +501,9 @@ def _export(args: argparse.Namespace) -> int:
     names = est._coef_names()
     size = program.blocks["coef"].stop - program.blocks["coef"].start
     labels = {"coef": names} if len(names) == size else None
-    writer = write_pyomo_script if args.to.lower().endswith(".py") else write_model
-    writer(program, args.to, labels)
-    print(f"{'relaxed' if args.relaxed else 'exact'} program of {args.formulation} ({program.n_variables} variables, "
-          f"{program.n_rows} rows) written to {args.to}")
+    meaning = write_program(program, args.to, labels, time_limit=args.time_limit)
+    print(f"{'continuous relaxation, ' if args.relaxed else ''}{meaning} of {args.formulation} ({program.n_variables} "
+          f"variables, {program.n_rows} rows) written to {args.to}")
     return 0
 
 

@@ -265,4 +265,5 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """``classes_[1]`` where :meth:`decision_function` ``> 0``, else ``classes_[0]`` (0 rows give 0 labels)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0  # first: an unfitted model raises NotFittedError
+        return self.classes_[positive.astype(int)]
