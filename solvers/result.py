@@ -7,6 +7,7 @@ incumbent is ``FEASIBLE`` and carries ``x``, ``objective``, ``bound`` and ``gap`
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -102,3 +103,9 @@ def certified(objective: float, bound: float, mip_rel_gap: float) -> bool:
     ``mip_rel_gap`` when ``objective - bound <= mip_rel_gap * max(|objective|, 1e-10) + 1e-9``."""
     return bool(np.isfinite(objective) and np.isfinite(bound) and
                 objective - bound <= mip_rel_gap * max(abs(objective), 1e-10) + CERTIFICATE_ABS_TOL)
+
+
+def prune_level(incumbent: float, mip_rel_gap: float) -> float:
+    """Objective below which a region can still hold a model that beats ``incumbent`` by more than
+    the gap tolerance of :func:`certified` (``inf`` without an incumbent)."""
+    return incumbent - mip_rel_gap * max(abs(incumbent), 1e-10) if math.isfinite(incumbent) else math.inf

@@ -23,7 +23,7 @@ from solvers.exact.supports import CHUNK, enumerate_supports
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Clock, Limits
 from solvers.registry import solve
-from solvers.result import Status
+from solvers.result import Status, prune_level
 
 
 def zero_one(instance: SLIMInstance) -> ZeroOneProgram:
@@ -55,8 +55,7 @@ def _sign_cover_memory(instance: SLIMInstance) -> float:
 
 
 def _run_sign_cover(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    target = best.objective - limits.mip_rel_gap * max(abs(best.objective), 1e-10) \
-        if math.isfinite(best.objective) else math.inf
+    target = prune_level(best.objective, limits.mip_rel_gap)
     cover = sign_cover(SignCoverProblem.from_zero_one(zero_one(instance)), deadline=clock.end(),
                        target=target, threads=limits.threads)
     return Outcome(bound=cover.bound, message=f"{cover.rounds} rounds, {cover.cuts.shape[0]} cuts kept",

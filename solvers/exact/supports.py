@@ -43,6 +43,7 @@ from numba import njit
 from formulations.logistic_cuts import LogisticData
 from solvers import progress
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
+from solvers.result import prune_level
 
 #: supports bounded between two looks at the clock
 CHUNK = 4096
@@ -249,8 +250,7 @@ class _Search:
     nodes: int = 0
 
     def prune_level(self) -> float:
-        return self.incumbent - self.tolerance * max(abs(self.incumbent), 1e-10) if math.isfinite(self.incumbent) \
-            else math.inf
+        return prune_level(self.incumbent, self.tolerance)
 
     def offer(self, value: float, support: np.ndarray, coef: np.ndarray, intercept: float) -> None:
         if value < self.incumbent:
