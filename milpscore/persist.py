@@ -136,8 +136,9 @@ class SavedModel:
     def scorecard(self) -> ScoreCard:
         card = self.data["card"]
         table = pd.DataFrame(card["rows"], columns=["variable", "condition", "points"])
+        risk = self.data.get("risk_table")  # a risk score's card shows its SCORE -> RISK row
         return ScoreCard(table, card["intercept"], self.classes[1], self.classes[0], card["title"],
-                         tuple(card["notes"]))
+                         tuple(card["notes"]), pd.DataFrame(risk) if risk else None)
 
     def _design(self, X: Any) -> np.ndarray:
         frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
