@@ -11,6 +11,9 @@ column                  meaning
 ======================  =====================================================================
 formulation, method     catalog name and method (``exact``, ``relaxed``, ``rounding``,
                         ``heuristic`` or an extra method of the entry); ``label`` in words
+settings                the spec's :data:`SETTINGS` the row was solved with (``c0=0.001
+                        coef_bound=10``): a row's model and a model fitted elsewhere with other
+                        settings are not comparable
 status                  certificate of the pipeline's :class:`~solvers.pipeline.Fit`
 objective               true objective of the returned model on the training data; for the
                         ``relaxed`` row the value of the relaxation (a lower bound)
@@ -31,6 +34,10 @@ train_/test_auc         ROC AUC of the score
 size                    non-zero coefficients; ``integrity`` / ``magnitude`` in grid units
                         (``Model.extras["grid_unit"]``, else 1; :mod:`milpscore.metrics`)
 ======================  =====================================================================
+
+Every ``(formulation, method)`` call has its own ``time_limit`` (an exact solve that runs to its
+limit leaves the next row its whole budget); ``progress`` writes one line on stderr, rewritten in
+place, when stderr is a terminal or when asked.
 
 Each relaxation is the exact program with integrality dropped (or a convex program below it),
 so ``relaxed.objective <= exact.bound <= exact.objective`` up to solver tolerances.
