@@ -3,11 +3,14 @@
 Run: ``python benchmarks/figures.py`` (about a minute). Each plot function of
 :mod:`milpscore.plots`, the score card and risk table exports and the SLIM accuracy-size path is
 drawn on the bundled default data (scikit-learn's breast cancer, binarised) or small generated data,
-and one line per file written is printed.
+and one line per file written is printed. With Debian's headless Chromium (``/usr/bin/chromium``)
+the risk card's HTML page is also photographed as a browser shows it (``risk_card_html.png``).
 """
 from __future__ import annotations
 
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +37,23 @@ def save(figure, name: str) -> None:
     print("wrote", path.relative_to(ROOT))
 
 
+def screenshot(page: str, name: str, size: str = "760,420") -> None:
+    """``page`` (a complete HTML document) as headless Chromium renders it, when it is installed."""
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        print("skipped", name, "(no /usr/bin/chromium)")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        html = Path(tmp) / "page.html"
+        html.write_text(page, encoding="utf-8")
+        subprocess.run([str(chromium), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={tmp}/profile", f"--screenshot={OUT / f'{name}.png'}",
+                        f"--window-size={size}", "--hide-scrollbars", html.as_uri()],
+                       check=True, capture_output=True, timeout=120)
+    print("wrote", (OUT / f"{name}.png").relative_to(ROOT))
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     X, y = load_default()
@@ -44,6 +64,7 @@ def main() -> None:
     risk = RiskScoreClassifier(max_size=4, time_limit=5).fit(X, y)
     risk.scorecard_.save(OUT / "risk_card.png", dpi=120)
     print("wrote", (OUT / "risk_card.png").relative_to(ROOT))
+    screenshot(risk.scorecard_.to_html_page(), "risk_card_html")
     save(risk.plot_risk_table().figure, "risk_table")
     table = compare(X, y, ["slim", "facets", "convex_rounding"], time_limit=5, progress=False)
     axes = plots.plot_exact_vs_relaxed(table, data=f"breast cancer (scikit-learn), {len(y)} rows, {X.shape[1]} "

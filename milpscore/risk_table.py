@@ -80,12 +80,21 @@ def calibration(coef: np.ndarray, intercept: float, X: np.ndarray, y: np.ndarray
     return Calibration(curve, float(share @ error), float(error.max(initial=0.0)))
 
 
+def format_risk(risk: float) -> str:
+    """A risk in percent with one decimal; a risk strictly inside (0, 1) never prints as 0.0% or 100.0%."""
+    if 0 < risk < 0.0005:
+        return "<0.1%"
+    if 0.9995 <= risk < 1:
+        return ">99.9%"
+    return f"{100 * risk:.1f}%"
+
+
 def format_risk_table(table: pd.DataFrame) -> list[str]:
     """Text lines of a risk table (score, risk in %, observed rate in %, count)."""
     lines = ["total points | predicted risk | observed risk | rows"]
     for row in table.itertuples(index=False):
         observed = "-" if np.isnan(row.observed_risk) else f"{100 * row.observed_risk:5.1f}%"
-        lines.append(f"{row.points:12g} | {100 * row.predicted_risk:13.1f}% | {observed:>13} | {row.count:g}")
+        lines.append(f"{row.points:12g} | {format_risk(row.predicted_risk):>14} | {observed:>13} | {row.count:g}")
     return lines
 
 

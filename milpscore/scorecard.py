@@ -32,6 +32,7 @@ import pandas as pd
 from milpscore.binarize import format_number
 from milpscore.card_text import readable_points
 from milpscore.html_page import escape, page
+from milpscore.risk_table import format_risk, format_risk_table
 
 
 def _is_integral(values: Any, tol: float = 1e-9) -> bool:
@@ -41,15 +42,6 @@ def _is_integral(values: Any, tol: float = 1e-9) -> bool:
 
 def _fmt_points(p: float) -> str:
     return f"{int(round(p)):d}" if abs(p - round(p)) <= 1e-9 else format_number(p)
-
-
-def _fmt_risk(r: float) -> str:
-    """A risk in percent, one decimal; never 0.0% or 100.0% for a risk strictly inside (0, 1)."""
-    if 0 < r < 0.0005:
-        return "<0.1%"
-    if 0.9995 < r < 1:
-        return ">99.9%"
-    return f"{100 * r:.1f}%"
 
 
 @dataclass(frozen=True)
@@ -174,7 +166,7 @@ class ScoreCard:
         """``(SCORE, RISK)`` as printed, one pair per attainable score (risk scores only)."""
         if self.risk is None:
             return []
-        return [(_fmt_points(s), _fmt_risk(r)) for s, r in zip(self.risk["points"], self.risk["predicted_risk"])]
+        return [(_fmt_points(s), format_risk(r)) for s, r in zip(self.risk["points"], self.risk["predicted_risk"])]
 
     def _risk_lines(self, width: int) -> list[str]:
         """The SCORE -> RISK table laid out horizontally, wrapped to ``width`` characters."""
@@ -225,8 +217,6 @@ class ScoreCard:
                            "for integer points)")
         out += list(self.notes)
         if self.risk is not None:
-            from milpscore.risk_table import format_risk_table
-
             out += format_risk_table(self.risk)
         return out
 
