@@ -92,6 +92,12 @@ def readable_threshold(scores: np.ndarray, threshold: float) -> float:
     return shortest_decimal(lo, b, t, "left")
 
 
+def literal(text: object) -> str:
+    """``text`` as matplotlib prints it literally: each ``$`` escaped, so a name such as
+    ``"price $ >= 5 and cost $ >= 3"`` is not typeset as mathtext (and ``"$\\frac{$"`` does not raise)."""
+    return str(text).replace("$", "\\$")
+
+
 def round_significant(x: np.ndarray, digits: int) -> np.ndarray:
     """``x`` rounded to ``digits`` significant digits (each value on its own scale)."""
     x = np.asarray(x, dtype=float)

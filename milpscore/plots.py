@@ -18,6 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from milpscore.card_text import literal
+
 
 def _axes(ax: Any, figsize: tuple[float, float] = (6.0, 4.0)) -> Any:
     if ax is not None:
@@ -45,7 +47,7 @@ def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = N
     lam = path.index.to_numpy(dtype=float)
     moving = [c for c in path.columns if np.abs(path[c].to_numpy(dtype=float)).max() > 1e-9]
     for c, (colour, style) in zip(moving, _line_styles(len(moving))):
-        ax.plot(lam, path[c].to_numpy(dtype=float), marker=".", color=colour, linestyle=style, label=str(c))
+        ax.plot(lam, path[c].to_numpy(dtype=float), marker=".", color=colour, linestyle=style, label=literal(c))
     if grid_unit is not None:
         _grid_lines(ax, path.to_numpy(dtype=float), grid_unit)
     if np.all(lam > 0):
@@ -56,7 +58,7 @@ def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = N
     count = (f"{len(moving)} of {path.shape[1]} features drawn; {still} stay at 0 all along" if still
              else f"all {path.shape[1]} features drawn")
     ax.set_title("regularisation path" + (f" (grid unit {grid_unit:g})" if grid_unit is not None else "")
-                 + (f"\n{data}" if data else "") + f"\n{count}", fontsize="medium")
+                 + (f"\n{literal(data)}" if data else "") + f"\n{count}", fontsize="medium")
     if legend and moving:  # outside the data, one entry per line
         ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
                   ncol=1 if len(moving) <= 16 else 2)
@@ -168,13 +170,13 @@ def plot_exact_vs_relaxed(table: pd.DataFrame, *, ax: Any = None, time_axis: boo
         _objective_bars(axis, rows)
         axis.set_xticks(np.arange(len(rows)), _method_labels(rows, seconds[rows.index] if time_axis else None),
                         fontsize="small")
-        axis.set_title(name)
+        axis.set_title(literal(name))
         axis.set_ylabel("objective (its own units)")
     handles, texts = axes[0].get_legend_handles_labels()
     figure = axes[0].figure
     top = 0.92
     if data:
-        figure.suptitle(data, y=0.995, fontsize="medium")
+        figure.suptitle(literal(data), y=0.995, fontsize="medium")
         top = 0.88
     figure.legend(handles, texts, loc="upper center", ncol=2, frameon=False,
                   bbox_to_anchor=(0.5, 0.93 if data else 1.0))
@@ -214,7 +216,7 @@ def _method_labels(rows: pd.DataFrame, seconds: pd.Series | None) -> list[str]:
     """Tick labels: the method (one word a line), its status when not optimal, its time."""
     labels = []
     for k, (_, row) in enumerate(rows.iterrows()):
-        lines = str(row["method"]).split("_")
+        lines = literal(row["method"]).split("_")
         status = str(row.get("status", "optimal"))
         if status != "optimal":
             lines.append(f"({_STATUS_NOTES.get(status, status.replace('_', ' '))})")

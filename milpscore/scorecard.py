@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from milpscore.binarize import format_number
-from milpscore.card_text import readable_points
+from milpscore.card_text import literal, readable_points
 from milpscore.html_page import escape, page
 from milpscore.risk_table import format_risk, format_risk_table
 
@@ -305,19 +305,19 @@ class ScoreCard:
         if ax is None:
             _, ax = plt.subplots(figsize=(6, max(2.0, 0.35 * len(self.table) + 1)))
         if scores is None:
-            labels = [c for c in self.table["condition"]]
+            labels = [literal(c) for c in self.table["condition"]]  # names printed literally, no mathtext
             ax.barh(labels[::-1], self.table["points"].to_numpy()[::-1], color="tab:blue")
             ax.set_xlabel("points")
-            ax.set_title(self.title)
+            ax.set_title(literal(self.title))
             return ax
         scores = np.asarray(scores, dtype=float)
         y = np.asarray(y)
         bins = np.arange(np.floor(scores.min()) - 0.5, np.ceil(scores.max()) + 1.5) if self.is_integral else 20
         for label, colour in ((self.negative_label, "tab:blue"), (self.positive_label, "tab:red")):
-            ax.hist(scores[y == label], bins=bins, alpha=0.6, color=colour, label=str(label))
+            ax.hist(scores[y == label], bins=bins, alpha=0.6, color=colour, label=literal(label))
         ax.axvline(self.threshold, color="k", linestyle="--", label="threshold")
         ax.set_xlabel("total score")
         ax.set_ylabel("samples")
         ax.legend()
-        ax.set_title(self.title)
+        ax.set_title(literal(self.title))
         return ax

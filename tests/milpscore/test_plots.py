@@ -210,3 +210,17 @@ def test_path_and_comparison_name_their_data_and_count_the_features():
              ax.get_window_extent(renderer)]
     assert not any(_boxes_overlap(a, b) for k, a in enumerate(boxes) for b in boxes[k + 1:])
     assert boxes[0].y1 <= figure.bbox.y1 + 1  # the data's name inside the figure
+
+
+def test_names_with_dollars_print_literally_in_every_plot(tmp_path):
+    from milpscore.scorecard import ScoreCard
+
+    names = ["price $ >= 5 and cost $ >= 3", "$\\frac{$"]  # mathtext would swallow the first, raise on the second
+    path = pd.DataFrame({names[0]: [1.0, 0.5, 0.0], names[1]: [-1.0, 0.0, 0.0]}, index=[0.01, 0.1, 1.0])
+    ax = plots.plot_path(path, data="costs in $, prices in $")
+    _save(ax, tmp_path, "dollar_path")
+    rendered = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert rendered == ["price \\$ >= 5 and cost \\$ >= 3", "\\$\\frac{\\$"]  # escaped: drawn as '$'
+    card = ScoreCard.from_coefficients(np.array([2.0, -1.0]), -1.0, names, positive_label="$", negative_label="$$")
+    _save(card.plot(), tmp_path, "dollar_bars")
+    _save(card.plot(scores=np.array([0.0, 1.0, 2.0, 2.0]), y=np.array(["$", "$$", "$", "$"])), tmp_path, "dollar_hist")
