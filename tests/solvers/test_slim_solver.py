@@ -187,13 +187,17 @@ def test_time_limit_is_the_wall_time_of_the_whole_call():
 
 
 def test_node_limit_gives_reproducible_models():
-    X, y = _tiny(3, n=300, d=8)
+    """Without a time limit, a node limit stops the box search and the MILP at the same node each
+    time: the same steps, bounds and model."""
+    X, y = _tiny(3, n=200, d=6)
     spec = SLIM(coef_bound=5, c0=1e-3)
     limits = Limits(time_limit=None, node_limit=50)
     a = solve_exact(spec.instance(X, y), limits=limits)
     b = solve_exact(spec.instance(X, y), limits=limits)
     np.testing.assert_array_equal(a.model.coef, b.model.coef)
     assert a.objective == b.objective and a.bound == b.bound
+    assert [(r.step, r.ran, r.bound, r.objective) for r in a.steps] == \
+        [(r.step, r.ran, r.bound, r.objective) for r in b.steps]
 
 
 def test_infeasible_specification_ends_infeasible():
