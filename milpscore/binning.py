@@ -275,10 +275,36 @@ class OrderedBinner(TransformerMixin, BaseEstimator):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "OrderedBinner":
-        """A fitted binner from :meth:`to_dict` (no refit: the same bins)."""
+        """A fitted binner from :meth:`to_dict` (no refit: the same bins), every field checked: a
+        ``ValueError`` names the first field that is not what :meth:`to_dict` writes (e.g. cuts
+        that do not increase, which would put values in the wrong bins)."""
+        def need(ok: bool, field: str, what: str) -> None:
+            if not ok:
+                raise ValueError(f"preprocessor.{field} must be {what}")
+
+        need(isinstance(data, dict), "", "an object")
+        need(data.get("unknown_category") in _UNKNOWN_RULES, "unknown_category", f"one of {list(_UNKNOWN_RULES)}")
+        variables = data.get("variables")
+        need(isinstance(variables, list) and len(variables) > 0, "variables", "a non-empty list")
+        names = []
+        for k, v in enumerate(variables):
+            field = f"variables[{k}]"
+            need(isinstance(v, dict) and {"name", "kind", "cuts", "categories"} <= set(v), field,
+                 "an object with name, kind, cuts and categories")
+            need(isinstance(v["name"], str) and v["name"] not in names, f"{field}.name", "a column name of its own")
+            names.append(v["name"])
+            need(v["kind"] in (NUMERIC, CATEGORICAL), f"{field}.kind", f"{NUMERIC!r} or {CATEGORICAL!r}")
+            cuts, categories = v["cuts"], v["categories"]
+            need(isinstance(cuts, list) and all(isinstance(c, (int, float)) and not isinstance(c, bool)
+                                                and np.isfinite(c) for c in cuts), f"{field}.cuts", "finite numbers")
+            need(all(a < b for a, b in zip(cuts, cuts[1:])), f"{field}.cuts", "increasing")
+            need(isinstance(categories, list) and all(isinstance(c, (str, int, float, bool)) for c in categories)
+                 and len(set(map(repr, categories))) == len(categories), f"{field}.categories", "distinct values")
+            need((v["kind"] == NUMERIC) == (not categories) and (v["kind"] == NUMERIC or not cuts), field,
+                 "cuts for a numeric column or categories for a categorical one, not both")
         out = cls(unknown_category=data["unknown_category"])
         out.variables_ = tuple(VariableBins(v["name"], v["kind"], np.asarray(v["cuts"], dtype=float),
-                                            tuple(v["categories"])) for v in data["variables"])
+                                            tuple(v["categories"])) for v in variables)
         starts = np.concatenate([[0], np.cumsum([v.n_bins for v in out.variables_])])
         out.blocks_ = tuple(slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:]))
         out.feature_names_in_ = np.array([v.name for v in out.variables_], dtype=object)

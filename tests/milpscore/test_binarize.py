@@ -175,3 +175,13 @@ def test_the_model_file_round_trip_and_its_checks():
     for key, value, match in mutations:
         with pytest.raises(ValueError, match=match):
             ThresholdBinarizer.from_dict({**data, key: value})
+
+
+def test_a_model_file_written_before_the_text_and_missing_options_still_loads():
+    old = {"kind": "thresholds", "handle_unknown": "error", "max_cuts": 2, "thresholds": "quantile",
+           "columns": ["x", "c"], "rules": [["x", ">=", 2.0], ["c", "==", "u"], ["c", "==", "v"]]}
+    b = ThresholdBinarizer.from_dict(old)
+    out = b.transform(pd.DataFrame({"x": [1.0, 3.0], "c": ["u", "v"]}))
+    np.testing.assert_array_equal(out.to_numpy(), [[0, 1, 0], [1, 0, 1]])
+    with pytest.raises(ValueError, match="unseen categories"):  # no 'other levels' in an old file
+        b.transform(pd.DataFrame({"x": [1.0], "c": ["w"]}))

@@ -138,3 +138,32 @@ def test_bad_parameters_and_transform_inputs(table):
     from sklearn.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         OrderedBinner().transform(table)
+
+
+def test_from_dict_refuses_what_to_dict_never_writes(table):
+    import json
+
+    binner = OrderedBinner(n_bins=4).fit(table)
+    data = json.loads(json.dumps(binner.to_dict()))
+    again = OrderedBinner.from_dict(data)
+    assert (again.transform(table) != binner.transform(table)).nnz == 0
+    numeric = next(k for k, v in enumerate(data["variables"]) if v["kind"] == "numeric" and len(v["cuts"]) > 1)
+    categorical = next(k for k, v in enumerate(data["variables"]) if v["kind"] == "categorical")
+
+    def mutated(k, **change):
+        variables = [dict(v) for v in data["variables"]]
+        variables[k].update(change)
+        return {**data, "variables": variables}
+
+    cuts = data["variables"][numeric]["cuts"]
+    for bad, match in [(mutated(numeric, cuts=cuts[::-1]), r"variables\[\d+\]\.cuts must be increasing"),
+                       (mutated(numeric, cuts=[None]), "finite numbers"),
+                       (mutated(numeric, kind="ordinal"), "kind must be"),
+                       (mutated(categorical, categories=["a", "a"]), "distinct values"),
+                       (mutated(categorical, cuts=[1.0]), "not both"),
+                       (mutated(max(numeric, categorical), name=data["variables"][min(numeric, categorical)]["name"]),
+                        "name must be a column name of its own"),
+                       ({**data, "unknown_category": "drop"}, "unknown_category"),
+                       ({**data, "variables": []}, "non-empty list")]:
+        with pytest.raises(ValueError, match=match):
+            OrderedBinner.from_dict(bad)
