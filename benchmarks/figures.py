@@ -37,7 +37,7 @@ def save(figure, name: str) -> None:
     print("wrote", path.relative_to(ROOT))
 
 
-def screenshot(page: str, name: str, size: str = "760,420") -> None:
+def screenshot(page: str, name: str, size: str = "1000,330") -> None:
     """``page`` (a complete HTML document) as headless Chromium renders it, when it is installed."""
     chromium = Path("/usr/bin/chromium")
     if not chromium.exists():
@@ -57,11 +57,11 @@ def screenshot(page: str, name: str, size: str = "760,420") -> None:
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     X, y = load_default()
-    slim = SLIMClassifier(c0=0.01, max_size=5, time_limit=5).fit(X, y)
+    slim = SLIMClassifier(c0=0.01, max_size=5, time_limit=20).fit(X, y)  # time to prove the cards optimal
     save(plots.plot_score_histograms(slim, X, y).figure, "score_histograms")
     slim.scorecard_.save(OUT / "slim_card.png", dpi=120)  # the card, the model details below it
     print("wrote", (OUT / "slim_card.png").relative_to(ROOT))
-    risk = RiskScoreClassifier(max_size=4, time_limit=5).fit(X, y)
+    risk = RiskScoreClassifier(max_size=4, time_limit=20).fit(X, y)
     risk.scorecard_.save(OUT / "risk_card.png", dpi=120)
     print("wrote", (OUT / "risk_card.png").relative_to(ROOT))
     screenshot(risk.scorecard_.to_html_page(), "risk_card_html")

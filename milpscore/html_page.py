@@ -27,6 +27,7 @@ STYLE = """
 .milpscore-points td.d, .milpscore-points td.b { color: #555; white-space: nowrap; }
 .milpscore-points tr.total td { border-top: 2px solid #111; border-bottom: none; font-weight: 700; }
 .milpscore-rule { font-weight: 700; margin: 0.6em 0; }
+.milpscore-scroll { overflow-x: auto; }
 .milpscore-risk th, .milpscore-risk td { border: 1px solid #999; text-align: center; min-width: 3.2em; }
 .milpscore-risk th { background: #eee; text-align: left; }
 .milpscore-details pre { font-size: 0.85em; color: #333; white-space: pre-wrap; }

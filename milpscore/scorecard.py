@@ -243,9 +243,9 @@ class ScoreCard:
         risk = ""
         if self.risk is not None:
             pairs = self.risk_row()
-            risk = ("<table class='milpscore-risk'><tbody><tr><th scope='row'>SCORE</th>"
+            risk = ("<div class='milpscore-scroll'><table class='milpscore-risk'><tbody><tr><th scope='row'>SCORE</th>"
                     + "".join(f"<td>{escape(s)}</td>" for s, _ in pairs) + "</tr><tr><th scope='row'>RISK</th>"
-                    + "".join(f"<td>{escape(r)}</td>" for _, r in pairs) + "</tr></tbody></table>")
+                    + "".join(f"<td>{escape(r)}</td>" for _, r in pairs) + "</tr></tbody></table></div>")
         more = ("<details class='milpscore-details'><summary>Model details</summary><pre>"
                 + escape("\n".join(self.details())) + "</pre></details>") if details else ""
         return (f"<div class='milpscore-card'><h2>{escape(self.title)}</h2><table class='milpscore-points'><tbody>"
