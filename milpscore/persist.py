@@ -3,6 +3,7 @@ binning rules, card, risk table and the solver's certificate.
 
 The file states its format version and the library version that wrote it. A file of a format
 this library reads (``<= FORMAT_VERSION``) loads; a newer one is refused with the versions named.
+Nothing in a file is trusted: :mod:`milpscore.model_schema` checks it (size, then every field).
 :class:`SavedModel` predicts from raw columns: the stored binariser (``x >= t`` rules or ordered
 bins) is applied first, columns are matched by name, and a missing column is an error naming it.
 """
@@ -18,11 +19,8 @@ import numpy as np
 import pandas as pd
 
 from milpscore.binarize import ThresholdBinarizer
-from milpscore.binning import OrderedBinner
+from milpscore.model_schema import FORMAT, FORMAT_VERSION, ModelFileError, read_model_file, validate_model
 from milpscore.scorecard import ScoreCard
-
-FORMAT = "milpscore-model"
-FORMAT_VERSION = 1
 
 
 def _plain(value: Any) -> Any:
@@ -90,25 +88,13 @@ def save_model(estimator: Any, path: str | Path, preprocessor: ThresholdBinarize
 
 
 def load_model(path: str | Path) -> "SavedModel":
-    """Read a model written by :func:`save_model` (any library version with a readable format)."""
-    from milpscore import __version__
+    """Read a model written by :func:`save_model` (any library version with a readable format).
 
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read a model from {str(path)!r}: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{str(path)!r} is not a milpscore model file (no 'format': {FORMAT!r})")
-    version = data.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise ValueError(f"{str(path)!r} has model format {version} (written by milpscore "
-                         f"{data.get('library_version')}); this milpscore {__version__} reads formats up to "
-                         f"{FORMAT_VERSION}: upgrade milpscore")
-    prep = data.get("preprocessor")
-    preprocessor = None
-    if prep is not None:
-        preprocessor = (ThresholdBinarizer.from_dict(prep) if prep["kind"] == "thresholds"
-                        else OrderedBinner.from_dict(prep))
+    Nothing in the file is trusted: its size is checked before it is read, and every field is
+    validated against the schema of :mod:`milpscore.model_schema`; a violation raises
+    :class:`~milpscore.model_schema.ModelFileError` naming the field."""
+    data = read_model_file(path)
+    preprocessor = validate_model(data, Path(path).name)
     return SavedModel(data, preprocessor)
 
 
@@ -168,8 +154,8 @@ class SavedModel:
         """``(n, 2)`` class probabilities (risk scores only: the logistic of the score)."""
         if self.data["model"]["link"] != "logistic":
             raise ValueError(f"a {self.data['estimator']['class']} gives classes, not probabilities")
-        p = 1.0 / (1.0 + np.exp(-self.decision_function(X) / self.data["model"].get("multiplier", 1.0)))
+        p = 1.0 / (1.0 + np.exp(-self.decision_function(X) / self.data["model"]["multiplier"]))
         return np.column_stack([1.0 - p, p])
 
 
-__all__ = ["save_model", "load_model", "model_to_dict", "SavedModel", "FORMAT_VERSION"]
+__all__ = ["save_model", "load_model", "model_to_dict", "SavedModel", "FORMAT_VERSION", "ModelFileError"]
