@@ -1,6 +1,6 @@
 """Sparse CRF on the CoNLL-2000 excerpt: our BCD and FISTA against Wapiti 1.5.0 and python-crfsuite.
 
-Run: ``python benchmarks/crf.py [--rho1 0.5 --rho2 0.01 --bcd-iter 30 --wapiti-bcd-iter 2,6]``.
+Run: ``python benchmarks/crf.py [--rho1 0.5 --rho2 0.01 --bcd-iter 12 --wapiti-bcd-iter 1,3]``.
 Needs ``../shared/data/sequences`` and a Wapiti binary (``--wapiti``, default
 ``/tmp/crf_wapiti/wapiti``: ``fetch`` Jekub/Wapiti, ``git archive`` it into /tmp, ``make``);
 python-crfsuite is run from its own venv (``--crfsuite-python``, default ``/tmp/crf_peers/bin/python``;
@@ -176,9 +176,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rho1", type=float, default=0.5)
     parser.add_argument("--rho2", type=float, default=0.01)
-    parser.add_argument("--bcd-iter", type=int, default=30)
-    parser.add_argument("--fista-time", type=float, default=900.0)
-    parser.add_argument("--wapiti-bcd-iter", default="2,6")
+    parser.add_argument("--bcd-iter", type=int, default=12)
+    parser.add_argument("--fista-time", type=float, default=420.0)
+    parser.add_argument("--wapiti-bcd-iter", default="1,3")
     parser.add_argument("--lbfgs-iter", type=int, default=400)
     parser.add_argument("--wapiti", default="/tmp/crf_wapiti/wapiti")
     parser.add_argument("--crfsuite-python", default="/tmp/crf_peers/bin/python")

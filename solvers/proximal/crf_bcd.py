@@ -34,10 +34,11 @@ import time
 import numba
 import numpy as np
 
-from solvers.proximal.crf_problem import CRFFit, check_problem, full_gradient, kkt_max, objective_value, rho1_max
 from solvers.proximal.crf_forward_backward import (backward, backward_sparse, fill_potentials, forward,
                                                    forward_sparse, gold_score, pair_marginal,
                                                    pair_marginal_sparse)
+from solvers.proximal.crf_problem import (CRFFit, check_problem, full_gradient, kkt_max, objective_value, rho1_max,
+                                          start_point)
 
 SIGMA = 0.01
 MAX_HALVINGS = 30
@@ -259,7 +260,7 @@ def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=N
     """
     rho1, rho2 = check_problem(data, rho1, rho2)
     clock = time.perf_counter()
-    theta = np.zeros(data.n_params) if theta is None else np.array(theta, dtype=float)
+    theta = start_point(data, theta)
     block_ptr, tokens, token_sentence, sentence_start = block_index(data)
     uni_offset, bi_offset = observation_offsets(data)
     unary = np.empty((data.n_tokens, data.n_labels))

@@ -23,7 +23,8 @@ import time
 
 import numpy as np
 
-from solvers.proximal.crf_problem import CRFFit, check_problem, full_gradient, kkt_max, objective_value, rho1_max
+from solvers.proximal.crf_problem import (CRFFit, check_problem, full_gradient, kkt_max, objective_value, rho1_max,
+                                          start_point)
 
 MAX_DOUBLINGS = 60
 
@@ -39,7 +40,7 @@ def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, time_limi
     (default: ``max_tokens_per_feature``-free estimate ``1``, corrected by the backtracking)."""
     rho1, rho2 = check_problem(data, rho1, rho2)
     clock = time.perf_counter()
-    theta = np.zeros(data.n_params) if theta is None else np.array(theta, dtype=float)
+    theta = start_point(data, theta)
     if scale is None:
         scale = rho1_max(data, sparse)
     step_l = 1.0 if lipschitz is None else float(lipschitz)

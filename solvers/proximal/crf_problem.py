@@ -51,6 +51,19 @@ def check_problem(data, rho1, rho2) -> tuple[float, float]:
     return rho1, rho2
 
 
+def start_point(data, theta) -> np.ndarray:
+    """A fresh float copy of the warm start ``theta`` (zeros when None), its shape checked."""
+    if theta is None:
+        return np.zeros(data.n_params)
+    theta = np.array(theta, dtype=float)
+    if theta.shape != (data.n_params,):
+        raise ValueError(f"theta (warm start): expected shape ({data.n_params},), got {theta.shape}; warm-start "
+                         f"only from a fit on the same data and templates")
+    if not np.isfinite(theta).all():
+        raise ValueError("theta (warm start) has non-finite values")
+    return theta
+
+
 def full_gradient(theta, data, sparse=False):
     """``(l(D; theta), grad l)`` by one forward-backward pass over every sentence."""
     return loss_and_gradient(theta, data, sparse)

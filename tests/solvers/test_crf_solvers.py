@@ -134,3 +134,11 @@ def test_points_beyond_floating_point_give_an_infinite_loss():
         assert loss == np.inf or np.isfinite(loss)
     fit = solve_fista(data, 0.1 * rho1_max(data), 0.1, tol=1e-8, lipschitz=1e-9)
     assert fit.status == "converged"
+
+
+def test_warm_start_of_the_wrong_shape_is_refused():
+    data = compiled(1)
+    with pytest.raises(ValueError, match="warm start"):
+        solve_bcd(data, 0.1, 0.1, theta=np.zeros(data.n_params + 1))
+    with pytest.raises(ValueError, match="warm start"):
+        solve_fista(data, 0.1, 0.1, theta=np.full(data.n_params, np.nan))
