@@ -25,12 +25,14 @@ def test_notebooks_exist():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebooks_use_data_that_ship_with_a_dependency(path):
-    """A bare clone runs every notebook: no ../shared data, no files read from disk."""
+    """A bare clone runs every notebook: no CSV read from disk, and ../shared only behind a check that
+    it exists (with data that ship with a dependency, or generated, otherwise)."""
     import json
 
     code = "\n".join("".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]
                      if cell["cell_type"] == "code")
-    assert "shared" not in code and "read_csv" not in code
+    assert "read_csv" not in code
+    assert "shared" not in code or ".exists()" in code or ".is_dir()" in code
 
 
 @pytest.mark.slow
