@@ -95,11 +95,12 @@ class ScoreCard:
         per_unit: tuple[bool, ...] = ()
         shown = None
         if X is not None:
-            Z = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
-            if Z.ndim != 2 or Z.shape[1] != len(names):
-                raise ValueError(f"X has shape {Z.shape} but {len(names)} names were given; pass the training "
+            shape = getattr(X, "shape", np.shape(X))
+            if len(shape) != 2 or shape[1] != len(names):
+                raise ValueError(f"X has shape {shape} but {len(names)} names were given; pass the training "
                                  "design the coefficients apply to")
-            Zk = Z[:, kept]
+            Zk = X[:, kept] if hasattr(X, "toarray") else np.asarray(X)[:, kept]  # the card's columns only
+            Zk = np.asarray(Zk.toarray() if hasattr(Zk, "toarray") else Zk, dtype=float)
             per_unit = tuple(bool(v) for v in ~np.all((Zk == 0) | (Zk == 1), axis=0))
             if not _is_integral(coef[kept]):
                 shown = readable_points(coef[kept], -float(intercept), Zk)

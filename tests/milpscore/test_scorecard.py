@@ -176,3 +176,15 @@ def test_pdf_puts_the_details_on_a_second_page(tmp_path):
     png = card.save(tmp_path / "card.png", dpi=50)
     assert matplotlib.image.imread(png).shape[0] > matplotlib.image.imread(
         card.save(tmp_path / "short.png", dpi=50, details=False)).shape[0]  # the details below the card
+
+
+def test_a_sparse_design_gives_the_same_card_and_a_wrong_one_is_refused():
+    import scipy.sparse as sp
+
+    X = np.column_stack([np.arange(20, 80, 3.0), np.tile([0.0, 1.0], 10), np.zeros(20)])
+    coef = np.array([-0.31, 2.2, 0.0])
+    dense = ScoreCard.from_coefficients(coef, 10.0, ["Age", "smoker", "never"], X=X)
+    sparse = ScoreCard.from_coefficients(coef, 10.0, ["Age", "smoker", "never"], X=sp.csr_matrix(X))
+    assert str(dense) == str(sparse) and dense.per_unit == (False, True)  # rows by points: smoker, Age
+    with pytest.raises(ValueError, match="X has shape"):
+        ScoreCard.from_coefficients(coef, 10.0, ["Age", "smoker", "never"], X=X[:, :2])
