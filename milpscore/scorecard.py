@@ -8,9 +8,10 @@ Rows are ``(variable, condition, points)``: for SLIM the condition is a binary f
 (``"worst radius >= 16.8"``); for a fused points table one variable has several ranges; a feature
 that is not 0/1 prints ``per unit of <name>`` (its points are multiplied by its value).
 
-What a clinician reads (the SLIM, RiskSLIM and FasterRisk papers' layout: Ustun & Rudin 2016,
-Figure 1; Ustun & Rudin 2019, Figure 1; Liu et al. 2022, Figure 1) is the card: numbered rows,
-the total line, the rule and, for a risk score, the SCORE -> RISK table laid out horizontally.
+What a clinician reads (the layout of the scoring systems printed in the SLIM, RiskSLIM and
+FasterRisk papers: Ustun & Rudin 2016, Machine Learning 102; Ustun & Rudin 2019, JMLR 20; Liu et
+al. 2022, NeurIPS) is the card: numbered rows, the total line, the rule and, for a risk score, the
+SCORE -> RISK table laid out horizontally.
 Everything about the solve (solver, status, objective, bound, gap, the decision function, the
 full risk table with observed rates) is in the "model details" block (:meth:`ScoreCard.details`),
 printed after the card in text, in a collapsed section in HTML, below the card (PNG) or on a
