@@ -32,6 +32,7 @@ from formulations.base import Instance, Model
 from solvers.catalog import entry_for
 from solvers.compiled import all_ready
 from solvers.exact.route import NOT_COMPILED, StepRecord, preferred, run_route
+from solvers.exact.supports import start_workers
 from solvers.limits import Clock, Limits
 from solvers.registry import solve
 from solvers.result import Result, Status, certified, relative_gap
@@ -146,6 +147,8 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     clock = limits.clock()
     entry = _entry(instance)
     route = entry.route if backend is None else None
+    if route is not None:
+        start_workers(limits.n_jobs)  # their start-up overlaps the heuristic (solvers.exact.supports)
     backend = backend or entry.exact_backend
     t0 = time.perf_counter()
     program = instance.exact()

@@ -106,7 +106,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
     def _limits(self) -> Limits:
         memory = getattr(self, "memory_limit", None)
         return Limits(time_limit=self.time_limit, node_limit=self.node_limit, mip_rel_gap=self.mip_rel_gap,
-                      threads=self.threads, seed=self.seed, memory=None if memory is None else int(memory * 2**20))
+                      threads=self.threads, seed=self.seed, memory=None if memory is None else int(memory * 2**20),
+                      n_jobs=getattr(self, "n_jobs", 1))
 
     def _design(self, X: np.ndarray, names: list[str], *, fitting: bool) -> np.ndarray:
         """Features the formulation sees (identity; the fused table bins them)."""

@@ -54,6 +54,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.
     memory_limit : MiB one step of the exact solve may allocate (None: half the memory available);
         a step over it is skipped, with its reason in ``fit_.steps``.
+    n_jobs : joblib workers that bound the supports of the exact enumeration (1: this process;
+        -1: all cores). Inside ``joblib.parallel_backend("dask")`` they run on the dask cluster.
+        With ``time_limit=None`` the model, bound and status equal the one-process fit's.
     constraints : sequence of operational constraints (:mod:`formulations.constraints`: AtMost,
         AtLeast, Exactly, Implies, Monotone, Linear) by column name; the model obeys them
         (the card lists them, checked).
@@ -89,8 +92,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
                  mip_rel_gap: float = 1e-4, threads: int = 1, seed: int = 0, verbose: bool = False,
                  constraints: Sequence = (), one_threshold_per_variable: bool = False,
                  pos_label: Any = None, multiplier: float | Sequence[float] | str = 1.0,
-                 memory_limit: float | None = None):
+                 memory_limit: float | None = None, n_jobs: int = 1):
         self.memory_limit = memory_limit
+        self.n_jobs = n_jobs
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size

@@ -66,6 +66,9 @@ class SLIMClassifier(IntegerLinearClassifier):
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.
     memory_limit : MiB one step of the exact solve may allocate (None: half the memory available);
         a step over it is skipped, with its reason in ``fit_.steps``.
+    n_jobs : joblib workers that bound the supports of the exact enumeration (1: this process;
+        -1: all cores). Inside ``joblib.parallel_backend("dask")`` they run on the dask cluster.
+        With ``time_limit=None`` the model, bound and status equal the one-process fit's.
     relaxed : bool
         Also solve the LP relaxation (within the same time budget) and keep it in ``relaxed_fit_``.
     constraints : sequence of operational constraints (:mod:`formulations.constraints`: AtMost,
@@ -89,8 +92,9 @@ class SLIMClassifier(IntegerLinearClassifier):
                  threads: int = 1, seed: int = 0, verbose: bool = False, relaxed: bool = False,
                  constraints: Sequence = (), one_threshold_per_variable: bool = False,
                  pos_label: Any = None,
-                 memory_limit: float | None = None):
+                 memory_limit: float | None = None, n_jobs: int = 1):
         self.memory_limit = memory_limit
+        self.n_jobs = n_jobs
         self.coef_bound = coef_bound
         self.c0 = c0
         self.max_size = max_size

@@ -17,7 +17,7 @@ from formulations.base import Model
 from formulations.riskslim import RiskSLIMInstance
 from solvers.exact.box_logistic import MAX_PATTERNS
 from solvers.exact.route import Incumbent, Outcome, Step
-from solvers.exact.supports import CHUNK, SparseLogistic, enumerate_supports
+from solvers.exact.supports import CHUNK, SparseLogistic, enumerate_supports, kernel_copies
 from solvers.limits import Clock, Limits
 from solvers.registry import solve
 from solvers.result import Status
@@ -38,19 +38,20 @@ def _supports_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
     return None
 
 
-def _supports_memory(instance: RiskSLIMInstance) -> float:
+def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     """Bytes of the bounding kernel for supports of ``max_size`` features: with 0/1 features, bit
     sets of the rows per prefix pattern (``2^(K-1)`` of them), else one row block and the pattern
-    accumulators; plus a chunk of supports."""
+    accumulators; plus a chunk of supports; in each process that bounds (``kernel_copies``)."""
     X, w = instance.X, instance.weights
     m, d = X.shape
     k = _size(instance)
     chunk = 8.0 * CHUNK * (k + 2)
+    copies = kernel_copies(limits.n_jobs)
     if np.isin(X, (0.0, 1.0)).all() and w.size and w.min() > 0:
         words = float(np.ceil(w.sum() / w.min() / 64.0)) + 2.0
         half = 2.0 ** max(k - 1, 0)
-        return 8.0 * half * words + 8.0 * 2 * half * (k + 4) + 8.0 * d * words + chunk
-    return 8.0 * m * (k + 4) + 16.0 * MAX_PATTERNS + 8.0 * m * d + chunk
+        return (8.0 * half * words + 8.0 * 2 * half * (k + 4) + 8.0 * d * words + chunk) * copies
+    return (8.0 * m * (k + 4) + 16.0 * MAX_PATTERNS + 8.0 * m * d + chunk) * copies
 
 
 def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock,
@@ -58,13 +59,13 @@ def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, c
     start = {} if best.model is None else {"incumbent": best.objective,
                                           "start": (best.model.coef.copy(), float(best.model.intercept))}
     found = enumerate_supports(SparseLogistic.from_instance(instance), **start, deadline=clock.end(),
-                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
+                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
 
 # ------------------------------------------------------------------ SCIP, lazy tangent cuts
-def _scip_memory(instance: RiskSLIMInstance) -> float:
+def _scip_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
     return 32.0 * m * (d + 2) + 2e7
 

@@ -6,8 +6,9 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
 * ``applies(instance, limits) -> reason | None``: whether the step can take this *formulation
   instance* (features, value counts, coefficient set, constraints, weights; never program row
   names), and if not, why;
-* ``memory(instance) -> bytes``: what the step will allocate, estimated *before* it allocates and
-  compared with ``limits.memory``;
+* ``memory(instance, limits) -> bytes``: what the step will allocate (in all its processes, e.g.
+  each of ``limits.n_jobs`` bounding workers), estimated *before* it allocates and compared with
+  ``limits.memory``;
 * ``share``: the share of the time left the step may spend;
 * ``kernels``: the modules whose numba kernels it runs (:mod:`solvers.compiled`);
 * ``run(instance, incumbent, limits, clock, notes) -> Outcome``: a model (or None), a lower bound
@@ -65,7 +66,7 @@ class Step:
     name: str
     run: Callable[..., Outcome]
     applies: Callable[[Instance, Limits], str | None]
-    memory: Callable[[Instance], float]
+    memory: Callable[[Instance, Limits], float]
     share: float
     proves: str
     kernels: tuple[str, ...] = ()
@@ -179,7 +180,7 @@ def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best:
     reason = step.applies(instance, limits)
     if reason is not None:
         return reason
-    need = step.memory(instance)
+    need = step.memory(instance, limits)
     if not limits.fits(need):
         return (f"it would allocate about {need / 2**20:,.0f} MiB, over the memory budget of "
                 f"{limits.memory / 2**20:,.0f} MiB (memory_limit)")

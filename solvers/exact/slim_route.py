@@ -19,7 +19,7 @@ from formulations.slim import SLIMInstance
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
-from solvers.exact.supports import CHUNK, enumerate_supports
+from solvers.exact.supports import CHUNK, enumerate_supports, kernel_copies
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Clock, Limits
 from solvers.registry import solve
@@ -49,7 +49,7 @@ def _start(best: Incumbent) -> dict:
 
 
 # --------------------------------------------------------------------------- sign-cover LP
-def _sign_cover_memory(instance: SLIMInstance) -> float:
+def _sign_cover_memory(instance: SLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
     return 24.0 * m * d + 200.0 * m * (d + 2)
 
@@ -75,14 +75,14 @@ def _bayes_applies(instance: SLIMInstance, limits: Limits) -> str | None:
     return None
 
 
-def _bayes_memory(instance: SLIMInstance) -> float:
+def _bayes_memory(instance: SLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
-    return 32.0 * d * (m // 64 + 1) + 8.0 * CHUNK * d + 200.0 * m
+    return (32.0 * d * (m // 64 + 1) + 8.0 * CHUNK * d) * kernel_copies(limits.n_jobs) + 200.0 * m
 
 
 def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
     found = enumerate_supports(zero_one(instance), **_start(best), deadline=clock.end(),
-                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
+                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
@@ -102,7 +102,7 @@ def _box_applies(instance: SLIMInstance, limits: Limits) -> str | None:
     return None
 
 
-def _box_memory(instance: SLIMInstance) -> float:
+def _box_memory(instance: SLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
     return float(box_cover_memory(zero_one(instance))) + 16.0 * m * d
 
@@ -116,7 +116,7 @@ def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clo
 
 
 # ------------------------------------------------------------------- HiGHS, strengthened MILP
-def _highs_memory(instance: SLIMInstance) -> float:
+def _highs_memory(instance: SLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
     return 150.0 * (np.count_nonzero(instance.X) + 4.0 * m + 6.0 * d)
 

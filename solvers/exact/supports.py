@@ -29,19 +29,51 @@ unvisited region, so it is valid at any stop (time or node limit): the gap is ho
 than :data:`PROJECTION_SHARE` of the time left, the enumeration stops with its incumbent and the
 route's next step (SCIP's lazy-cut tree) gets the time. The second kind, SLIM with Bayes-error
 bounds, is :mod:`solvers.exact.zero_one_supports`.
+
+Parallel bounding. With ``n_jobs`` other than 1, step 1 runs on joblib workers: after the first
+chunks (bounded here, they measure the rate), the rest of each size is cut into tasks of whole
+chunks of :data:`CHUNK` supports (about :data:`TASK_SECONDS` each); a task carries the lister's
+state (not the supports), the pickled bounder (its kernels are module functions, so a worker loads
+them from numba's cache) and the prune level of the incumbent at that time, which stays valid
+while the size is bounded (the in-support searches, which improve the incumbent, run after it, and
+the next size's tasks get the new level). A bound stopped at the cutoff is at least the cutoff, so
+the supports kept, their bounds (each support's fit depends on the support and the cutoff only)
+and their order (bound, then listing order) are the serial run's, and so are the searches, the
+model, the bound and the certificate. Results are read in order as the tasks finish, with a look
+at the clock after each; at the deadline the tasks not finished are dropped. The workers come
+from the active joblib backend: local processes (loky; :func:`start_workers` starts them while
+the fit's heuristic runs, and loky keeps them between calls), or a ``dask.distributed`` cluster::
+
+    from dask.distributed import Client
+    from joblib import parallel_backend
+
+    client = Client("scheduler-address:8786")       # or Client(LocalCluster(...))
+    with parallel_backend("dask"):
+        RiskScoreClassifier(max_size=5, n_jobs=-1).fit(X, y)
+
+(there the bounder is scattered to the cluster once per size; the workers need this package
+installed). Each worker holds its own copy of the kernel's data: the routes' memory estimates
+count :func:`kernel_copies`.
 """
 from __future__ import annotations
 
+import functools
 import heapq
 import math
+import pickle
+import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from joblib._parallel_backends import LokyBackend
+from joblib.parallel import get_active_backend
 from numba import njit
 
 from formulations.logistic_cuts import LogisticData
 from solvers import progress
+from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
 from solvers.result import prune_level
 
@@ -56,6 +88,9 @@ PROJECTION_SHARE = 0.8
 SEARCH_SHARE = 0.25
 #: a continuous coordinate this close to an integer counts as integral
 INTEGRAL = 1e-7
+#: seconds of bounding one worker task aims at (whole chunks; the coordinator looks at the clock as
+#: each task returns)
+TASK_SECONDS = 0.25
 
 
 @dataclass(frozen=True)
@@ -112,25 +147,19 @@ class SparseLogistic:
 
     def bounder(self):
         """``bound(supports, level) -> objective bounds``: the box fits' certified bounds plus the
-        forced costs; a fit stops once its bound reaches ``level``."""
+        forced costs; a fit stops once its bound reaches ``level``. A picklable partial of
+        module-level functions (it is shipped to the bounding workers)."""
         data = self.data
         box = (self.lo, self.hi, float(self.intercept_lo), float(self.intercept_hi), data.scale)
         positive = data.y > 0
-        forced_cost = float(self.cost @ self.forced)
         pos = row_bits(data.X[positive], data.weights[positive])
         neg = row_bits(data.X[~positive], data.weights[~positive])
         if pos is not None and neg is not None:
-            kernel = lambda chunk, cutoff: binary_support_bounds(*pos, *neg, chunk, *box, cutoff)[0]  # noqa: E731
+            fits = functools.partial(_binary_fits, *pos, *neg)
         else:
-            codes, radix, levels = column_codes(data.X)
-            kernel = lambda chunk, cutoff: support_bounds(codes, radix, levels, data.X, positive,  # noqa: E731
-                                                          data.weights, chunk, *box, cutoff)[0]
-
-        def bound(chunk: np.ndarray, level: float) -> np.ndarray:
-            lower = kernel(chunk, (level - self.offset - forced_cost) / self.loss_cost)
-            return np.maximum(self.loss_cost * lower + forced_cost + self.offset, self.floor())
-
-        return bound
+            fits = functools.partial(_pattern_fits, *column_codes(data.X), data.X, positive, data.weights)
+        return functools.partial(_logistic_bounds, fits, box, self.loss_cost, float(self.cost @ self.forced),
+                                 self.offset, self.floor())
 
     def search(self, support: np.ndarray, bound: float, search: "_Search", deadline: float,
                node_limit: int | None) -> float:
@@ -154,6 +183,21 @@ class SparseLogistic:
     def floor(self) -> float:
         """A bound valid for every model: the program's loss floor and the forced costs."""
         return self.loss_cost * self.loss_floor + float(self.cost @ self.forced) + self.offset
+
+
+def _binary_fits(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, chunk, box, cutoff):
+    return binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, chunk, *box, cutoff)[0]
+
+
+def _pattern_fits(codes, radix, levels, X, positive, weights, chunk, box, cutoff):
+    return support_bounds(codes, radix, levels, X, positive, weights, chunk, *box, cutoff)[0]
+
+
+def _logistic_bounds(fits, box, loss_cost, forced_cost, offset, floor, chunk, level):
+    """Objective bounds of the supports ``chunk``: ``loss_cost`` times the box fits' certified
+    bounds (stopped once they reach ``level``) plus the forced costs, at least ``floor``."""
+    lower = fits(chunk, box, (level - offset - forced_cost) / loss_cost)
+    return np.maximum(loss_cost * lower + forced_cost + offset, floor)
 
 
 @njit(cache=True)
@@ -188,6 +232,19 @@ class _Lister:
         self.total = math.comb(self.free.size, self.r)
         self.state = np.arange(self.r, dtype=np.int64)
         self.listed = 0
+
+    def skip(self, count: int) -> np.ndarray:
+        """Move past the next ``count`` supports without listing them; returns the state they start at."""
+        start = self.state.copy()
+        left = min(count, self.total - self.listed)
+        self.listed += left
+        scratch = np.empty((min(left, CHUNK), self.r), dtype=np.int64)
+        while self.r and left > 0:
+            filled = _next_combinations(self.state, self.free.size, scratch[:min(left, CHUNK)])
+            if filled == 0:
+                break
+            left -= filled
+        return start
 
     def next(self, count: int) -> np.ndarray:
         out = np.empty((min(count, self.total - self.listed), self.r), dtype=np.int64)
@@ -326,14 +383,104 @@ class Enumeration:
 
 def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None, incumbent: float = math.inf,
                        deadline: float = math.inf, node_limit: int | None = None,
-                       mip_rel_gap: float = 1e-6) -> Enumeration:
+                       mip_rel_gap: float = 1e-6, n_jobs: int = 1) -> Enumeration:
     """Solve a sparse problem (:class:`SparseLogistic`, or the SLIM kind of
     :mod:`solvers.exact.zero_one_supports`) by support enumeration (module docstring), from the
     model ``start`` of objective ``incumbent``, until ``deadline`` (``time.perf_counter()``) or
-    ``node_limit``. When the first chunk of supports projects that bounding them all would take
+    ``node_limit``. When the first chunks of supports project that bounding them all would take
     more than :data:`PROJECTION_SHARE` of the time left (or, for kinds whose in-support searches
     are rationed, the searches would not fit), it stops at once with its incumbent and no bound:
-    the route's next step gets the time."""
+    the route's next step gets the time.
+
+    ``n_jobs`` joblib workers (-1: all cores) bound the chunks of supports, in the active joblib
+    backend: local processes (loky) by default, a ``dask.distributed`` cluster inside
+    ``joblib.parallel_backend("dask")`` (module docstring, *Parallel bounding*). The result — the
+    supports kept, their bounds, the model, the bound and the certificate — is the serial one."""
+    workers = bounding_workers(n_jobs)
+    if workers == 1:
+        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, None, 1)
+    for thread in _warming:  # start_workers' processes, before this call asks for them
+        thread.join()
+    with Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1) as parallel:
+        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, parallel, workers)
+
+
+def bounding_workers(n_jobs: int) -> int:
+    """Workers that bound the supports for ``n_jobs`` in the active joblib backend (1: this process)."""
+    return 1 if n_jobs == 1 else max(1, int(effective_n_jobs(n_jobs)))
+
+
+def kernel_copies(n_jobs: int) -> int:
+    """Processes holding the bounding kernel's data and scratch (for the memory budget): this one,
+    plus each worker when there are several."""
+    workers = bounding_workers(n_jobs)
+    return 1 if workers == 1 else 1 + workers
+
+
+_warming: list[threading.Thread] = []
+
+
+def start_workers(n_jobs: int) -> None:
+    """Start the local worker processes of ``n_jobs`` (joblib's loky backend) in a background thread
+    and load their kernels, so that their start-up overlaps the fit's heuristic; the enumeration
+    waits for it, then reuses them (loky keeps its workers between calls). Nothing for one worker
+    or another backend (a dask cluster's workers are up already)."""
+    if n_jobs == 1 or not isinstance(get_active_backend()[0], LokyBackend):
+        return
+    workers = bounding_workers(n_jobs)
+    if workers > 1 and not any(thread.is_alive() for thread in _warming):
+        thread = threading.Thread(target=lambda: Parallel(n_jobs=n_jobs)(delayed(_load_kernels)()
+                                                                           for _ in range(workers)), daemon=True)
+        thread.start()
+        _warming[:] = [thread]
+
+
+def _load_kernels() -> None:
+    """In a worker: load the bounding kernels from the numba cache (each called once on a tiny
+    problem with the argument types of the fits)."""
+    X = np.array([[0.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+    positive, weights = np.array([True, False, True, False]), np.ones(4)
+    chunk = _Lister(np.zeros(0, np.int64), np.arange(3), 2).next(CHUNK)
+    box = (np.full(3, -2.0), np.full(3, 2.0), -2.0, 2.0, 1.0)
+    _binary_fits(*row_bits(X[positive], weights[positive]), *row_bits(X[~positive], weights[~positive]), chunk,
+                 box, math.inf)
+    _pattern_fits(*column_codes(X), X, positive, weights, chunk, box, math.inf)
+    bayes_errors(*value_bits(X, positive, weights), chunk, math.inf)
+
+
+def _sift(bound, chunk: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """Bound the supports ``chunk`` with the prune ``level``: those kept (bound below it), their
+    bounds, the least bound of the pruned ones (inf: none), and how many were bounded. A bound
+    stopped at the cutoff is at least the cutoff, so the supports pruned do not depend on it."""
+    bounds = bound(chunk, level)
+    keep = bounds < level
+    floor = math.inf if keep.all() else float(bounds[~keep].min())
+    return chunk[keep], bounds[keep], floor, chunk.shape[0]
+
+
+def _bound_task(blob: np.ndarray, forced: np.ndarray, free: np.ndarray, r: int, state: np.ndarray, count: int,
+                level: float) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """In a worker: :func:`_sift` the ``count`` supports of a lister from its ``state``, chunk by
+    chunk of :data:`CHUNK` (the serial run's chunks), kept ones concatenated in listing order.
+    ``blob`` is the pickled bounder (a uint8 array, so joblib memory-maps it and dask scatters it once
+    per call); its kernels are module functions, loaded from the numba cache."""
+    bound = pickle.loads(blob)
+    lister = _Lister(forced, free, r)
+    lister.state, lister.total = state.copy(), count
+    parts = [_sift(bound, lister.next(CHUNK), level) for _ in range(-(-count // CHUNK))]
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            min(p[2] for p in parts), count)
+
+
+def _tasks(lister: "_Lister", per_task: int):
+    """``(state, count)`` of the tasks covering the rest of ``lister`` (moved past each)."""
+    while lister.listed < lister.total:
+        count = min(per_task * CHUNK, lister.total - lister.listed)
+        yield lister.skip(count), count
+
+
+def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, parallel, workers) -> Enumeration:
+    """:func:`enumerate_supports` with the joblib ``parallel`` (None: bound here) of ``workers``."""
     t0 = time.perf_counter()
     search = _Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
                                                                        float(start[1])), mip_rel_gap)
@@ -349,6 +496,8 @@ def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None
     listers = problem.listers(search.incumbent)
     total = sum(lister.total for lister in listers)
     bound = problem.bounder()
+    blob = None if parallel is None else np.frombuffer(pickle.dumps(bound, protocol=pickle.HIGHEST_PROTOCOL),
+                                                       np.uint8)
     first = listers[0]
     bound(_Lister(first.forced, first.free, first.r).next(1), math.inf)
     # (compiles the kernel, if this process has not, before the first chunk is timed)
@@ -359,32 +508,50 @@ def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None
                    for i in range(len(listers))]  # every support of a size not yet reached is above this
     for index, lister in enumerate(listers):
         least = problem.least_bound(lister)
-        if least >= search.prune_level():  # every support of this size costs the incumbent already
+        level = search.prune_level()  # the incumbent's, fixed while this size is bounded
+        if least >= level:  # every support of this size costs the incumbent already
             search.closed_floor = min(search.closed_floor, least)
             continue
         started_phase = time.perf_counter()
         kept_bounds, kept_supports, stopped = [], [], False
+
+        def absorb(sifted: tuple) -> None:
+            nonlocal done
+            kept_supports.append(sifted[0])
+            kept_bounds.append(sifted[1])
+            search.closed_floor = min(search.closed_floor, sifted[2])
+            done += sifted[3]
+
+        # chunks of FIRST_CHUNK doubling to CHUNK, here, each projecting the whole pass at its rate;
+        # then chunks of CHUNK, here or in tasks of whole chunks on the workers (the same chunks)
         size = FIRST_CHUNK
-        while lister.listed < lister.total:
+        while lister.listed < lister.total and (parallel is None or size < CHUNK):
             if time.perf_counter() > deadline:
                 open_floor, stopped = min(open_floor, least), True
                 break
-            chunk = lister.next(size)
-            bounds = bound(chunk, search.prune_level())
-            keep = bounds < search.prune_level()
-            if not keep.all():
-                search.closed_floor = min(search.closed_floor, float(bounds[~keep].min()))
-            kept_bounds.append(bounds[keep])
-            kept_supports.append(chunk[keep])
-            done += chunk.shape[0]
-            if size < CHUNK and lister.listed < lister.total and math.isfinite(deadline):
-                # chunks grow from FIRST_CHUNK: each small one projects the whole pass at its rate
+            absorb(_sift(bound, lister.next(size), level))
+            if size < CHUNK:
                 size *= 2
-                projected = (time.perf_counter() - started_phase) * (lister.total - lister.listed) / lister.listed
-                if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
-                    return stopped_early(f"bounding the {lister.total} supports of {lister.r + lister.forced.size} "
-                                         f"features would take about {projected:.0f} s, more than the "
-                                         f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
+                if lister.listed < lister.total and math.isfinite(deadline):
+                    projected = (time.perf_counter() - started_phase) * (lister.total - lister.listed) / \
+                        lister.listed / workers
+                    if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                        return stopped_early(f"bounding the {lister.total} supports of "
+                                             f"{lister.r + lister.forced.size} features would take about "
+                                             f"{projected:.0f} s, more than the "
+                                             f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
+        if not stopped and lister.listed < lister.total:
+            per_chunk = (time.perf_counter() - started_phase) / lister.listed * CHUNK
+            chunks_left = -(-(lister.total - lister.listed) // CHUNK)
+            per_task = max(1, min(int(TASK_SECONDS / max(per_chunk, 1e-9)), -(-chunks_left // (4 * workers))))
+            results = parallel(delayed(_bound_task)(blob, lister.forced, lister.free, lister.r, state, count, level)
+                               for state, count in _tasks(lister, per_task))
+            for sifted in results:
+                absorb(sifted)
+                if time.perf_counter() > deadline:
+                    open_floor, stopped = min(open_floor, least), True
+                    results.close()  # the tasks not finished are dropped
+                    break
         phase_time = time.perf_counter() - started_phase
         bound_time += phase_time
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
@@ -392,7 +559,7 @@ def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None
             report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, open_floor,
                                                                    float(bounds.min(initial=math.inf)),
                                                                    later_least[index]), math.nan)
-        order = np.argsort(bounds, kind="stable")
+        order = np.argsort(bounds, kind="stable")  # ties: the order of listing
         searching = time.perf_counter()
         for position, s in enumerate(order):
             if bounds[s] >= search.prune_level():

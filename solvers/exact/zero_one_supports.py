@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -75,8 +75,8 @@ class ZeroOneProgram:
 
     @cached_property
     def countable(self) -> bool:
-        """The row weights of each label are integer multiples of one unit (the Bayes errors'
-        bit sets need it)."""
+        """The row weights of each label have a common unit (the Bayes errors' bit sets count
+        rows in it: :func:`solvers.exact.box_logistic.copy_counts`)."""
         positive = self.y > 0
         return copy_counts(self.weights[positive]) is not None and copy_counts(self.weights[~positive]) is not None
 
@@ -129,17 +129,11 @@ class ZeroOneProgram:
         return self.floor() + float(np.sort(self.cost[lister.free])[:lister.r].sum())
 
     def bounder(self):
-        """``bound(supports, level) -> B(T)`` (module docstring) from bit sets of the rows."""
+        """``bound(supports, level) -> B(T)`` (module docstring) from bit sets of the rows (a
+        picklable partial: it is shipped to the bounding workers)."""
         bits = value_bits(self.X, self.y > 0, self.weights)
         uniform = self.d > 0 and bool(np.all(self.cost == self.cost[0]))
-
-        def bound(chunk: np.ndarray, level: float) -> np.ndarray:
-            costs = (np.full(chunk.shape[0], float(self.cost[0]) * chunk.shape[1]) if uniform
-                     else self.cost[chunk].sum(axis=1)) + self.offset
-            # error budget of the chunk: a sum stopped there already prunes (valid for every support)
-            return bayes_errors(*bits, chunk, level - float(costs.min(initial=0.0))) + costs
-
-        return bound
+        return partial(_bayes_bounds, bits, self.cost, uniform, self.offset)
 
     def search(self, support: np.ndarray, bound: float, search, deadline: float, node_limit: int | None) -> float:
         """Solve the SLIM MILP restricted to ``support`` (rows merged into its patterns) with HiGHS;
@@ -198,3 +192,12 @@ class ZeroOneProgram:
         full[support] = coef
         return float(self.weights @ self.errors(full, intercept) + self.cost @ (self.forced | (full != 0))
                      + self.epsilon @ np.abs(full) + self.offset)
+
+
+def _bayes_bounds(bits: tuple, cost: np.ndarray, uniform: bool, offset: float, chunk: np.ndarray,
+                  level: float) -> np.ndarray:
+    """``B(T)`` of the supports ``chunk`` (:meth:`ZeroOneProgram.bounder`)."""
+    costs = (np.full(chunk.shape[0], float(cost[0]) * chunk.shape[1]) if uniform
+             else cost[chunk].sum(axis=1)) + offset
+    # error budget of the chunk: a sum stopped there already prunes (valid for every support)
+    return bayes_errors(*bits, chunk, level - float(costs.min(initial=0.0))) + costs

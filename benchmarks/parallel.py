@@ -1,0 +1,111 @@
+"""Bounding the supports on more than one core: whole RiskSLIM fits, serial vs ``n_jobs=2`` vs a dask cluster.
+
+Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/parallel.py [--rows 5000] [--features 40] [--max-size 5]``.
+
+One instance where bounding the supports dominates (generated, a planted 5-feature card, 0/1
+features, logistic noise; ``RiskScoreClassifier(max_size=5, time_limit=None)``, so every fit
+bounds all ``C(d, 5)`` supports and certifies). Each fit runs in a fresh process, timed around
+``fit`` only (imports and data generation excluded): ``n_jobs=1``; ``n_jobs=2`` (local loky
+processes, their start-up included: they start during the heuristic); and ``n_jobs=-1`` inside
+``joblib.parallel_backend("dask")`` with a ``LocalCluster(n_workers=2, processes=True,
+threads_per_worker=1)`` started before the fit (its start-up printed apart; the workers' imports
+and kernel loads at their first task are in the fit). Rounds are interleaved
+(:func:`benchmarks.timing.interleaved`); the ratio is serial median / median. Every fit must return
+the same model, objective, bound and status, else the script says so and exits non-zero. The
+machine's load is printed before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.timing import Measured, compile_kernels, environment, interleaved  # noqa: E402
+
+CHILD = r"""
+import json, sys, time
+import numpy as np
+mode, rows, features, max_size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+from joblib import parallel_backend
+from milpscore.estimators import RiskScoreClassifier
+rng = np.random.default_rng(0)
+X = (rng.random((rows, features)) < 0.3).astype(float)
+w = np.zeros(features); w[:5] = [3, -2, 2, 1, -1]
+y = (rng.random(rows) < 1 / (1 + np.exp(-(X @ w - 1)))).astype(int)
+model = RiskScoreClassifier(max_size=max_size, time_limit=None, n_jobs={"serial": 1, "loky": 2, "dask": -1}[mode])
+cluster_seconds = 0.0
+if mode == "dask":
+    from dask.distributed import Client, LocalCluster
+    t = time.perf_counter()
+    cluster = LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None)
+    client = Client(cluster)
+    cluster_seconds = time.perf_counter() - t
+    with parallel_backend("dask"):
+        t = time.perf_counter()
+        model.fit(X, y)
+        wall = time.perf_counter() - t
+    client.close()
+    cluster.close()
+else:
+    t = time.perf_counter()
+    model.fit(X, y)
+    wall = time.perf_counter() - t
+print(json.dumps({"wall": wall, "cluster": cluster_seconds, "status": model.status_, "objective": model.fit_.objective,
+                  "bound": model.fit_.bound, "coef": model.coef_.tolist(), "intercept": float(model.intercept_),
+                  "heuristic": model.fit_.times.get("heuristic", float("nan")),
+                  "steps": [str(r) for r in model.fit_.steps]}))
+"""
+
+MODES = {"serial": "n_jobs=1", "loky": "n_jobs=2 (loky)", "dask": "dask LocalCluster, 2 workers"}
+
+
+def fit(mode: str, rows: int, features: int, max_size: int) -> Measured:
+    done = subprocess.run([sys.executable, "-c", CHILD, mode, str(rows), str(features), str(max_size)],
+                          capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+                          timeout=3600)
+    if done.returncode != 0:
+        raise RuntimeError(f"{mode} fit failed: {done.stderr.strip()[-2000:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return Measured(out["wall"], out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--features", type=int, default=40)
+    ap.add_argument("--max-size", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    print(environment())
+    print(compile_kernels())
+    print(f"RiskScoreClassifier(max_size={args.max_size}, time_limit=None): {args.rows} rows x {args.features} "
+          f"binary features (planted 5-feature card), every fit in a fresh process; {args.rounds} interleaved rounds")
+    timings = interleaved({mode: (lambda mode=mode: fit(mode, args.rows, args.features, args.max_size))
+                           for mode in MODES}, rounds=args.rounds, warmup=False)
+    serial = timings["serial"]
+    print()
+    print("| fit | wall s (median) | min-max | speed-up vs serial | heuristic s | status | objective | bound |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mode, label in MODES.items():
+        t, v = timings[mode], timings[mode].value
+        print(f"| {label} | {t.median:.2f} | {t.spread()} | {serial.median / t.median:.2f}x | {v['heuristic']:.2f} | "
+              f"{v['status']} | {v['objective']:.9g} | {v['bound']:.9g} |")
+    print()
+    print(f"dask LocalCluster start-up (before the fit, not in its time): {timings['dask'].value['cluster']:.2f} s")
+    for mode in MODES:
+        print(f"{MODES[mode]} steps: " + "; ".join(timings[mode].value["steps"]))
+    keys = ("status", "objective", "bound", "coef", "intercept")
+    same = all(all(timings[m].value[k] == serial.value[k] for k in keys) for m in MODES)
+    print(f"same model, objective, bound and status in every fit: {'yes' if same else 'NO'}")
+    print(environment())
+    if not same:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
