@@ -25,6 +25,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from formulations.slim import common_unit
+
 #: Newton iterations per fit; the bound is valid at any iterate
 MAX_NEWTON = 30
 #: stop once the certified gap l(theta) - bound is below this (absolute, loss units)
@@ -399,33 +401,44 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
 
 #: largest number of rows (copies included) held as bit sets
 MAX_BIT_ROWS = 10**7
+#: weights with more distinct values than this are not searched for a common unit
+MAX_DISTINCT_WEIGHTS = 10**4
 
 
-def copy_counts(weights: np.ndarray) -> np.ndarray | None:
-    """How many times each row is repeated in a bit set (``weight / unit``, ``unit`` the least
-    weight), or None when the weights are not integer multiples of one unit or the copies would
-    exceed :data:`MAX_BIT_ROWS`."""
+def copy_counts(weights: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """``(counts, unit)``: how many times each row is repeated in a bit set so that a popcount
+    times ``unit`` is a weight (``counts = weight / unit``, ``unit`` the largest common unit of the
+    weights: :func:`formulations.slim.common_unit`, tried first as the least weight), or None when
+    the weights have no common unit or the copies would exceed :data:`MAX_BIT_ROWS`."""
     if weights.size == 0:
-        return np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), 1.0
     unit = float(weights.min())
-    copies = weights / unit if unit > 0 else weights
-    counts = np.rint(copies).astype(np.int64)
-    if unit <= 0 or not np.allclose(copies, counts, rtol=0, atol=1e-9 * max(1.0, float(copies.max()))) or \
-            counts.sum() > MAX_BIT_ROWS:
+    if unit <= 0:
         return None
-    return counts
+    copies = weights / unit
+    counts = np.rint(copies)
+    if not np.allclose(copies, counts, rtol=0, atol=1e-9 * max(1.0, float(copies.max()))):
+        if np.unique(weights).size > MAX_DISTINCT_WEIGHTS:
+            return None
+        unit = common_unit(weights)
+        if unit <= 0:
+            return None
+        counts = np.rint(weights / unit)
+    if counts.sum() > MAX_BIT_ROWS:
+        return None
+    return counts.astype(np.int64), unit
 
 
 def pack_rows(rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
     """``(bits, valid, unit)``: the columns of the boolean ``rows`` as bit sets over the rows, each
-    repeated ``weight / unit`` times (``unit`` the least weight), so a popcount is a weight; None
+    repeated ``weight / unit`` times (:func:`copy_counts`), so a popcount is a weight; None
     when the weights are not integer multiples of one unit or there are too many copies."""
     if rows.shape[0] == 0:
         return np.zeros((rows.shape[1], 1), np.uint64), np.zeros(1, np.uint64), 1.0
-    counts = copy_counts(weights)
-    if counts is None:
+    counted = copy_counts(weights)
+    if counted is None:
         return None
-    unit = float(weights.min())
+    counts, unit = counted
     repeated = np.repeat(rows, counts, axis=0)
     n = repeated.shape[0]
     words = (n + 63) // 64
