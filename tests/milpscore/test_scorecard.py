@@ -188,3 +188,23 @@ def test_a_sparse_design_gives_the_same_card_and_a_wrong_one_is_refused():
     assert str(dense) == str(sparse) and dense.per_unit == (False, True)  # rows by points: smoker, Age
     with pytest.raises(ValueError, match="X has shape"):
         ScoreCard.from_coefficients(coef, 10.0, ["Age", "smoker", "never"], X=X[:, :2])
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_a_printed_eye_card_applied_by_hand_reproduces_predict_on_the_training_rows(binary):
+    from milpscore import EYEClassifier
+
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame(rng.integers(0, 2, (150, 5)).astype(float) if binary else rng.normal(50, 10, (150, 5)),
+                     columns=[f"f{k}" for k in range(5)])
+    y = np.where(X.to_numpy() @ np.array([1.3, -0.7, 0.4, 0.0, 0.9]) + rng.normal(0, 0.8 if binary else 8, 150)
+                 > (1.0 if binary else 95.0), "yes", "no")
+    model = EYEClassifier(lam=0.001).fit(X, y)
+    text = str(model.scorecard_)
+    rows = re.findall(r"(?m)^\s+\d+\.\s+(?:per unit of )?(\S+)\s+(-?[\d.]+) points?", text)
+    assert rows and all(len(p.replace("-", "").replace(".", "").strip("0")) <= 6 for _, p in rows)
+    op, value = re.search(r"IF SCORE (>=?) (\S+),", text).groups()
+    score = sum(float(p) * X[c].to_numpy() for c, p in rows)
+    by_hand = np.where(score >= float(value) if op == ">=" else score > float(value), "yes", "no")
+    np.testing.assert_array_equal(by_hand, model.predict(X))
+    assert ("per unit of" in text) == (not binary)
