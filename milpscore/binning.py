@@ -31,6 +31,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from formulations.bins import cut_points
 from milpscore.binarize import format_number
+from milpscore.card_text import readable_cuts
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -221,7 +222,8 @@ class OrderedBinner(TransformerMixin, BaseEstimator):
             values = series.to_numpy(dtype=float)
             probe = VariableBins(name, NUMERIC, np.zeros(0))
             probe.codes(values)  # NaN / inf check with the column named
-            variables.append(VariableBins(name, NUMERIC, cut_points(values, self._bins_for(name) - 1)))
+            cuts = readable_cuts(values, cut_points(values, self._bins_for(name) - 1))  # same bins, short numbers
+            variables.append(VariableBins(name, NUMERIC, cuts))
         sizes = np.array([v.n_bins for v in variables])
         starts = np.concatenate([[0], np.cumsum(sizes)])
         self.variables_ = tuple(variables)

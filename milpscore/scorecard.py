@@ -24,7 +24,7 @@ in the details.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -93,21 +93,31 @@ class ScoreCard:
         kept = np.flatnonzero(keep)[order]
         table = pd.DataFrame({"variable": [str(names[j]) for j in kept], "condition": [str(names[j]) for j in kept],
                               "points": coef[kept]})
-        per_unit: tuple[bool, ...] = ()
-        shown = None
-        if X is not None:
-            shape = getattr(X, "shape", np.shape(X))
-            if len(shape) != 2 or shape[1] != len(names):
-                raise ValueError(f"X has shape {shape} but {len(names)} names were given; pass the training "
-                                 "design the coefficients apply to")
-            Zk = X[:, kept] if hasattr(X, "toarray") else np.asarray(X)[:, kept]  # the card's columns only
-            Zk = np.asarray(Zk.toarray() if hasattr(Zk, "toarray") else Zk, dtype=float)
-            per_unit = tuple(bool(v) for v in ~np.all((Zk == 0) | (Zk == 1), axis=0))
-            if not _is_integral(coef[kept]):
-                shown = readable_points(coef[kept], -float(intercept), Zk)
-        return cls(table, float(intercept), positive_label, negative_label, title, tuple(notes), risk, per_unit,
-                   None if shown is None else tuple(float(v) for v in shown[0]),
-                   None if shown is None else float(shown[1]))
+        card = cls(table, float(intercept), positive_label, negative_label, title, tuple(notes), risk)
+        if X is None:
+            return card
+        shape = getattr(X, "shape", np.shape(X))
+        if len(shape) != 2 or shape[1] != len(names):
+            raise ValueError(f"X has shape {shape} but {len(names)} names were given; pass the training "
+                             "design the coefficients apply to")
+        return card.with_training_rows(X[:, kept] if hasattr(X, "toarray") else np.asarray(X)[:, kept])
+
+    def with_training_rows(self, Z: Any) -> "ScoreCard":
+        """This card printed for its training rows: ``Z`` (n rows, one column per card row, in
+        order) holds each training row's value of the row's feature (0/1 for a condition).
+
+        A row whose column is not 0/1 prints "per unit of"; real-valued points are rounded to the
+        fewest significant digits (2 to 6) with a threshold that predict every row of ``Z`` as the
+        exact card does (:func:`milpscore.card_text.readable_points`; none found: exact values)."""
+        Z = np.asarray(Z.toarray() if hasattr(Z, "toarray") else Z, dtype=float)
+        if Z.ndim != 2 or Z.shape[1] != len(self.table):
+            raise ValueError(f"Z has shape {Z.shape}; it needs one column per card row ({len(self.table)})")
+        points = self.table["points"].to_numpy(dtype=float)
+        per_unit = tuple(bool(v) for v in ~np.all((Z == 0) | (Z == 1), axis=0))
+        shown = None if _is_integral(points) else readable_points(points, self.threshold, Z)
+        return replace(self, per_unit=per_unit,
+                       shown_points=None if shown is None else tuple(float(v) for v in shown[0]),
+                       shown_threshold=None if shown is None else float(shown[1]))
 
     # ---------------------------------------------------------------- rule
     @property
@@ -153,13 +163,14 @@ class ScoreCard:
         """The points table as a DataFrame (a copy)."""
         return self.table.copy()
 
-    def _rows(self) -> list[tuple[str, str]]:
+    def _rows(self, exact: bool = False) -> list[tuple[str, str]]:
         """``(condition as printed, points as printed)`` per row; a range of a variable with several
-        rows reads ``"age: 40 to < 50"``, a feature that is not 0/1 ``"per unit of age"``."""
+        rows reads ``"age: 40 to < 50"``, a feature that is not 0/1 ``"per unit of age"``.
+        ``exact``: the exact points rather than the printed (rounded) ones."""
         out = []
         per_unit = self.per_unit or (False,) * len(self.table)
-        for (v, c), p, unit in zip(self.table[["variable", "condition"]].itertuples(index=False),
-                                   self._printed_points(), per_unit):
+        points = self.table["points"].to_numpy(dtype=float) if exact else self._printed_points()
+        for (v, c), p, unit in zip(self.table[["variable", "condition"]].itertuples(index=False), points, per_unit):
             text = f"per unit of {c}" if unit else str(c) if str(v) == str(c) else f"{v}: {c}"
             out.append((text, _fmt_points(p) + (" point" if abs(float(p)) == 1 else " points")))
         return out
@@ -210,7 +221,7 @@ class ScoreCard:
         out = [f"decision_function = SCORE + base score ({format_number(self.intercept)}); > 0 predicts {pos!r}"]
         if self.shown_points is not None:
             out += ["points and threshold are printed rounded (the same prediction on every training row); exact:",
-                    *(f"  {c}: {format_number(p)}" for c, p in zip(self.table["condition"], self.table["points"])),
+                    *(f"  {c}: {format_number(p)}" for (c, _), p in zip(self._rows(exact=True), self.table["points"])),
                     f"  rule: SCORE > {format_number(self.threshold)}"]
         elif not self.is_integral:
             op, value = self._cut()

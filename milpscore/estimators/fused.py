@@ -207,8 +207,16 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         if self.solver == "prox":
             notes.append("continuous points from the binarsity proximal path (no ILP solved)")
         title = self._card_title if self.solver == "highs" else f"Points table (continuous points, solver={self.solver!r})"
-        return ScoreCard(table.reset_index(drop=True), self.intercept_ + constant, labels.positive, labels.negative,
+        card = ScoreCard(table.reset_index(drop=True), self.intercept_ + constant, labels.positive, labels.negative,
                          title, tuple(notes))
+        if card.is_integral or table.empty:
+            return card
+        # continuous points: printed rounded, keeping every training row's prediction (each row's range indicator)
+        onehot, kept = sp.csc_matrix(self.instance_.X), self.ranges_.loc[table.index]
+        start = {v.name: b.start for v, b in zip(self.binner_.variables_, self.binner_.blocks_)}
+        return card.with_training_rows(np.column_stack([
+            np.asarray(onehot[:, start[v] + a:start[v] + b + 1].sum(axis=1)).ravel()
+            for v, a, b in kept[["variable", "first_bin", "last_bin"]].itertuples(index=False)]))
 
     # -------------------------------------------------------------- predict
     def _coef_names(self) -> list[str]:

@@ -208,3 +208,26 @@ def test_a_printed_eye_card_applied_by_hand_reproduces_predict_on_the_training_r
     by_hand = np.where(score >= float(value) if op == ">=" else score > float(value), "yes", "no")
     np.testing.assert_array_equal(by_hand, model.predict(X))
     assert ("per unit of" in text) == (not binary)
+
+
+def test_a_continuous_points_table_prints_rounded_and_keeps_every_training_prediction():
+    from milpscore.estimators.fused import FusedScoreClassifier
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(20, 90, 200), "bmi": rng.normal(27, 4, 200)})
+    y = ((X.age > 55) + (X.bmi > 30) + rng.normal(0, 0.5, 200) > 0.8).astype(int)
+    model = FusedScoreClassifier(solver="prox", lam=0.01).fit(X, y)
+    card = model.scorecard_
+    assert card.shown_points is not None and all(_digits(p) <= 6 for p in card.shown_points)
+    rows = model.ranges_.loc[model.ranges_["variable"].isin(card.table["variable"])]
+    assert list(rows["points"]) == list(card.table["points"])
+    # each card row's range applied to the raw values (lower <= x < upper), not the binner's codes
+    Z = np.column_stack([(X[v].to_numpy() >= lo) & (X[v].to_numpy() < hi)
+                         for v, lo, hi in rows[["variable", "lower", "upper"]].itertuples(index=False)])
+    np.testing.assert_array_equal(Z @ np.array(card.shown_points) > card.shown_threshold,
+                                  model.predict(X) == model.classes_[1])
+    text = str(card)
+    assert f"IF SCORE > {card.shown_threshold:g}," in text or f"IF SCORE >= " in text
+    assert re.search(r"(?m)^\s+age: 50 to < 65: 1\.9\d+$", text)  # exact points in the details, named
+    cuts = [c for v in model.binner_.variables_ for c in v.cuts]
+    assert all(_digits(c) <= 5 for c in cuts)  # bin boundaries: short numbers, same bins on the training rows
