@@ -272,7 +272,15 @@ def support_bounds(codes, radix, levels, X, positive, weights, supports, lo, hi,
 
 def column_codes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``codes[i, j]``: index of ``X[i, j]`` among the sorted distinct values ``levels[j, :radix[j]]``
-    of column ``j``; ``radix[j]``: how many there are."""
+    of column ``j``; ``radix[j]``: how many there are. 0/1 columns are coded without sorting."""
+    if X.size and np.isin(X, (0.0, 1.0)).all():
+        has_zero, has_one = (X == 0.0).any(axis=0), (X == 1.0).any(axis=0)
+        codes = X.astype(np.int64) - (~has_zero).astype(np.int64)  # an all-ones column has the one level 1
+        radix = has_zero.astype(np.int64) + has_one.astype(np.int64)
+        levels = np.zeros((X.shape[1], 2))
+        levels[:, 0] = np.where(has_zero, 0.0, 1.0)
+        levels[:, 1] = 1.0
+        return codes, radix, levels
     codes = np.empty(X.shape, dtype=np.int64)
     radix = np.empty(X.shape[1], dtype=np.int64)
     columns = []
