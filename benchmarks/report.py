@@ -39,6 +39,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slim_certify-ablation": ("slim_certify", ("--backends", "route-noheuristic,highs-noheuristic,highs-noconflicts")),
     "slim_heuristic": ("slim_heuristic", ()),
     "engine_limits": ("engine_limits", ()),
+    "parallel": ("parallel", ()),
     "crf": ("crf", ()),
 }
 HEADER = "## `"

@@ -398,11 +398,12 @@ def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None
     supports kept, their bounds, the model, the bound and the certificate — is the serial one."""
     workers = bounding_workers(n_jobs)
     if workers == 1:
-        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, None, 1)
-    for thread in _warming:  # start_workers' processes, before this call asks for them
-        thread.join()
-    with Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1) as parallel:
-        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, parallel, workers)
+        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, None)
+    pool = _Pool(n_jobs, workers)
+    try:
+        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool)
+    finally:
+        pool.close()
 
 
 def bounding_workers(n_jobs: int) -> int:
@@ -448,6 +449,30 @@ def _load_kernels() -> None:
     bayes_errors(*value_bits(X, positive, weights), chunk, math.inf)
 
 
+class _Pool:
+    """The joblib workers of one enumeration: one ``Parallel`` context, entered at the first tasks
+    (after :func:`start_workers`' processes are up, waiting for them at most until the deadline)."""
+
+    def __init__(self, n_jobs: int, workers: int):
+        self.n_jobs, self.workers = n_jobs, workers
+        self.parallel: Parallel | None = None
+
+    def run(self, tasks, deadline: float):
+        """The results of ``tasks`` (``delayed`` calls) in order, as a generator; None when the
+        deadline passed while the workers were starting."""
+        if self.parallel is None:
+            for thread in _warming:
+                thread.join(None if math.isinf(deadline) else max(deadline - time.perf_counter(), 0.0))
+            if any(thread.is_alive() for thread in _warming):
+                return None
+            self.parallel = Parallel(n_jobs=self.n_jobs, return_as="generator", batch_size=1).__enter__()
+        return self.parallel(tasks)
+
+    def close(self) -> None:
+        if self.parallel is not None:
+            self.parallel.__exit__(None, None, None)
+
+
 def _sift(bound, chunk: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, float, int]:
     """Bound the supports ``chunk`` with the prune ``level``: those kept (bound below it), their
     bounds, the least bound of the pruned ones (inf: none), and how many were bounded. A bound
@@ -479,8 +504,8 @@ def _tasks(lister: "_Lister", per_task: int):
         yield lister.skip(count), count
 
 
-def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, parallel, workers) -> Enumeration:
-    """:func:`enumerate_supports` with the joblib ``parallel`` (None: bound here) of ``workers``."""
+def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool: _Pool | None) -> Enumeration:
+    """:func:`enumerate_supports` with the workers of ``pool`` (None: bound here)."""
     t0 = time.perf_counter()
     search = _Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
                                                                        float(start[1])), mip_rel_gap)
@@ -496,7 +521,8 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, par
     listers = problem.listers(search.incumbent)
     total = sum(lister.total for lister in listers)
     bound = problem.bounder()
-    blob = None if parallel is None else np.frombuffer(pickle.dumps(bound, protocol=pickle.HIGHEST_PROTOCOL),
+    workers = 1 if pool is None else pool.workers
+    blob = None if pool is None else np.frombuffer(pickle.dumps(bound, protocol=pickle.HIGHEST_PROTOCOL),
                                                        np.uint8)
     first = listers[0]
     bound(_Lister(first.forced, first.free, first.r).next(1), math.inf)
@@ -513,7 +539,7 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, par
             search.closed_floor = min(search.closed_floor, least)
             continue
         started_phase = time.perf_counter()
-        kept_bounds, kept_supports, stopped = [], [], False
+        kept_bounds, kept_supports, stopped, done_before = [], [], False, done
 
         def absorb(sifted: tuple) -> None:
             nonlocal done
@@ -525,7 +551,7 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, par
         # chunks of FIRST_CHUNK doubling to CHUNK, here, each projecting the whole pass at its rate;
         # then chunks of CHUNK, here or in tasks of whole chunks on the workers (the same chunks)
         size = FIRST_CHUNK
-        while lister.listed < lister.total and (parallel is None or size < CHUNK):
+        while lister.listed < lister.total and (pool is None or size < CHUNK):
             if time.perf_counter() > deadline:
                 open_floor, stopped = min(open_floor, least), True
                 break
@@ -544,14 +570,15 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, par
             per_chunk = (time.perf_counter() - started_phase) / lister.listed * CHUNK
             chunks_left = -(-(lister.total - lister.listed) // CHUNK)
             per_task = max(1, min(int(TASK_SECONDS / max(per_chunk, 1e-9)), -(-chunks_left // (4 * workers))))
-            results = parallel(delayed(_bound_task)(blob, lister.forced, lister.free, lister.r, state, count, level)
-                               for state, count in _tasks(lister, per_task))
-            for sifted in results:
+            results = pool.run((delayed(_bound_task)(blob, lister.forced, lister.free, lister.r, state, count, level)
+                                for state, count in _tasks(lister, per_task)), deadline)
+            for sifted in results if results is not None else ():
                 absorb(sifted)
                 if time.perf_counter() > deadline:
-                    open_floor, stopped = min(open_floor, least), True
                     results.close()  # the tasks not finished are dropped
                     break
+            if done - done_before < lister.total:  # the deadline came first
+                open_floor, stopped = min(open_floor, least), True
         phase_time = time.perf_counter() - started_phase
         bound_time += phase_time
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)

@@ -10,6 +10,7 @@ The reference is the serial run, itself checked against brute force and SCIP in
 ``test_supports.py`` and ``test_slim_solver.py``. The workers load the kernels from numba's cache
 (no compilation), and the route's memory estimate counts one kernel per process.
 """
+import math
 import re
 
 import numpy as np
@@ -65,23 +66,23 @@ def _same_enumeration(serial, parallel) -> None:
 
 
 def _riskslim(seed: int):
-    X, y = _data(seed, 400, 22, values=2 if seed % 2 == 0 else 3)
+    X, y = _data(seed, 400, 26, values=2 if seed % 2 == 0 else 3)
     return RiskSLIM(coef_bound=3, c0=0.005 * (seed % 3), max_size=4).instance(X, y)
 
 
 def _slim(seed: int):
-    X, y = _data(seed, 300, 20)
+    d = 26
+    X, y = _data(seed, 300, d)
     rng = np.random.default_rng(seed)
-    cs = CoefficientSet(lb=-np.full(20, 3.0), ub=np.full(20, 3.0), integer=np.ones(20, bool), must_include=np.zeros(20, bool),
-                        c0=rng.choice([1.0, 1.5], 20) if seed % 2 else np.ones(20),
-                        names=[f"x{j}" for j in range(20)])
+    cs = CoefficientSet(lb=-np.full(d, 3.0), ub=np.full(d, 3.0), integer=np.ones(d, bool), must_include=np.zeros(d, bool),
+                        c0=rng.choice([1.0, 1.5], d) if seed % 2 else np.ones(d), names=[f"x{j}" for j in range(d)])
     return SLIM(coefficients=cs, c0=0.002, max_size=4).instance(X, y)
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_riskslim_route_with_two_workers_equals_the_serial_route(seed):
     instance = _riskslim(seed)
-    assert instance.X.shape[1] >= 22 and 7315 > RAMP  # C(22, 4): most supports go to the workers
+    assert math.comb(instance.X.shape[1], 4) > RAMP + 2 * CHUNK  # most supports go to the workers
     serial = solve_exact(instance, limits=Limits(time_limit=None, mip_rel_gap=1e-6))
     parallel = solve_exact(instance, limits=Limits(time_limit=None, mip_rel_gap=1e-6, n_jobs=2))
     assert serial.steps[0].step == "supports" and serial.steps[0].ran
@@ -93,12 +94,12 @@ def test_slim_enumeration_with_two_workers_equals_the_serial_one(seed):
     problem = ZeroOneProgram.from_instance(_slim(seed))
     serial = enumerate_supports(problem, mip_rel_gap=1e-9)
     parallel = enumerate_supports(problem, mip_rel_gap=1e-9, n_jobs=2)
-    assert serial.finished
+    assert serial.finished and math.comb(problem.d, 4) > RAMP + 2 * CHUNK
     _same_enumeration(serial, parallel)
 
 
 def test_the_estimator_passes_n_jobs():
-    X, y = _data(7, 400, 22)
+    X, y = _data(7, 400, 26)
     kw = dict(coef_bound=3, max_size=4, time_limit=None)
     serial = RiskScoreClassifier(**kw).fit(X, y)
     parallel = RiskScoreClassifier(n_jobs=2, **kw).fit(X, y)
@@ -108,19 +109,18 @@ def test_the_estimator_passes_n_jobs():
         (serial.intercept_, serial.status_, serial.fit_.bound)
 
 
-def _kernel_cache_use() -> tuple[int, int]:
-    """In a worker: numba cache misses and hits of the bounding kernels so far."""
-    from solvers.exact import bayes_error, box_logistic, supports
-
-    stats = [k.stats for k in (box_logistic.binary_support_bounds, box_logistic.support_bounds,
-                               bayes_error.bayes_errors, supports._next_combinations)]
-    return sum(sum(s.cache_misses.values()) for s in stats), sum(sum(s.cache_hits.values()) for s in stats)
-
-
 def test_workers_load_the_kernels_from_the_cache():
     problem = ZeroOneProgram.from_instance(_slim(0))
     enumerate_supports(problem, mip_rel_gap=1e-9, n_jobs=2)
-    use = Parallel(n_jobs=2)(delayed(_kernel_cache_use)() for _ in range(4))  # the same (reused) workers
+
+    def cache_use() -> tuple[int, int]:  # in a worker (pickled by value: the worker imports no test module)
+        from solvers.exact import bayes_error, box_logistic, supports
+
+        stats = [k.stats for k in (box_logistic.binary_support_bounds, box_logistic.support_bounds,
+                                   bayes_error.bayes_errors, supports._next_combinations)]
+        return sum(sum(s.cache_misses.values()) for s in stats), sum(sum(s.cache_hits.values()) for s in stats)
+
+    use = Parallel(n_jobs=2)(delayed(cache_use)() for _ in range(4))  # the same (reused) workers
     assert sum(misses for misses, _ in use) == 0
     assert sum(hits for _, hits in use) > 0
 
