@@ -42,6 +42,7 @@ from milpscore.binarize import ThresholdBinarizer
 from milpscore.compare import fit_row
 from milpscore.data import encode_labels
 from milpscore.datasets import load_default
+from milpscore.interrupt import exit_code, stop_on_sigint
 from solvers.catalog import ALIASES, canonical_name
 
 #: how the table names the two programs
@@ -558,7 +559,8 @@ COMMANDS = {"fit": _fit, "predict": _predict, "export": _export, "compare": _com
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with stop_on_sigint():  # a first Ctrl-C stops the solve and prints the best model; a second exits
+            return exit_code(COMMANDS[args.command](args), command_line=argv is None)
     except (ValueError, TypeError, KeyError, RuntimeError) as exc:
         print(f"milpscore: error: {exc}", file=sys.stderr)
         return 2

@@ -33,7 +33,7 @@ from solvers.catalog import entry_for
 from solvers.compiled import all_ready
 from solvers.exact.route import NOT_COMPILED, StepRecord, preferred, run_route
 from solvers.exact.supports import start_workers
-from solvers.limits import Clock, Limits
+from solvers.limits import Clock, Limits, interrupted
 from solvers.registry import solve
 from solvers.result import Result, Status, certified, relative_gap
 from solvers.warmup import compile_in_background
@@ -101,9 +101,10 @@ def violation(instance: Instance, model: Model) -> float:
 
 
 def certify(objective: float, bound: float, mip_rel_gap: float) -> tuple[Status, float]:
-    """Status and gap of a feasible model of true objective ``objective`` against ``bound``."""
-    return (Status.OPTIMAL if certified(objective, bound, mip_rel_gap) else Status.FEASIBLE), \
-        relative_gap(objective, bound)
+    """Status and gap of a feasible model of true objective ``objective`` against ``bound``
+    (``INTERRUPTED`` instead of ``FEASIBLE`` after a Ctrl-C, :func:`solvers.limits.interrupt`)."""
+    unproven = Status.INTERRUPTED if interrupted() else Status.FEASIBLE
+    return (Status.OPTIMAL if certified(objective, bound, mip_rel_gap) else unproven), relative_gap(objective, bound)
 
 
 def _entry(instance: Instance):

@@ -19,6 +19,7 @@ class Status(str, enum.Enum):
 
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"  # stopped at a limit (time, gap, iterations) with an incumbent
+    INTERRUPTED = "interrupted"  # stopped by a Ctrl-C (solvers.limits.interrupt) with an incumbent
     NO_SOLUTION_FOUND = "no_solution_found"  # stopped at a limit with no incumbent
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
@@ -28,7 +29,7 @@ class Status(str, enum.Enum):
 
     @property
     def has_solution(self) -> bool:
-        return self in (Status.OPTIMAL, Status.FEASIBLE, Status.IMPRECISE)
+        return self in (Status.OPTIMAL, Status.FEASIBLE, Status.INTERRUPTED, Status.IMPRECISE)
 
 
 @dataclass(frozen=True)

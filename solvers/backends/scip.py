@@ -36,6 +36,7 @@ from formulations.errors import NotRepresentableError
 from formulations.program import Program
 from solvers import progress
 from solvers.backends import Backend
+from solvers.limits import interrupted
 from solvers.result import Result, Status, relative_gap
 
 #: SCIP's status string -> Status (a limit with an incumbent is FEASIBLE; see _result)
@@ -211,6 +212,23 @@ class _Progress(Eventhdlr):
         return {}
 
 
+class _Interrupt(Eventhdlr):
+    """Stops the solve (SCIP keeps its incumbent) at the next LP or node after :func:`solvers.limits.interrupt`."""
+
+    EVENTS = SCIP_EVENTTYPE.NODESOLVED | SCIP_EVENTTYPE.LPSOLVED
+
+    def eventinit(self):
+        self.model.catchEvent(self.EVENTS, self)
+
+    def eventexit(self):
+        self.model.dropEvent(self.EVENTS, self)
+
+    def eventexec(self, event):
+        if interrupted():
+            self.model.interruptSolve()
+        return {}
+
+
 def build_model(program: Program, verbose: bool = False) -> tuple[Model, list, list]:
     """A SCIP model of ``program`` (no cones): variables, then one linear constraint per CSR row."""
     if program.cones:
@@ -311,6 +329,8 @@ def solve_scip(program: Program, *, time_limit: float | None = None, mip_rel_gap
     report = progress.current()
     if report is not None:
         model.includeEventhdlr(_Progress(report), "milpscore_progress", "reports incumbent, bound and gap")
+    model.setParam("misc/catchctrlc", False)  # Python's SIGINT handler sets the flag _Interrupt polls
+    model.includeEventhdlr(_Interrupt(), "milpscore_interrupt", "stops the solve after a Ctrl-C")
     build_time = time.perf_counter() - t0
     t1 = time.perf_counter()
     model.optimize()
