@@ -41,8 +41,9 @@ the supports kept, their bounds (each support's fit depends on the support and t
 and their order (bound, then listing order) are the serial run's, and so are the searches, the
 model, the bound and the certificate. Results are read in order as the tasks finish, with a look
 at the clock after each; at the deadline the tasks not finished are dropped. The workers come
-from the active joblib backend: local processes (loky; :func:`start_workers` starts them while
-the fit's heuristic runs, and loky keeps them between calls), or a ``dask.distributed`` cluster::
+from the active joblib backend (:func:`start_workers` starts them, and loads their kernels, while
+the fit's heuristic runs): local processes (loky, which keeps them between calls), or a
+``dask.distributed`` cluster::
 
     from dask.distributed import Client
     from joblib import parallel_backend
@@ -66,8 +67,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
-from joblib._parallel_backends import LokyBackend
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from joblib.parallel import get_active_backend
 from numba import njit
 
@@ -422,16 +422,22 @@ _warming: list[threading.Thread] = []
 
 
 def start_workers(n_jobs: int) -> None:
-    """Start the local worker processes of ``n_jobs`` (joblib's loky backend) in a background thread
-    and load their kernels, so that their start-up overlaps the fit's heuristic; the enumeration
-    waits for it, then reuses them (loky keeps its workers between calls). Nothing for one worker
-    or another backend (a dask cluster's workers are up already)."""
-    if n_jobs == 1 or not isinstance(get_active_backend()[0], LokyBackend):
+    """Start the workers of ``n_jobs`` in the active joblib backend from a background thread and
+    load the kernels in each, so that their start-up (processes, imports, kernels) overlaps the
+    fit's heuristic; the enumeration waits for it, then reuses them (loky keeps its processes
+    between calls; a dask cluster's workers keep their imports). Nothing for one worker or a
+    backend of threads."""
+    backend = get_active_backend()[0]
+    if n_jobs == 1 or getattr(backend, "uses_threads", False):
         return
     workers = bounding_workers(n_jobs)
+
+    def warm() -> None:
+        with parallel_config(backend=backend):
+            Parallel(n_jobs=n_jobs)(delayed(_load_kernels)() for _ in range(workers))
+
     if workers > 1 and not any(thread.is_alive() for thread in _warming):
-        thread = threading.Thread(target=lambda: Parallel(n_jobs=n_jobs)(delayed(_load_kernels)()
-                                                                           for _ in range(workers)), daemon=True)
+        thread = threading.Thread(target=warm, daemon=True)
         thread.start()
         _warming[:] = [thread]
 
