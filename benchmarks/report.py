@@ -41,10 +41,12 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "engine_limits": ("engine_limits", ()),
     "parallel": ("parallel", ()),
     "crf": ("crf", ()),
+    "certify_all": ("certify_all", ("--fold-limit", "15")),
 }
 HEADER = "## `"
 #: runs whose scripts time peers from benchmarks/peers.py's environments
-NEEDS_PEERS = ("prox", "path", "risk_scores", "risk_scores-auto", "risk_scores-auto-adult", "slim_certify-licence")
+NEEDS_PEERS = ("prox", "path", "risk_scores", "risk_scores-auto", "risk_scores-auto-adult", "slim_certify-licence",
+              "certify_all")
 
 
 def command(run: str) -> str:
