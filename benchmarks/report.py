@@ -40,6 +40,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slim_heuristic": ("slim_heuristic", ()),
     "engine_limits": ("engine_limits", ()),
     "parallel": ("parallel", ()),
+    "parallel-40": ("parallel", ("--features", "40")),
     "crf": ("crf", ()),
     "certify_all": ("certify_all", ("--fold-limit", "15")),
 }
