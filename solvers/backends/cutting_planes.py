@@ -24,7 +24,7 @@ import highspy
 import numpy as np
 
 from formulations.program import Program
-from solvers.backends.highs_model import to_highs
+from solvers.backends.highs_model import set_limits, to_highs
 from solvers.result import Result, Status, relative_gap
 
 _MS = highspy.HighsModelStatus
@@ -100,12 +100,12 @@ def solve_cutting_planes(program: Program, *, time_limit: float | None = None, m
             if remaining <= 0:
                 message = "time limit reached"
                 break
-            h.setOptionValue("time_limit", float(remaining))
+            set_limits(h, time_limit=float(remaining))
         if node_limit is not None:
             if nodes >= node_limit:
                 message = "node limit reached"
                 break
-            h.setOptionValue("mip_max_nodes", int(node_limit - nodes))
+            set_limits(h, node_limit=int(node_limit - nodes))
         if best_x is not None and program.is_mip:
             h.setSolution(n, np.arange(n, dtype=np.int32), best_x)
         h.run()
@@ -175,7 +175,7 @@ def _lp_phase(h: highspy.Highs, program: Program, lazy, deadline: float | None,
                 remaining = deadline - time.perf_counter()
                 if remaining <= 0:
                     break
-                h.setOptionValue("time_limit", float(remaining))
+                set_limits(h, time_limit=float(remaining))
             h.run()
             if h.getModelStatus() != _MS.kOptimal:
                 break

@@ -15,11 +15,11 @@ import numpy as np
 
 from formulations.base import Model
 from formulations.riskslim import RiskSLIMInstance
+from solvers.backends.scip import solve_scip
 from solvers.exact.box_logistic import MAX_PATTERNS
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.supports import CHUNK, SparseLogistic, enumerate_supports, kernel_copies
 from solvers.limits import Clock, Limits
-from solvers.registry import solve
 from solvers.result import Status
 
 
@@ -72,7 +72,7 @@ def _scip_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
     program = instance.exact()
-    result = solve(program, "scip", time_limit=clock.remaining(), node_limit=limits.node_limit,
+    result = solve_scip(program, time_limit=clock.remaining(), node_limit=limits.node_limit,
                    mip_rel_gap=limits.mip_rel_gap, threads=limits.threads, seed=limits.seed,
                    warm_start=None if best.model is None else instance.lift(best.model))
     model = None if result.x is None else instance.round(instance.decode(result.x))

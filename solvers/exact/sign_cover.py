@@ -56,7 +56,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from formulations.program import Program
-from solvers.backends.highs_model import new_highs
+from solvers.backends.highs_model import new_highs, set_limits
 from solvers.exact.zero_one_supports import ZeroOneProgram
 
 #: a pair is a cut when its left side is below 1 by more than this
@@ -280,7 +280,7 @@ def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: fl
         if left <= 0:
             break
         if math.isfinite(left):
-            h.setOptionValue("time_limit", left)
+            set_limits(h, time_limit=left)
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             break

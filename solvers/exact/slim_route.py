@@ -16,13 +16,13 @@ import numpy as np
 
 from formulations.base import Model
 from formulations.slim import SLIMInstance
+from solvers.backends.highs import solve_highs
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
 from solvers.exact.supports import CHUNK, enumerate_supports, kernel_copies
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Clock, Limits
-from solvers.registry import solve
 from solvers.result import Status, prune_level
 
 
@@ -138,7 +138,7 @@ def _run_highs(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: C
     left = clock.seconds_left() - HIGHS_LOAD_SECONDS_PER_NONZERO * target.A.nnz
     if left <= Clock.MIN_PHASE:
         return Outcome(message=f"not started: loading the MILP ({target.A.nnz} nonzeros) would use the time left")
-    result = solve(target, "highs", time_limit=None if math.isinf(left) else left, node_limit=limits.node_limit,
+    result = solve_highs(target, time_limit=None if math.isinf(left) else left, node_limit=limits.node_limit,
                    mip_rel_gap=limits.mip_rel_gap, threads=limits.threads, seed=limits.seed, warm_start=warm)
     model = None
     if result.x is not None:
