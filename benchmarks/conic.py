@@ -21,12 +21,14 @@ rest of ``median s`` is our build, or cvxpy's canonicalisation).
 Both ECOS cases solve programs of the same size (ours: 15101 variables, 5000 equality rows
 ``z = Xw + b`` and 2n exponential cones; cvxpy's: 15101 variables, 5100 linear rows and 2n cones
 with ``Xw + b`` inside them, 285,000 non-zeros each) in 25-32 interior-point iterations, so the
-ratio is decided by ECOS's time per iteration on each structure (ours about 0.55x) plus cvxpy's
-canonicalisation (about 0.6 s). The ratios 0.33 / 0.38 / 0.41 once in docs/benchmarks.md came from
-a log of an earlier run assembled into the page by ``report.py --logs`` and stamped with the
-commit of the day of assembly (53a6cfb); its cvxpy+ECOS rounds took 5.4-6.6 s against the
-1.7-2.6 s recorded for the same cvxpy model in API-NOTES, and no run of this script at that
-commit or later reproduces them (0.54-0.62). ``--logs`` is gone: every section is now a run.
+ratio is ECOS's time per iteration on each structure plus cvxpy's canonicalisation (about 0.6 s
+on an idle machine), and it moves with the load: cvxpy+ECOS slows down more than direct ECOS on a
+busy machine. Measured with this script: 0.41 / 0.38 / 0.49 (L1 / EYE / Facets) at load average
+7 (docs/benchmarks.md), 0.54-0.62 in an independent run on a quieter machine. The 0.33 / 0.38 /
+0.41 once in docs/benchmarks.md came from a log of an earlier run at load average 2.6 that
+``report.py --logs`` assembled into the page and stamped with the commit of the day of assembly
+(53a6cfb), so neither its code nor its conditions could be traced; ``--logs`` is gone (every
+section is now a run with its own commit and load line).
 """
 from __future__ import annotations
 
