@@ -1,9 +1,10 @@
 """The accuracy-size path of SLIM: the best card of each size (Ustun & Rudin 2016, section 5).
 
 :func:`slim_path` solves the sequence of SLIM problems with ``max_size = 1, 2, ...`` on the same
-data, each warm-started from the previous size's model (feasible for the next size), and
-returns a :class:`SLIMPath`: one row per size (training and test error, size actually used,
-objective, bound, gap, status, time) and the score card of each size. This answers "what is the
+data within one time budget, the sizes sharing models and bounds (:mod:`milpscore.size_path`: the
+best model of size k-1 warm-starts size k; a bound of size K holds for every smaller size), and
+returns a :class:`SLIMPath`: one row per size (training and test error, test AUC, size actually
+used, objective, bound, gap, status, time, how certified) and the score card of each size. This answers "what is the
 best 5-point card?" directly and is the paper's way to choose ``C0``. With a tiny ``c0`` (the
 default 1e-6) each model is the most accurate one with at most ``max_size`` features.
 """
@@ -18,9 +19,11 @@ import pandas as pd
 from formulations.coefficients import CoefficientSet
 from formulations.slim import SLIM
 from milpscore.data import LabelMap, validate_features, validate_sample_weight, validate_xy
+from milpscore.metrics import auc
 from milpscore.scorecard import ScoreCard
 from solvers.limits import Limits
-from solvers.pipeline import Fit, solve_exact
+from milpscore.size_path import check_sizes, solve_sizes
+from solvers.pipeline import Fit
 
 
 @dataclass(frozen=True)
@@ -59,26 +62,30 @@ class SLIMPath:
 
 def slim_path(X: Any, y: Any, sizes: Iterable[int] = range(1, 11), *, c0: float = 1e-6, coef_bound: int = 10,
               coefficients: CoefficientSet | None = None, X_test: Any = None, y_test: Any = None,
-              sample_weight: Any = None, time_limit: float | None = 30.0, mip_rel_gap: float = 1e-6,
+              sample_weight: Any = None, time_limit: float | None = 60.0, mip_rel_gap: float = 1e-6,
               threads: int = 1) -> SLIMPath:
-    """Best SLIM card of each size, each solve warm-started from the previous one.
+    """Certified best SLIM card of each size, the sizes sharing models and bounds.
+
+    Each ``max_size = k`` is SLIM's program (Ustun & Rudin 2016, eq. 3 with ``||lambda||_0 <= k``),
+    solved by :func:`solvers.pipeline.solve_exact`; :func:`milpscore.size_path.solve_sizes` shares
+    what one size proves with the others (models upwards, bounds downwards, the L0 rule) and
+    re-certifies each.
 
     Parameters
     ----------
     X, y : training data (binary or integer features; two-valued labels).
     sizes : increasing values of ``max_size``.
     c0, coef_bound, coefficients : as :class:`~milpscore.estimators.SLIMClassifier`.
-    X_test, y_test : optional held-out data for the test-error column.
-    time_limit : wall-clock seconds per size (each solve is certified on its own).
+    X_test, y_test : optional held-out data for the test columns.
+    time_limit : wall-clock seconds of the whole path (one budget; each size gets an equal share of
+        what is left when it starts); None: every size is solved to ``mip_rel_gap``.
 
     Returns
     -------
-    :class:`SLIMPath` with columns ``max_size, size, train_error, test_error, objective, bound,
-    gap, status, seconds``.
+    :class:`SLIMPath` with columns ``max_size, size, train_error, test_error, test_auc, objective,
+    bound, gap, status, seconds, how`` (``how``: solved, or which size's model / bound certified it).
     """
-    sizes = [int(k) for k in sizes]
-    if not sizes or any(k < 0 for k in sizes) or sizes != sorted(set(sizes)):
-        raise ValueError(f"sizes must be increasing non-negative integers, got {sizes}")
+    sizes = check_sizes(sizes)
     Xa, y_pm1, names, labels = validate_xy(X, y)
     w = validate_sample_weight(sample_weight, Xa.shape[0])
     if coefficients is not None:
@@ -89,22 +96,29 @@ def slim_path(X: Any, y: Any, sizes: Iterable[int] = range(1, 11), *, c0: float 
         yt = np.where(np.asarray(y_test) == labels.positive, 1.0, -1.0)
         test = (Xt, yt)
     limits = Limits(time_limit=time_limit, mip_rel_gap=mip_rel_gap, threads=threads)
+
+    def instance_for(k: int):
+        return SLIM(coefficients=coefficients, coef_bound=coef_bound, c0=c0, max_size=k).instance(Xa, y_pm1, w)
+
+    first = instance_for(sizes[0])
+    path = solve_sizes(instance_for, sizes, limits, feature_cost=c0 * float(np.min(first.coefficients.c0)))
     rows, cards, fits = [], {}, {}
-    previous = None
-    for k in sizes:
-        instance = SLIM(coefficients=coefficients, coef_bound=coef_bound, c0=c0, max_size=k).instance(Xa, y_pm1, w)
-        fit = solve_exact(instance, start=previous, limits=limits)
+    for step in path:
+        fit, k = step.fit, step.size
         if fit.model is None:
             raise RuntimeError(f"max_size={k}: no model ({fit.status.value}: {fit.message})")
-        previous = fit.model
         fits[k] = fit
         cards[k] = _card(fit, names, labels, k)
         train_error = float(np.average(np.sign(Xa @ fit.model.coef + fit.model.intercept) != y_pm1, weights=w))
-        test_error = (float(np.mean(np.where(test[0] @ fit.model.coef + fit.model.intercept > 0, 1.0, -1.0) != test[1]))
-                      if test is not None else np.nan)
-        rows.append({"max_size": k, "size": fit.model.size, "train_error": train_error, "test_error": test_error,
-                     "objective": fit.objective, "bound": fit.bound, "gap": fit.gap, "status": fit.status.value,
-                     "seconds": fit.times.get("total", np.nan)})
+        test_error = test_auc = np.nan
+        if test is not None:
+            score = test[0] @ fit.model.coef + fit.model.intercept
+            test_error = float(np.mean(np.where(score > 0, 1.0, -1.0) != test[1]))
+            test_auc = auc(test[0], test[1], fit.model.coef, fit.model.intercept)
+        rows.append({"max_size": k, "size": int(np.count_nonzero(fit.model.coef)), "train_error": train_error,
+                     "test_error": test_error, "test_auc": test_auc, "objective": fit.objective, "bound": fit.bound,
+                     "gap": fit.gap, "status": fit.status.value, "seconds": fit.times.get("total", np.nan),
+                     "how": step.how})
     return SLIMPath(pd.DataFrame(rows), cards, fits)
 
 
