@@ -84,7 +84,7 @@ def main() -> None:
     errors = np.maximum(rng.normal(1.0, 1.0, (4, 20)) * np.array([50, 10, 0, 0])[:, None], 0.0)
     save(plots.plot_rounding_error(margins, errors, bound=[2e4, 1e4, 5e3, 2.5e3]).figure, "rounding_error")
     train, test = np.arange(len(y)) % 3 != 0, np.arange(len(y)) % 3 == 0  # held-out third: a test-error line
-    sizes = slim_path(X[train], y[train], sizes=range(1, 5), c0=1e-4, coef_bound=5, time_limit=3,
+    sizes = slim_path(X[train], y[train], sizes=range(1, 5), c0=1e-4, coef_bound=5, time_limit=12,
                       X_test=X[test], y_test=y[test])
     save(sizes.plot().figure, "slim_path")
 

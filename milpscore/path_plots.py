@@ -51,6 +51,7 @@ def plot_size_path(table: pd.DataFrame, *, loss: str | None = None, ax: Any = No
         right = ax.twinx()
         series(right, table["test_auc"].to_numpy(float), "tab:orange", "s", "test AUC")
         right.set_ylabel("test AUC", color="tab:orange")
-    ax.legend(handles=handles, fontsize="small", loc="center right")
+    ax.legend(handles=handles, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+              frameon=False)
     ax.set_title(title or "Accuracy-size path (filled: certified optimal)")
     return ax
