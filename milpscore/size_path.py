@@ -76,7 +76,8 @@ def solve_sizes(instance_for: Callable[[int], Instance], sizes: Sequence[int], l
         done = next((s for s in solved if s.fit.status == Status.OPTIMAL and s.fit.model is not None
                      and feature_cost > 0 and s.fit.objective <= loss_floor + feature_cost * (s.size + 1)), None)
         if done is not None:
-            solved.append(SizeFit(k, instance, _recertified(instance, done.fit, done.fit.model, done.fit.bound,
+            fit = replace(done.fit, times={"total": 0.0})  # nothing solved for this size
+            solved.append(SizeFit(k, instance, _recertified(instance, fit, done.fit.model, done.fit.bound,
                                                             limits.mip_rel_gap),
                                   f"L0 rule: size {done.size}'s optimum costs at most {done.size + 1} features"))
             continue

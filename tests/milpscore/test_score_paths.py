@@ -128,6 +128,7 @@ def test_l0_rule_certifies_larger_sizes_without_solving_them():
     t = path.table
     assert list(t["status"]) == ["optimal"] * 3
     assert t["how"].iloc[0] == "solved" and all(h.startswith("L0 rule") for h in t["how"].iloc[1:])
+    assert list(t["seconds"].iloc[1:]) == [0.0, 0.0]
     ypm = np.where(y == 1, 1.0, -1.0)
     for _, row in t.iterrows():
         assert row["objective"] == pytest.approx(brute_slim(X, ypm, row["max_size"], 1e-2), abs=5e-3)
