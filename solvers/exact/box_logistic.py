@@ -181,6 +181,21 @@ def fit_box(P, wp, wn, lo, hi, theta, cutoff=np.inf):
     return f + _frank_wolfe_drop(theta, g, lo, hi), f
 
 
+@njit(cache=True, inline="always")
+def _fit_support(P, wp, wn, m, support, lo, hi, intercept_lo, intercept_hi, b0, box_lo, box_hi, theta, cutoff):
+    """:func:`fit_box` on the first ``m`` merged rows of ``P`` over the box of ``support``'s points
+    and the intercept, from zero points and intercept ``b0``."""
+    k = support.size
+    for t in range(k):
+        box_lo[t] = lo[support[t]]
+        box_hi[t] = hi[support[t]]
+        theta[t] = 0.0
+    box_lo[k] = intercept_lo
+    box_hi[k] = intercept_hi
+    theta[k] = b0
+    return fit_box(P[:m], wp[:m], wn[:m], box_lo, box_hi, theta, cutoff)
+
+
 @njit(cache=True)
 def support_bounds(codes, radix, levels, X, positive, weights, supports, lo, hi, intercept_lo, intercept_hi, scale,
                    cutoff=np.inf):
@@ -259,14 +274,8 @@ def support_bounds(codes, radix, levels, X, positive, weights, supports, lo, hi,
                 wp[i] = w_of_pos[i]
                 wn[i] = w_of_neg[i]
             m = n
-        for t in range(k):
-            box_lo[t] = lo[supports[s, t]]
-            box_hi[t] = hi[supports[s, t]]
-            theta[t] = 0.0
-        box_lo[k] = intercept_lo
-        box_hi[k] = intercept_hi
-        theta[k] = b0
-        bounds[s], losses[s] = fit_box(P[:m], wp[:m], wn[:m], box_lo, box_hi, theta, cutoff)
+        bounds[s], losses[s] = _fit_support(P, wp, wn, m, supports[s], lo, hi, intercept_lo, intercept_hi, b0, box_lo,
+                                            box_hi, theta, cutoff)
     return bounds, losses
 
 
@@ -396,14 +405,8 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
                 wp[m] = cp * unit_pos
                 wn[m] = cn * unit_neg
                 m += 1
-        for t in range(k):
-            box_lo[t] = lo[supports[s, t]]
-            box_hi[t] = hi[supports[s, t]]
-            theta[t] = 0.0
-        box_lo[k] = intercept_lo
-        box_hi[k] = intercept_hi
-        theta[k] = b0
-        bounds[s], losses[s] = fit_box(P[:m], wp[:m], wn[:m], box_lo, box_hi, theta, cutoff)
+        bounds[s], losses[s] = _fit_support(P, wp, wn, m, supports[s], lo, hi, intercept_lo, intercept_hi, b0, box_lo,
+                                            box_hi, theta, cutoff)
     return bounds, losses
 
 
