@@ -36,7 +36,7 @@ import numpy as np
 
 from solvers.proximal.crf_forward_backward import (backward, backward_sparse, fill_potentials, forward,
                                                    forward_sparse, gold_score, pair_marginal,
-                                                   pair_marginal_sparse)
+                                                   pair_marginal_sparse, workspace)
 from solvers.proximal.crf_problem import (CRFFit, check_problem, full_gradient, kkt_max, objective_value, rho1_max,
                                           start_point)
 
@@ -84,19 +84,7 @@ def bcd_sweep(theta, blocks, n_labels, sentence_ptr, token_sentence, sentence_st
               uni_offset, bi_offset, unary, pair, rho1, rho2, sparse):
     """One pass over ``blocks`` (observation ids); returns the total decrease of ``F``."""
     n_labels2 = n_labels * n_labels
-    longest = 1
-    for s in range(len(sentence_ptr) - 1):
-        longest = max(longest, sentence_ptr[s + 1] - sentence_ptr[s])
-    alpha = np.empty((longest, n_labels))
-    beta = np.empty((longest, n_labels))
-    scale = np.empty(longest)
-    expo = np.empty((longest, n_labels2))
-    eunary = np.empty((longest, n_labels))
-    nz_ptr = np.empty(longest + 1, dtype=np.int64)
-    nz_index = np.empty(longest * n_labels2, dtype=np.int64)
-    nz_value = np.empty(longest * n_labels2)
-    work = np.empty(n_labels)
-    marg = np.empty(n_labels2)
+    alpha, beta, scale, expo, eunary, nz_ptr, nz_index, nz_value, work, marg = workspace(sentence_ptr, n_labels)
     grad_u = np.empty(n_labels)
     hess_u = np.empty(n_labels)
     grad_b = np.empty(n_labels2)

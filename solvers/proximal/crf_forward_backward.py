@@ -219,24 +219,27 @@ def gold_score(unary, pair, y, start, stop, n_labels):
 
 
 @numba.njit(cache=True)
+def workspace(sentence_ptr, n_labels):
+    """Scratch arrays of the recursions, sized for the longest sentence: ``alpha``, ``beta``,
+    ``scale``, ``expo`` (pair potentials), ``eunary``, the sparse pair matrices' ``nz_ptr``,
+    ``nz_index``, ``nz_value``, and two label-sized rows ``work`` and ``marg``."""
+    n_labels2 = n_labels * n_labels
+    longest = 1
+    for s in range(len(sentence_ptr) - 1):
+        longest = max(longest, sentence_ptr[s + 1] - sentence_ptr[s])
+    return (np.empty((longest, n_labels)), np.empty((longest, n_labels)), np.empty(longest),
+            np.empty((longest, n_labels2)), np.empty((longest, n_labels)), np.empty(longest + 1, dtype=np.int64),
+            np.empty(longest * n_labels2, dtype=np.int64), np.empty(longest * n_labels2), np.empty(n_labels),
+            np.empty(n_labels2))
+
+
+@numba.njit(cache=True)
 def loss_gradient(theta, n_labels, sentence_ptr, y, uni_ptr, uni_off, bi_ptr, bi_off, unary, pair, grad,
                   sparse):
     """``l(D; theta)`` and, into ``grad`` (overwritten), its gradient; fills the potentials."""
     fill_potentials(theta, n_labels, uni_ptr, uni_off, bi_ptr, bi_off, unary, pair)
     n_labels2 = n_labels * n_labels
-    longest = 1
-    for s in range(len(sentence_ptr) - 1):
-        longest = max(longest, sentence_ptr[s + 1] - sentence_ptr[s])
-    alpha = np.empty((longest, n_labels))
-    beta = np.empty((longest, n_labels))
-    scale = np.empty(longest)
-    expo = np.empty((longest, n_labels2))
-    eunary = np.empty((longest, n_labels))
-    nz_ptr = np.empty(longest + 1, dtype=np.int64)
-    nz_index = np.empty(longest * n_labels2, dtype=np.int64)
-    nz_value = np.empty(longest * n_labels2)
-    work = np.empty(n_labels)
-    marg = np.empty(n_labels2)
+    alpha, beta, scale, expo, eunary, nz_ptr, nz_index, nz_value, work, marg = workspace(sentence_ptr, n_labels)
     for k in range(len(grad)):
         grad[k] = 0.0
     loss = 0.0
