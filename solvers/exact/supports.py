@@ -79,6 +79,9 @@ from solvers.result import prune_level
 
 #: supports bounded between two looks at the clock
 CHUNK = 4096
+#: supports in a chunk from which its rate projects the whole pass (smaller chunks are dominated
+#: by the fixed cost of a call and project only when they are slow)
+PROJECTION_CHUNK = 1024
 #: the first chunk of each size; chunks double up to CHUNK, each projecting the whole pass
 FIRST_CHUNK = 16
 #: the supports are bounded only while the chunks project the whole pass within this share of the
@@ -561,13 +564,18 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
             if time.perf_counter() > deadline:
                 open_floor, stopped = min(open_floor, least), True
                 break
+            started_chunk = time.perf_counter()
             absorb(_sift(bound, lister.next(size), level))
             if size < CHUNK:
+                took, listed_now = time.perf_counter() - started_chunk, size
                 size *= 2
-                if lister.listed < lister.total and math.isfinite(deadline):
-                    projected = (time.perf_counter() - started_phase) * (lister.total - lister.listed) / \
-                        lister.listed / workers
-                    if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                left = deadline - time.perf_counter()
+                # the rate of the latest chunk, once it is large enough that a call's fixed cost does
+                # not dominate it (or slow enough to matter)
+                if lister.listed < lister.total and math.isfinite(deadline) and \
+                        (listed_now >= PROJECTION_CHUNK or took > 0.1 * left):
+                    projected = took * (lister.total - lister.listed) / listed_now / workers
+                    if projected > PROJECTION_SHARE * left:
                         return stopped_early(f"bounding the {lister.total} supports of "
                                              f"{lister.r + lister.forced.size} features would take about "
                                              f"{projected:.0f} s, more than the "
