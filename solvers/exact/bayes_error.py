@@ -27,7 +27,7 @@ from numba import njit
 from solvers.exact.box_logistic import _popcount, column_codes, pack_rows
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _split(lev_pos, lev_neg, t, p, m, bits_pos, bits_neg, row):
     """Part ``m`` of level ``t + 1``: the rows of part ``p`` of level ``t`` in bit row ``row``;
     returns its counts ``(positive, negative)``."""
@@ -44,7 +44,7 @@ def _split(lev_pos, lev_neg, t, p, m, bits_pos, bits_neg, row):
     return a, b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _count(lev_pos, lev_neg, t, p, bits_pos, bits_neg, row):
     """Counts ``(positive, negative)`` of the rows of part ``p`` of level ``t`` in bit row ``row``."""
     a = 0
@@ -75,7 +75,7 @@ def value_bits(X: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> tupl
     return (*parts, offset, radix.astype(np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, offset, radix, supports, cutoff):
     """``E(T)`` (module docstring) of each row ``T`` of ``supports`` (lexicographic order is
     fastest), stopped once it reaches ``cutoff`` (the value returned is then >= ``cutoff``)."""

@@ -85,7 +85,7 @@ def _depth_cap(lo: np.ndarray, hi: np.ndarray) -> int:
     return int(np.sum(2 + np.ceil(np.log2(width + 1)))) + 2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pair_max(Xp, Xn, lo, hi, out):
     """``out[p, q] = max over the box of lambda . (x_p - x_q)``."""
     npos, d = Xp.shape
@@ -100,7 +100,7 @@ def _pair_max(Xp, Xn, lo, hi, out):
             out[p, q] = s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pair_max_update(Xp, Xn, j, lo0, hi0, lo1, hi1, out):
     """Feature ``j``'s range went from ``[lo0, hi0]`` to ``[lo1, hi1]``: update its term."""
     for p in range(Xp.shape[0]):
@@ -115,7 +115,7 @@ def _pair_max_update(Xp, Xn, j, lo0, hi0, lo1, hi1, out):
             out[p, q] += (a if a > b else b) - old
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _augment(mx, limit, flow, rest_pos, rest_neg, total, need, prev_neg, prev_pos, queue):
     """Raise ``total``, the flow from positive rows (residual capacities ``rest_pos``) through the
     conflicts ``mx < limit`` to negative rows (``rest_neg``), until it reaches ``need`` or no
@@ -186,7 +186,7 @@ def _augment(mx, limit, flow, rest_pos, rest_neg, total, need, prev_neg, prev_po
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _advance(Xp, Xn, wp, wn, limit, cost, epsilon, forced, max_size, floor, spread, guide, incumbent, tolerance,
              max_nodes, stack_lo, stack_hi, stack_depth, stack_bound, depth_lo, depth_hi, margins, flows,
              rest_pos, rest_neg, totals, counters, least_pruned, leaf):
@@ -290,7 +290,7 @@ def _advance(Xp, Xn, wp, wn, limit, cost, epsilon, forced, max_size, floor, spre
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _push(stack_lo, stack_hi, stack_depth, stack_bound, counters, lo, hi, j, piece, depth, bound):
     """Open the child of box ``[lo, hi]`` whose feature ``j`` ranges over ``piece`` (none if empty)."""
     if piece[0] > piece[1]:

@@ -35,13 +35,13 @@ BOUND_TOLERANCE = 1e-10
 MAX_PATTERNS = 1 << 16
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _softplus(s: float) -> float:
     """log(1 + e^-s), stable."""
     return math.log1p(math.exp(-abs(s))) + max(-s, 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _loss(P, wp, wn, theta) -> float:
     f = 0.0
     for i in range(P.shape[0]):
@@ -53,7 +53,7 @@ def _loss(P, wp, wn, theta) -> float:
     return f
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _loss_grad_hess(P, wp, wn, theta, g, H) -> float:
     m, q = P.shape
     g[:] = 0.0
@@ -77,7 +77,7 @@ def _loss_grad_hess(P, wp, wn, theta, g, H) -> float:
     return f  # H holds the lower triangle only
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _newton_step(H, g, free, step, L) -> None:
     """``step`` = minus the inverse of ``H`` restricted to the free coordinates times ``g`` (Cholesky
     on the lower triangle of ``H``, lightly regularised; 0 on the held coordinates)."""
@@ -116,7 +116,7 @@ def _newton_step(H, g, free, step, L) -> None:
             step[j] = v / L[j, j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _frank_wolfe_drop(theta, g, lo, hi) -> float:
     drop = 0.0
     for j in range(theta.size):
@@ -124,7 +124,7 @@ def _frank_wolfe_drop(theta, g, lo, hi) -> float:
     return drop
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fit_box(P, wp, wn, lo, hi, theta, cutoff=np.inf):
     """Projected Newton from ``theta`` (updated in place, kept in the box); returns
     ``(lower_bound, loss)``: the certified bound on the box minimum (module docstring) and the loss
@@ -181,7 +181,7 @@ def fit_box(P, wp, wn, lo, hi, theta, cutoff=np.inf):
     return f + _frank_wolfe_drop(theta, g, lo, hi), f
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _fit_support(P, wp, wn, m, support, lo, hi, intercept_lo, intercept_hi, b0, box_lo, box_hi, theta, cutoff):
     """:func:`fit_box` on the first ``m`` merged rows of ``P`` over the box of ``support``'s points
     and the intercept, from zero points and intercept ``b0``."""
@@ -196,7 +196,7 @@ def _fit_support(P, wp, wn, m, support, lo, hi, intercept_lo, intercept_hi, b0, 
     return fit_box(P[:m], wp[:m], wn[:m], box_lo, box_hi, theta, cutoff)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def support_bounds(codes, radix, levels, X, positive, weights, supports, lo, hi, intercept_lo, intercept_hi, scale,
                    cutoff=np.inf):
     """Certified lower bound and loss of the box-constrained fit on each support (rows of
@@ -315,13 +315,13 @@ def _ctpop(typingctx, x):
     return x(x), codegen
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _popcount(x) -> int:
     """Set bits of a uint64."""
     return int(_ctpop(x))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _prefix_patterns(bits, valid, features, out, counts) -> None:
     """``out[p]``: rows whose values on ``features`` spell ``p`` (feature ``t`` is bit ``t``)."""
     words = valid.size
@@ -341,7 +341,7 @@ def _prefix_patterns(bits, valid, features, out, counts) -> None:
         counts[p] = c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, supports, lo, hi,
                           intercept_lo, intercept_hi, scale, cutoff=np.inf):
     """:func:`support_bounds` for 0/1 features, rows as bit sets: ``bits_pos[j]`` marks the positive

@@ -203,7 +203,7 @@ def _logistic_bounds(fits, box, loss_cost, forced_cost, offset, floor, chunk, le
     return np.maximum(loss_cost * lower + forced_cost + offset, floor)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _next_combinations(state: np.ndarray, n: int, out: np.ndarray) -> int:
     """Fill ``out`` with the r-combinations of ``range(n)`` from ``state`` on, in lexicographic order
     (``state`` advanced past them); returns how many rows were filled."""

@@ -62,7 +62,7 @@ def applies(instance: SLIMInstance) -> bool:
     return bool(2 * reach.sum() + 4 * reach.max(initial=0) + 1 <= MAX_LEVELS)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _value_at(b, cp, cn, mp, mn, base, margin, hinge):
     """Margin error (or hinge loss) of the histogram at intercept ``b``: positive rows at levels
     below ``m - b`` and negative rows above ``-m - b`` are wrong (the hinge weighs each by its
@@ -75,7 +75,7 @@ def _value_at(b, cp, cn, mp, mn, base, margin, hinge):
     return cp[p] + cn[R] - cn[q]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _best_error(hp, hn, base, margin, blo, bhi, integer_b, hinge):
     """Least margin error (or hinge loss, :func:`_value_at`) of the histogram ``hp`` / ``hn`` of
     positive / negative weight per score level ``L = base + k`` over intercepts ``b`` in
@@ -111,7 +111,7 @@ def _best_error(hp, hn, base, margin, blo, bhi, integer_b, hinge):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def move_errors(scores, positive, weights, indptr, indices, values, coef, vlo, vhi, cols,
                 margin, blo, bhi, integer_b, shift, hinge):
     """Weighted margin error, with the best intercept, of every move ``lambda_j = v`` for ``j`` in
