@@ -129,13 +129,9 @@ class SparseLogistic:
         """Features that may be non-zero and are not forced."""
         return np.flatnonzero(~self.forced & ((self.lo < 0) | (self.hi > 0)))
 
-    # ------------------------------------------------------ the kind's protocol (solve_supports)
-    fallback = "scip"
-    #: the in-support branch and bound is cheap (a few continuous fits per node): never handed over
+    # ------------------------------------------------- the kind's protocol (enumerate_supports)
+    #: the in-support branch and bound is cheap (a few continuous fits per node): never rationed
     hands_over_search = False
-    #: one lister holds every support of max_size features (smaller models lie inside them): no
-    #: size is closed before the others
-    closes_sizes = False
 
     @property
     def d(self) -> int:
