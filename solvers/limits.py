@@ -126,13 +126,6 @@ class Limits:
             return self
         return replace(self, deadline=time.perf_counter() + self.time_limit)
 
-    def remaining(self) -> float | None:
-        """Seconds left (never below :attr:`Clock.MIN_PHASE`); None without a time limit."""
-        if self.time_limit is None:
-            return None
-        deadline = self.deadline if self.deadline is not None else time.perf_counter() + self.time_limit
-        return max(deadline - time.perf_counter(), Clock.MIN_PHASE)
-
     def share(self, fraction: float) -> "Limits":
         """Limits of a phase that may spend ``fraction`` of the time left (same memory, nodes,
         gap, threads, seed), started now; never past this deadline."""

@@ -16,7 +16,7 @@ import numpy as np
 from formulations.base import Model
 from formulations.riskslim import RiskSLIMInstance
 from solvers.backends.scip import solve_scip
-from solvers.exact.box_logistic import MAX_PATTERNS
+from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.supports import CHUNK, SparseLogistic, enumerate_supports, kernel_copies
 from solvers.limits import Clock, Limits
@@ -47,8 +47,10 @@ def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     k = _size(instance)
     chunk = 8.0 * CHUNK * (k + 2)
     copies = kernel_copies(limits.n_jobs)
-    if np.isin(X, (0.0, 1.0)).all() and w.size and w.min() > 0:
-        words = float(np.ceil(w.sum() / w.min() / 64.0)) + 2.0
+    positive = instance.y > 0
+    counted = [copy_counts(w[side]) for side in (positive, ~positive)]
+    if np.isin(X, (0.0, 1.0)).all() and all(c is not None for c in counted):  # the bit-set kernel's test
+        words = sum(float(np.ceil(c[0].sum() / 64.0)) for c in counted) + 2.0
         half = 2.0 ** max(k - 1, 0)
         return (8.0 * half * words + 8.0 * 2 * half * (k + 4) + 8.0 * d * words + chunk) * copies
     return (8.0 * m * (k + 4) + 16.0 * MAX_PATTERNS + 8.0 * m * d + chunk) * copies
@@ -56,9 +58,7 @@ def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock,
                   notes: dict) -> Outcome:
-    start = {} if best.model is None else {"incumbent": best.objective,
-                                          "start": (best.model.coef.copy(), float(best.model.intercept))}
-    found = enumerate_supports(SparseLogistic.from_instance(instance), **start, deadline=clock.end(),
+    found = enumerate_supports(SparseLogistic.from_instance(instance), **best.search_start(), deadline=clock.end(),
                                node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)

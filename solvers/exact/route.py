@@ -44,6 +44,13 @@ class Incumbent:
     model: Model | None
     objective: float = math.inf
 
+    def search_start(self) -> dict:
+        """The ``start`` / ``incumbent`` keywords of the searches (:func:`solvers.exact.supports.
+        enumerate_supports`, :func:`solvers.exact.box_cover.box_cover`); empty without a model."""
+        if self.model is None:
+            return {}
+        return {"incumbent": self.objective, "start": (self.model.coef.copy(), float(self.model.intercept))}
+
 
 @dataclass(frozen=True)
 class Outcome:

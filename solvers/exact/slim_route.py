@@ -47,12 +47,6 @@ def operational(instance: SLIMInstance) -> str | None:
     return None
 
 
-def _start(best: Incumbent) -> dict:
-    if best.model is None:
-        return {}
-    return {"incumbent": best.objective, "start": (best.model.coef.copy(), float(best.model.intercept))}
-
-
 # --------------------------------------------------------------------------- sign-cover LP
 def _sign_cover_memory(instance: SLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
@@ -86,7 +80,7 @@ def _bayes_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 
 def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    found = enumerate_supports(zero_one(instance), **_start(best), deadline=clock.end(),
+    found = enumerate_supports(zero_one(instance), **best.search_start(), deadline=clock.end(),
                                node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
@@ -113,7 +107,7 @@ def _box_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 
 def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    found = box_cover(zero_one(instance), **_start(best), deadline=clock.end(), node_limit=limits.node_limit,
+    found = box_cover(zero_one(instance), **best.search_start(), deadline=clock.end(), node_limit=limits.node_limit,
                       mip_rel_gap=limits.mip_rel_gap)
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes,
