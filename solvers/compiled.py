@@ -18,8 +18,6 @@ fresh environment compiles them, which takes far longer than a short ``time_limi
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
-
 #: seconds left from which a step compiles its kernels itself rather than being skipped
 COMPILE_ALLOWANCE = 60.0
 #: every module with numba kernels that a fit may run
@@ -48,17 +46,15 @@ def _cached(dispatcher) -> bool:
         return False
 
 
-@lru_cache(maxsize=None)
-def _module_cached(module_name: str) -> bool:
-    return all(_cached(d) for d in _dispatchers(module_name))
+#: modules found ready (a kernel, once compiled or cached, stays so for this process)
+_READY: set[str] = set()
 
 
 def module_ready(module_name: str) -> bool:
     """Every kernel of ``module_name`` is compiled or cached (remembered once true)."""
-    ready = _module_cached(module_name)
-    if not ready:
-        _module_cached.cache_clear()
-    return ready
+    if module_name not in _READY and all(_cached(d) for d in _dispatchers(module_name)):
+        _READY.add(module_name)
+    return module_name in _READY
 
 
 def kernels_ready(modules: tuple[str, ...], seconds_left: float) -> bool:
