@@ -15,7 +15,9 @@ path). Whatever the iterate ``theta``, convexity gives the certified lower bound
 (the linearisation minimised over the box: Frank-Wolfe's duality gap), so an inexact solve only
 loosens the bound, never invalidates it. :func:`support_bounds` evaluates it for every support of
 a list, merging rows that agree on the support (integer data with few values per column merge into
-a few patterns: 30 binary columns, 5 at a time, give at most 32 patterns per label).
+a few patterns: 30 binary columns, 5 at a time, give at most 32 patterns per label). With a cutoff
+(the incumbent's prune level), a support is first screened by the saturated bound
+(:func:`saturated_loss`, no fit at all) and fitted only when that bound is below the cutoff.
 """
 from __future__ import annotations
 
@@ -181,10 +183,30 @@ def fit_box(P, wp, wn, lo, hi, theta, cutoff=np.inf):
     return f + _frank_wolfe_drop(theta, g, lo, hi), f
 
 
+@njit(cache=True, nogil=True)
+def saturated_loss(wp, wn, m) -> float:
+    """The least loss of *any* score per merged row (the saturated model: row ``i`` scored
+    ``log(wp_i / wn_i)``): ``sum_i wp_i log((wp_i + wn_i) / wp_i) + wn_i log((wp_i + wn_i) / wn_i)``
+    over the first ``m`` rows, the weighted conditional entropy of the label given the support's
+    values. Every linear model on the support, whatever its box or multiplier, scores each merged
+    row by one number, so its loss is at least this."""
+    f = 0.0
+    for i in range(m):
+        a, b = wp[i], wn[i]
+        if a > 0.0 and b > 0.0:
+            f += a * math.log1p(b / a) + b * math.log1p(a / b)
+    return f
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _fit_support(P, wp, wn, m, support, lo, hi, intercept_lo, intercept_hi, b0, box_lo, box_hi, theta, cutoff):
     """:func:`fit_box` on the first ``m`` merged rows of ``P`` over the box of ``support``'s points
-    and the intercept, from zero points and intercept ``b0``."""
+    and the intercept, from zero points and intercept ``b0``; the saturated bound
+    (:func:`saturated_loss`) with a NaN loss, without a fit, when that bound reaches ``cutoff``."""
+    if cutoff < np.inf:
+        floor = saturated_loss(wp, wn, m)
+        if floor >= cutoff:
+            return floor, np.nan
     k = support.size
     for t in range(k):
         box_lo[t] = lo[support[t]]

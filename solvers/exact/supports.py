@@ -16,7 +16,10 @@ box-constrained continuous minimum of the loss is a lower bound of every integer
 is much tighter than the LP bound of the cutting-plane MILP, where a fractional indicator lets
 ``K`` features spread into ``sum |lambda_j| / u_j <= K`` over all of them. So:
 
-1. bound every support (numba; rows merged per support into value patterns);
+1. bound every support (numba; rows merged per support into value patterns); a support whose
+   saturated loss (the conditional entropy of the label given its values,
+   :func:`solvers.exact.box_logistic.saturated_loss`, a bound for every model on it, whatever its
+   box or multiplier) already reaches the incumbent is pruned without a fit;
 2. visit the supports in increasing bound; in each, branch and bound on the integer box (best
    first; node bound = Frank-Wolfe bound of the node's box + the L0 cost of the coordinates whose
    range excludes 0; each node's continuous point rounded for incumbents, with the best integer

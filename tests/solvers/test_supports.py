@@ -186,6 +186,53 @@ def test_bit_set_bounds_equal_the_merged_row_bounds(k):
     assert row_bits(X[positive], w[positive] * rng.random(positive.sum())) is None  # no common unit
 
 
+@pytest.mark.parametrize("binary", [True, False])
+def test_saturated_screen_prunes_only_supports_whose_box_minimum_reaches_the_cutoff(binary):
+    """With a cutoff, a support whose saturated loss (any score per merged row: the conditional
+    entropy of the label, computed here by np.unique and the closed form s = log(W+/W-)) reaches
+    it is returned with that bound and no fit (NaN loss); every other support gets the fit's bound
+    of the run without a cutoff; and the converged box minimum of every screened support is at
+    least the cutoff (the screen never prunes a support the fit would keep)."""
+    from solvers.exact.box_logistic import saturated_loss
+
+    rng = np.random.default_rng(11 if binary else 12)
+    n, d, k = 300, 8, 3
+    X = rng.integers(0, 2 if binary else 4, (n, d)).astype(float)
+    signal = X[:, 0] - X[:, 1] + 0.5 * X[:, 2]
+    positive = rng.random(n) < 1.0 / (1.0 + np.exp(-(signal - 1.0)))
+    w = np.ones(n)
+    supports = np.array(list(itertools.combinations(range(d), k)), dtype=np.int64)
+    lo, hi = -np.full(d, 3.0), np.full(d, 3.0)
+    codes, radix, levels = column_codes(X)
+
+    def bounds(cutoff):
+        if binary:
+            pos, neg = row_bits(X[positive], w[positive]), row_bits(X[~positive], w[~positive])
+            return binary_support_bounds(*pos, *neg, supports, lo, hi, -5.0, 5.0, 1.0, cutoff)
+        return support_bounds(codes, radix, levels, X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0, cutoff)
+
+    def entropy(support):
+        keys, inverse = np.unique(X[:, support], axis=0, return_inverse=True)
+        a = np.bincount(inverse.ravel(), weights=w * positive, minlength=len(keys))
+        b = np.bincount(inverse.ravel(), weights=w * ~positive, minlength=len(keys))
+        both = (a > 0) & (b > 0)  # a pure pattern's loss tends to 0 as its score tends to +-inf
+        s = np.log(a[both] / b[both])  # the best score of a mixed pattern
+        return float(a[both] @ np.logaddexp(0.0, -s) + b[both] @ np.logaddexp(0.0, s))
+
+    full, _ = bounds(np.inf)
+    floors = np.array([entropy(s) for s in supports])
+    assert np.all(floors <= full + 1e-9)  # a lower bound of every linear fit
+    cutoff = float(np.quantile(floors, 0.4))
+    screened, losses = bounds(cutoff)
+    pruned = np.isnan(losses)
+    assert 0 < pruned.sum() < len(supports)
+    np.testing.assert_allclose(screened[pruned], floors[pruned], rtol=1e-12, atol=1e-9)
+    assert np.all(screened[pruned] >= cutoff) and np.all(full[pruned] >= cutoff - 1e-9)
+    kept = ~pruned & (screened < cutoff)
+    np.testing.assert_allclose(screened[kept], full[kept], rtol=0, atol=1e-12)
+    assert saturated_loss(np.array([2.0, 0.0]), np.array([2.0, 3.0]), 2) == pytest.approx(4 * math.log(2))
+
+
 def test_bayes_errors_equal_the_pattern_count_and_bound_every_model():
     """The Bayes error of a support (solvers.exact.bayes_error) equals sum_p min(W+, W-) counted here by
     np.unique, on random 0/1 rows and on rows of 2-5 values with integer-multiple weights, for every
