@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT
 from solvers.proximal.crf_problem import (CRFFit, check_problem, full_gradient, kkt_max, objective_value, rho1_max,
                                           start_point)
 
@@ -33,8 +34,8 @@ def _soft(v, threshold):
     return np.sign(v) * np.maximum(np.abs(v) - threshold, 0.0)
 
 
-def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, time_limit=None, sparse=False, scale=None,
-                lipschitz=None):
+def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, time_limit=None, sparse=SPARSE_DEFAULT,
+                scale=None, lipschitz=None):
     """Minimise ``F`` by FISTA with backtracking and restarts; returns a
     :class:`~solvers.proximal.crf_problem.CRFFit`. ``lipschitz`` is the first guess of ``L``
     (default: ``max_tokens_per_feature``-free estimate ``1``, corrected by the backtracking)."""

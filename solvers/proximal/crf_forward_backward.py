@@ -23,6 +23,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+# The forward-backward of every full pass (FISTA's iterations, BCD's exact-gradient passes, the
+# estimator): dense. The sparse variant pays a test per pair potential and scattered updates, and
+# the bigram potentials of Wapiti-style templates (many ``*`` observations per token) are rarely
+# zero, so it was slower on the CoNLL-2000 excerpt (docs/benchmarks.md, ``benchmarks/crf.py``).
+SPARSE_DEFAULT = False
+
 
 @numba.njit(cache=True)
 def fill_potentials(theta, n_labels, uni_ptr, uni_off, bi_ptr, bi_off, unary, pair):
@@ -347,7 +353,7 @@ def potentials(theta, data):
     return unary, pair
 
 
-def loss_and_gradient(theta, data, sparse: bool = False):
+def loss_and_gradient(theta, data, sparse: bool = SPARSE_DEFAULT):
     """``(l(D; theta), gradient)`` by one forward-backward pass per sentence."""
     if np.any(data.y < 0):
         raise ValueError("the loss needs the labels of every token (y >= 0)")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solvers.proximal.crf_forward_backward import loss_and_gradient
+from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, loss_and_gradient
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def start_point(data, theta) -> np.ndarray:
     return theta
 
 
-def full_gradient(theta, data, sparse=False):
+def full_gradient(theta, data, sparse=SPARSE_DEFAULT):
     """``(l(D; theta), grad l)`` by one forward-backward pass over every sentence."""
     return loss_and_gradient(theta, data, sparse)
 
@@ -83,6 +83,6 @@ def kkt_max(theta, grad, rho1, rho2) -> float:
     return float(violation.max(initial=0.0))
 
 
-def rho1_max(data, sparse=False) -> float:
+def rho1_max(data, sparse=SPARSE_DEFAULT) -> float:
     """The least ``rho1`` with ``theta = 0`` optimal: ``||grad l(0)||_inf``."""
     return float(np.abs(full_gradient(np.zeros(data.n_params), data, sparse)[1]).max(initial=0.0))

@@ -9,6 +9,7 @@ from formulations.crf import criterion
 from formulations.crf.synthetic import markov_sentences
 from formulations.crf.templates import FeatureSpace, parse_templates
 from solvers.proximal import crf_forward_backward as fb
+from solvers.proximal import crf_bcd
 from solvers.proximal.crf_bcd import solve_bcd
 from solvers.proximal.crf_fista import solve_fista
 from solvers.proximal.crf_path import crf_path
@@ -95,6 +96,65 @@ def test_bcd_and_fista_reach_the_same_optimum_and_support():
         kkt_holds(fit.theta, data, rho1, rho2, tol=1e-6)
         values = [h[1] for h in fit.history]
         assert all(b <= a + 1e-9 * abs(a) for a, b in zip(values, values[1:])), "F must decrease"
+
+
+def test_block_model_on_stale_caches_equals_the_criterion():
+    """The BCD block kernel (cached exponentials moved multiplicatively, forward / backward vectors
+    recomputed lazily) gives the block's log Z, expectations and diagonal Hessian of the numpy
+    criterion at the moved point, after a partial sweep has left the caches stale."""
+    data = compiled(21, n_sentences=8, max_length=7)
+    rng = np.random.default_rng(21)
+    theta = sparse_theta(data, 21, density=0.5)
+    n, Y = data.n_tokens, data.n_labels
+    block_ptr, tokens, sent = crf_bcd.block_index(data)
+    assert all(np.all(np.diff(tokens[a:b]) > 0) for a, b in zip(block_ptr[:-1], block_ptr[1:]))
+    uoff, boff = crf_bcd.observation_offsets(data)
+    unary, pair = fb.potentials(theta, data)
+    eu, eb, cu, cb = np.empty_like(unary), np.empty_like(pair), np.empty(n), np.empty(n)
+    crf_bcd.refresh_cache(unary, pair, eu, cu, eb, cb)
+    alpha, beta, la, lb = np.empty_like(unary), np.empty_like(unary), np.empty(n), np.empty(n)
+    lengths = np.diff(data.sentence_ptr)
+    a_valid, b_valid = np.zeros_like(lengths), lengths.copy()
+    caches = (eu, cu, eb, cb, alpha, la, beta, lb, a_valid, b_valid)
+    crf_bcd.bcd_sweep(theta, np.arange(0, data.n_observations, 2), Y, data.sentence_ptr, sent, data.y, block_ptr,
+                      tokens, uoff, boff, *caches, 0.05, 0.1, 2)
+    longest = lengths.max()
+    scratch = (np.empty((longest, Y)), np.empty((longest, Y)), np.zeros(longest, dtype=np.int64), np.empty(Y),
+               np.empty(Y * Y))
+    for o in rng.permutation(data.n_observations)[:12]:
+        k0, k1 = block_ptr[o], block_ptr[o + 1]
+        move_u, move_b = rng.normal(size=Y), rng.normal(size=Y * Y)
+        moved = theta.copy()
+        for off, move in ((uoff[o], move_u), (boff[o], move_b)):
+            if off >= 0:
+                moved[off:off + len(move)] += move
+        ex_u, ex_b = np.empty(Y), np.empty(Y * Y)
+        shift_u, shift_b = crf_bcd._exp_shifted(move_u, ex_u), crf_bcd._exp_shifted(move_b, ex_b)
+        out = [np.zeros(Y), np.zeros(Y), np.zeros(Y * Y), np.zeros(Y * Y)]
+        crf_bcd._ensure(Y, tokens, k0, k1, sent, data.sentence_ptr, *caches, scratch[3])
+        log_z = crf_bcd._block_eval(Y, tokens, k0, k1, sent, data.sentence_ptr, *caches[:8], uoff[o] >= 0,
+                                    boff[o] >= 0, ex_u, shift_u, ex_b, shift_b, True, *out, *scratch)
+        ref_z, _, _ = criterion.marginals(moved, data)
+        assert log_z == pytest.approx(ref_z[np.unique(sent[tokens[k0:k1]])].sum(), rel=1e-12)
+        grad, hess = criterion.gradient(moved, data), criterion.diagonal_hessian(moved, data)
+        tok = tokens[k0:k1]
+        later = tok[tok > data.sentence_ptr[sent[tok]]]
+        for off, g, h, width, count in ((uoff[o], out[0], out[1], Y, np.bincount(data.y[tok], minlength=Y)),
+                                        (boff[o], out[2], out[3], Y * Y,
+                                         np.bincount(data.y[later - 1] * Y + data.y[later], minlength=Y * Y))):
+            if off >= 0:
+                np.testing.assert_allclose(g - count, grad[off:off + width], atol=1e-10)
+                np.testing.assert_allclose(h, hess[off:off + width], atol=1e-10)
+
+
+def test_inner_newton_steps_reach_the_same_optimum():
+    data = compiled(14, n_sentences=25, max_length=6)
+    rho1 = 0.1 * rho1_max(data)
+    fits = [solve_bcd(data, rho1, 0.05, tol=1e-10, inner=inner, max_iter=2000) for inner in (1, 4)]
+    assert all(f.status == "converged" for f in fits)
+    assert fits[0].objective == pytest.approx(fits[1].objective, rel=1e-9)
+    with pytest.raises(ValueError, match="inner"):
+        solve_bcd(data, rho1, 0.05, inner=0)
 
 
 def test_sparse_and_dense_bcd_agree():
