@@ -89,6 +89,12 @@ class Limits:
         (None: not started, or no time limit).
     n_jobs : joblib workers that bound the supports of the exact enumeration (1: this process;
         -1: all cores; the active joblib backend is used, e.g. ``dask``).
+    objective_limit : only models of objective below this are sought (a MIP solver's objective
+        limit, in the instance's objective units; inf: none). The exact route prunes with it as if
+        it were an incumbent and stops once its bound shows that no model beats it by more than
+        the gap: the fit then returns its own best model, with a bound valid for every model, and
+        is certified only if that model itself meets the bound. A caller comparing several
+        instances of one objective (RiskSLIM's multipliers) passes the best objective found so far.
     """
 
     time_limit: float | None = 60.0
@@ -99,8 +105,12 @@ class Limits:
     memory: int | None = None
     deadline: float | None = None
     n_jobs: int = 1
+    objective_limit: float = math.inf
 
     def __post_init__(self) -> None:
+        if isinstance(self.objective_limit, bool) or not isinstance(self.objective_limit, (int, float)) or \
+                math.isnan(self.objective_limit) or self.objective_limit == -math.inf:
+            raise ValueError(f"objective_limit must be a number or inf, got {self.objective_limit!r}")
         check_number("time_limit", self.time_limit, allow_none=True)
         check_number("node_limit", self.node_limit, minimum=1, strict=False, integer=True, allow_none=True)
         check_number("mip_rel_gap", self.mip_rel_gap, strict=False)

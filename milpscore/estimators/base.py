@@ -15,6 +15,7 @@ formulation sees, e.g. one-hot bins) and :meth:`_make_scorecard`.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -107,7 +108,7 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         memory = getattr(self, "memory_limit", None)
         return Limits(time_limit=self.time_limit, node_limit=self.node_limit, mip_rel_gap=self.mip_rel_gap,
                       threads=self.threads, seed=self.seed, memory=None if memory is None else int(memory * 2**20),
-                      n_jobs=getattr(self, "n_jobs", 1))
+                      n_jobs=getattr(self, "n_jobs", 1), objective_limit=getattr(self, "_objective_limit", math.inf))
 
     def _design(self, X: np.ndarray, names: list[str], *, fitting: bool) -> np.ndarray:
         """Features the formulation sees (identity; the fused table bins them)."""

@@ -2,6 +2,7 @@
 the generic estimator, with the risk table and the calibration of the learned score."""
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -70,14 +71,18 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         its share of ``time_limit`` and the one of least objective (the same mean logistic loss +
         L0 cost for every ``m``) is kept: its certificate (``status_``, ``bound_``, ``gap_``) is
         over the points *and* the listed multipliers (the least bound over them), and
-        ``multipliers_`` tables every one.
+        ``multipliers_`` tables every one. Each multiplier after the first is solved against the
+        least objective found before it (its ``objective_limit``): its search prunes at that
+        objective and stops once no model beats it, so its own row may stay uncertified while the
+        certificate over all holds.
 
     Attributes
     ----------
     coef_, intercept_ : integer points and base score. ``predict_proba`` is the logistic of the total
         divided by ``multiplier_``.
     multiplier_ : the multiplier of the model (the one kept when several were given).
-    multipliers_ : DataFrame, one row per multiplier tried: objective, bound, gap, status, seconds.
+    multipliers_ : DataFrame, one row per multiplier tried: objective, bound, gap, status (each its
+        own certificate), objective_limit (the objective it had to beat), seconds.
     risk_table_ : DataFrame, every attainable total score -> predicted risk, observed rate, count.
     calibration_ : :class:`milpscore.risk_table.Calibration` on the training data (curve, ECE).
     scorecard_ : points table with the risk table in its notes.
@@ -139,9 +144,12 @@ class RiskScoreClassifier(IntegerLinearClassifier):
             one = clone(self).set_params(multiplier=m, time_limit=None if remaining is None else
                                          remaining / (len(multipliers) - i))
             one.multiplier_ = m
+            # only a model beating the best of the multipliers before matters: prune with its objective
+            one._objective_limit = math.inf if best is None else best.objective_
             IntegerLinearClassifier.fit(one, X, y, sample_weight)
             rows.append({"multiplier": m, "objective": one.objective_, "bound": one.bound_, "gap": one.gap_,
-                         "status": one.status_, "seconds": one.fit_.times.get("total", float("nan"))})
+                         "status": one.status_, "objective_limit": one._objective_limit,
+                         "seconds": one.fit_.times.get("total", float("nan"))})
             if best is None or one.objective_ < best.objective_:
                 best = one
         for name, value in vars(best).items():

@@ -35,6 +35,8 @@ MAX_NEWTON = 30
 BOUND_TOLERANCE = 1e-10
 #: largest number of patterns of one support merged by a dense code table
 MAX_PATTERNS = 1 << 16
+#: counts up to which the bit-set kernel tabulates ``c log c`` for the saturated bound
+XLOGX_TABLE = 1 << 12
 
 
 @njit(cache=True, nogil=True)
@@ -199,11 +201,12 @@ def saturated_loss(wp, wn, m) -> float:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _fit_support(P, wp, wn, m, support, lo, hi, intercept_lo, intercept_hi, b0, box_lo, box_hi, theta, cutoff):
+def _fit_support(P, wp, wn, m, support, lo, hi, intercept_lo, intercept_hi, b0, box_lo, box_hi, theta, cutoff,
+                 screen):
     """:func:`fit_box` on the first ``m`` merged rows of ``P`` over the box of ``support``'s points
-    and the intercept, from zero points and intercept ``b0``; the saturated bound
+    and the intercept, from zero points and intercept ``b0``; with ``screen``, the saturated bound
     (:func:`saturated_loss`) with a NaN loss, without a fit, when that bound reaches ``cutoff``."""
-    if cutoff < np.inf:
+    if screen and cutoff < np.inf:
         floor = saturated_loss(wp, wn, m)
         if floor >= cutoff:
             return floor, np.nan
@@ -297,7 +300,7 @@ def support_bounds(codes, radix, levels, X, positive, weights, supports, lo, hi,
                 wn[i] = w_of_neg[i]
             m = n
         bounds[s], losses[s] = _fit_support(P, wp, wn, m, supports[s], lo, hi, intercept_lo, intercept_hi, b0, box_lo,
-                                            box_hi, theta, cutoff)
+                                            box_hi, theta, cutoff, True)
     return bounds, losses
 
 
@@ -394,6 +397,12 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
     for v in valid_neg:
         w_neg += unit_neg * _popcount(v)
     b0 = scale * math.log(w_pos / w_neg) if w_pos > 0 and w_neg > 0 else 0.0
+    cell_pos = np.zeros(2 * half, np.int64)
+    cell_neg = np.zeros(2 * half, np.int64)
+    same_unit = unit_pos == unit_neg
+    xlogx = np.zeros(min(int((w_pos + w_neg) / min(unit_pos, unit_neg)) + 1, XLOGX_TABLE) if same_unit else 1)
+    for c in range(1, xlogx.size):
+        xlogx[c] = c * math.log(c)
     for s in range(ns):
         same = True
         for t in range(k - 1):
@@ -403,7 +412,8 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
                 previous[t] = supports[s, t]
             _prefix_patterns(bits_pos, valid_pos, supports[s, :max(k - 1, 0)], pref_pos, count_pos)
             _prefix_patterns(bits_neg, valid_neg, supports[s, :max(k - 1, 0)], pref_neg, count_neg)
-        m = 0
+        # the 2^k pattern counts, and the saturated bound from them (no fit when it reaches the cutoff)
+        floor = 0.0
         for p in range(half):
             c1p, c1n = count_pos[p], count_neg[p]
             if k > 0:
@@ -417,18 +427,32 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
             for bit in range(2 if k > 0 else 1):
                 cp = c1p if bit == 1 or k == 0 else count_pos[p] - c1p
                 cn = c1n if bit == 1 or k == 0 else count_neg[p] - c1n
-                if cp + cn == 0:
-                    continue
-                for t in range(k - 1):
-                    P[m, t] = ((p >> t) & 1) / scale
-                if k > 0:
-                    P[m, k - 1] = bit / scale
-                P[m, k] = 1.0 / scale
-                wp[m] = cp * unit_pos
-                wn[m] = cn * unit_neg
-                m += 1
+                cell_pos[2 * p + bit] = cp
+                cell_neg[2 * p + bit] = cn
+                if cp > 0 and cn > 0:
+                    if same_unit and cp + cn < xlogx.size:  # c log c tabulated: unit (T(cp+cn) - T(cp) - T(cn))
+                        floor += unit_pos * (xlogx[cp + cn] - xlogx[cp] - xlogx[cn])
+                    else:
+                        a, b = cp * unit_pos, cn * unit_neg
+                        floor += a * math.log1p(b / a) + b * math.log1p(a / b)
+        if floor >= cutoff:
+            bounds[s], losses[s] = floor, np.nan
+            continue
+        m = 0
+        for c in range(2 * half if k > 0 else 1):
+            cp, cn = cell_pos[c], cell_neg[c]
+            if cp + cn == 0:
+                continue
+            for t in range(k - 1):
+                P[m, t] = ((c >> (t + 1)) & 1) / scale
+            if k > 0:
+                P[m, k - 1] = (c & 1) / scale
+            P[m, k] = 1.0 / scale
+            wp[m] = cp * unit_pos
+            wn[m] = cn * unit_neg
+            m += 1
         bounds[s], losses[s] = _fit_support(P, wp, wn, m, supports[s], lo, hi, intercept_lo, intercept_hi, b0, box_lo,
-                                            box_hi, theta, cutoff)
+                                            box_hi, theta, cutoff, False)
     return bounds, losses
 
 

@@ -16,10 +16,11 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
   later steps (e.g. the sign-cover cuts).
 
 :func:`run_route` runs the rows in order until the incumbent is certified (:func:`certified`, the
-one certificate test), keeps the incumbent of least true objective (``instance.objective``) among
+one certificate test) or the bound shows that no model beats the fit's objective limit
+(:attr:`solvers.limits.Limits.objective_limit`, which the steps prune with), keeps the incumbent of least true objective (``instance.objective``) among
 the models that obey the program (``feasible``), and the largest bound. It records, per row, that
 it ran (seconds, bound, objective after it, its message) or why it did not (does not apply, over
-the memory budget, kernels not compiled, no time left, already proven). Steps never relabel each
+the memory budget, kernels not compiled, no time left, already proven, nothing beats the limit). Steps never relabel each
 other's results: the route's status is decided here, once.
 """
 from __future__ import annotations
@@ -39,17 +40,26 @@ from solvers.result import Status, certified
 
 @dataclass(frozen=True)
 class Incumbent:
-    """The best model known when a step starts (None: none yet) and its true objective."""
+    """The best model known when a step starts (None: none yet), its true objective, and the
+    objective limit of the fit (:attr:`solvers.limits.Limits.objective_limit`)."""
 
     model: Model | None
     objective: float = math.inf
+    limit: float = math.inf
+
+    @property
+    def target(self) -> float:
+        """The objective a step must beat: the incumbent's or the objective limit, the least."""
+        return min(self.objective, self.limit)
 
     def search_start(self) -> dict:
         """The ``start`` / ``incumbent`` keywords of the searches (:func:`solvers.exact.supports.
-        enumerate_supports`, :func:`solvers.exact.box_cover.box_cover`); empty without a model."""
-        if self.model is None:
-            return {}
-        return {"incumbent": self.objective, "start": (self.model.coef.copy(), float(self.model.intercept))}
+        enumerate_supports`, :func:`solvers.exact.box_cover.box_cover`): prune at :attr:`target`,
+        start from the model (if any)."""
+        start = {} if math.isinf(self.target) else {"incumbent": self.target}
+        if self.model is not None:
+            start["start"] = (self.model.coef.copy(), float(self.model.intercept))
+        return start
 
 
 @dataclass(frozen=True)
@@ -138,7 +148,8 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
     """Run ``route`` on ``instance`` from ``start`` (a feasible model or None) within ``limits``
     and ``clock`` (module docstring). ``feasible(model)`` says whether a model obeys the exact
     program (coefficient set, size, operational constraints)."""
-    best = Incumbent(start, instance.objective(start)) if start is not None else Incumbent(None)
+    limit = limits.objective_limit
+    best = Incumbent(start, instance.objective(start), limit) if start is not None else Incumbent(None, limit=limit)
     bound, nodes, infeasible = -math.inf, 0, False
     notes: dict[str, Any] = {}
     records: list[StepRecord] = []
@@ -157,7 +168,7 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
         if out.model is not None and feasible(out.model):
             value = instance.objective(out.model)
             if best.model is None or preferred(out.model, value, best.model, best.objective):
-                best = Incumbent(out.model, value)
+                best = Incumbent(out.model, value, limit)
         bound = max(bound, out.bound)
         notes.update(out.notes)
         records.append(StepRecord(step.name, True, seconds=time.perf_counter() - started, bound=out.bound,
@@ -182,6 +193,8 @@ def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best:
     """The reason ``step`` does not run now, or None."""
     if best.model is not None and certified(best.objective, bound, limits.mip_rel_gap):
         return "the incumbent is already proven optimal"
+    if best.limit < best.objective and certified(best.limit, bound, limits.mip_rel_gap):
+        return "no model beats the objective limit (proven)"
     if clock.expired():
         return "no time left"
     reason = step.applies(instance, limits)

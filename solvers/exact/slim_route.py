@@ -54,7 +54,7 @@ def _sign_cover_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 
 def _run_sign_cover(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    target = prune_level(best.objective, limits.mip_rel_gap)
+    target = prune_level(best.target, limits.mip_rel_gap)
     cover = sign_cover(SignCoverProblem.from_zero_one(zero_one(instance)), deadline=clock.end(),
                        target=target, threads=limits.threads)
     return Outcome(bound=cover.bound, message=f"{cover.rounds} rounds, {cover.cuts.shape[0]} cuts kept",

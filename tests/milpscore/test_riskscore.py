@@ -96,18 +96,27 @@ def test_plot_risk_table():
 
 
 def test_several_multipliers_keep_the_least_objective_and_certify_over_all():
-    """Each multiplier is solved to optimality on its own; the kept one has the least objective, its
-    probabilities, table and saved model use it, and the certificate's bound is the least of all."""
+    """Each multiplier alone is solved to optimality as a reference; with the grid, each is solved
+    against the least objective before it (its objective_limit): the kept one has the least
+    optimum of all, no row beats its multiplier's optimum, a row certified on its own is that
+    optimum, the certificate's bound is valid (at most every optimum) and proves the kept model,
+    and its probabilities, table and saved model use its multiplier."""
     X, y = _data(4, n=80)
     grid = [1.0, 2.0, 3.0]
     est = RiskScoreClassifier(coef_bound=3, max_size=2, time_limit=60, multiplier=grid).fit(X, y)
     singles = [RiskScoreClassifier(coef_bound=3, max_size=2, time_limit=30, multiplier=m).fit(X, y) for m in grid]
-    objectives = [s.objective_ for s in singles]
+    objectives = np.array([s.objective_ for s in singles])
+    assert all(s.status_ == "optimal" for s in singles)
     best = int(np.argmin(objectives))
     assert est.multiplier_ == grid[best]
     assert est.objective_ == pytest.approx(objectives[best], abs=1e-12)
-    np.testing.assert_allclose(est.multipliers_["objective"], objectives, atol=1e-12)
-    assert est.bound_ == pytest.approx(min(s.bound_ for s in singles), abs=1e-12)
+    rows = est.multipliers_
+    assert np.all(rows["objective"].to_numpy() >= objectives - 1e-12)
+    own = (rows["status"] == "optimal").to_numpy()
+    np.testing.assert_allclose(rows["objective"].to_numpy()[own], objectives[own], atol=1e-9)
+    limits = rows["objective_limit"].to_numpy()
+    assert limits[0] == np.inf and np.allclose(limits[1:], np.minimum.accumulate(rows["objective"].to_numpy())[:-1])
+    assert est.bound_ <= objectives.min() + 1e-12
     assert est.status_ == "optimal" and est.bound_ <= est.objective_ + 1e-12
     np.testing.assert_allclose(est.predict_proba(X)[:, 1], 1 / (1 + np.exp(-est.decision_function(X) / est.multiplier_)))
     assert f"/ {est.multiplier_:g}" in str(est.scorecard_) or est.multiplier_ == 1

@@ -280,3 +280,40 @@ def test_route_bound_is_below_the_brute_force_optimum_and_the_objective_above(se
     assert fit.objective >= optimum - 1e-9
     if fit.status == Status.OPTIMAL:
         assert fit.objective == pytest.approx(optimum, abs=1e-8)
+
+
+# --------------------------------------------------------------------------- objective limit
+@pytest.mark.parametrize("seed", range(8))
+def test_objective_limit_prunes_and_stops_with_a_valid_bound(seed):
+    """With ``Limits(objective_limit=L)``: L above the optimum changes nothing (the optimum,
+    certified); L below it (no model beats it), the route stops once its bound shows that, with a
+    bound between L's prune level and the enumerated optimum, its own model uncertified unless it
+    meets that bound, and the skipped rows say why. SLIM and RiskSLIM routes, 0/1 and integer
+    features."""
+    gap = 1e-4
+    if seed % 2:
+        X, y, spec, _ = _risk_case(seed)
+        inst = spec.instance(X, y)
+        optimum = _risk_brute_force(inst, lambda coef: True)
+    else:
+        X, y, cs, spec, _ = _slim_case(seed, ("binary", "integer")[seed % 4 // 2])
+        inst = spec.instance(X, y)
+        optimum = _slim_brute_force(X, y, cs, spec, inst, lambda coef: True)
+    above = solve_exact(inst, limits=Limits(time_limit=None, node_limit=10**6, mip_rel_gap=gap,
+                                            objective_limit=optimum * 1.5 + 0.01))
+    assert above.status == Status.OPTIMAL and above.objective == pytest.approx(optimum, rel=gap, abs=1e-9)
+    limit = optimum * 0.8 - 0.01
+    below = solve_exact(inst, heuristic=False, limits=Limits(time_limit=None, node_limit=10**6, mip_rel_gap=gap,
+                                                             objective_limit=limit))
+    assert limit - gap * max(abs(limit), 1e-10) - 1e-9 <= below.bound <= optimum + 1e-9
+    if below.has_model:
+        assert below.objective >= optimum - 1e-9
+        assert (below.status == Status.OPTIMAL) == (below.objective - below.bound <= gap * abs(below.objective) + 1e-9)
+    # the route stops once the limit is proven unbeatable: its last row (the MILP / SCIP) says so
+    assert below.steps[-1].reason == "no model beats the objective limit (proven)"
+
+
+def test_objective_limit_is_checked():
+    for bad in (float("nan"), -math.inf, "1", True):
+        with pytest.raises(ValueError, match="objective_limit"):
+            Limits(objective_limit=bad)
