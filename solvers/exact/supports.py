@@ -262,11 +262,7 @@ class _SupportProblem:
 
     def __init__(self, problem: SparseLogistic, support: np.ndarray):
         data = problem.data
-        if support.size:
-            keys, inverse = np.unique(data.X[:, support], axis=0, return_inverse=True)
-            inverse = inverse.ravel()
-        else:
-            keys, inverse = np.zeros((1, 0)), np.zeros(data.X.shape[0], dtype=np.int64)
+        keys, inverse = _merge_on(data.X[:, support])
         m = keys.shape[0]
         positive = data.y > 0
         self.wp = np.bincount(inverse[positive], weights=data.weights[positive], minlength=m)
@@ -295,6 +291,25 @@ class _SupportProblem:
                     theta[-1] -= direction
                     break
         return float(theta[-1]), best
+
+
+def _merge_on(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(keys, inverse)``: the distinct rows of ``columns`` and each row's index among them. Small
+    integer values are merged by one mixed-radix code per row (a 1-D sort), others by
+    ``np.unique(axis=0)``."""
+    n, k = columns.shape
+    if k == 0:
+        return np.zeros((1, 0)), np.zeros(n, dtype=np.int64)
+    low, high = columns.min(axis=0), columns.max(axis=0)
+    radix = high - low + 1
+    if np.array_equal(columns, np.rint(columns)) and float(np.prod(radix)) < 2.0**62:
+        code = np.zeros(n, dtype=np.int64)
+        for j in range(k):
+            code = code * int(radix[j]) + (columns[:, j] - low[j]).astype(np.int64)
+        codes, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        return columns[first], inverse.ravel()
+    keys, inverse = np.unique(columns, axis=0, return_inverse=True)
+    return keys, inverse.ravel()
 
 
 @dataclass

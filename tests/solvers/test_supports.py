@@ -271,3 +271,23 @@ def test_bayes_errors_equal_the_pattern_count_and_bound_every_model():
                         for b in np.arange(-5.0, 5.5, 0.5):
                             assert w @ (y * (s + b) < 1.0) >= value - 1e-12
     assert value_bits(X, positive, w * rng.random(n)) is None  # weights without a common unit
+
+
+def test_rows_merged_on_a_support_equal_numpy_unique():
+    """The in-support search merges rows by a mixed-radix code when the values are small integers:
+    the same keys, in the same (lexicographic) order, and the same inverse as np.unique(axis=0);
+    real values and the empty support take the general path."""
+    from solvers.exact.supports import _merge_on
+
+    rng = np.random.default_rng(3)
+    cases = [rng.integers(0, 2, (500, 5)), rng.integers(-3, 4, (300, 3)), rng.integers(0, 10**6, (200, 4)),
+             np.round(rng.normal(size=(200, 2)), 1), np.zeros((40, 0))]
+    for X in cases:
+        X = X.astype(float)
+        keys, inverse = _merge_on(X)
+        if X.shape[1] == 0:
+            assert keys.shape == (1, 0) and not inverse.any()
+            continue
+        expected, expected_inverse = np.unique(X, axis=0, return_inverse=True)
+        np.testing.assert_array_equal(keys, expected)
+        np.testing.assert_array_equal(inverse, expected_inverse.ravel())
