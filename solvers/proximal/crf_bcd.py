@@ -40,12 +40,6 @@ zero). Each outer iteration sweeps a *working set*: the blocks with a non-zero w
 violated optimality condition at the last exact gradient; then the exact gradient is recomputed by
 a full forward-backward pass (dense by default, ``crf_forward_backward.SPARSE_DEFAULT``).
 
-Every ``anderson`` sweeps, Anderson extrapolation of the sweeps' iterates (Bertrand & Massias
-2021, "Anderson acceleration of coordinate descent", Algorithm 1): with ``U`` the differences of
-the last ``anderson + 1`` iterates, ``c = (U U^T)^{-1} 1 / 1^T (U U^T)^{-1} 1`` and the
-extrapolated point ``sum_i c_i theta_i``; it replaces the iterate only if its exact ``F`` is
-lower, so ``F`` still decreases monotonically.
-
 Stopping rule (KKT): stop when ``max_k kkt_k <= tol * rho1_max``, with
 ``kkt_k = |g_k + rho2 theta_k + rho1 sign(theta_k)|`` where ``theta_k != 0`` and
 ``(|g_k + rho2 theta_k| - rho1)_+`` where ``theta_k = 0`` (``g`` the exact gradient of ``l``), i.e.
@@ -66,9 +60,8 @@ from solvers.proximal.crf_problem import (CRFFit, check_problem, full_gradient, 
 SIGMA = 0.01
 MAX_HALVINGS = 30
 HESSIAN_FLOOR = 1e-8
-INNER_STEPS = 3
+INNER_STEPS = 1
 INNER_STEP = 1e-3
-ANDERSON = 5
 
 
 @numba.njit(cache=True)
@@ -139,6 +132,11 @@ def _beta_row(i, last, n_labels, eu, cu, eb, cb, beta, lb, work):
     lb[i] = lb[i + 1] + cu[i + 1] + cb[i + 1] + np.log(s)
 
 
+@numba.njit(cache=True, inline="always")
+def _power(x, m):
+    return x if m == 1 else x ** m
+
+
 @numba.njit(cache=True)
 def _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, eb, cb, alpha, la, beta, lb,
                 has_u, has_b, ex_u, shift_u, ex_b, shift_b, need_grad, grad_u, hess_u, grad_b, hess_b,
@@ -175,7 +173,7 @@ def _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, 
                 for y in range(n_labels):
                     v = eu[i, y]
                     if moved_u:
-                        v *= ex_u[y] ** m
+                        v *= _power(ex_u[y], m)
                     fa[r, y] = v
             else:
                 for y in range(n_labels):
@@ -185,13 +183,13 @@ def _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, 
                     base = yp * n_labels
                     if moved_b:
                         for y in range(n_labels):
-                            fa[r, y] += a * eb[i, base + y] * ex_b[base + y] ** m
+                            fa[r, y] += a * eb[i, base + y] * _power(ex_b[base + y], m)
                     else:
                         for y in range(n_labels):
                             fa[r, y] += a * eb[i, base + y]
                 for y in range(n_labels):
                     if moved_u:
-                        fa[r, y] *= eu[i, y] * ex_u[y] ** m
+                        fa[r, y] *= eu[i, y] * _power(ex_u[y], m)
                     else:
                         fa[r, y] *= eu[i, y]
                 log_norm += cb[i]
@@ -223,7 +221,7 @@ def _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, 
                 for y in range(n_labels):
                     w = eu[i1, y] * gb[r + 1, y]
                     if has_u and m > 0:
-                        w *= ex_u[y] ** m
+                        w *= _power(ex_u[y], m)
                     work[y] = w
                 ssum = 0.0
                 for yp in range(n_labels):
@@ -231,7 +229,7 @@ def _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, 
                     acc = 0.0
                     if has_b and m > 0:
                         for y in range(n_labels):
-                            acc += eb[i1, base + y] * ex_b[base + y] ** m * work[y]
+                            acc += eb[i1, base + y] * _power(ex_b[base + y], m) * work[y]
                     else:
                         for y in range(n_labels):
                             acc += eb[i1, base + y] * work[y]
@@ -259,9 +257,9 @@ def _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, 
                         a = fa[r - 1, yp] if r > 0 else alpha[i - 1, yp]
                         base = yp * n_labels
                         for y in range(n_labels):
-                            v = a * eb[i, base + y] * ex_b[base + y] ** m * eu[i, y] * gb[r, y]
+                            v = a * eb[i, base + y] * _power(ex_b[base + y], m) * eu[i, y] * gb[r, y]
                             if has_u:
-                                v *= ex_u[y] ** m
+                                v *= _power(ex_u[y], m)
                             marg[base + y] = v
                             ssum += v
                     for d in range(n_labels2):
@@ -308,17 +306,17 @@ def _exp_shifted(values, out):
 
 
 @numba.njit(cache=True)
-def _newton(theta, off, width, grad, hess, step, rho1, rho2):
-    """Soft-threshold Newton direction of ``width`` coordinates at ``theta[off:]``; returns
+def _newton(current, grad, hess, target, rho1, rho2):
+    """Soft-threshold Newton targets ``target`` of the weights ``current``; returns
     ``(Delta part, any move)``."""
     delta = 0.0
     moved = False
-    for j in range(width):
-        w = theta[off + j]
+    for j in range(len(current)):
+        w = current[j]
         h = max(hess[j], HESSIAN_FLOOR)
         z = h * w - grad[j]
         new = (z - rho1 if z > rho1 else (z + rho1 if z < -rho1 else 0.0)) / (h + rho2)
-        step[j] = new - w
+        target[j] = new
         moved = moved or new != w
         d = new - w
         l1 = np.sign(w) * d if w * new > 0.0 else abs(new) - abs(w)  # no cancellation for small steps
@@ -327,29 +325,26 @@ def _newton(theta, off, width, grad, hess, step, rho1, rho2):
 
 
 @numba.njit(cache=True)
-def _penalty(theta, off, width, move, a, rho1, rho2):
-    """``rho1 |w|_1 + rho2 / 2 |w|^2`` of ``w = theta[off:off+width] + a * move``."""
+def _trial(theta, off, current, target, a, trial, move, ex, count, rho1, rho2):
+    """``trial = current + a (target - current)`` (``target`` itself at ``a = 1``), its move from
+    ``theta[off:]`` and the move's shifted exponentials; returns ``(penalty - count . move, shift)``."""
     total = 0.0
-    for j in range(width):
-        w = theta[off + j] + a * move[j]
-        total += rho1 * abs(w) + 0.5 * rho2 * w * w
-    return total
+    for j in range(len(current)):
+        w = target[j] if a == 1.0 else current[j] + a * (target[j] - current[j])
+        trial[j] = w
+        move[j] = w - theta[off + j]
+        total += rho1 * abs(w) + 0.5 * rho2 * w * w - count[j] * move[j]
+    return total, _exp_shifted(move, ex)
 
 
 @numba.njit(cache=True)
-def _slope(theta, uoff, boff, n_labels, grad_u, count_u, trial_u, step_u, grad_b, count_b, trial_b, step_b, rho1,
-           rho2):
-    """Directional derivative of ``F`` along the step at the trial point (expectations ``grad_*``
-    minus counts; the one-sided derivative of ``|w|`` at ``w = 0``)."""
+def _slope(grad, count, trial, current, target, rho1, rho2):
+    """Directional derivative of ``F`` along ``target - current`` at ``trial`` (expectations
+    ``grad`` minus counts; the one-sided derivative of ``|w|`` at ``w = 0``)."""
     total = 0.0
-    for off, width, grad, count, trial, step in ((uoff, n_labels, grad_u, count_u, trial_u, step_u),
-                                                 (boff, n_labels * n_labels, grad_b, count_b, trial_b, step_b)):
-        if off < 0:
-            continue
-        for j in range(width):
-            w = theta[off + j] + trial[j]
-            total += (grad[j] - count[j] + rho2 * w) * step[j]
-            total += rho1 * (np.sign(w) * step[j] if w != 0.0 else abs(step[j]))
+    for j in range(len(trial)):
+        w, d = trial[j], target[j] - current[j]
+        total += (grad[j] - count[j] + rho2 * w) * d + rho1 * (np.sign(w) * d if w != 0.0 else abs(d))
     return total
 
 
@@ -370,9 +365,10 @@ def bcd_sweep(theta, blocks, n_labels, sentence_ptr, token_sentence, y, block_pt
     grad_u, hess_u = np.zeros(n_labels), np.zeros(n_labels)
     grad_b, hess_b = np.zeros(n_labels2), np.zeros(n_labels2)
     count_u, count_b = np.zeros(n_labels), np.zeros(n_labels2)
-    move_u, move_b = np.zeros(n_labels), np.zeros(n_labels2)  # the block's total move so far
-    step_u, step_b = np.zeros(n_labels), np.zeros(n_labels2)
+    cur_u, cur_b = np.zeros(n_labels), np.zeros(n_labels2)  # the block's weights at its current point
+    new_u, new_b = np.zeros(n_labels), np.zeros(n_labels2)  # Newton targets
     trial_u, trial_b = np.zeros(n_labels), np.zeros(n_labels2)
+    move_u, move_b = np.zeros(n_labels), np.zeros(n_labels2)  # trial minus theta (the cached point)
     ex_u, ex_b = np.ones(n_labels), np.ones(n_labels2)
     decrease = 0.0
     for o in blocks:
@@ -396,39 +392,30 @@ def bcd_sweep(theta, blocks, n_labels, sentence_ptr, token_sentence, y, block_pt
         hess_b[:] = 0.0
         ex_u[:] = 1.0
         ex_b[:] = 1.0
-        move_u[:] = 0.0
-        move_b[:] = 0.0
-        shift_u, shift_b = 0.0, 0.0
-        log_z = _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, eb, cb, alpha, la,
+        f_cur = _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, eb, cb, alpha, la,
                             beta, lb, has_u, has_b, ex_u, 0.0, ex_b, 0.0, True, grad_u, hess_u, grad_b, hess_b, fa,
                             gb, mult, work, marg)
-        f_cur = log_z
         if has_u:
-            f_cur += _penalty(theta, uoff, n_labels, move_u, 0.0, rho1, rho2)
+            for j in range(n_labels):
+                cur_u[j] = theta[uoff + j]
+                f_cur += rho1 * abs(cur_u[j]) + 0.5 * rho2 * cur_u[j] * cur_u[j]
         if has_b:
-            f_cur += _penalty(theta, boff, n_labels2, move_b, 0.0, rho1, rho2)
+            for j in range(n_labels2):
+                cur_b[j] = theta[boff + j]
+                f_cur += rho1 * abs(cur_b[j]) + 0.5 * rho2 * cur_b[j] * cur_b[j]
         f_start = f_cur
         any_step = False
-        for _ in range(inner):
-            # the gradient of the loss at the block's current point: expectations minus counts
+        for step in range(inner):
             delta = 0.0
             moved = False
             if has_u:
-                for j in range(n_labels):
-                    grad_u[j] -= count_u[j]
-                    theta[uoff + j] += move_u[j]
-                du, mu = _newton(theta, uoff, n_labels, grad_u, hess_u, step_u, rho1, rho2)
-                for j in range(n_labels):
-                    theta[uoff + j] -= move_u[j]
+                grad_u -= count_u  # the loss gradient: expectations minus counts
+                du, mu = _newton(cur_u, grad_u, hess_u, new_u, rho1, rho2)
                 delta += du
                 moved = moved or mu
             if has_b:
-                for j in range(n_labels2):
-                    grad_b[j] -= count_b[j]
-                    theta[boff + j] += move_b[j]
-                db, mb = _newton(theta, boff, n_labels2, grad_b, hess_b, step_b, rho1, rho2)
-                for j in range(n_labels2):
-                    theta[boff + j] -= move_b[j]
+                grad_b -= count_b
+                db, mb = _newton(cur_b, grad_b, hess_b, new_b, rho1, rho2)
                 delta += db
                 moved = moved or mb
             if not moved or not delta < 0.0:
@@ -436,30 +423,36 @@ def bcd_sweep(theta, blocks, n_labels, sentence_ptr, token_sentence, y, block_pt
             a = 1.0
             accepted = False
             for _h in range(MAX_HALVINGS):
-                f_new = 0.0
+                f_new, shift_u, shift_b = 0.0, 0.0, 0.0
                 if has_u:
-                    for j in range(n_labels):
-                        trial_u[j] = move_u[j] + a * step_u[j]
-                    shift_u = _exp_shifted(trial_u, ex_u)
-                    f_new += _penalty(theta, uoff, n_labels, trial_u, 1.0, rho1, rho2)
-                    f_new -= count_u @ trial_u
+                    part, shift_u = _trial(theta, uoff, cur_u, new_u, a, trial_u, move_u, ex_u, count_u, rho1, rho2)
+                    f_new += part
                 if has_b:
-                    for j in range(n_labels2):
-                        trial_b[j] = move_b[j] + a * step_b[j]
-                    shift_b = _exp_shifted(trial_b, ex_b)
-                    f_new += _penalty(theta, boff, n_labels2, trial_b, 1.0, rho1, rho2)
-                    f_new -= count_b @ trial_b
+                    part, shift_b = _trial(theta, boff, cur_b, new_b, a, trial_b, move_b, ex_b, count_b, rho1, rho2)
+                    f_new += part
+                # the gradient at the trial serves the next Newton step, or the slope test below
+                need_grad = step + 1 < inner
                 grad_u[:] = 0.0
                 hess_u[:] = 0.0
                 grad_b[:] = 0.0
                 hess_b[:] = 0.0
-                f_new += _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, eb, cb,
-                                     alpha, la, beta, lb, has_u, has_b, ex_u, shift_u, ex_b, shift_b, True,
-                                     grad_u, hess_u, grad_b, hess_b, fa, gb, mult, work, marg)
-                if f_new <= f_cur + SIGMA * a * delta or (
-                        f_new < np.inf and _slope(theta, uoff, boff, n_labels, grad_u, count_u, trial_u, step_u,
-                                                  grad_b, count_b, trial_b, step_b, rho1, rho2) <= SIGMA * delta):
-                    accepted = True
+                log_z = _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, eb, cb, alpha,
+                                    la, beta, lb, has_u, has_b, ex_u, shift_u, ex_b, shift_b, need_grad, grad_u,
+                                    hess_u, grad_b, hess_b, fa, gb, mult, work, marg)
+                f_new += log_z
+                accepted = f_new <= f_cur + SIGMA * a * delta
+                if not accepted and f_new < np.inf and not need_grad:
+                    _block_eval(n_labels, tokens, k0, k1, token_sentence, sentence_ptr, eu, cu, eb, cb, alpha, la,
+                                beta, lb, has_u, has_b, ex_u, shift_u, ex_b, shift_b, True, grad_u, hess_u, grad_b,
+                                hess_b, fa, gb, mult, work, marg)
+                if not accepted and f_new < np.inf:
+                    slope = 0.0
+                    if has_u:
+                        slope += _slope(grad_u, count_u, trial_u, cur_u, new_u, rho1, rho2)
+                    if has_b:
+                        slope += _slope(grad_b, count_b, trial_b, cur_b, new_b, rho1, rho2)
+                    accepted = slope <= SIGMA * delta
+                if accepted:
                     break
                 a *= 0.5
             if not accepted:
@@ -467,12 +460,12 @@ def bcd_sweep(theta, blocks, n_labels, sentence_ptr, token_sentence, y, block_pt
             largest = 0.0
             if has_u:
                 for j in range(n_labels):
-                    largest = max(largest, abs(a * step_u[j]))
-                    move_u[j] = trial_u[j]
+                    largest = max(largest, abs(trial_u[j] - cur_u[j]))
+                    cur_u[j] = trial_u[j]
             if has_b:
                 for j in range(n_labels2):
-                    largest = max(largest, abs(a * step_b[j]))
-                    move_b[j] = trial_b[j]
+                    largest = max(largest, abs(trial_b[j] - cur_b[j]))
+                    cur_b[j] = trial_b[j]
             f_cur = f_new
             any_step = True
             if largest < INNER_STEP:
@@ -480,15 +473,18 @@ def bcd_sweep(theta, blocks, n_labels, sentence_ptr, token_sentence, y, block_pt
         if not any_step:
             continue
         decrease += f_start - f_cur
-        # commit the move: weights, cached exponentials, and the stale forward / backward vectors
+        # commit: weights, cached exponentials, and the stale forward / backward vectors
+        shift_u, shift_b = 0.0, 0.0
         if has_u:
-            shift_u = _exp_shifted(move_u, ex_u)
             for j in range(n_labels):
-                theta[uoff + j] += move_u[j]
+                move_u[j] = cur_u[j] - theta[uoff + j]
+                theta[uoff + j] = cur_u[j]
+            shift_u = _exp_shifted(move_u, ex_u)
         if has_b:
-            shift_b = _exp_shifted(move_b, ex_b)
             for j in range(n_labels2):
-                theta[boff + j] += move_b[j]
+                move_b[j] = cur_b[j] - theta[boff + j]
+                theta[boff + j] = cur_b[j]
+            shift_b = _exp_shifted(move_b, ex_b)
         for k in range(k0, k1):
             i = tokens[k]
             s = token_sentence[i]
@@ -530,34 +526,6 @@ def block_violation(theta, grad, uni_offset, bi_offset, n_labels, rho1):
     return out
 
 
-def _extrapolate(iterates, theta, loss, grad, data, rho1, rho2, sparse):
-    """Anderson extrapolation of the last sweeps' iterates (module docstring), kept only if it
-    lowers ``F``; returns ``(theta, loss, grad)``."""
-    signs = np.sign(iterates[0])
-    stable = signs != 0
-    for point in iterates[1:]:
-        stable &= np.sign(point) == signs
-    index = np.flatnonzero(stable)
-    if index.size == 0:
-        return theta, loss, grad
-    points = np.array([point[index] for point in iterates])
-    steps = np.diff(points, axis=0)
-    gram = steps @ steps.T
-    try:
-        weights = np.linalg.solve(gram + 1e-12 * np.trace(gram) * np.eye(len(gram)), np.ones(len(gram)))
-    except np.linalg.LinAlgError:
-        return theta, loss, grad
-    if not (np.isfinite(weights).all() and weights.sum() != 0.0):
-        return theta, loss, grad
-    candidate = theta.copy()
-    candidate[index] = (weights / weights.sum()) @ points[1:]
-    c_loss, c_grad = full_gradient(candidate, data, sparse)
-    print("cand", objective_value(c_loss, candidate, rho1, rho2), index.size, weights / weights.sum())  # DEBUG
-    if objective_value(c_loss, candidate, rho1, rho2) < objective_value(loss, theta, rho1, rho2):
-        return candidate, c_loss, c_grad
-    return theta, loss, grad
-
-
 def block_index(data):
     """``(block_ptr, tokens, token_sentence)``: the tokens where each observation fires (CSR by
     observation, tokens in order; a token listed twice when the observation fires twice there) and
@@ -588,20 +556,16 @@ def observation_offsets(data):
 
 
 def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=None, sparse=SPARSE_DEFAULT,
-              scale=None, inner=INNER_STEPS, anderson=ANDERSON, chunk=4096):
+              scale=None, inner=INNER_STEPS, chunk=4096):
     """Minimise ``F`` by blockwise coordinate descent; returns a :class:`~solvers.proximal.crf_problem.CRFFit`.
 
     ``scale`` (default ``rho1_max = ||grad l(0)||_inf``) sets the KKT tolerance ``tol * scale``;
     ``time_limit`` in seconds of wall time, checked every ``chunk`` blocks; ``inner``: Newton
-    steps per block and sweep; ``anderson``: sweeps per extrapolation (0: none); ``sparse``: the
-    forward-backward of the exact-gradient passes.
+    steps per block and sweep; ``sparse``: the forward-backward of the exact-gradient passes.
     """
     rho1, rho2 = check_problem(data, rho1, rho2)
     if int(inner) < 1:
         raise ValueError(f"inner (Newton steps per block) must be >= 1, got {inner}")
-    if int(anderson) < 0 or int(anderson) == 1:
-        raise ValueError(f"anderson (sweeps per extrapolation) must be 0 (none) or >= 2, got {anderson}")
-    anderson = int(anderson)
     clock = time.perf_counter()
     theta = start_point(data, theta)
     block_ptr, tokens, token_sentence = block_index(data)
@@ -616,7 +580,6 @@ def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=N
     if scale is None:
         scale = rho1_max(data, sparse)
     history, status, n_iter = [], "max_iter", 0
-    iterates = [theta.copy()] if anderson else []
     while True:
         violation = kkt_max(theta, grad, rho1, rho2)
         history.append((time.perf_counter() - clock, objective_value(loss, theta, rho1, rho2), violation))
@@ -640,11 +603,6 @@ def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=N
                 break
         n_iter += 1
         loss, grad = full_gradient(theta, data, sparse)
-        if anderson:
-            iterates.append(theta.copy())
-            if len(iterates) == anderson + 1:
-                theta, loss, grad = _extrapolate(iterates, theta, loss, grad, data, rho1, rho2, sparse)
-                iterates = [theta.copy()]
     return CRFFit(theta=theta, objective=objective_value(loss, theta, rho1, rho2), loss=loss, kkt=violation,
                   n_iter=n_iter, status=status, seconds=time.perf_counter() - clock, history=tuple(history),
                   rho1=rho1, rho2=rho2, solver="bcd")
