@@ -2,7 +2,7 @@
 
 ``SparseCRF(rho1, rho2, templates=..., solver="bcd" | "fista")`` learns
 ``min l(D; theta) + rho1 ||theta||_1 + rho2 / 2 ||theta||^2`` (``formulations/crf/criterion.py``)
-over Wapiti-like feature templates, by sparse blockwise coordinate descent
+over Wapiti-like feature templates, by blockwise coordinate descent
 (``solvers/proximal/crf_bcd.py``) or FISTA (``crf_fista.py``), and labels by Viterbi.
 
 Input: a list of sentences, each a list of tokens, a token a tuple / list of column values (or a
@@ -25,7 +25,7 @@ from formulations.crf.templates import FeatureSpace, Template, parse_templates, 
 from milpscore.conll import chunk_scores
 from solvers.proximal.crf_bcd import solve_bcd
 from solvers.proximal.crf_fista import solve_fista
-from solvers.proximal.crf_forward_backward import decode, marginals
+from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, decode, marginals
 
 FORMAT = "milpscore-crf"
 FORMAT_VERSION = 1
@@ -72,13 +72,14 @@ class SparseCRF:
         Outer iterations, KKT tolerance relative to ``rho1_max`` (the solvers' stopping rule),
         wall seconds of the fit.
     sparse : bool
-        Use the sparse forward-backward in the solver.
+        Use the slides' sparse forward-backward in the full passes (default: dense, a saving only
+        where most bigram potentials are zero; ``crf_forward_backward.SPARSE_DEFAULT``).
     sentence_column, label_column : str
         Column names used with DataFrame input.
     """
 
     def __init__(self, rho1=0.5, rho2=0.01, templates=None, solver="bcd", max_iter=200, tol=1e-6, time_limit=None,
-                 sparse=True, sentence_column="sentence", label_column="label"):
+                 sparse=SPARSE_DEFAULT, sentence_column="sentence", label_column="label"):
         self.rho1 = rho1
         self.rho2 = rho2
         self.templates = templates

@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
     p.add_argument("--max-iter", type=int, default=200)
     p.add_argument("--tol", type=float, default=1e-6, help="KKT tolerance relative to rho1_max")
     p.add_argument("--time-limit", type=float, default=None, help="wall seconds of the fit")
-    p.add_argument("--dense", action="store_true", help="dense forward-backward (default: the sparse one)")
+    p.add_argument("--sparse", action="store_true",
+                   help="the slides' sparse forward-backward in full passes (default: dense)")
     p.add_argument("--output", help="save the model as JSON here")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--top", type=int, default=20, help="active weights listed in the text output")
@@ -34,7 +35,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     sentences, labels = read_conll(args.train)
     model = SparseCRF(rho1=args.rho1, rho2=args.rho2, templates=args.template, solver=args.solver,
-                      max_iter=args.max_iter, tol=args.tol, time_limit=args.time_limit, sparse=not args.dense)
+                      max_iter=args.max_iter, tol=args.tol, time_limit=args.time_limit, sparse=args.sparse)
     model.fit(sentences, labels)
     report = {"status": model.status_, "objective": model.objective_, "active": model.n_active_,
               "iterations": model.fit_.n_iter, "seconds": round(model.fit_.seconds, 2),
