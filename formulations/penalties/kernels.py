@@ -151,112 +151,124 @@ def scf_prox(v, grid, mu, eps, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def tv_prox(y, lam, scale, out):  # pragma: no cover - compiled
     """Weighted 1-D total-variation prox by Condat's direct algorithm (Condat 2013, weighted).
 
     Solves ``min_x 1/2 ||x - y||^2 + scale * sum_k lam[k] |x[k+1] - x[k]|`` with ``lam`` of length
-    ``n - 1`` (non-negative). Follows Condat's reference C code line by line, with the scalar
+    ``n - 1`` (non-negative). Follows Condat's reference C code step by step, with the scalar
     lambda replaced by the weight of the current edge; the incoming dual value of a new segment
     is the weight of the edge where the previous jump happened (binarsity slides, Algorithm 1).
+    The point ``n - 1`` has no edge of its own and takes the last weight (Condat's boundary value).
     """
     n = y.shape[0]
     if n == 0:
         return out
-    constant = True
-    for k in range(1, n):
-        if y[k] != y[0]:
+    constant = True  # stops at the first entry that differs from y[0]
+    for j in range(1, n):
+        if y[j] != y[0]:
             constant = False
             break
-    if constant:  # a constant signal (e.g. all zeros) is its own TV prox
-        for k in range(n):
-            out[k] = y[k]
+    if constant:  # a constant signal (e.g. all zeros) is its own TV prox, exactly
+        out[:] = y
         return out
-    # The weight of edge (k, k+1) is scale * lam[k]; index n-1 repeats the last weight (Condat's
-    # boundary value): lam[k - (k > last)], read in place: a scaled copy of lam would be one more
-    # pass over memory (measured against prox-tv's C routine in benchmarks/prox.py).
-    last = n - 2
-    k = 0
-    k0 = 0
-    kplus = 0
-    kminus = 0
-    umin = (scale * lam[0])
-    umax = -(scale * lam[0])
-    vmin = y[0] - (scale * lam[0])
-    vmax = y[0] + (scale * lam[0])
+    # Unsigned indices: numba then emits no negative-index wrap-around, so every read is one load
+    # and the segment fills below are contiguous stores (signed ones compile to scatters).
+    one = np.uint64(1)
+    last = np.uint64(n - 2)  # the last edge; n >= 2 here
+    w_last = scale * lam[last]
+    k = np.uint64(0)  # current point
+    k0 = k  # first point of the open segment
+    kplus = k  # last point where the upper bound vmax was touched
+    kminus = k  # same for the lower bound vmin
+    w = scale * lam[k]
+    umin = w
+    umax = -w
+    vmin = y[k] - w
+    vmax = y[k] + w
     while True:
-        while k == n - 1:
+        if k < last:
+            w = scale * lam[k + one]  # weight of the edge (k + 1, k + 2)
+        elif k == last:
+            w = w_last
+        else:  # k == n - 1: the dual must vanish at the end
             if umin < 0.0:  # vmin too high: negative jump
-                while True:
+                out[k0] = vmin  # k0 <= kminus: the segment has at least one point
+                k0 += one
+                while k0 <= kminus:
                     out[k0] = vmin
-                    k0 += 1
-                    if k0 > kminus:
-                        break
+                    k0 += one
                 k = k0
                 kminus = k0
-                u_in = (scale * lam[(k0 - 1) - ((k0 - 1) > last)])
-                vmin = y[k0] + u_in - (scale * lam[(k0) - ((k0) > last)])
-                umin = (scale * lam[(k0) - ((k0) > last)])
+                u_in = scale * lam[k0 - one]
+                w = scale * lam[k0] if k0 <= last else w_last
+                vmin = y[k0] + u_in - w
+                umin = w
                 umax = y[k0] + u_in - vmax
             elif umax > 0.0:  # vmax too low: positive jump
-                while True:
+                out[k0] = vmax  # k0 <= kplus: the segment has at least one point
+                k0 += one
+                while k0 <= kplus:
                     out[k0] = vmax
-                    k0 += 1
-                    if k0 > kplus:
-                        break
+                    k0 += one
                 k = k0
                 kplus = k0
-                u_in = -(scale * lam[(k0 - 1) - ((k0 - 1) > last)])
-                vmax = y[k0] + u_in + (scale * lam[(k0) - ((k0) > last)])
-                umax = -(scale * lam[(k0) - ((k0) > last)])
+                u_in = -(scale * lam[k0 - one])
+                w = scale * lam[k0] if k0 <= last else w_last
+                vmax = y[k0] + u_in + w
+                umax = -w
                 umin = y[k0] + u_in - vmin
-            else:
-                vmin += umin / (k - k0 + 1)
+            else:  # the last segment is feasible
+                vmin += umin / np.float64(k - k0 + one)
                 while k0 <= k:
                     out[k0] = vmin
-                    k0 += 1
+                    k0 += one
                 return out
-        umin += y[k + 1] - vmin
-        if umin < -(scale * lam[(k + 1) - ((k + 1) > last)]):  # negative jump
-            while True:
+            continue
+        y_next = y[k + one]
+        umin += y_next - vmin
+        if umin < -w:  # negative jump
+            out[k0] = vmin  # k0 <= kminus: the segment has at least one point
+            k0 += one
+            while k0 <= kminus:
                 out[k0] = vmin
-                k0 += 1
-                if k0 > kminus:
-                    break
+                k0 += one
             k = k0
             kplus = k0
             kminus = k0
-            u_in = (scale * lam[(k0 - 1) - ((k0 - 1) > last)])
-            vmin = y[k0] + u_in - (scale * lam[(k0) - ((k0) > last)])
-            vmax = y[k0] + u_in + (scale * lam[(k0) - ((k0) > last)])
-            umin = (scale * lam[(k0) - ((k0) > last)])
-            umax = -(scale * lam[(k0) - ((k0) > last)])
-        else:
-            umax += y[k + 1] - vmax
-            if umax > (scale * lam[(k + 1) - ((k + 1) > last)]):  # positive jump
-                while True:
-                    out[k0] = vmax
-                    k0 += 1
-                    if k0 > kplus:
-                        break
-                k = k0
-                kplus = k0
-                kminus = k0
-                u_in = -(scale * lam[(k0 - 1) - ((k0 - 1) > last)])
-                vmin = y[k0] + u_in - (scale * lam[(k0) - ((k0) > last)])
-                vmax = y[k0] + u_in + (scale * lam[(k0) - ((k0) > last)])
-                umin = (scale * lam[(k0) - ((k0) > last)])
-                umax = -(scale * lam[(k0) - ((k0) > last)])
-            else:  # no jump
-                k += 1
-                if umin >= (scale * lam[(k) - ((k) > last)]):
-                    kminus = k
-                    vmin += (umin - (scale * lam[(k) - ((k) > last)])) / (k - k0 + 1)
-                    umin = (scale * lam[(k) - ((k) > last)])
-                if umax <= -(scale * lam[(k) - ((k) > last)]):
-                    kplus = k
-                    vmax += (umax + (scale * lam[(k) - ((k) > last)])) / (k - k0 + 1)
-                    umax = -(scale * lam[(k) - ((k) > last)])
+            u_in = scale * lam[k0 - one]
+            w = scale * lam[k0] if k0 <= last else w_last
+            vmin = y[k0] + u_in - w
+            vmax = y[k0] + u_in + w
+            umin = w
+            umax = -w
+            continue
+        umax += y_next - vmax
+        if umax > w:  # positive jump
+            out[k0] = vmax  # k0 <= kplus: the segment has at least one point
+            k0 += one
+            while k0 <= kplus:
+                out[k0] = vmax
+                k0 += one
+            k = k0
+            kplus = k0
+            kminus = k0
+            u_in = -(scale * lam[k0 - one])
+            w = scale * lam[k0] if k0 <= last else w_last
+            vmin = y[k0] + u_in - w
+            vmax = y[k0] + u_in + w
+            umin = w
+            umax = -w
+            continue
+        k += one  # no jump: the segment grows
+        if umin >= w:
+            kminus = k
+            vmin += (umin - w) / np.float64(k - k0 + one)
+            umin = w
+        if umax <= -w:
+            kplus = k
+            vmax += (umax + w) / np.float64(k - k0 + one)
+            umax = -w
 
 
 @njit(cache=True)

@@ -1,6 +1,6 @@
 """Closed forms from the papers: Facets plateaus/slopes (eq. 12, Fig. 2), SCF (eq. 15), scaling
 (eq. 16), Facets values (eq. 3 vs Definition 1), EYE limits (r = 0, r = 1), TV by Condat against
-a plain reference, binarsity weights."""
+a plain reference and its optimality conditions, binarsity weights."""
 import numpy as np
 import pytest
 
@@ -135,6 +135,67 @@ def test_tv_prox_large_weight_gives_constant_mean():
     y = np.random.default_rng(5).normal(size=50)
     out = TotalVariation(1e6).prox(y, 1.0)
     assert np.allclose(out, y.mean())
+
+
+def _tv_kkt_violation(y, lam, x):
+    """Largest violation of the optimality conditions of the weighted TV prox (a certificate, no solver).
+
+    ``x`` minimises ``1/2 ||x - y||^2 + sum_k lam_k |x[k+1] - x[k]|`` iff ``s = cumsum(x - y)``
+    has ``s[-1] = 0``, ``|s_k| <= lam_k`` on every edge and ``s_k = lam_k sign(x[k+1] - x[k])``
+    where ``x`` jumps (stationarity ``x - y + D^T s = 0``; the problem is strongly convex).
+    """
+    s = np.cumsum(x - y)
+    edges, jumps = s[:-1], np.diff(x)
+    moved = jumps != 0.0
+    return max(abs(s[-1]), np.max(np.abs(edges) - lam, initial=0.0),
+               np.max(np.abs(edges[moved] - lam[moved] * np.sign(jumps[moved])), initial=0.0))
+
+
+def _random_tv_instance(rng, n):
+    kind = rng.integers(4)
+    if kind == 0:  # piecewise constant plus noise
+        y = np.repeat(rng.normal(size=n // 5 + 1) * 3, 5)[:n] + rng.normal(scale=0.3, size=n)
+    elif kind == 1:  # random walk
+        y = np.cumsum(rng.normal(size=n))
+    elif kind == 2:  # a few distinct levels, exact ties
+        y = rng.integers(-2, 3, size=n).astype(float)
+    else:  # constant
+        y = np.full(n, rng.normal())
+    lam = rng.uniform(0.0, 1.5, size=n - 1) * rng.choice([0.01, 1.0, 10.0])
+    lam[rng.random(n - 1) < 0.1] = 0.0  # zero weights: free jumps
+    return y, lam
+
+
+def test_tv_prox_satisfies_the_optimality_conditions_on_random_weighted_instances():
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        n = int(rng.integers(1, 60))
+        y, lam = _random_tv_instance(rng, n)
+        step = float(rng.choice([0.3, 1.0, 2.5]))
+        x = TotalVariation(lam).prox(y, step)
+        assert _tv_kkt_violation(y, step * lam, x) <= 1e-11 * (1.0 + np.abs(y).sum())
+
+
+@pytest.mark.parametrize("kind", ["blocks", "noise", "walk"])
+def test_tv_prox_optimality_on_long_signals(kind):
+    """The benchmark's regimes (long segments, very short segments, a drifting signal) at 1e5."""
+    rng = np.random.default_rng(8)
+    n = 100_000
+    y = {"blocks": np.repeat(rng.normal(size=n // 100), 100) + rng.normal(scale=0.5, size=n),
+         "noise": rng.normal(size=n), "walk": np.cumsum(rng.normal(size=n))}[kind]
+    lam = rng.uniform(0.1, 1.0, size=n - 1) if kind == "blocks" else np.full(n - 1, 0.01 if kind == "noise" else 1.0)
+    x = TotalVariation(lam).prox(y, 1.0)
+    assert _tv_kkt_violation(y, lam, x) <= 1e-12 * np.abs(y).sum()
+
+
+def test_tv_prox_two_points_closed_form_and_scalar_weight_equals_constant_weights():
+    rng = np.random.default_rng(9)
+    for _ in range(50):
+        y, lam = rng.normal(size=2) * 2, float(rng.uniform(0, 2))
+        t = np.clip((y[1] - y[0]) / 2, -lam, lam)  # each point moves towards the other by at most lam
+        assert np.allclose(TotalVariation(lam).prox(y, 1.0), [y[0] + t, y[1] - t], rtol=0, atol=1e-15)
+    y = np.cumsum(rng.normal(size=500))
+    assert np.array_equal(TotalVariation(0.7).prox(y, 1.3), TotalVariation(np.full(499, 0.7)).prox(y, 1.3))
 
 
 def test_binarsity_data_driven_weights_follow_the_slides():
