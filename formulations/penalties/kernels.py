@@ -173,7 +173,8 @@ def tv_prox(y, lam, scale, out):  # pragma: no cover - compiled
         out[:] = y
         return out
     # Unsigned indices: numba then emits no negative-index wrap-around, so every read is one load
-    # and the segment fills below are contiguous stores (signed ones compile to scatters).
+    # and the segment fills below are contiguous stores (with signed indices LLVM cannot prove the
+    # filled addresses contiguous and, on AVX-512, emits scatters).
     one = np.uint64(1)
     last = np.uint64(n - 2)  # the last edge; n >= 2 here
     w_last = scale * lam[last]
