@@ -18,13 +18,22 @@ Cached per token: ``eu_t = exp(u_t - max u_t)``, ``eb_t = exp(b_t - max b_t)`` (
 exponentials, so the recursions need no exponential) and the scaled forward / backward vectors
 with their cumulative log scales. The vectors are kept lazily: after a block moves the potentials
 of positions ``t1..tk`` of a sentence, forward vectors before ``t1`` and backward vectors from
-``tk`` on stay valid, and the others are recomputed only when a later block needs them.
+``tk`` on stay valid, and the others are recomputed only when a later block needs them. An
+accepted move multiplies the cached exponentials of its tokens by ``exp(move)``; every sweep
+starts from caches rebuilt from ``theta``. (Wapiti's ``-a bcd`` instead recomputes the potentials
+of every sentence containing the block and its forward-backward over the block's range, for each
+block, and takes one step with the Hessian scaled by ``kappa max(1, max |g / h|)``, no line search.)
 
 For each block (in observation order, Wapiti's), up to ``inner`` Newton steps:
 
 1. the direction of the one-dimensional elastic-net Newton step of slide "Analytical Solution in
    One-Dimensional Case" per coordinate, ``theta_k+ = S(h_k theta_k - g_k, rho1) / (h_k + rho2)``,
-   ``S`` the soft threshold, ``d = theta+ - theta`` (``g``, ``h`` at the block's current point);
+   ``S`` the soft threshold, ``d = theta+ - theta`` (``g``, ``h`` at the block's current point),
+   with the unigram part's and the bigram part's ``h`` each scaled by
+   ``max(1, max_k |g_k / h_k| / STEP_CAP)`` so that no smooth Newton step ``g_k / h_k`` exceeds
+   ``STEP_CAP`` (Wapiti's ``kappa`` rule, ``bcd.c``, with ``kappa = 1 / STEP_CAP``): far from the
+   optimum, where ``h = sum p (1 - p)`` is small, the full steps overshoot and shift the work to
+   the blocks that share the tokens; near it the scale is 1 and the step is Newton's;
 2. a backtracking line search (Tseng & Yun 2009) takes the largest ``a in {1, 1/2, ...}`` with
    ``F(theta + a d) <= F(theta) + sigma a Delta``,
    ``Delta = g.d + rho1 (||theta + d||_1 - ||theta||_1) + rho2 / 2 (||theta + d||^2 - ||theta||^2) < 0``,
@@ -62,6 +71,7 @@ MAX_HALVINGS = 30
 HESSIAN_FLOOR = 1e-8
 INNER_STEPS = 1
 INNER_STEP = 1e-3
+STEP_CAP = 1.0
 
 
 @numba.njit(cache=True)
@@ -306,6 +316,17 @@ def _exp_shifted(values, out):
 
 
 @numba.njit(cache=True)
+def _cap_curvature(grad, hess):
+    """Scale ``hess`` by ``max(1, max_j |g_j / h_j| / STEP_CAP)`` (module docstring, step 1)."""
+    ratio = 1.0
+    for j in range(len(grad)):
+        ratio = max(ratio, abs(grad[j] / max(hess[j], HESSIAN_FLOOR)) / STEP_CAP)
+    if ratio > 1.0:
+        for j in range(len(hess)):
+            hess[j] *= ratio
+
+
+@numba.njit(cache=True)
 def _newton(current, grad, hess, target, rho1, rho2):
     """Soft-threshold Newton targets ``target`` of the weights ``current``; returns
     ``(Delta part, any move)``."""
@@ -410,11 +431,13 @@ def bcd_sweep(theta, blocks, n_labels, sentence_ptr, token_sentence, y, block_pt
             moved = False
             if has_u:
                 grad_u -= count_u  # the loss gradient: expectations minus counts
+                _cap_curvature(grad_u, hess_u)
                 du, mu = _newton(cur_u, grad_u, hess_u, new_u, rho1, rho2)
                 delta += du
                 moved = moved or mu
             if has_b:
                 grad_b -= count_b
+                _cap_curvature(grad_b, hess_b)
                 db, mb = _newton(cur_b, grad_b, hess_b, new_b, rho1, rho2)
                 delta += db
                 moved = moved or mb
