@@ -1,7 +1,8 @@
 """The SLIM route: which exact step runs on which instance (Ustun & Rudin 2016, the SLIM MILP).
 
-:data:`ROUTE` is the table: the sign-cover LP bound (always), the support enumeration with
-Bayes-error bounds (0/1 features), the box search (few integer features of many values), then
+:data:`ROUTE` is the table: the support enumeration with Bayes-error bounds (0/1 features; it
+proves most 0/1 tables alone, and when the supports are too many it stops after its first chunks),
+the sign-cover LP bound (always), the box search (few integer features of many values), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
 every model of the instance, so the route keeps the largest (:mod:`solvers.exact.route`).
 Operational constraints are rows of the MILP (the last step) and of nothing else: the LP's bound
@@ -143,11 +144,11 @@ def _run_highs(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: C
 
 
 ROUTE: tuple[Step, ...] = (
-    Step("sign_cover_lp", _run_sign_cover, lambda instance, limits: None, _sign_cover_memory, 0.25,
-         "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",)),
     Step("bayes_supports", _run_bayes, _bayes_applies, _bayes_memory, 0.2,
          "the optimum when every support below the incumbent is bounded or searched (Bayes-error bounds)",
          ("solvers.exact.bayes_error", "solvers.exact.supports")),
+    Step("sign_cover_lp", _run_sign_cover, lambda instance, limits: None, _sign_cover_memory, 0.25,
+         "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",)),
     Step("box_search", _run_box, _box_applies, _box_memory, 1.0,
          "the optimum by branch and bound on the points' box (pair-conflict max-flow bound)",
          ("solvers.exact.box_cover",)),
