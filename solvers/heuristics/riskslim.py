@@ -17,8 +17,8 @@ Every model lies inside the coefficient set and ``max_size`` by construction; ev
 the clock. The pipeline keeps the exact solve's model only when it is at least as good.
 
 Large tables: the searches cost a pass over the rows per function evaluation. On more than
-:data:`SEARCH_ROWS` merged rows they run on a class-stratified sample of that many rows (each class
-reweighted to its total weight, same coefficient set and intercept box), and the model they find
+:data:`~solvers.heuristics.sampling.SEARCH_ROWS` merged rows they run on a class-stratified sample
+of that many rows (:mod:`solvers.heuristics.sampling`; same coefficient set and intercept box), and the model they find
 is then polished by coordinate moves on every row; the better of the two, by the full objective,
 is the start. The start only has to be good for pruning: the certificate comes from the exact
 solve on every row.
@@ -34,30 +34,17 @@ from scipy.optimize import minimize
 from formulations.base import Model
 from formulations.logistic_cuts import LogisticData
 from formulations.riskslim import RiskSLIMInstance
+from solvers.heuristics.sampling import SEARCH_ROWS, stratified_rows
 from solvers.limits import Clock
 
 #: multipliers tried along each star ray (Liu et al. 2022 use 20)
 RAY_POINTS = 20
-#: merged rows above which the searches run on a stratified sample of this many (module docstring)
-SEARCH_ROWS = 20_000
-
-
 def sample_rows(instance: RiskSLIMInstance, rows: int, seed: int) -> RiskSLIMInstance:
     """The instance on a class-stratified random sample of about ``rows`` of its merged rows
-    (each class's weights rescaled to the class's total), with the same coefficient set, intercept
-    box and constraints: a model's objective on it estimates its objective on every row."""
+    (:func:`solvers.heuristics.sampling.stratified_rows`), with the same coefficient set,
+    intercept box and constraints."""
     data = instance.data
-    rng = np.random.default_rng(seed)
-    keep = []
-    for side in (data.y > 0, data.y < 0):
-        index = np.flatnonzero(side)
-        take = min(index.size, max(1, int(round(rows * index.size / data.y.size))))
-        keep.append(np.sort(rng.choice(index, take, replace=False)))
-    chosen = np.concatenate(keep)
-    w = data.weights[chosen].copy()
-    for side in (data.y > 0, data.y < 0):
-        part = side[chosen]
-        w[part] *= data.weights[side].sum() / max(w[part].sum(), 1e-300)
+    chosen, w = stratified_rows(data.y, data.weights, rows, seed)
     sampled = LogisticData(np.ascontiguousarray(data.X[chosen]), data.y[chosen], w, data.table, data.radius,
                            data.scale)
     return replace(instance, data=sampled, _cache={})

@@ -14,10 +14,17 @@ for a long time. :func:`heuristic` (the catalog's start for SLIM)
 
 Every model it returns lies inside the coefficient set and ``max_size`` (the pipeline checks it
 again with ``violations`` before using it). Every loop checks the clock.
+
+Large tables without operational constraints: on more than
+:data:`~solvers.heuristics.sampling.SEARCH_ROWS` merged rows the searches run on a
+class-stratified sample of that many (:mod:`solvers.heuristics.sampling`), and the model found is
+then improved by :func:`coordinate_search` on every row; the better, by the full objective, is the
+start.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from scipy.optimize import minimize
@@ -26,6 +33,7 @@ from formulations.base import Model
 from formulations.intercept import margin_error_intercept
 from formulations.slim import SLIMInstance
 from solvers.compiled import kernels_ready
+from solvers.heuristics.sampling import SEARCH_ROWS, stratified_rows
 from solvers.heuristics.slim_search import applies, search
 from solvers.limits import Clock
 
@@ -125,6 +133,25 @@ def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0)
     Deterministic (``seed`` is unused). Models that obey the operational constraints come first;
     the pipeline rejects a start that does not.
     """
+    c = instance.constraints
+    if instance.X.shape[0] > SEARCH_ROWS and (c is None or not (c.n_rows or c.performance)):
+        found = _heuristic(sample_rows(instance, SEARCH_ROWS, seed), clock)
+        if clock is not None and clock.expired():
+            return found
+        return min((found, coordinate_search(instance, found, clock=clock)), key=instance.objective)
+    return _heuristic(instance, clock)
+
+
+def sample_rows(instance: SLIMInstance, rows: int, seed: int) -> SLIMInstance:
+    """The instance on a class-stratified random sample of about ``rows`` of its merged rows
+    (:func:`solvers.heuristics.sampling.stratified_rows`), with the same coefficient set, intercept
+    box, margin and tie-breaker (for instances without operational constraints)."""
+    chosen, w = stratified_rows(instance.y, instance.weights, rows, seed)
+    return replace(instance, X=np.ascontiguousarray(instance.X[chosen]), y=instance.y[chosen], weights=w,
+                   big_m=instance.big_m[chosen], _cache={})
+
+
+def _heuristic(instance: SLIMInstance, clock: Clock | None) -> Model:
     start = rounded_logistic_start(instance, clock=clock)
     left = math.inf if clock is None else clock.seconds_left()
     if applies(instance) and kernels_ready(("solvers.heuristics.slim_search",), left):
