@@ -157,6 +157,18 @@ def _formulation(text: str) -> str:
     return name
 
 
+def _n_jobs(text: str) -> int:
+    """``--n-jobs``: a non-zero integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"--n-jobs takes a non-zero integer (1: one process, -1: all cores), "
+                                         f"got {text!r}")
+    return value
+
+
 def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--formulation", type=_formulation, default="slim", metavar="NAME",
                    help=f"what to fit: {', '.join(FORMULATIONS)} (default slim; riskscore and rounding are old "
@@ -166,6 +178,9 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory-limit", type=float, default=None, metavar="MB",
                    help="MiB one step of the exact solve may allocate (slim, riskslim; default half the memory "
                         "available); a step over it is skipped and the next one runs")
+    p.add_argument("--n-jobs", type=_n_jobs, default=1, metavar="N",
+                   help="processes that bound the supports of the exact solve (slim, riskslim; default 1; -1: all "
+                        "cores); the model and the certificate are those of one process")
     p.add_argument("--max-size", type=int, default=None, help="maximum number of features in the card")
     p.add_argument("--coef-bound", type=int, default=None, help="points lie in -U..U (formulation default)")
     p.add_argument("--c0", type=float, default=None, help="L0 cost per feature (slim default 0.01)")
@@ -285,7 +300,7 @@ def estimator(args: argparse.Namespace) -> Any:
     pick = lambda *names: {k: set_[k] for k in names if k in set_}  # noqa: E731
     name = canonical_name(args.formulation)
     common["pos_label"] = args.pos_label
-    memory = {"memory_limit": getattr(args, "memory_limit", None)}
+    memory = {"memory_limit": getattr(args, "memory_limit", None), "n_jobs": getattr(args, "n_jobs", 1)}
     if name == "slim":
         return SLIMClassifier(**{"c0": 0.01, **pick("max_size", "coef_bound", "c0")}, seed=args.seed, relaxed=True,
                               **common, **otpv, **memory)

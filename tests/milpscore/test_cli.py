@@ -275,3 +275,24 @@ def test_multiplier_flag_takes_a_positive_number_or_auto():
     for bad in ("0", "-1", "nan", "best"):
         with pytest.raises(argparse.ArgumentTypeError, match="auto"):
             _multiplier(bad)
+
+
+def test_n_jobs_reaches_the_estimator_and_zero_is_refused(capsys):
+    """``--n-jobs N`` sets the estimator's bounding workers (slim, riskslim); 0 or a word is a usage
+    error (exit 2) naming the flag; a riskslim fit with two workers prints the card of one."""
+    from milpscore.cli import _parser, estimator
+
+    for formulation, cls in (("slim", "SLIMClassifier"), ("riskslim", "RiskScoreClassifier")):
+        args = _parser().parse_args(["fit", "--formulation", formulation, "--n-jobs", "-1"])
+        est = estimator(args)
+        assert type(est).__name__ == cls and est.n_jobs == -1
+    for bad in ("0", "two"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["fit", "--n-jobs", bad])
+        assert exit_info.value.code == 2 and "--n-jobs takes a non-zero integer" in capsys.readouterr().err
+    cards = []
+    for jobs in ("1", "2"):
+        assert main(["fit", "--formulation", "riskslim", "--max-size", "2", "--time-limit", "20", "--n-jobs", jobs,
+                     "--quiet"]) == 0
+        cards.append(capsys.readouterr().out.split("exact")[0])
+    assert cards[0] == cards[1] and "risk" in cards[0].lower()
