@@ -42,7 +42,8 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "parallel": ("parallel", ()),
     "parallel-40": ("parallel", ("--features", "40")),
     "crf": ("crf", ()),
-    "certify_all": ("certify_all", ("--fold-limit", "15")),
+    "certify_all": ("certify_all", ("--fold-limit", "60")),
+    "scale": ("scale", ()),
 }
 HEADER = "## `"
 #: runs whose scripts time peers from benchmarks/peers.py's environments
