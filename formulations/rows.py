@@ -1,20 +1,59 @@
-"""Exact merging of identical training rows (one weighted row per distinct ``(x, y)``)."""
+"""Exact merging of identical training rows (one weighted row per distinct ``(x, y)``).
+
+Rows are compared as byte strings (one 1-D sort). Integer-valued tables (0/1 and few-valued
+columns, the usual case here) are keyed by their narrowest integer type (``int8`` for 0/1: an
+eighth of the float bytes), cast block by block, so merging a million-row table allocates a few
+bytes per cell rather than several float64 copies of it.
+"""
 from __future__ import annotations
 
 import numpy as np
 
+#: rows cast to the integer key per block (bounds the temporaries of the check)
+BLOCK = 1 << 16
+
+
+def _integer_key(a: np.ndarray) -> np.ndarray | None:
+    """``a`` (2-D float) as the narrowest of int8 / int16 / int32 that holds every value exactly
+    (-0.0 as 0), or None (non-integer, non-finite or too large values)."""
+    if a.size == 0:
+        return None
+    lo, hi = float(a.min()), float(a.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return None
+    dtype = next((t for t in (np.int8, np.int16, np.int32) if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max), None)
+    if dtype is None:
+        return None
+    key = np.empty(a.shape, dtype)
+    for start in range(0, a.shape[0], BLOCK):
+        block = a[start:start + BLOCK]
+        cast = block.astype(dtype)
+        if not np.array_equal(cast, block):
+            return None
+        key[start:start + BLOCK] = cast
+    return key
+
+
+def _unique_bytes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, inverse)`` of the distinct rows of a C-contiguous 2-D array compared as bytes."""
+    rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
 
 def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of a 2-D float array and the inverse index, exact (byte comparison).
+    """Distinct rows of a 2-D float array and the inverse index, exact (byte comparison of the
+    integer key, or of the float values with -0.0 as 0.0).
 
-    Rows are viewed as one opaque byte string each, so one 1-D sort replaces the much slower
-    lexicographic ``np.unique(axis=0)`` (its numpy implementation sorts a structured array). Rows come back
-    in byte order (not lexicographic order); ``a[inverse]`` restores the input.
+    One 1-D sort replaces the much slower lexicographic ``np.unique(axis=0)`` (its numpy
+    implementation sorts a structured array). Rows come back in byte order (not lexicographic
+    order); ``a[inverse]`` restores the input.
     """
-    a = np.ascontiguousarray(a, dtype=float) + 0.0  # + 0.0 turns -0.0 into 0.0 for the byte view
-    rows = a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
-    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
-    return a[first], inverse.reshape(-1)
+    a = np.asarray(a, dtype=float)
+    key = _integer_key(a)
+    first, inverse = _unique_bytes(np.ascontiguousarray(key) if key is not None
+                                   else np.ascontiguousarray(a) + 0.0)  # + 0.0: -0.0 as 0.0
+    return a[first] + 0.0, inverse
 
 
 def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -23,7 +62,14 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.nd
     Every loss used here is a sum over rows of ``w_i * loss(x_i, y_i)``, so merging is exact.
     """
     X = np.asarray(X, dtype=float)
-    uniq, inverse = unique_rows(np.column_stack([X, y]))
-    merged = np.bincount(inverse, weights=weights, minlength=uniq.shape[0])
+    y = np.asarray(y, dtype=float).reshape(-1)
+    key, label = _integer_key(X), _integer_key(y[:, None])
+    if key is not None and label is not None:
+        first, inverse = _unique_bytes(np.column_stack([key, label.astype(key.dtype)])
+                                       if np.can_cast(label.dtype, key.dtype) else
+                                       np.column_stack([key.astype(label.dtype), label]))
+    else:
+        first, inverse = _unique_bytes(np.column_stack([X, y]) + 0.0)
+    merged = np.bincount(inverse, weights=weights, minlength=first.size)
     keep = merged > 0
-    return uniq[keep, :-1], uniq[keep, -1], merged[keep]
+    return X[first[keep]] + 0.0, y[first[keep]] + 0.0, merged[keep]

@@ -77,7 +77,8 @@ from numba import njit
 from formulations.logistic_cuts import LogisticData
 from solvers import progress
 from solvers.exact.bayes_error import bayes_errors, value_bits
-from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
+from solvers.exact.box_logistic import (binary_support_bounds, column_codes, fit_box, pack_rows, row_bits,
+                                        support_bounds)
 from solvers.result import prune_level
 
 #: supports bounded between two looks at the clock
@@ -154,8 +155,12 @@ class SparseLogistic:
         data = self.data
         box = (self.lo, self.hi, float(self.intercept_lo), float(self.intercept_hi), data.scale)
         positive = data.y > 0
-        pos = row_bits(data.X[positive], data.weights[positive])
-        neg = row_bits(data.X[~positive], data.weights[~positive])
+        pos = neg = None
+        if data.X.shape[0] and np.isin(data.X, (0.0, 1.0)).all():  # bit sets from a 1-byte copy, not float ones
+            ones = data.X == 1.0
+            pos = pack_rows(ones[positive], data.weights[positive]) if positive.any() else None
+            neg = pack_rows(ones[~positive], data.weights[~positive]) if (~positive).any() else None
+            del ones
         if pos is not None and neg is not None:
             fits = functools.partial(_binary_fits, *pos, *neg)
         else:
