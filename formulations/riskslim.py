@@ -155,21 +155,31 @@ class RiskSLIM:
         return RiskSLIMInstance(self, cs, data, (int(lo), int(hi)), n, compile_constraints(self.constraints, cs.names))
 
 
+#: rows per block of :func:`_score_range` (bounds its temporaries to a few blocks of floats)
+SCORE_BLOCK = 1 << 15
+
+
 def _score_range(X: np.ndarray, cs: CoefficientSet, max_size: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row min / max of ``x_i . lambda`` over the box, with at most ``max_size`` non-zero terms."""
-    low = np.minimum(X * cs.lb, X * cs.ub)
-    high = np.maximum(X * cs.lb, X * cs.ub)
-    d = X.shape[1]
-    if max_size is None or max_size >= d:
-        return low.sum(axis=1), high.sum(axis=1)
-    k = int(max_size)
-    if k == 0:
-        return np.zeros(X.shape[0]), np.zeros(X.shape[0])
-    # the k most negative (positive) terms; terms of features forced non-zero are not singled out,
-    # so the range stays a superset of the attainable scores
-    smin = np.partition(low, k - 1, axis=1)[:, :k].sum(axis=1)
-    smax = -np.partition(-high, k - 1, axis=1)[:, :k].sum(axis=1)
-    return np.minimum(smin, 0.0), np.maximum(smax, 0.0)
+    """Per-row min / max of ``x_i . lambda`` over the box, with at most ``max_size`` non-zero terms
+    (computed in blocks of :data:`SCORE_BLOCK` rows)."""
+    n, d = X.shape
+    smin, smax = np.empty(n), np.empty(n)
+    k = d if max_size is None else min(int(max_size), d)
+    for start in range(0, n, SCORE_BLOCK):
+        block = X[start:start + SCORE_BLOCK]
+        at_lb, at_ub = block * cs.lb, block * cs.ub
+        low, high = np.minimum(at_lb, at_ub), np.maximum(at_lb, at_ub)
+        part = slice(start, start + block.shape[0])
+        if k >= d:
+            smin[part], smax[part] = low.sum(axis=1), high.sum(axis=1)
+        elif k == 0:
+            smin[part], smax[part] = 0.0, 0.0
+        else:
+            # the k most negative (positive) terms; terms of features forced non-zero are not singled
+            # out, so the range stays a superset of the attainable scores
+            smin[part] = np.minimum(np.partition(low, k - 1, axis=1)[:, :k].sum(axis=1), 0.0)
+            smax[part] = np.maximum(-np.partition(-high, k - 1, axis=1)[:, :k].sum(axis=1), 0.0)
+    return smin, smax
 
 
 def intercept_box(smin: np.ndarray, smax: np.ndarray, w_pos: float, w_neg: float,
