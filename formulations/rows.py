@@ -59,7 +59,8 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct ``(x_i, y_i)`` with the weights of their copies added; rows of weight 0 dropped.
 
-    Every loss used here is a sum over rows of ``w_i * loss(x_i, y_i)``, so merging is exact.
+    Every loss used here is a sum over rows of ``w_i * loss(x_i, y_i)``, so merging is exact. When
+    every row is distinct and weighted, the table comes back as it is (in its order, not copied).
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float).reshape(-1)
@@ -70,6 +71,14 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.nd
                                        np.column_stack([key.astype(label.dtype), label]))
     else:
         first, inverse = _unique_bytes(np.column_stack([X, y]) + 0.0)
+    weights = np.asarray(weights, dtype=float)
+    if first.size == X.shape[0] and (weights > 0).all():  # all rows distinct: the table itself, no copy
+        return _without_negative_zero(X), _without_negative_zero(y), weights
     merged = np.bincount(inverse, weights=weights, minlength=first.size)
     keep = merged > 0
     return X[first[keep]] + 0.0, y[first[keep]] + 0.0, merged[keep]
+
+
+def _without_negative_zero(a: np.ndarray) -> np.ndarray:
+    """``a`` itself, or ``a + 0.0`` (a copy with -0.0 as 0.0) when it holds a -0.0."""
+    return a + 0.0 if np.signbit(a[a == 0.0]).any() else a

@@ -37,3 +37,15 @@ def test_merge_rows_equals_a_dictionary_of_rows(case):
     uniq, inverse = unique_rows(X)
     np.testing.assert_array_equal(uniq[inverse], X + 0.0)
     assert len({tuple(r) for r in uniq}) == len(uniq)
+
+
+def test_a_table_of_distinct_rows_comes_back_uncopied_without_negative_zeros():
+    X = np.eye(5)
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    w = np.full(5, 0.2)
+    Xu, yu, wu = merge_rows(X, y, w)
+    assert Xu is X and wu is not None and np.array_equal(wu, w)
+    signed = X.copy()
+    signed[0, 1] = -0.0
+    Xs, _, _ = merge_rows(signed, y, w)
+    assert Xs is not signed and not np.signbit(Xs).any() and np.array_equal(Xs, X)
