@@ -24,9 +24,10 @@ import numba
 import numpy as np
 
 # The forward-backward of every full pass (FISTA's iterations, BCD's exact-gradient passes, the
-# estimator): dense. The sparse variant pays a test per pair potential and scattered updates, and
-# the bigram potentials of Wapiti-style templates (many ``*`` observations per token) are rarely
-# zero, so it was slower on the CoNLL-2000 excerpt (docs/benchmarks.md, ``benchmarks/crf.py``).
+# estimator): dense. The sparse variant saves work only where most pair potentials are zero (at
+# theta = 0 and at sparse solutions; not at the dense iterates on the way, where it pays a test
+# per pair potential and scattered updates); ``benchmarks/crf.py`` times both, and BCD's block
+# kernel (``crf_bcd``) needs neither, as it caches the potentials' exponentials.
 SPARSE_DEFAULT = False
 
 
