@@ -4,7 +4,7 @@ Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/scale.py [--sizes 1e4,1e5,1e6] [
 [--binary 40] [--continuous 0] [--time-limit 1800]``.
 
 Data (generated in the child process, seed 0): ``--binary`` 0/1 columns with frequencies 0.3-0.7
-and ``--continuous`` standard normal variables, each cut at its quartiles into 3 threshold columns
+and ``--continuous`` standard normal variables, each cut at its quintiles into 4 threshold columns
 ``x >= q`` (the binarisation a user does); the label is drawn from a planted logistic card on 5
 columns with **non-integer** weights (2.6, -1.7, 1.4, 0.8, -0.6; intercept -1), so the integer
 optimum is not the generating model and the certificate has work to do (with integer planted
@@ -45,12 +45,12 @@ kind, rows, binary, continuous, limit = sys.argv[1], int(float(sys.argv[2])), in
 weights = json.loads(sys.argv[6])
 from milpscore.estimators import RiskScoreClassifier, SLIMClassifier
 rng = np.random.default_rng(0)
-X = np.empty((rows, binary + 3 * continuous))
+X = np.empty((rows, binary + 4 * continuous))
 X[:, :binary] = rng.random((rows, binary)) < rng.uniform(0.3, 0.7, binary)
 for v in range(continuous):
     z = rng.standard_normal(rows)
-    for t, q in enumerate(np.quantile(z, [0.25, 0.5, 0.75])):
-        X[:, binary + 3 * v + t] = z >= q
+    for t, q in enumerate(np.quantile(z, [0.2, 0.4, 0.6, 0.8])):
+        X[:, binary + 4 * v + t] = z >= q
 planted = np.zeros(X.shape[1])
 planted[:5] = weights
 y = np.where(rng.random(rows) < 1.0 / (1.0 + np.exp(-(X @ planted - 1.0))), 1, -1)
@@ -82,7 +82,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1e4,1e5,1e6", help="comma-separated row counts")
     ap.add_argument("--estimators", default="riskslim,slim", help="comma-separated of riskslim, slim")
     ap.add_argument("--binary", type=int, default=40, help="0/1 columns")
-    ap.add_argument("--continuous", type=int, default=0, help="normal variables, 3 threshold columns each")
+    ap.add_argument("--continuous", type=int, default=0, help="normal variables, 4 threshold columns each")
     ap.add_argument("--time-limit", type=float, default=1800.0, help="seconds per fit")
     args = ap.parse_args()
     if args.binary < 5:
@@ -91,8 +91,8 @@ def main() -> None:
     kinds = [k for k in args.estimators.split(",") if k]
     if any(k not in ("riskslim", "slim") for k in kinds):
         ap.error("--estimators: riskslim, slim")
-    columns = args.binary + 3 * args.continuous
-    print(environment(), f"| {args.binary} binary + {args.continuous} continuous (3 thresholds each) = {columns} "
+    columns = args.binary + 4 * args.continuous
+    print(environment(), f"| {args.binary} binary + {args.continuous} continuous (4 thresholds each) = {columns} "
           f"columns; planted weights {WEIGHTS}; max_size 5, points -5..5, gap 1e-4, {args.time_limit:g} s per fit, "
           "one thread")
     print(compile_kernels(), flush=True)
