@@ -81,4 +81,7 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.nd
 
 def _without_negative_zero(a: np.ndarray) -> np.ndarray:
     """``a`` itself, or ``a + 0.0`` (a copy with -0.0 as 0.0) when it holds a -0.0."""
-    return a + 0.0 if np.signbit(a[a == 0.0]).any() else a
+    flat = a.reshape(-1)
+    step = BLOCK * 64
+    signed = any(np.signbit(block[block == 0.0]).any() for block in (flat[i:i + step] for i in range(0, flat.size, step)))
+    return a + 0.0 if signed else a

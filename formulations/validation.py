@@ -46,8 +46,9 @@ def check_training_set(X: Any, y: Any, sample_weight: Any = None, *, labels: str
         raise ValueError(f"{name} must be a non-empty 2-D matrix (n samples, d features), got shape {X.shape}")
     if not np.isfinite(values).all():
         raise ValueError(f"{name} contains NaN or inf; impute or drop those entries first")
-    if values.size and np.abs(values).max() > MAX_ABS_VALUE:
-        raise ValueError(f"{name} has values up to {np.abs(values).max():.3g}; beyond {MAX_ABS_VALUE:g} the solvers' "
+    largest = max(abs(float(values.max())), abs(float(values.min()))) if values.size else 0.0  # no |X| copy
+    if largest > MAX_ABS_VALUE:
+        raise ValueError(f"{name} has values up to {largest:.3g}; beyond {MAX_ABS_VALUE:g} the solvers' "
                          "tolerances cannot resolve one point of score: rescale the columns (e.g. to thousands) "
                          "or binarise them")
     y = np.asarray(y, dtype=float).reshape(-1)
