@@ -44,6 +44,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "crf": ("crf", ()),
     "certify_all": ("certify_all", ("--fold-limit", "60")),
     "scale": ("scale", ()),
+    "scale-1e7": ("scale", ("--sizes", "1e7", "--estimators", "riskslim")),
 }
 HEADER = "## `"
 #: runs whose scripts time peers from benchmarks/peers.py's environments
