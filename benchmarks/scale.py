@@ -4,7 +4,7 @@ Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/scale.py [--sizes 1e4,1e5,1e6] [
 [--binary 40] [--continuous 0] [--time-limit 1800]``.
 
 Data (generated in the child process, seed 0): ``--binary`` 0/1 columns with frequencies 0.3-0.7
-and ``--continuous`` standard normal variables, each cut at its quintiles into 4 threshold columns
+and ``--continuous`` standard normal variables, each cut at the quintiles of N(0, 1) into 4 threshold columns
 ``x >= q`` (the binarisation a user does); the label is drawn from a planted logistic card on 5
 columns with **non-integer** weights (2.6, -1.7, 1.4, 0.8, -0.6; intercept -1), so the integer
 optimum is not the generating model and the certificate has work to do (with integer planted
@@ -14,7 +14,7 @@ Each fit runs in a fresh process (``RiskScoreClassifier(c0=1e-6)`` / ``SLIMClass
 points -5..5, ``max_size=5``, ``mip_rel_gap=1e-4``, one thread, ``time_limit`` per fit), timed around
 ``fit`` (input checks, row merging, heuristic, exact route: all a user's call does). Peak memory is
 the child's maximum resident set size (``getrusage``), data included: the float64 table a user
-holds is 8 bytes per cell. ``slope`` is the log-log slope of the fit time between consecutive
+holds is 8 bytes per cell (``data GB``: the peak before the fit, the table generated in blocks). ``slope`` is the log-log slope of the fit time between consecutive
 sizes (1: linear in the rows). ``planted`` says whether the fitted card uses exactly the 5 planted
 columns. The load average is printed first: the machine may be shared.
 """
@@ -45,15 +45,20 @@ kind, rows, binary, continuous, limit = sys.argv[1], int(float(sys.argv[2])), in
 weights = json.loads(sys.argv[6])
 from milpscore.estimators import RiskScoreClassifier, SLIMClassifier
 rng = np.random.default_rng(0)
-X = np.empty((rows, binary + 4 * continuous))
-X[:, :binary] = rng.random((rows, binary)) < rng.uniform(0.3, 0.7, binary)
-for v in range(continuous):
-    z = rng.standard_normal(rows)
-    for t, q in enumerate(np.quantile(z, [0.2, 0.4, 0.6, 0.8])):
-        X[:, binary + 4 * v + t] = z >= q
+X = np.empty((rows, binary + 4 * continuous))  # filled in blocks: no float temporaries of the table
+frequency = rng.uniform(0.3, 0.7, binary)
+cuts = np.quantile(rng.standard_normal(10**6), [0.2, 0.4, 0.6, 0.8])  # the quintiles of N(0, 1)
+for start in range(0, rows, 10**6):
+    block = X[start:start + 10**6]
+    block[:, :binary] = rng.random((block.shape[0], binary)) < frequency
+    for v in range(continuous):
+        z = rng.standard_normal(block.shape[0])
+        for t, q in enumerate(cuts):
+            block[:, binary + 4 * v + t] = z >= q
 planted = np.zeros(X.shape[1])
 planted[:5] = weights
 y = np.where(rng.random(rows) < 1.0 / (1.0 + np.exp(-(X @ planted - 1.0))), 1, -1)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 make = {"riskslim": lambda: RiskScoreClassifier(c0=1e-6, coef_bound=5, max_size=5, mip_rel_gap=1e-4, time_limit=limit),
         "slim": lambda: SLIMClassifier(c0=1e-4, coef_bound=5, max_size=5, mip_rel_gap=1e-4, time_limit=limit)}[kind]
 model = make()
@@ -62,7 +67,7 @@ model.fit(X, y)
 wall = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 steps = "; ".join(f"{r.step} {r.seconds:.1f} s" if r.ran else f"{r.step} skipped" for r in model.fit_.steps)
-print(json.dumps({"wall": wall, "peak": peak, "status": model.status_, "gap": model.gap_,
+print(json.dumps({"wall": wall, "peak": peak, "data_peak": before, "status": model.status_, "gap": model.gap_,
                   "planted": sorted(np.flatnonzero(model.coef_).tolist()) == [0, 1, 2, 3, 4],
                   "times": {k: round(v, 1) for k, v in model.fit_.times.items()}, "steps": steps}))
 """
@@ -105,7 +110,8 @@ def main() -> None:
             slope = math.log(wall / previous[1]) / math.log(rows / previous[0]) if previous and wall > 0 else math.nan
             row = {"estimator": kind, "rows": f"{rows:.0e}", "columns": columns, "status": out["status"],
                    "gap": out.get("gap", math.nan), "fit s": round(wall, 1), "slope": round(slope, 2),
-                   "peak GB": round(out.get("peak", math.nan) / 2**30, 2), "planted": out.get("planted"),
+                   "peak GB": round(out.get("peak", math.nan) / 2**30, 2),
+                   "data GB": round(out.get("data_peak", math.nan) / 2**30, 2), "planted": out.get("planted"),
                    "phases s": out.get("times"), "steps": out.get("steps")}
             table.append(row)
             print(pd.DataFrame([row]).to_string(index=False, header=False), flush=True)
