@@ -35,7 +35,8 @@ def _integer_key(a: np.ndarray) -> np.ndarray | None:
 
 
 def _unique_bytes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(first, inverse)`` of the distinct rows of a C-contiguous 2-D array compared as bytes."""
+    """``(first, inverse)`` of the distinct rows of a 2-D array compared as bytes (in C order)."""
+    key = np.ascontiguousarray(key)
     rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()
     _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
     return first, inverse.reshape(-1)
@@ -51,8 +52,7 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     a = np.asarray(a, dtype=float)
     key = _integer_key(a)
-    first, inverse = _unique_bytes(np.ascontiguousarray(key) if key is not None
-                                   else np.ascontiguousarray(a) + 0.0)  # + 0.0: -0.0 as 0.0
+    first, inverse = _unique_bytes(key if key is not None else a + 0.0)  # + 0.0: -0.0 as 0.0
     return a[first] + 0.0, inverse
 
 
@@ -73,7 +73,7 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.nd
         first, inverse = _unique_bytes(np.column_stack([X, y]) + 0.0)
     weights = np.asarray(weights, dtype=float)
     if first.size == X.shape[0] and (weights > 0).all():  # all rows distinct: the table itself, no copy
-        return _without_negative_zero(X), _without_negative_zero(y), weights
+        return _without_negative_zero(np.ascontiguousarray(X)), _without_negative_zero(y), weights
     merged = np.bincount(inverse, weights=weights, minlength=first.size)
     keep = merged > 0
     return X[first[keep]] + 0.0, y[first[keep]] + 0.0, merged[keep]

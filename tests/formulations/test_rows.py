@@ -49,3 +49,18 @@ def test_a_table_of_distinct_rows_comes_back_uncopied_without_negative_zeros():
     signed[0, 1] = -0.0
     Xs, _, _ = merge_rows(signed, y, w)
     assert Xs is not signed and not np.signbit(Xs).any() and np.array_equal(Xs, X)
+
+
+def test_fortran_ordered_tables_merge_like_c_ordered_ones():
+    rng = np.random.default_rng(9)
+    for X in (rng.integers(0, 2, (50, 4)).astype(float), np.round(rng.normal(size=(50, 3)), 2)):
+        y = np.where(rng.random(50) < 0.5, 1.0, -1.0)
+        for table in (X, np.vstack([X, X[:5]])):
+            labels = np.concatenate([y, y[:5]])[:table.shape[0]]
+            c = merge_rows(table, labels, np.ones(table.shape[0]))
+            f = merge_rows(np.asfortranarray(table), labels, np.ones(table.shape[0]))
+            assert f[0].flags.c_contiguous
+            for a, b in zip(c, f):
+                np.testing.assert_array_equal(a, b)
+        uniq, inverse = unique_rows(np.asfortranarray(X))
+        np.testing.assert_array_equal(uniq[inverse], X)
