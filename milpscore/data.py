@@ -6,10 +6,10 @@ column or argument is named, and the fix is suggested.
 """
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
-
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -92,7 +92,7 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
         if arr.dtype.kind == "c":
             raise ValueError(f"Complex data not supported in {name}; pass real numbers")
         try:
-            arr = arr.astype(float)
+            arr = arr.astype(float, copy=False)
         except (TypeError, ValueError) as exc:
             where = _first_text_column(arr)
             raise TypeError(f"{name} must be numeric; {where or 'it has'} values that cannot be converted to float "
@@ -110,6 +110,9 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(f"{name} has {arr.shape[1]} features, but {owner} is expecting {n_features} features "
                          "as input (the number seen in fit)")
+    lo, hi = float(arr.min()), float(arr.max())  # NaN and inf show here: the usual table needs no temporaries
+    if math.isfinite(lo) and math.isfinite(hi) and max(-lo, hi) <= MAX_ABS_VALUE:
+        return arr
     finite = np.isfinite(arr)
     if not finite.all():
         j = int(np.flatnonzero(~finite.all(axis=0))[0])
