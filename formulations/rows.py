@@ -1,9 +1,9 @@
 """Exact merging of identical training rows (one weighted row per distinct ``(x, y)``).
 
 Rows are compared as byte strings (one 1-D sort). Integer-valued tables (0/1 and few-valued
-columns, the usual case here) are keyed by their narrowest integer type (``int8`` for 0/1: an
-eighth of the float bytes), cast block by block, so merging a million-row table allocates a few
-bytes per cell rather than several float64 copies of it.
+columns, the usual case here) are keyed by their narrowest integer type (``int8``: an eighth of
+the float bytes), cast block by block, and 0/1 tables with +-1 labels by one bit a cell, so merging
+a million-row table allocates a few bytes per row rather than several float64 copies of it.
 """
 from __future__ import annotations
 
@@ -42,6 +42,16 @@ def _unique_bytes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, inverse.reshape(-1)
 
 
+def _packed_bits(key: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """Rows of a 0/1 integer table and their label as bits, 8 cells a byte (packed in blocks)."""
+    n, d = key.shape
+    packed = np.empty((n, (d + 8) // 8), np.uint8)
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        packed[start:stop] = np.packbits(np.column_stack([key[start:stop] != 0, positive[start:stop]]), axis=1)
+    return packed
+
+
 def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of a 2-D float array and the inverse index, exact (byte comparison of the
     integer key, or of the float values with -0.0 as 0.0).
@@ -65,7 +75,10 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.nd
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float).reshape(-1)
     key, label = _integer_key(X), _integer_key(y[:, None])
-    if key is not None and label is not None:
+    if key is not None and label is not None and key.min(initial=0) >= 0 and key.max(initial=0) <= 1 and \
+            np.isin(label, (-1, 1)).all():  # 0/1 features, +-1 labels: one bit a cell
+        first, inverse = _unique_bytes(_packed_bits(key, label[:, 0] > 0))
+    elif key is not None and label is not None:
         first, inverse = _unique_bytes(np.column_stack([key, label.astype(key.dtype)])
                                        if np.can_cast(label.dtype, key.dtype) else
                                        np.column_stack([key.astype(label.dtype), label]))
