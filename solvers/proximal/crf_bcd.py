@@ -369,6 +369,19 @@ def _slope(grad, count, trial, current, target, rho1, rho2):
     return total
 
 
+
+@numba.njit(cache=True, inline="always")
+def _rescale(row, factors) -> float:
+    """``row *= factors``, then divided by its largest entry ``m`` (cached exponentials stay in
+    [0, 1]); returns ``log m``, what the row's log-scale constant gains."""
+    m = 0.0
+    for j in range(row.size):
+        row[j] *= factors[j]
+        m = max(m, row[j])
+    for j in range(row.size):
+        row[j] /= m
+    return np.log(m)
+
 @numba.njit(cache=True)
 def bcd_sweep(theta, blocks, n_labels, sentence_ptr, token_sentence, y, block_ptr, tokens, uni_offset, bi_offset,
               eu, cu, eb, cb, alpha, la, beta, lb, alpha_valid, beta_valid, rho1, rho2, inner):
@@ -513,21 +526,9 @@ def bcd_sweep(theta, blocks, n_labels, sentence_ptr, token_sentence, y, block_pt
             s = token_sentence[i]
             st = sentence_ptr[s]
             if has_u:
-                m = 0.0
-                for j in range(n_labels):
-                    eu[i, j] *= ex_u[j]
-                    m = max(m, eu[i, j])
-                for j in range(n_labels):
-                    eu[i, j] /= m
-                cu[i] += shift_u + np.log(m)
+                cu[i] += shift_u + _rescale(eu[i], ex_u)
             if has_b and i > st:
-                m = 0.0
-                for j in range(n_labels2):
-                    eb[i, j] *= ex_b[j]
-                    m = max(m, eb[i, j])
-                for j in range(n_labels2):
-                    eb[i, j] /= m
-                cb[i] += shift_b + np.log(m)
+                cb[i] += shift_b + _rescale(eb[i], ex_b)
             alpha_valid[s] = min(alpha_valid[s], i - st)
             beta_valid[s] = max(beta_valid[s], i - st)
     return decrease
