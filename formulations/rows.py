@@ -79,9 +79,9 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.nd
             np.isin(label, (-1, 1)).all():  # 0/1 features, +-1 labels: one bit a cell
         first, inverse = _unique_bytes(_packed_bits(key, label[:, 0] > 0))
     elif key is not None and label is not None:
-        first, inverse = _unique_bytes(np.column_stack([key, label.astype(key.dtype)])
-                                       if np.can_cast(label.dtype, key.dtype) else
-                                       np.column_stack([key.astype(label.dtype), label]))
+        common = np.promote_types(key.dtype, label.dtype)
+        first, inverse = _unique_bytes(np.column_stack([key.astype(common, copy=False),
+                                                        label.astype(common, copy=False)]))
     else:
         first, inverse = _unique_bytes(np.column_stack([X, y]) + 0.0)
     weights = np.asarray(weights, dtype=float)
@@ -94,7 +94,9 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.nd
 
 def _without_negative_zero(a: np.ndarray) -> np.ndarray:
     """``a`` itself, or ``a + 0.0`` (a copy with -0.0 as 0.0) when it holds a -0.0."""
-    flat = a.reshape(-1)
-    step = BLOCK * 64
-    signed = any(np.signbit(block[block == 0.0]).any() for block in (flat[i:i + step] for i in range(0, flat.size, step)))
-    return a + 0.0 if signed else a
+    flat, step = a.reshape(-1), BLOCK * 64
+    for start in range(0, flat.size, step):  # blocks: the mask of zeros stays small
+        block = flat[start:start + step]
+        if np.signbit(block[block == 0.0]).any():
+            return a + 0.0
+    return a

@@ -185,6 +185,13 @@ def fit_box(P, wp, wn, lo, hi, theta, cutoff=np.inf):
     return f + _frank_wolfe_drop(theta, g, lo, hi), f
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _cell_entropy(a: float, b: float) -> float:
+    """``a log((a + b)/a) + b log((a + b)/b)``: the least loss of one score on a cell of positive
+    weight ``a`` and negative weight ``b`` (0 for a pure cell)."""
+    return a * math.log1p(b / a) + b * math.log1p(a / b) if a > 0.0 and b > 0.0 else 0.0
+
+
 @njit(cache=True, nogil=True)
 def saturated_loss(wp, wn, m) -> float:
     """The least loss of *any* score per merged row (the saturated model: row ``i`` scored
@@ -194,9 +201,7 @@ def saturated_loss(wp, wn, m) -> float:
     row by one number, so its loss is at least this."""
     f = 0.0
     for i in range(m):
-        a, b = wp[i], wn[i]
-        if a > 0.0 and b > 0.0:
-            f += a * math.log1p(b / a) + b * math.log1p(a / b)
+        f += _cell_entropy(wp[i], wn[i])
     return f
 
 
@@ -433,8 +438,7 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
                     if same_unit and cp + cn < xlogx.size:  # c log c tabulated: unit (T(cp+cn) - T(cp) - T(cn))
                         floor += unit_pos * (xlogx[cp + cn] - xlogx[cp] - xlogx[cn])
                     else:
-                        a, b = cp * unit_pos, cn * unit_neg
-                        floor += a * math.log1p(b / a) + b * math.log1p(a / b)
+                        floor += _cell_entropy(cp * unit_pos, cn * unit_neg)
         if floor >= cutoff:
             bounds[s], losses[s] = floor, np.nan
             continue
@@ -506,10 +510,13 @@ def pack_rows(rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.nda
     return np.ascontiguousarray(bits), valid, unit
 
 
-def row_bits(X: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """Bit sets of 0/1 rows repeated by their weight over the least weight (``(bits, valid, unit)``,
-    ``bits[j]`` the rows with feature ``j`` set: :func:`pack_rows`), or None when there are no rows,
-    the features are not all 0/1 or the weights are not integer multiples of one unit."""
-    if X.shape[0] == 0 or not np.isin(X, (0.0, 1.0)).all():
+def label_bits(X: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> tuple | None:
+    """``(*pos, *neg)``: the bit sets of the positive and of the negative 0/1 rows, each repeated by
+    its weight over its class's unit (``(bits, valid, unit)`` per class: :func:`pack_rows`), packed
+    from a 1-byte copy of the table; None when a class has no rows, the features are not all 0/1 or
+    a class's weights are not integer multiples of one unit."""
+    if not positive.any() or positive.all() or not np.isin(X, (0.0, 1.0)).all():
         return None
-    return pack_rows(X.astype(bool), weights)
+    ones = X == 1.0
+    pos, neg = pack_rows(ones[positive], weights[positive]), pack_rows(ones[~positive], weights[~positive])
+    return None if pos is None or neg is None else (*pos, *neg)

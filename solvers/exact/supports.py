@@ -75,10 +75,10 @@ from joblib.parallel import get_active_backend
 from numba import njit
 
 from formulations.logistic_cuts import LogisticData
+from formulations.rows import unique_rows
 from solvers import progress
 from solvers.exact.bayes_error import bayes_errors, value_bits
-from solvers.exact.box_logistic import (binary_support_bounds, column_codes, fit_box, pack_rows, row_bits,
-                                        support_bounds)
+from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, label_bits, support_bounds
 from solvers.result import prune_level
 
 #: supports bounded between two looks at the clock
@@ -155,14 +155,9 @@ class SparseLogistic:
         data = self.data
         box = (self.lo, self.hi, float(self.intercept_lo), float(self.intercept_hi), data.scale)
         positive = data.y > 0
-        pos = neg = None
-        if data.X.shape[0] and np.isin(data.X, (0.0, 1.0)).all():  # bit sets from a 1-byte copy, not float ones
-            ones = data.X == 1.0
-            pos = pack_rows(ones[positive], data.weights[positive]) if positive.any() else None
-            neg = pack_rows(ones[~positive], data.weights[~positive]) if (~positive).any() else None
-            del ones
-        if pos is not None and neg is not None:
-            fits = functools.partial(_binary_fits, *pos, *neg)
+        bits = label_bits(data.X, positive, data.weights)
+        if bits is not None:
+            fits = functools.partial(_binary_fits, *bits)
         else:
             fits = functools.partial(_pattern_fits, *column_codes(data.X), data.X, positive, data.weights)
         return functools.partial(_logistic_bounds, fits, box, self.loss_cost, float(self.cost @ self.forced),
@@ -267,7 +262,10 @@ class _SupportProblem:
 
     def __init__(self, problem: SparseLogistic, support: np.ndarray):
         data = problem.data
-        keys, inverse = _merge_on(data.X[:, support])
+        if support.size:
+            keys, inverse = unique_rows(data.X[:, support])
+        else:
+            keys, inverse = np.zeros((1, 0)), np.zeros(data.X.shape[0], dtype=np.int64)
         m = keys.shape[0]
         positive = data.y > 0
         self.wp = np.bincount(inverse[positive], weights=data.weights[positive], minlength=m)
@@ -296,25 +294,6 @@ class _SupportProblem:
                     theta[-1] -= direction
                     break
         return float(theta[-1]), best
-
-
-def _merge_on(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(keys, inverse)``: the distinct rows of ``columns`` and each row's index among them. Small
-    integer values are merged by one mixed-radix code per row (a 1-D sort), others by
-    ``np.unique(axis=0)``."""
-    n, k = columns.shape
-    if k == 0:
-        return np.zeros((1, 0)), np.zeros(n, dtype=np.int64)
-    low, high = columns.min(axis=0), columns.max(axis=0)
-    radix = high - low + 1
-    if np.array_equal(columns, np.rint(columns)) and float(np.prod(radix)) < 2.0**62:
-        code = np.zeros(n, dtype=np.int64)
-        for j in range(k):
-            code = code * int(radix[j]) + (columns[:, j] - low[j]).astype(np.int64)
-        codes, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-        return columns[first], inverse.ravel()
-    keys, inverse = np.unique(columns, axis=0, return_inverse=True)
-    return keys, inverse.ravel()
 
 
 @dataclass
@@ -471,8 +450,7 @@ def _load_kernels() -> None:
     positive, weights = np.array([True, False, True, False]), np.ones(4)
     chunk = _Lister(np.zeros(0, np.int64), np.arange(3), 2).next(CHUNK)
     box = (np.full(3, -2.0), np.full(3, 2.0), -2.0, 2.0, 1.0)
-    _binary_fits(*row_bits(X[positive], weights[positive]), *row_bits(X[~positive], weights[~positive]), chunk,
-                 box, math.inf)
+    _binary_fits(*label_bits(X, positive, weights), chunk, box, math.inf)
     _pattern_fits(*column_codes(X), X, positive, weights, chunk, box, math.inf)
     bayes_errors(*value_bits(X, positive, weights), chunk, math.inf)
 

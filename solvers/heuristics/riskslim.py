@@ -39,6 +39,8 @@ from solvers.limits import Clock
 
 #: multipliers tried along each star ray (Liu et al. 2022 use 20)
 RAY_POINTS = 20
+
+
 def sample_rows(instance: RiskSLIMInstance, rows: int, seed: int) -> RiskSLIMInstance:
     """The instance on a class-stratified random sample of about ``rows`` of its merged rows
     (:func:`solvers.heuristics.sampling.stratified_rows`), with the same coefficient set,

@@ -12,7 +12,7 @@ import pytest
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost
 from formulations.riskslim import RiskSLIM
-from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, row_bits, support_bounds
+from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, label_bits, support_bounds
 from formulations.base import Model
 from solvers.exact.supports import SparseLogistic, enumerate_supports
 from solvers.limits import Limits
@@ -169,7 +169,6 @@ def test_lister_gives_every_support_once_in_chunks(d, k, forced):
 @pytest.mark.parametrize("k", [0, 1, 2, 4])
 def test_bit_set_bounds_equal_the_merged_row_bounds(k):
     """0/1 rows with integer copies: popcounts of the patterns give the same bounds as merging."""
-    from solvers.exact.box_logistic import binary_support_bounds, row_bits
 
     rng = np.random.default_rng(k)
     X = rng.integers(0, 2, (150, 7)).astype(float)
@@ -179,11 +178,11 @@ def test_bit_set_bounds_equal_the_merged_row_bounds(k):
     lo, hi = -np.full(7, 3.0), np.full(7, 2.0)
     codes, radix, levels = column_codes(X)
     merged, _ = support_bounds(codes, radix, levels, X, positive, w, supports, lo, hi, -6.0, 6.0, 1.5)
-    pos, neg = row_bits(X[positive], w[positive]), row_bits(X[~positive], w[~positive])
-    bits, _ = binary_support_bounds(*pos, *neg, supports, lo, hi, -6.0, 6.0, 1.5)
+    bits, _ = binary_support_bounds(*label_bits(X, positive, w), supports, lo, hi, -6.0, 6.0, 1.5)
     np.testing.assert_allclose(bits, merged, atol=1e-9)
-    assert row_bits(X[positive] * 2.0, w[positive]) is None  # not 0/1
-    assert row_bits(X[positive], w[positive] * rng.random(positive.sum())) is None  # no common unit
+    assert label_bits(X * 2.0, positive, w) is None  # not 0/1
+    assert label_bits(X, positive, w * np.where(positive, rng.random(150), 1.0)) is None  # no common unit
+    assert label_bits(X, np.zeros(150, bool), w) is None  # one class
 
 
 @pytest.mark.parametrize("binary", [True, False])
@@ -207,8 +206,7 @@ def test_saturated_screen_prunes_only_supports_whose_box_minimum_reaches_the_cut
 
     def bounds(cutoff):
         if binary:
-            pos, neg = row_bits(X[positive], w[positive]), row_bits(X[~positive], w[~positive])
-            return binary_support_bounds(*pos, *neg, supports, lo, hi, -5.0, 5.0, 1.0, cutoff)
+            return binary_support_bounds(*label_bits(X, positive, w), supports, lo, hi, -5.0, 5.0, 1.0, cutoff)
         return support_bounds(codes, radix, levels, X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0, cutoff)
 
     def entropy(support):
@@ -272,22 +270,3 @@ def test_bayes_errors_equal_the_pattern_count_and_bound_every_model():
                             assert w @ (y * (s + b) < 1.0) >= value - 1e-12
     assert value_bits(X, positive, w * rng.random(n)) is None  # weights without a common unit
 
-
-def test_rows_merged_on_a_support_equal_numpy_unique():
-    """The in-support search merges rows by a mixed-radix code when the values are small integers:
-    the same keys, in the same (lexicographic) order, and the same inverse as np.unique(axis=0);
-    real values and the empty support take the general path."""
-    from solvers.exact.supports import _merge_on
-
-    rng = np.random.default_rng(3)
-    cases = [rng.integers(0, 2, (500, 5)), rng.integers(-3, 4, (300, 3)), rng.integers(0, 10**6, (200, 4)),
-             np.round(rng.normal(size=(200, 2)), 1), np.zeros((40, 0))]
-    for X in cases:
-        X = X.astype(float)
-        keys, inverse = _merge_on(X)
-        if X.shape[1] == 0:
-            assert keys.shape == (1, 0) and not inverse.any()
-            continue
-        expected, expected_inverse = np.unique(X, axis=0, return_inverse=True)
-        np.testing.assert_array_equal(keys, expected)
-        np.testing.assert_array_equal(inverse, expected_inverse.ravel())
