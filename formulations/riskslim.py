@@ -64,7 +64,7 @@ from formulations.constraints import (PERFORMANCE, SUPPORTED_BY, CompiledConstra
 from formulations.errors import NotRepresentableError
 from formulations.logistic_cuts import MAX_TABLE, LogisticCuts, LogisticData, softplus_neg, with_lazy
 from formulations.program import Program, ProgramBuilder
-from formulations.rows import merge_rows
+from formulations.rows import is_integral, merge_rows
 from formulations.validation import check_training_set
 
 def _is_number(v: Any) -> bool:
@@ -146,7 +146,7 @@ class RiskSLIM:
             raise ValueError(f"the integer intercept must lie in [{cs.intercept_lb}, {cs.intercept_ub}], which holds "
                              "no integer; widen the intercept bounds")
         table, radius = None, 0
-        if cs.integer.all() and np.array_equal(Xu, np.rint(Xu)):
+        if cs.integer.all() and is_integral(Xu):
             radius = int(max(np.abs(smin + lo).max(), np.abs(smax + hi).max(), np.abs(smin + hi).max(),
                              np.abs(smax + lo).max()))
             if 2 * radius + 1 <= MAX_TABLE:

@@ -63,7 +63,9 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a = np.asarray(a, dtype=float)
     key = _integer_key(a)
     first, inverse = _unique_bytes(key if key is not None else a + 0.0)  # + 0.0: -0.0 as 0.0
-    return a[first] + 0.0, inverse
+    distinct = a[first]
+    distinct += 0.0  # in place: -0.0 as 0.0 without a second copy
+    return distinct, inverse
 
 
 def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -84,12 +86,27 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.nd
                                                         label.astype(common, copy=False)]))
     else:
         first, inverse = _unique_bytes(np.column_stack([X, y]) + 0.0)
+    del key, label  # the integer keys are done with: freed before the merged copy
     weights = np.asarray(weights, dtype=float)
     if first.size == X.shape[0] and (weights > 0).all():  # all rows distinct: the table itself, no copy
         return _without_negative_zero(np.ascontiguousarray(X)), _without_negative_zero(y), weights
     merged = np.bincount(inverse, weights=weights, minlength=first.size)
     keep = merged > 0
-    return X[first[keep]] + 0.0, y[first[keep]] + 0.0, merged[keep]
+    Xu, yu = X[first[keep]], y[first[keep]]
+    Xu += 0.0  # in place: -0.0 as 0.0 without a second copy of the table
+    yu += 0.0
+    return Xu, yu, merged[keep]
+
+
+def is_binary(a: np.ndarray) -> bool:
+    """Whether every entry of a 2-D array is 0 or 1 (checked in blocks of :data:`BLOCK` rows)."""
+    return all(((block == 0) | (block == 1)).all() for block in (a[s:s + BLOCK] for s in range(0, a.shape[0], BLOCK)))
+
+
+def is_integral(a: np.ndarray) -> bool:
+    """Whether every entry of a 2-D float array is an integer (checked in blocks of :data:`BLOCK`
+    rows: no full-size temporary)."""
+    return all(np.array_equal(block, np.rint(block)) for block in (a[s:s + BLOCK] for s in range(0, a.shape[0], BLOCK)))
 
 
 def _without_negative_zero(a: np.ndarray) -> np.ndarray:

@@ -49,7 +49,7 @@ from formulations.constraint_rows import add_constraint_rows, lift_constraint_bl
 from formulations.constraints import CompiledConstraints, MaxFalsePositiveRate, check_constraints, compile_constraints
 from formulations.intercept import margin_error_intercept
 from formulations.program import Program, ProgramBuilder
-from formulations.rows import merge_rows, unique_rows
+from formulations.rows import is_integral, merge_rows, unique_rows
 from formulations.validation import check_training_set
 
 #: relative round-off allowed when a row is tested against its margin (see SLIMInstance.errors)
@@ -169,7 +169,7 @@ class SLIM:
             Xu, yu, wu = X[keep], y[keep], weights[keep]
         if wu.size == 0:
             raise ValueError("every row has weight 0 after class and sample weights; give some rows positive weight")
-        integral_x = bool(np.array_equal(Xu, np.rint(Xu)))
+        integral_x = bool(is_integral(Xu))
         int_icpt = integral_x and bool(coefs.integer.all()) if self.integer_intercept is None else self.integer_intercept
         if int_icpt and coefs.intercept_lb is not None and coefs.intercept_ub is not None:
             if math.ceil(coefs.intercept_lb - 1e-9) > math.floor(coefs.intercept_ub + 1e-9):

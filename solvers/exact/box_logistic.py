@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from formulations.rows import is_binary
 from formulations.slim import common_unit
 
 #: Newton iterations per fit; the bound is valid at any iterate
@@ -312,7 +313,7 @@ def support_bounds(codes, radix, levels, X, positive, weights, supports, lo, hi,
 def column_codes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``codes[i, j]``: index of ``X[i, j]`` among the sorted distinct values ``levels[j, :radix[j]]``
     of column ``j``; ``radix[j]``: how many there are. 0/1 columns are coded without sorting."""
-    if X.size and np.isin(X, (0.0, 1.0)).all():
+    if X.size and is_binary(X):
         has_zero, has_one = (X == 0.0).any(axis=0), (X == 1.0).any(axis=0)
         codes = X.astype(np.int64) - (~has_zero).astype(np.int64)  # an all-ones column has the one level 1
         radix = has_zero.astype(np.int64) + has_one.astype(np.int64)
@@ -515,7 +516,7 @@ def label_bits(X: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> tupl
     its weight over its class's unit (``(bits, valid, unit)`` per class: :func:`pack_rows`), packed
     from a 1-byte copy of the table; None when a class has no rows, the features are not all 0/1 or
     a class's weights are not integer multiples of one unit."""
-    if not positive.any() or positive.all() or not np.isin(X, (0.0, 1.0)).all():
+    if not positive.any() or positive.all() or not is_binary(X):
         return None
     ones = X == 1.0
     pos, neg = pack_rows(ones[positive], weights[positive]), pack_rows(ones[~positive], weights[~positive])

@@ -15,6 +15,7 @@ import numpy as np
 
 from formulations.base import Model
 from formulations.riskslim import RiskSLIMInstance
+from formulations.rows import is_binary
 from solvers.backends.scip import solve_scip
 from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
 from solvers.exact.route import Incumbent, Outcome, Step
@@ -49,7 +50,7 @@ def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     copies = kernel_copies(limits.n_jobs)
     positive = instance.y > 0
     counted = [copy_counts(w[side]) for side in (positive, ~positive)]
-    if np.isin(X, (0.0, 1.0)).all() and all(c is not None for c in counted):  # the bit-set kernel's test
+    if is_binary(X) and all(c is not None for c in counted):  # the bit-set kernel's test
         words = sum(float(np.ceil(c[0].sum() / 64.0)) for c in counted) + 2.0
         half = 2.0 ** max(k - 1, 0)
         return (8.0 * half * words + 8.0 * 2 * half * (k + 4) + 8.0 * d * words + chunk) * copies

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from formulations.program import Program, ProgramBuilder
-from formulations.rows import merge_rows
+from formulations.rows import is_binary, merge_rows
 from formulations.slim import MARGIN_ROUNDOFF
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.box_logistic import copy_counts
@@ -71,7 +71,7 @@ class ZeroOneProgram:
     @cached_property
     def binary(self) -> bool:
         """Every feature takes only the values 0 and 1."""
-        return bool(np.isin(self.X, (0.0, 1.0)).all())
+        return bool(is_binary(self.X))
 
     @cached_property
     def countable(self) -> bool:
