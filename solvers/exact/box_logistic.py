@@ -425,11 +425,13 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
             if k > 0:
                 last_pos, last_neg = bits_pos[supports[s, k - 1]], bits_neg[supports[s, k - 1]]
                 c1p = 0
-                for w in range(valid_pos.size):
-                    c1p += _popcount(pref_pos[p, w] & last_pos[w])
+                if count_pos[p]:  # an empty pattern splits into empty cells
+                    for w in range(valid_pos.size):
+                        c1p += _popcount(pref_pos[p, w] & last_pos[w])
                 c1n = 0
-                for w in range(valid_neg.size):
-                    c1n += _popcount(pref_neg[p, w] & last_neg[w])
+                if count_neg[p]:
+                    for w in range(valid_neg.size):
+                        c1n += _popcount(pref_neg[p, w] & last_neg[w])
             for bit in range(2 if k > 0 else 1):
                 cp = c1p if bit == 1 or k == 0 else count_pos[p] - c1p
                 cn = c1n if bit == 1 or k == 0 else count_neg[p] - c1n

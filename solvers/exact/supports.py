@@ -19,7 +19,9 @@ is much tighter than the LP bound of the cutting-plane MILP, where a fractional 
 1. bound every support (numba; rows merged per support into value patterns); a support whose
    saturated loss (the conditional entropy of the label given its values,
    :func:`solvers.exact.box_logistic.saturated_loss`, a bound for every model on it, whatever its
-   box or multiplier) already reaches the incumbent is pruned without a fit;
+   box or multiplier) already reaches the incumbent is pruned without a fit; a support that uses a
+   copy or 0/1 complement of an earlier column without that column is not listed (it has the
+   optimum of one that is: :mod:`solvers.exact.symmetry`);
 2. visit the supports in increasing bound; in each, branch and bound on the integer box (best
    first; node bound = Frank-Wolfe bound of the node's box + the L0 cost of the coordinates whose
    range excludes 0; each node's continuous point rounded for incumbents, with the best integer
@@ -79,6 +81,7 @@ from formulations.rows import unique_rows
 from solvers import progress
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, label_bits, support_bounds
+from solvers.exact.symmetry import predecessors
 from solvers.result import prune_level
 
 #: supports bounded between two looks at the clock
@@ -115,6 +118,9 @@ class SparseLogistic:
     loss_cost: float
     offset: float
     loss_floor: float
+    #: the intercept box is the derived one (:func:`formulations.riskslim.intercept_box`), so 0/1
+    #: complements are interchangeable too (:mod:`solvers.exact.symmetry`)
+    complements: bool = False
 
     @classmethod
     def from_instance(cls, instance) -> "SparseLogistic":
@@ -125,7 +131,8 @@ class SparseLogistic:
         lo, hi = instance.intercept_bounds
         return cls(instance.data, cs.lb.astype(float), cs.ub.astype(float), int(math.ceil(lo - 1e-9)),
                    int(math.floor(hi + 1e-9)), spec.c0 * cs.c0.astype(float), np.asarray(instance.forced, bool),
-                   d if spec.max_size is None else min(int(spec.max_size), d), 1.0, 0.0, float(instance.loss_floor()))
+                   d if spec.max_size is None else min(int(spec.max_size), d), 1.0, 0.0, float(instance.loss_floor()),
+                   cs.intercept_lb is None and cs.intercept_ub is None)
 
     # ---------------------------------------------------------------- supports
     @property
@@ -143,7 +150,8 @@ class SparseLogistic:
 
     def listers(self, incumbent: float = math.inf) -> list["_Lister"]:
         forced, free = np.flatnonzero(self.forced), self.free
-        return [_Lister(forced, free, max(0, min(free.size, self.max_size - forced.size)))]
+        prev = predecessors(self.data.X, free, self.lo, self.hi, self.cost, self.complements)
+        return [_Lister(forced, free, max(0, min(free.size, self.max_size - forced.size)), prev)]
 
     def least_bound(self, lister: "_Lister") -> float:
         return self.floor()
@@ -203,16 +211,33 @@ def _logistic_bounds(fits, box, loss_cost, forced_cost, offset, floor, chunk, le
 
 
 @njit(cache=True, nogil=True)
-def _next_combinations(state: np.ndarray, n: int, out: np.ndarray) -> int:
-    """Fill ``out`` with the r-combinations of ``range(n)`` from ``state`` on, in lexicographic order
-    (``state`` advanced past them); returns how many rows were filled."""
+def _next_combinations(state: np.ndarray, n: int, out: np.ndarray, prev: np.ndarray) -> tuple[int, int]:
+    """List up to ``out.shape[0]`` r-combinations of ``range(n)`` from ``state`` on, in lexicographic
+    order (``state`` advanced past them), and keep in ``out`` those in which every ``c`` with
+    ``prev[c] >= 0`` comes with ``prev[c]`` (all of them when ``prev`` is empty); returns how many
+    were listed and how many kept."""
     count, r = out.shape
-    filled = 0
-    while filled < count:
+    listed = kept = 0
+    while listed < count:
         if r > 0 and state[0] > n - r:
             break
-        out[filled] = state
-        filled += 1
+        listed += 1
+        ok = True
+        if prev.size:
+            for a in range(r):
+                need = prev[state[a]]
+                if need >= 0:
+                    found = False
+                    for b in range(a):
+                        if state[b] == need:
+                            found = True
+                            break
+                    if not found:
+                        ok = False
+                        break
+        if ok:
+            out[kept] = state
+            kept += 1
         i = r - 1
         while i >= 0 and state[i] == n - r + i:
             i -= 1
@@ -222,15 +247,23 @@ def _next_combinations(state: np.ndarray, n: int, out: np.ndarray) -> int:
         state[i] += 1
         for t in range(i + 1, r):
             state[t] = state[t - 1] + 1
-    return filled
+    return listed, kept
+
+
+_NO_PREV = np.zeros(0, np.int64)
 
 
 class _Lister:
     """Supports made of the ``forced`` features and ``r`` of the ``free`` ones, chunk by chunk (the
-    free ones in lexicographic order, so consecutive supports share their first columns)."""
+    free ones in lexicographic order, so consecutive supports share their first columns). With
+    ``prev`` (:func:`solvers.exact.symmetry.predecessors`, positions in ``free``) the supports that
+    use a member of a class of interchangeable columns without its predecessor are left out
+    (``listed`` still counts them)."""
 
-    def __init__(self, forced: np.ndarray, free: np.ndarray, r: int):
+    def __init__(self, forced: np.ndarray, free: np.ndarray, r: int, prev: np.ndarray | None = None):
         self.forced, self.free, self.r = forced, free, r
+        self.prev = prev if prev is not None and (prev >= 0).any() else None
+        self._prev = _NO_PREV if self.prev is None else self.prev
         self.total = math.comb(self.free.size, self.r)
         self.state = np.arange(self.r, dtype=np.int64)
         self.listed = 0
@@ -242,7 +275,7 @@ class _Lister:
         self.listed += left
         scratch = np.empty((min(left, CHUNK), self.r), dtype=np.int64)
         while self.r and left > 0:
-            filled = _next_combinations(self.state, self.free.size, scratch[:min(left, CHUNK)])
+            filled = _next_combinations(self.state, self.free.size, scratch[:min(left, CHUNK)], _NO_PREV)[0]
             if filled == 0:
                 break
             left -= filled
@@ -250,10 +283,12 @@ class _Lister:
 
     def next(self, count: int) -> np.ndarray:
         out = np.empty((min(count, self.total - self.listed), self.r), dtype=np.int64)
-        filled = _next_combinations(self.state, self.free.size, out) if self.r else out.shape[0]
+        filled, kept = _next_combinations(self.state, self.free.size, out, self._prev) if self.r else \
+            (out.shape[0], out.shape[0])
         self.listed += filled
-        chosen = self.free[out[:filled]]
-        return np.ascontiguousarray(np.hstack([np.broadcast_to(self.forced, (filled, self.forced.size)), chosen]),
+        out = out[:kept]
+        chosen = self.free[out]
+        return np.ascontiguousarray(np.hstack([np.broadcast_to(self.forced, (out.shape[0], self.forced.size)), chosen]),
                                     dtype=np.int64)
 
 
@@ -479,26 +514,29 @@ class _Pool:
             self.parallel.__exit__(None, None, None)
 
 
-def _sift(bound, chunk: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, float, int]:
-    """Bound the supports ``chunk`` with the prune ``level``: those kept (bound below it), their
-    bounds, the least bound of the pruned ones (inf: none), and how many were bounded. A bound
-    stopped at the cutoff is at least the cutoff, so the supports pruned do not depend on it."""
-    bounds = bound(chunk, level)
+def _sift(bound, lister: "_Lister", count: int, level: float) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """Bound the next ``count`` supports of ``lister`` with the prune ``level``: those kept (bound
+    below it), their bounds, the least bound of the pruned ones (inf: none), and how many were
+    listed (symmetric ones left out included). A bound stopped at the cutoff is at least the
+    cutoff, so the supports pruned do not depend on it."""
+    before = lister.listed
+    chunk = lister.next(count)
+    bounds = bound(chunk, level) if chunk.shape[0] else np.zeros(0)
     keep = bounds < level
     floor = math.inf if keep.all() else float(bounds[~keep].min())
-    return chunk[keep], bounds[keep], floor, chunk.shape[0]
+    return chunk[keep], bounds[keep], floor, lister.listed - before
 
 
-def _bound_task(blob: np.ndarray, forced: np.ndarray, free: np.ndarray, r: int, state: np.ndarray, count: int,
-                level: float) -> tuple[np.ndarray, np.ndarray, float, int]:
+def _bound_task(blob: np.ndarray, forced: np.ndarray, free: np.ndarray, r: int, prev: np.ndarray | None,
+                state: np.ndarray, count: int, level: float) -> tuple[np.ndarray, np.ndarray, float, int]:
     """In a worker: :func:`_sift` the ``count`` supports of a lister from its ``state``, chunk by
     chunk of :data:`CHUNK` (the serial run's chunks), kept ones concatenated in listing order.
     ``blob`` is the pickled bounder (a uint8 array, so joblib memory-maps it and dask scatters it once
     per call); its kernels are module functions, loaded from the numba cache."""
     bound = pickle.loads(blob)
-    lister = _Lister(forced, free, r)
+    lister = _Lister(forced, free, r, prev)
     lister.state, lister.total = state.copy(), count
-    parts = [_sift(bound, lister.next(CHUNK), level) for _ in range(-(-count // CHUNK))]
+    parts = [_sift(bound, lister, CHUNK, level) for _ in range(-(-count // CHUNK))]
     return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
             min(p[2] for p in parts), count)
 
@@ -562,7 +600,7 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
                 open_floor, stopped = min(open_floor, least), True
                 break
             started_chunk = time.perf_counter()
-            absorb(_sift(bound, lister.next(size), level))
+            absorb(_sift(bound, lister, size, level))
             if size < CHUNK:
                 took, listed_now = time.perf_counter() - started_chunk, size
                 size *= 2
@@ -581,8 +619,9 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
             per_chunk = (time.perf_counter() - started_phase) / lister.listed * CHUNK
             chunks_left = -(-(lister.total - lister.listed) // CHUNK)
             per_task = max(1, min(int(TASK_SECONDS / max(per_chunk, 1e-9)), -(-chunks_left // (4 * workers))))
-            results = pool.run((delayed(_bound_task)(blob, lister.forced, lister.free, lister.r, state, count, level)
-                                for state, count in _tasks(lister, per_task)), deadline)
+            tasks = (delayed(_bound_task)(blob, lister.forced, lister.free, lister.r, lister.prev, state, count, level)
+                     for state, count in _tasks(lister, per_task))
+            results = pool.run(tasks, deadline)
             for sifted in results if results is not None else ():
                 absorb(sifted)
                 if time.perf_counter() > deadline:
@@ -641,8 +680,10 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
                                      f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
     lower = min(search.incumbent, search.closed_floor, open_floor)
     finished = not math.isfinite(open_floor)
+    symmetric = sum(int((lister.prev >= 0).sum()) for lister in listers if lister.prev is not None)
     message = (f"{done} of {total} supports bounded in {bound_time:.2f} s, {visited} searched, "
-               f"{search.nodes} nodes")
+               f"{search.nodes} nodes" + (f" ({symmetric} columns interchangeable with an earlier one: their "
+                                          f"symmetric supports skipped)" if symmetric else ""))
     return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, message)
 
 
