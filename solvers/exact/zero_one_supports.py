@@ -44,6 +44,7 @@ from solvers.progress import silenced
 from solvers.registry import solve
 from solvers.result import Status
 from solvers.exact.supports import _Lister
+from solvers.exact.symmetry import predecessors
 
 
 
@@ -122,7 +123,11 @@ class ZeroOneProgram:
         top = min(free.size, self.max_size - forced.size)
         while top > 0 and math.isfinite(incumbent) and base + cheapest[top - 1] >= incumbent:
             top -= 1
-        return [_Lister(forced, free, r) for r in range(0, max(top, 0) + 1)]
+        # copies of an earlier column are interchangeable (the same scores; no intercept shift, so
+        # not complements: :mod:`solvers.exact.symmetry`) when the columns differ in nothing else
+        alike = bool(self.integer.all()) and bool(np.all(self.epsilon == self.epsilon[0])) if self.d else False
+        prev = predecessors(self.X, free, self.lo, self.hi, self.cost, complements=False) if alike else None
+        return [_Lister(forced, free, r, prev) for r in range(0, max(top, 0) + 1)]
 
     def least_bound(self, lister) -> float:
         """Least objective of a support of ``lister``: its L0 cost at the cheapest."""

@@ -1,6 +1,7 @@
 """Interchangeable columns (copies and 0/1 complements) in the support enumeration: the classes
 found, the supports left out, and the certified optimum against brute force."""
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -8,8 +9,11 @@ import pytest
 from formulations.base import Model
 from formulations.coefficients import CoefficientSet
 from formulations.riskslim import RiskSLIM
+from formulations.slim import SLIM
 from solvers.exact.supports import SparseLogistic, _Lister, enumerate_supports
 from solvers.exact.symmetry import predecessors
+from solvers.exact.zero_one_supports import ZeroOneProgram
+from tests.solvers.test_slim_solver import _enumerate
 from tests.solvers.test_supports import brute_force
 
 
@@ -105,3 +109,26 @@ def test_a_given_intercept_box_keeps_complements_apart(seed):
     assert (lister.prev >= 0).sum() == 1  # only the copy x3 of x0
     found = enumerate_supports(problem, mip_rel_gap=1e-9)
     assert found.finished and found.objective == pytest.approx(brute_force(inst), abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(18))
+def test_slim_supports_with_a_copied_column_reach_the_brute_force_optimum(seed):
+    """SLIM's zero-one enumeration leaves out the supports that use the copy x2 of x0 without x0
+    (copies only: its intercept box is not shifted) and still proves the brute-force optimum."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(10, 22))
+    a = rng.integers(0, 2 if seed % 2 else 3, n)
+    X = np.column_stack([a, rng.integers(0, 2, n), a]).astype(float)
+    y = np.where(X[:, 0] - X[:, 1] + rng.normal(0, 1, n) > 0.3, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    names = ["x0", "x1", "x2"]
+    cs = CoefficientSet.uniform(names, 2)
+    spec = SLIM(coefficients=cs, c0=float(rng.choice([0.0, 0.01, 0.05])), max_size=int(rng.integers(1, 4)))
+    inst = spec.instance(X, y, np.ones(n))
+    problem = ZeroOneProgram.from_instance(inst)
+    assert [lister.prev.tolist() for lister in problem.listers()][-1] == [-1, -1, 0]
+    _, best_total = _enumerate(X, y, np.ones(n), (1.0, 1.0), cs, spec, inst)
+    found = enumerate_supports(problem, mip_rel_gap=1e-9, deadline=time.perf_counter() + 60)
+    assert found.finished, found.message
+    assert found.objective == pytest.approx(best_total, abs=1e-9)
+    assert found.bound <= best_total + 1e-9
