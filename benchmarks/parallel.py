@@ -1,6 +1,6 @@
 """Bounding the supports on more than one core: whole RiskSLIM fits, serial vs ``n_jobs=2`` vs a dask cluster.
 
-Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/parallel.py [--rows 5000] [--features 60] [--max-size 5]``.
+Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/parallel.py [--rows 20000] [--features 60] [--max-size 5]``.
 
 One generated instance (a planted 5-feature card, 0/1 features, logistic noise;
 ``RiskScoreClassifier(max_size=5, time_limit=None)``, so every fit bounds all ``C(d, 5)`` supports
@@ -78,7 +78,7 @@ def fit(mode: str, rows: int, features: int, max_size: int) -> Measured:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--rows", type=int, default=20000)
     ap.add_argument("--features", type=int, default=60)
     ap.add_argument("--max-size", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=5)
