@@ -680,7 +680,7 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
                                      f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
     lower = min(search.incumbent, search.closed_floor, open_floor)
     finished = not math.isfinite(open_floor)
-    symmetric = sum(int((lister.prev >= 0).sum()) for lister in listers if lister.prev is not None)
+    symmetric = max((int((lister.prev >= 0).sum()) for lister in listers if lister.prev is not None), default=0)
     message = (f"{done} of {total} supports bounded in {bound_time:.2f} s, {visited} searched, "
                f"{search.nodes} nodes" + (f" ({symmetric} columns interchangeable with an earlier one: their "
                                           f"symmetric supports skipped)" if symmetric else ""))
