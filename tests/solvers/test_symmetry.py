@@ -13,6 +13,7 @@ from formulations.slim import SLIM
 from solvers.exact.supports import SparseLogistic, _Lister, enumerate_supports
 from solvers.exact.symmetry import predecessors
 from solvers.exact.zero_one_supports import ZeroOneProgram
+from tests.solvers.test_parallel_supports import _data, _same_enumeration
 from tests.solvers.test_slim_solver import _enumerate
 from tests.solvers.test_supports import brute_force
 
@@ -132,3 +133,21 @@ def test_slim_supports_with_a_copied_column_reach_the_brute_force_optimum(seed):
     assert found.finished, found.message
     assert found.objective == pytest.approx(best_total, abs=1e-9)
     assert found.bound <= best_total + 1e-9
+
+
+@pytest.mark.parametrize("kind", ["riskslim", "slim"])
+def test_workers_skip_the_same_symmetric_supports_as_the_serial_run(kind):
+    """With copies and complements among 26 columns (enough supports for the workers' tasks), the
+    n_jobs=2 enumeration equals the serial one: model, objective, bound and counts."""
+    X, y = _data(3, 300, 22)
+    X = np.column_stack([X, X[:, :2], 1 - X[:, 2:4]])
+    spec = RiskSLIM(coef_bound=3, c0=0.005, max_size=4) if kind == "riskslim" else SLIM(coef_bound=3, c0=0.002,
+                                                                                       max_size=4)
+    inst = spec.instance(X, y)
+    problem = SparseLogistic.from_instance(inst) if kind == "riskslim" else ZeroOneProgram.from_instance(inst)
+    assert (problem.listers()[-1].prev >= 0).sum() == (4 if kind == "riskslim" else 2)
+    deadline = time.perf_counter() + 120
+    serial = enumerate_supports(problem, mip_rel_gap=1e-9, deadline=deadline)
+    parallel = enumerate_supports(problem, mip_rel_gap=1e-9, deadline=deadline, n_jobs=2)
+    assert serial.finished and "interchangeable" in serial.message
+    _same_enumeration(serial, parallel)
