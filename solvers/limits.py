@@ -27,6 +27,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 from formulations.validation import check_number
 
@@ -95,6 +96,10 @@ class Limits:
         the gap: the fit then returns its own best model, with a bound valid for every model, and
         is certified only if that model itself meets the bound. A caller comparing several
         instances of one objective (RiskSLIM's multipliers) passes the best objective found so far.
+    screen : a :class:`solvers.exact.screen.SupportScreen` shared by the fits of one call on the same
+        rows (RiskSLIM's multipliers): the supports an earlier fit's saturated-loss screen left, so a
+        later fit bounds only them (None: none shared). It holds proofs, not a budget; it rides here
+        because, like ``objective_limit``, it is passed down unchanged to the exact route.
     """
 
     time_limit: float | None = 60.0
@@ -106,6 +111,7 @@ class Limits:
     deadline: float | None = None
     n_jobs: int = 1
     objective_limit: float = math.inf
+    screen: Any = None
 
     def __post_init__(self) -> None:
         if isinstance(self.objective_limit, bool) or not isinstance(self.objective_limit, (int, float)) or \

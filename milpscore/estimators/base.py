@@ -108,7 +108,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         memory = getattr(self, "memory_limit", None)
         return Limits(time_limit=self.time_limit, node_limit=self.node_limit, mip_rel_gap=self.mip_rel_gap,
                       threads=self.threads, seed=self.seed, memory=None if memory is None else int(memory * 2**20),
-                      n_jobs=getattr(self, "n_jobs", 1), objective_limit=getattr(self, "_objective_limit", math.inf))
+                      n_jobs=getattr(self, "n_jobs", 1), objective_limit=getattr(self, "_objective_limit", math.inf),
+                      screen=getattr(self, "_support_screen", None))
 
     def _design(self, X: np.ndarray, names: list[str], *, fitting: bool) -> np.ndarray:
         """Features the formulation sees (identity; the fused table bins them)."""

@@ -17,12 +17,17 @@ from milpscore.estimators.base import IntegerLinearClassifier
 from milpscore.estimators.slim import class_weight_pair
 from milpscore.risk_table import calibration, plot_risk_table, predicted_risk, risk_table
 from milpscore.scorecard import ScoreCard
+from solvers.exact.screen import SupportScreen
 from solvers.pipeline import certify
 
 
 #: multipliers of ``multiplier="auto"`` (FasterRisk searches a continuum per support; this grid is
 #: solved exactly, one certified fit per value)
 MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+#: share of ``time_limit`` the first of several multipliers gets (without operational constraints):
+#: its support enumeration screens every support, and the later fits bound only its survivors (the
+#: rest share the time equally)
+FIRST_MULTIPLIER_SHARE = 0.8
 
 
 class RiskScoreClassifier(IntegerLinearClassifier):
@@ -74,7 +79,10 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         ``multipliers_`` tables every one. Each multiplier after the first is solved against the
         least objective found before it (its ``objective_limit``): its search prunes at that
         objective and stops once no model beats it, so its own row may stay uncertified while the
-        certificate over all holds.
+        certificate over all holds. Without operational constraints the first multiplier gets
+        :data:`FIRST_MULTIPLIER_SHARE` of the time: the saturated-loss bound does not depend on the multiplier, so the supports its
+        enumeration screens out are ruled out for the later ones, which bound only the survivors
+        (:mod:`solvers.exact.screen`).
 
     Attributes
     ----------
@@ -139,13 +147,20 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         multipliers = self._multipliers()
         clock = self._limits().clock()
         rows, best = [], None
+        screen = SupportScreen() if len(multipliers) > 1 else None
+        # without operational constraints the route enumerates supports, and the first fit's screen
+        # serves the later ones: it gets the larger share of the time (else equal shares)
+        first = FIRST_MULTIPLIER_SHARE if not self.constraints and not self.one_threshold_per_variable else \
+            1.0 / len(multipliers)
         for i, m in enumerate(multipliers):
             remaining = clock.remaining()
-            one = clone(self).set_params(multiplier=m, time_limit=None if remaining is None else
-                                         remaining / (len(multipliers) - i))
+            share = 1.0 / (len(multipliers) - i) if i or len(multipliers) == 1 else first
+            one = clone(self).set_params(multiplier=m, time_limit=None if remaining is None else remaining * share)
             one.multiplier_ = m
-            # only a model beating the best of the multipliers before matters: prune with its objective
+            # only a model beating the best of the multipliers before matters: prune with its objective,
+            # and bound only the supports the first fit's saturated-loss screen left (solvers.exact.screen)
             one._objective_limit = math.inf if best is None else best.objective_
+            one._support_screen = screen
             IntegerLinearClassifier.fit(one, X, y, sample_weight)
             rows.append({"multiplier": m, "objective": one.objective_, "bound": one.bound_, "gap": one.gap_,
                          "status": one.status_, "objective_limit": one._objective_limit,

@@ -60,7 +60,8 @@ def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock,
                   notes: dict) -> Outcome:
     found = enumerate_supports(SparseLogistic.from_instance(instance), **best.search_start(), deadline=clock.end(),
-                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
+                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs,
+                               screen=limits.screen)
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 

@@ -81,6 +81,7 @@ from formulations.rows import unique_rows
 from solvers import progress
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, label_bits, support_bounds
+from solvers.exact.screen import MAX_SUPPORTS, SupportScreen
 from solvers.exact.symmetry import predecessors
 from solvers.result import prune_level
 
@@ -196,18 +197,19 @@ class SparseLogistic:
 
 
 def _binary_fits(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, chunk, box, cutoff):
-    return binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, chunk, *box, cutoff)[0]
+    return binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, chunk, *box, cutoff)
 
 
 def _pattern_fits(codes, radix, levels, X, positive, weights, chunk, box, cutoff):
-    return support_bounds(codes, radix, levels, X, positive, weights, chunk, *box, cutoff)[0]
+    return support_bounds(codes, radix, levels, X, positive, weights, chunk, *box, cutoff)
 
 
 def _logistic_bounds(fits, box, loss_cost, forced_cost, offset, floor, chunk, level):
     """Objective bounds of the supports ``chunk``: ``loss_cost`` times the box fits' certified
-    bounds (stopped once they reach ``level``) plus the forced costs, at least ``floor``."""
-    lower = fits(chunk, box, (level - offset - forced_cost) / loss_cost)
-    return np.maximum(loss_cost * lower + forced_cost + offset, floor)
+    bounds (stopped once they reach ``level``) plus the forced costs, at least ``floor``; and which
+    supports passed the saturated-loss screen (the kernels give those they screened out a NaN loss)."""
+    lower, losses = fits(chunk, box, (level - offset - forced_cost) / loss_cost)
+    return np.maximum(loss_cost * lower + forced_cost + offset, floor), ~np.isnan(losses)
 
 
 @njit(cache=True, nogil=True)
@@ -290,6 +292,20 @@ class _Lister:
         chosen = self.free[out]
         return np.ascontiguousarray(np.hstack([np.broadcast_to(self.forced, (out.shape[0], self.forced.size)), chosen]),
                                     dtype=np.int64)
+
+
+class _Listed:
+    """Given supports (full rows, forced features included) as a lister of the size of ``like``;
+    bounded in this process (no lister state to ship to workers)."""
+
+    def __init__(self, rows: np.ndarray, like: _Lister):
+        self.rows, self.forced, self.free, self.r, self.prev = rows, like.forced, like.free, like.r, like.prev
+        self.total, self.listed = rows.shape[0], 0
+
+    def next(self, count: int) -> np.ndarray:
+        out = self.rows[self.listed:self.listed + count]
+        self.listed += out.shape[0]
+        return out
 
 
 class _SupportProblem:
@@ -419,7 +435,8 @@ class Enumeration:
 
 def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None, incumbent: float = math.inf,
                        deadline: float = math.inf, node_limit: int | None = None,
-                       mip_rel_gap: float = 1e-6, n_jobs: int = 1) -> Enumeration:
+                       mip_rel_gap: float = 1e-6, n_jobs: int = 1,
+                       screen: SupportScreen | None = None) -> Enumeration:
     """Solve a sparse problem (:class:`SparseLogistic`, or the SLIM kind of
     :mod:`solvers.exact.zero_one_supports`) by support enumeration (module docstring), from the
     model ``start`` of objective ``incumbent``, until ``deadline`` (``time.perf_counter()``) or
@@ -431,13 +448,18 @@ def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None
     ``n_jobs`` joblib workers (-1: all cores) bound the chunks of supports, in the active joblib
     backend: local processes (loky) by default, a ``dask.distributed`` cluster inside
     ``joblib.parallel_backend("dask")`` (module docstring, *Parallel bounding*). The result — the
-    supports kept, their bounds, the model, the bound and the certificate — is the serial one."""
+    supports kept, their bounds, the model, the bound and the certificate — is the serial one.
+
+    ``screen`` (:class:`solvers.exact.screen.SupportScreen`, RiskSLIM kind only) carries the
+    survivors of the saturated-loss screen between fits of the same rows: a size it covers lists
+    only them (the rest hold no model below its level); a size bounded to the end leaves its
+    survivors in it."""
     workers = bounding_workers(n_jobs)
     if workers == 1:
-        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, None)
+        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, None, screen)
     pool = _Pool(n_jobs, workers)
     try:
-        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool)
+        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool, screen)
     finally:
         pool.close()
 
@@ -514,21 +536,23 @@ class _Pool:
             self.parallel.__exit__(None, None, None)
 
 
-def _sift(bound, lister: "_Lister", count: int, level: float) -> tuple[np.ndarray, np.ndarray, float, int]:
+def _sift(bound, lister: "_Lister", count: int, level: float) -> tuple:
     """Bound the next ``count`` supports of ``lister`` with the prune ``level``: those kept (bound
-    below it), their bounds, the least bound of the pruned ones (inf: none), and how many were
-    listed (symmetric ones left out included). A bound stopped at the cutoff is at least the
-    cutoff, so the supports pruned do not depend on it."""
+    below it), their bounds, the least bound of the pruned ones (inf: none), how many were listed
+    (symmetric ones left out included), and those that passed the saturated-loss screen (None:
+    the bounder has no such screen). A bound stopped at the cutoff is at least the cutoff, so the
+    supports pruned do not depend on it."""
     before = lister.listed
     chunk = lister.next(count)
-    bounds = bound(chunk, level) if chunk.shape[0] else np.zeros(0)
+    out = bound(chunk, level) if chunk.shape[0] else (np.zeros(0), np.zeros(0, bool))
+    bounds, passed = out if isinstance(out, tuple) else (out, None)
     keep = bounds < level
     floor = math.inf if keep.all() else float(bounds[~keep].min())
-    return chunk[keep], bounds[keep], floor, lister.listed - before
+    return chunk[keep], bounds[keep], floor, lister.listed - before, None if passed is None else chunk[passed]
 
 
 def _bound_task(blob: np.ndarray, forced: np.ndarray, free: np.ndarray, r: int, prev: np.ndarray | None,
-                state: np.ndarray, count: int, level: float) -> tuple[np.ndarray, np.ndarray, float, int]:
+                state: np.ndarray, count: int, level: float) -> tuple:
     """In a worker: :func:`_sift` the ``count`` supports of a lister from its ``state``, chunk by
     chunk of :data:`CHUNK` (the serial run's chunks), kept ones concatenated in listing order.
     ``blob`` is the pickled bounder (a uint8 array, so joblib memory-maps it and dask scatters it once
@@ -538,7 +562,8 @@ def _bound_task(blob: np.ndarray, forced: np.ndarray, free: np.ndarray, r: int, 
     lister.state, lister.total = state.copy(), count
     parts = [_sift(bound, lister, CHUNK, level) for _ in range(-(-count // CHUNK))]
     return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
-            min(p[2] for p in parts), count)
+            min(p[2] for p in parts), count,
+            None if parts[0][4] is None else np.concatenate([p[4] for p in parts]))
 
 
 def _tasks(lister: "_Lister", per_task: int):
@@ -548,7 +573,8 @@ def _tasks(lister: "_Lister", per_task: int):
         yield lister.skip(count), count
 
 
-def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool: _Pool | None) -> Enumeration:
+def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool: _Pool | None,
+               screen: SupportScreen | None) -> Enumeration:
     """:func:`enumerate_supports` with the workers of ``pool`` (None: bound here)."""
     t0 = time.perf_counter()
     search = _Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
@@ -571,7 +597,7 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
     first = listers[0]
     bound(_Lister(first.forced, first.free, first.r).next(1), math.inf)
     # (compiles the kernel, if this process has not, before the first chunk is timed)
-    done = visited = 0
+    done = visited = ruled_out = 0
     bound_time, open_floor = 0.0, math.inf
     report = progress.current()
     later_least = [min([problem.least_bound(later) for later in listers[i + 1:]], default=math.inf)
@@ -584,18 +610,31 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
             continue
         started_phase = time.perf_counter()
         kept_bounds, kept_supports, stopped, done_before = [], [], False, done
+        known = None if screen is None else screen.survivors(problem, lister, level)
+        if known is not None:  # an earlier fit's screen: the rest hold no model below its level
+            search.closed_floor = min(search.closed_floor, screen.level)
+            ruled_out += lister.total - known.shape[0]
+            lister = _Listed(known, lister)
+        passed: list[np.ndarray] | None = [] if screen is not None and known is None else None
+        survivors = 0
 
         def absorb(sifted: tuple) -> None:
-            nonlocal done
+            nonlocal done, passed, survivors
             kept_supports.append(sifted[0])
             kept_bounds.append(sifted[1])
             search.closed_floor = min(search.closed_floor, sifted[2])
             done += sifted[3]
+            if passed is not None:  # the screen's survivors, while there are few enough to keep
+                survivors += 0 if sifted[4] is None else sifted[4].shape[0]
+                if sifted[4] is None or survivors > MAX_SUPPORTS:
+                    passed = None
+                else:
+                    passed.append(sifted[4])
 
         # chunks of FIRST_CHUNK doubling to CHUNK, here, each projecting the whole pass at its rate;
         # then chunks of CHUNK, here or in tasks of whole chunks on the workers (the same chunks)
         size = FIRST_CHUNK
-        while lister.listed < lister.total and (pool is None or size < CHUNK):
+        while lister.listed < lister.total and (pool is None or size < CHUNK or known is not None):
             if time.perf_counter() > deadline:
                 open_floor, stopped = min(open_floor, least), True
                 break
@@ -631,6 +670,9 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
                 open_floor, stopped = min(open_floor, least), True
         phase_time = time.perf_counter() - started_phase
         bound_time += phase_time
+        if passed is not None and not stopped:  # every support of this size screened at ``level``
+            screen.store(problem, lister, level, np.concatenate(passed) if passed else
+                         np.zeros((0, lister.r + lister.forced.size), np.int64))
         bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
         if report is not None:  # this size bounded: its least bound, the closed regions, later sizes
             report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, open_floor,
@@ -683,7 +725,8 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
     symmetric = max((int((lister.prev >= 0).sum()) for lister in listers if lister.prev is not None), default=0)
     message = (f"{done} of {total} supports bounded in {bound_time:.2f} s, {visited} searched, "
                f"{search.nodes} nodes" + (f" ({symmetric} columns interchangeable with an earlier one: their "
-                                          f"symmetric supports skipped)" if symmetric else ""))
+                                          f"symmetric supports skipped)" if symmetric else "")
+               + (f" ({ruled_out} ruled out by the screen of an earlier fit of these rows)" if ruled_out else ""))
     return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, message)
 
 
