@@ -373,6 +373,26 @@ def _prefix_patterns(bits, valid, features, out, counts) -> None:
 
 
 @njit(cache=True, nogil=True)
+def _split_pattern(p, k, pref_pos, pref_neg, count_pos, count_neg, last_pos, last_neg, cell_pos, cell_neg) -> None:
+    """Cells ``2p`` (last feature 0) and ``2p + 1`` (1) of prefix pattern ``p``: label counts by
+    popcounts of the pattern's rows with the last feature's bits (none for an empty label; with
+    ``k = 0`` the one cell ``p`` is the pattern itself)."""
+    if k == 0:
+        cell_pos[p], cell_neg[p] = count_pos[p], count_neg[p]
+        return
+    c1p = 0
+    if count_pos[p]:
+        for w in range(last_pos.size):
+            c1p += _popcount(pref_pos[p, w] & last_pos[w])
+    c1n = 0
+    if count_neg[p]:
+        for w in range(last_neg.size):
+            c1n += _popcount(pref_neg[p, w] & last_neg[w])
+    cell_pos[2 * p], cell_neg[2 * p] = count_pos[p] - c1p, count_neg[p] - c1n
+    cell_pos[2 * p + 1], cell_neg[2 * p + 1] = c1p, c1n
+
+
+@njit(cache=True, nogil=True)
 def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, supports, lo, hi,
                           intercept_lo, intercept_hi, scale, cutoff=np.inf):
     """:func:`support_bounds` for 0/1 features, rows as bit sets: ``bits_pos[j]`` marks the positive
@@ -419,32 +439,27 @@ def binary_support_bounds(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, un
             _prefix_patterns(bits_pos, valid_pos, supports[s, :max(k - 1, 0)], pref_pos, count_pos)
             _prefix_patterns(bits_neg, valid_neg, supports[s, :max(k - 1, 0)], pref_neg, count_neg)
         # the 2^k pattern counts, and the saturated bound from them (no fit when it reaches the cutoff)
+        # mixed prefix patterns first (a pattern of one label splits into cells of one label, which
+        # add nothing to the saturated bound): their cells are all the screen needs
         floor = 0.0
+        last_pos = bits_pos[supports[s, k - 1]] if k > 0 else valid_pos
+        last_neg = bits_neg[supports[s, k - 1]] if k > 0 else valid_neg
         for p in range(half):
-            c1p, c1n = count_pos[p], count_neg[p]
-            if k > 0:
-                last_pos, last_neg = bits_pos[supports[s, k - 1]], bits_neg[supports[s, k - 1]]
-                c1p = 0
-                if count_pos[p]:  # an empty pattern splits into empty cells
-                    for w in range(valid_pos.size):
-                        c1p += _popcount(pref_pos[p, w] & last_pos[w])
-                c1n = 0
-                if count_neg[p]:
-                    for w in range(valid_neg.size):
-                        c1n += _popcount(pref_neg[p, w] & last_neg[w])
-            for bit in range(2 if k > 0 else 1):
-                cp = c1p if bit == 1 or k == 0 else count_pos[p] - c1p
-                cn = c1n if bit == 1 or k == 0 else count_neg[p] - c1n
-                cell_pos[2 * p + bit] = cp
-                cell_neg[2 * p + bit] = cn
-                if cp > 0 and cn > 0:
-                    if same_unit and cp + cn < xlogx.size:  # c log c tabulated: unit (T(cp+cn) - T(cp) - T(cn))
-                        floor += unit_pos * (xlogx[cp + cn] - xlogx[cp] - xlogx[cn])
-                    else:
-                        floor += _cell_entropy(cp * unit_pos, cn * unit_neg)
+            if count_pos[p] > 0 and count_neg[p] > 0:
+                _split_pattern(p, k, pref_pos, pref_neg, count_pos, count_neg, last_pos, last_neg, cell_pos, cell_neg)
+                for c in range(2 * p, 2 * p + (2 if k > 0 else 1)):
+                    cp, cn = cell_pos[c], cell_neg[c]
+                    if cp > 0 and cn > 0:
+                        if same_unit and cp + cn < xlogx.size:  # c log c tabulated: unit (T(cp+cn) - T(cp) - T(cn))
+                            floor += unit_pos * (xlogx[cp + cn] - xlogx[cp] - xlogx[cn])
+                        else:
+                            floor += _cell_entropy(cp * unit_pos, cn * unit_neg)
         if floor >= cutoff:
             bounds[s], losses[s] = floor, np.nan
             continue
+        for p in range(half):  # the fit needs the cells of the one-label patterns too
+            if not (count_pos[p] > 0 and count_neg[p] > 0):
+                _split_pattern(p, k, pref_pos, pref_neg, count_pos, count_neg, last_pos, last_neg, cell_pos, cell_neg)
         m = 0
         for c in range(2 * half if k > 0 else 1):
             cp, cn = cell_pos[c], cell_neg[c]
