@@ -14,7 +14,7 @@ Each fit runs in a fresh process (``RiskScoreClassifier(c0=1e-6)`` / ``SLIMClass
 points -5..5, ``max_size=5``, ``mip_rel_gap=1e-4``, one thread, ``time_limit`` per fit), timed around
 ``fit`` (input checks, row merging, heuristic, exact route: all a user's call does). Peak memory is
 the child's maximum resident set size (``getrusage``), data included: the float64 table a user
-holds is 8 bytes per cell (``data GB``: the peak before the fit, the table generated in blocks). ``slope`` is the log-log slope of the fit time between consecutive
+holds is 8 bytes per cell (``data GiB``: the peak before the fit, the table generated in blocks). ``slope`` is the log-log slope of the fit time between consecutive
 sizes (1: linear in the rows). ``planted`` says whether the fitted card uses exactly the 5 planted
 columns. The load average is printed first: the machine may be shared.
 """
@@ -33,31 +33,18 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.planted import WEIGHTS  # noqa: E402
 from benchmarks.timing import compile_kernels, environment  # noqa: E402
 
-WEIGHTS = (2.6, -1.7, 1.4, 0.8, -0.6)
 
 CHILD = r"""
 import json, resource, sys, time
 import numpy as np
 kind, rows, binary, continuous, limit = sys.argv[1], int(float(sys.argv[2])), int(sys.argv[3]), int(sys.argv[4]), \
     float(sys.argv[5])
-weights = json.loads(sys.argv[6])
+from benchmarks.planted import table
 from milpscore.estimators import RiskScoreClassifier, SLIMClassifier
-rng = np.random.default_rng(0)
-X = np.empty((rows, binary + 4 * continuous))  # filled in blocks: no float temporaries of the table
-frequency = rng.uniform(0.3, 0.7, binary)
-cuts = np.quantile(rng.standard_normal(10**6), [0.2, 0.4, 0.6, 0.8])  # the quintiles of N(0, 1)
-for start in range(0, rows, 10**6):
-    block = X[start:start + 10**6]
-    block[:, :binary] = rng.random((block.shape[0], binary)) < frequency
-    for v in range(continuous):
-        z = rng.standard_normal(block.shape[0])
-        for t, q in enumerate(cuts):
-            block[:, binary + 4 * v + t] = z >= q
-planted = np.zeros(X.shape[1])
-planted[:5] = weights
-y = np.where(rng.random(rows) < 1.0 / (1.0 + np.exp(-(X @ planted - 1.0))), 1, -1)
+X, y = table(rows, binary, continuous)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 make = {"riskslim": lambda: RiskScoreClassifier(c0=1e-6, coef_bound=5, max_size=5, mip_rel_gap=1e-4, time_limit=limit),
         "slim": lambda: SLIMClassifier(c0=1e-4, coef_bound=5, max_size=5, mip_rel_gap=1e-4, time_limit=limit)}[kind]
@@ -74,8 +61,8 @@ print(json.dumps({"wall": wall, "peak": peak, "data_peak": before, "status": mod
 
 
 def run(kind: str, rows: float, binary: int, continuous: int, limit: float) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD, kind, str(rows), str(binary), str(continuous), str(limit),
-                           json.dumps(WEIGHTS)], capture_output=True, text=True, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", CHILD, kind, str(rows), str(binary), str(continuous), str(limit)],
+                          capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
     if done.returncode:
         return {"status": f"failed ({done.stderr.strip().splitlines()[-1][:80] if done.stderr.strip() else done.returncode})"}
@@ -110,8 +97,8 @@ def main() -> None:
             slope = math.log(wall / previous[1]) / math.log(rows / previous[0]) if previous and wall > 0 else math.nan
             row = {"estimator": kind, "rows": f"{rows:.0e}", "columns": columns, "status": out["status"],
                    "gap": out.get("gap", math.nan), "fit s": round(wall, 1), "slope": round(slope, 2),
-                   "peak GB": round(out.get("peak", math.nan) / 2**30, 2),
-                   "data GB": round(out.get("data_peak", math.nan) / 2**30, 2), "planted": out.get("planted"),
+                   "peak GiB": round(out.get("peak", math.nan) / 2**30, 2),
+                   "data GiB": round(out.get("data_peak", math.nan) / 2**30, 2), "planted": out.get("planted"),
                    "phases s": out.get("times"), "steps": out.get("steps")}
             table.append(row)
             print(pd.DataFrame([row]).to_string(index=False, header=False), flush=True)
