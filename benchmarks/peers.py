@@ -4,7 +4,9 @@ Peers (skglm, celer, prox-tv, FasterRisk) are benchmark references, never depend
 package, so they live in virtual environments of their own: ``python benchmarks/peers.py setup``
 creates ``benchmarks/.peers`` (or ``$MILPSCORE_PEERS``) and, for FasterRisk, which pins an old
 scikit-learn, ``benchmarks/.peers-fasterrisk`` (or ``$MILPSCORE_FASTERRISK``), and for Gurobi (the optional
-column of ``slim_certify.py``) ``benchmarks/.peers-gurobi`` (or ``$MILPSCORE_GUROBI``), from the registry; prox-tv compiles
+column of ``slim_certify.py``) ``benchmarks/.peers-gurobi`` (or ``$MILPSCORE_GUROBI``), from the registry, and for
+risk-slim on CPLEX Community Edition (``riskslim_cplex.py``) ``benchmarks/.peers-riskslim`` (or
+``$MILPSCORE_RISKSLIM``; risk-slim itself from its repository or ``$MILPSCORE_RISKSLIM_SRC``); prox-tv compiles
 against LAPACKE (Debian's ``liblapacke-dev``, installed by ``setup`` when it runs as root with
 apt-get) and is built with ``--no-build-isolation``. A :class:`Peer` is one long-lived worker process in that environment
 (:mod:`benchmarks.peer_worker`): the data are sent once, every call is timed inside the worker
@@ -33,6 +35,11 @@ ENV = Path(os.environ.get("MILPSCORE_PEERS", HERE / ".peers"))
 FASTERRISK_ENV = Path(os.environ.get("MILPSCORE_FASTERRISK", HERE / ".peers-fasterrisk"))
 #: Gurobi (pip wheel, size-limited licence: 2000 variables, 2000 constraints) for slim_certify's column
 GUROBI_ENV = Path(os.environ.get("MILPSCORE_GUROBI", HERE / ".peers-gurobi"))
+#: risk-slim (not on PyPI: from its repository, or a local checkout in $MILPSCORE_RISKSLIM_SRC) on
+#: CPLEX Community Edition from PyPI; it needs NumPy 1 (np.float_) and the packages built for it
+RISKSLIM_ENV = Path(os.environ.get("MILPSCORE_RISKSLIM", HERE / ".peers-riskslim"))
+RISKSLIM_SOURCE = os.environ.get("MILPSCORE_RISKSLIM_SRC", "https://github.com/ustunb/risk-slim")
+RISKSLIM_PACKAGES = ["cplex", "numpy<2", "pandas<2.3", "scipy<1.15", "prettytable", "Cython", "setuptools", "wheel"]
 PACKAGES = ["numpy", "scipy", "scikit-learn", "threadpoolctl", "skglm", "celer"]
 BUILT = ["cffi", "setuptools", "wheel"]  # prox-tv's build needs them in the environment itself
 
@@ -55,7 +62,27 @@ def setup() -> None:
     subprocess.run([str(python(FASTERRISK_ENV)), "-m", "pip", "install", "-q", "fasterrisk"], check=True)
     subprocess.run([sys.executable, "-m", "venv", str(GUROBI_ENV)], check=True)
     subprocess.run([str(python(GUROBI_ENV)), "-m", "pip", "install", "-q", "gurobipy"], check=True)
-    print(f"peers installed in {ENV}, {FASTERRISK_ENV} and {GUROBI_ENV}")
+    subprocess.run([sys.executable, "-m", "venv", str(RISKSLIM_ENV)], check=True)
+    subprocess.run([str(python(RISKSLIM_ENV)), "-m", "pip", "install", "-q", *RISKSLIM_PACKAGES], check=True)
+    if not _install_riskslim():
+        print(f"risk-slim did not install from {RISKSLIM_SOURCE} (set MILPSCORE_RISKSLIM_SRC to a checkout); "
+              "benchmarks/riskslim_cplex.py skips its rows")
+    print(f"peers installed in {ENV}, {FASTERRISK_ENV}, {GUROBI_ENV} and {RISKSLIM_ENV}")
+
+
+def _install_riskslim() -> bool:
+    """Build risk-slim into its environment from a copy of its source whose ``setup.py`` no longer
+    asks ``scipy.get_include()`` (gone from SciPy; its extensions need only NumPy's headers)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "risk-slim"
+        if Path(RISKSLIM_SOURCE).is_dir():
+            shutil.copytree(RISKSLIM_SOURCE, source)
+        elif subprocess.run(["git", "clone", "-q", "--depth", "1", RISKSLIM_SOURCE, str(source)]).returncode:
+            return False
+        setup_py = source / "setup.py"
+        setup_py.write_text(setup_py.read_text().replace(", scipy.get_include()]", "]"))
+        return subprocess.run([str(python(RISKSLIM_ENV)), "-m", "pip", "install", "-q", "--no-build-isolation",
+                               str(source)], cwd=tmp).returncode == 0
 
 
 class Peer:

@@ -45,11 +45,14 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "certify_all": ("certify_all", ("--fold-limit", "60")),
     "scale": ("scale", ()),
     "scale-1e7": ("scale", ("--sizes", "1e7", "--estimators", "riskslim")),
+    "scale-1e6x100": ("scale", ("--sizes", "1e6", "--binary", "60", "--continuous", "10", "--estimators", "riskslim",
+                                "--time-limit", "600")),
+    "riskslim_cplex": ("riskslim_cplex", ()),
 }
 HEADER = "## `"
 #: runs whose scripts time peers from benchmarks/peers.py's environments
 NEEDS_PEERS = ("prox", "path", "risk_scores", "risk_scores-auto", "risk_scores-auto-adult", "slim_certify-licence",
-              "certify_all")
+              "certify_all", "riskslim_cplex")
 
 
 def command(run: str) -> str:

@@ -55,6 +55,8 @@ wall = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 steps = "; ".join(f"{r.step} {r.seconds:.1f} s" if r.ran else f"{r.step} skipped" for r in model.fit_.steps)
 print(json.dumps({"wall": wall, "peak": peak, "data_peak": before, "status": model.status_, "gap": model.gap_,
+                  "objective": model.objective_, "bound": model.bound_, "coef": model.coef_.tolist(),
+                  "intercept": model.intercept_,
                   "planted": sorted(np.flatnonzero(model.coef_).tolist()) == [0, 1, 2, 3, 4],
                   "times": {k: round(v, 1) for k, v in model.fit_.times.items()}, "steps": steps}))
 """
