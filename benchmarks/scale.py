@@ -53,7 +53,8 @@ t = time.perf_counter()
 model.fit(X, y)
 wall = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-steps = "; ".join(f"{r.step} {r.seconds:.1f} s" if r.ran else f"{r.step} skipped" for r in model.fit_.steps)
+steps = "; ".join((f"{r.step} {r.seconds:.1f} s" + (f" ({r.message})" if "stopped" in r.message else "")) if r.ran
+                  else f"{r.step} skipped" for r in model.fit_.steps)
 print(json.dumps({"wall": wall, "peak": peak, "data_peak": before, "status": model.status_, "gap": model.gap_,
                   "objective": model.objective_, "bound": model.bound_, "coef": model.coef_.tolist(),
                   "intercept": model.intercept_,
