@@ -80,9 +80,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         least objective found before it (its ``objective_limit``): its search prunes at that
         objective and stops once no model beats it, so its own row may stay uncertified while the
         certificate over all holds. Without operational constraints the first multiplier gets
-        :data:`FIRST_MULTIPLIER_SHARE` of the time: the saturated-loss bound does not depend on the multiplier, so the supports its
-        enumeration screens out are ruled out for the later ones, which bound only the survivors
-        (:mod:`solvers.exact.screen`).
+        :data:`FIRST_MULTIPLIER_SHARE` of the time: the saturated-loss bound does not depend on
+        the multiplier, so the supports its enumeration screens out are ruled out for the later
+        ones, which bound only the survivors (:mod:`solvers.exact.screen`).
 
     Attributes
     ----------
