@@ -65,7 +65,8 @@ def run_riskslim(X: np.ndarray, y: np.ndarray, box: tuple[int, int], limit: floa
                               capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode or not lines:
-        return {"status": f"failed: {(done.stderr.strip().splitlines() or ['exit code %d' % done.returncode])[-1][:100]}"}
+        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return {"status": f"failed: {last[:100]}"}
     return json.loads(lines[-1])
 
 
@@ -106,7 +107,7 @@ def main() -> None:
             pair[1]["same objective"] = bool(abs(scored["ours"] - scored["risk-slim"]) <= 1e-9)
         print(pd.DataFrame(pair).to_string(index=False, header=False), flush=True)
     print()
-    print(f"intercept box (both sides): derived by formulations.riskslim.RiskSLIM per table")
+    print("intercept box (both sides): derived by formulations.riskslim.RiskSLIM per table")
     with pd.option_context("display.max_colwidth", 80, "display.width", 250):
         print(pd.DataFrame(rows_out).to_string(index=False))
     print(environment())

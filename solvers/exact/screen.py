@@ -39,7 +39,8 @@ class SupportScreen:
             digest.update(repr(a.shape).encode())
             digest.update(memoryview(a).cast("B"))
         return (digest.hexdigest(), problem.cost.tobytes(), problem.lo.tobytes(), problem.hi.tobytes(),
-                bool(getattr(problem, "complements", False)), lister.forced.tobytes(), lister.free.tobytes(), int(lister.r),
+                bool(getattr(problem, "complements", False)), lister.forced.tobytes(), lister.free.tobytes(),
+                int(lister.r),
                 float(problem.loss_cost), float(problem.offset))
 
     def store(self, problem, lister, level: float, supports: np.ndarray) -> None:
