@@ -11,6 +11,9 @@ import numpy as np
 
 #: rows cast to the integer key per block (bounds the temporaries of the check)
 BLOCK = 1 << 16
+#: merging copies the table; when it would remove fewer than this share of the rows, the rows are
+#: kept as given (their duplicates stay separate rows of their own weight: every sum is the same)
+MERGE_MIN_SHARE = 0.1
 
 
 def _integer_key(a: np.ndarray) -> np.ndarray | None:
@@ -68,11 +71,15 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distinct, inverse
 
 
-def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
+               min_share: float = MERGE_MIN_SHARE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct ``(x_i, y_i)`` with the weights of their copies added; rows of weight 0 dropped.
 
     Every loss used here is a sum over rows of ``w_i * loss(x_i, y_i)``, so merging is exact. When
-    every row is distinct and weighted, the table comes back as it is (in its order, not copied).
+    every row is weighted and merging would remove fewer than ``min_share`` of the rows (every row
+    distinct, or a million-row table of continuous-looking columns with a few repeats), the table
+    comes back as it is, in its order and not copied (but for -0.0 written as 0.0): the copy of
+    the table would cost more memory than the few rows it saves (``min_share=0``: always merge).
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float).reshape(-1)
@@ -88,7 +95,8 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.nd
         first, inverse = _unique_bytes(np.column_stack([X, y]) + 0.0)
     del key, label  # the integer keys are done with: freed before the merged copy
     weights = np.asarray(weights, dtype=float)
-    if first.size == X.shape[0] and (weights > 0).all():  # all rows distinct: the table itself, no copy
+    if first.size >= (1.0 - min_share) * X.shape[0] and (weights > 0).all():
+        # (almost) all rows distinct: the table itself, no copy
         return _without_negative_zero(np.ascontiguousarray(X)), _without_negative_zero(y), weights
     merged = np.bincount(inverse, weights=weights, minlength=first.size)
     keep = merged > 0

@@ -66,9 +66,12 @@ class SLIMClassifier(IntegerLinearClassifier):
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.
     memory_limit : MiB one step of the exact solve may allocate (None: half the memory available);
         a step over it is skipped, with its reason in ``fit_.steps``.
-    n_jobs : joblib workers that bound the supports of the exact enumeration (1: this process;
-        -1: all cores). Inside ``joblib.parallel_backend("dask")`` they run on the dask cluster.
-        With ``time_limit=None`` the model, bound and status equal the one-process fit's.
+    n_jobs : joblib workers that bound the supports of the exact enumeration and search the boxes
+        of the box search (1: this process; -1: all cores). Inside
+        ``joblib.parallel_backend("dask")`` they run on the dask cluster. With ``time_limit=None``
+        the support enumeration's model, bound and status equal the one-process fit's; the box
+        search certifies the same optimum (its boxes start from the incumbent known when they
+        are sent, so it may return another model of the same objective).
     relaxed : bool
         Also solve the LP relaxation (within the same time budget) and keep it in ``relaxed_fit_``.
     constraints : sequence of operational constraints (:mod:`formulations.constraints`: AtMost,

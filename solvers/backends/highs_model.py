@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -23,6 +24,9 @@ from solvers.limits import interrupted
 
 _banner_lock = threading.Lock()
 _banner_shown = False
+#: after a first Ctrl-C, seconds a run gets to stop at its next callback (keeping its incumbent)
+#: before :func:`run_interruptibly` returns without it
+INTERRUPT_GRACE = 1.0
 
 
 def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | None = None,
@@ -63,15 +67,46 @@ def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | No
         h.setOptionValue(key, value)
     # a first Ctrl-C (solvers.limits.interrupt) stops the run at the next node (MIP) or IPM iteration;
     # the simplex callback is left out: it fires every iteration (measured: 5-10 % slower MIPs)
-    h.cbMipInterrupt += _stop_when_interrupted
-    h.cbIpmInterrupt += _stop_when_interrupted
+    abandoned = threading.Event()
+
+    def stop(event) -> None:  # keeps the incumbent
+        if abandoned.is_set() or interrupted():
+            event.interrupt()
+
+    h.cbMipInterrupt += stop
+    h.cbIpmInterrupt += stop
+    h.milpscore_abandoned = abandoned
     return h
 
 
-def _stop_when_interrupted(event) -> None:
-    """HiGHS interrupt callback: stop (keeping the incumbent) after :func:`solvers.limits.interrupt`."""
-    if interrupted():
-        event.interrupt()
+def run_interruptibly(h: highspy.Highs) -> bool:
+    """``h.run()`` (a :func:`new_highs` model) in a thread while this one waits, so that a SIGINT
+    handler runs at once: HiGHS calls back only at MIP nodes and IPM iterations, and its root LP
+    and cut rounds can run for seconds. True when the run ended; False when it had not stopped
+    :data:`INTERRUPT_GRACE` s after :func:`solvers.limits.interrupt` (its results are then not
+    read: it stops at its next callback, in its thread)."""
+    failure: list[BaseException] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            h.run()
+        except BaseException as exc:  # re-raised in the caller's thread
+            failure.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, daemon=True, name="highs-run").start()
+    since = None
+    while not done.wait(0.05):
+        if interrupted():
+            since = time.perf_counter() if since is None else since
+            if time.perf_counter() - since > INTERRUPT_GRACE:
+                h.milpscore_abandoned.set()
+                return False
+    if failure:
+        raise failure[0]
+    return True
 
 
 def to_highs(program: Program, *, names: bool = False, labels: Mapping[str, Sequence[str]] | None = None,

@@ -32,7 +32,11 @@ feature's term changes, ``O(|P| |N|)``) and its flow (the conflicts only grow, s
 stays feasible), and the flow stops as soon as it prunes.
 
 The bound reported at any stop (time or node limit) is the least of the incumbent, of every pruned
-node's bound and of every open node's parent bound: valid for every model. Measurements against
+node's bound and of every open node's parent bound: valid for every model.
+
+With several joblib workers (``n_jobs``) the root box is first split at 0 on its widest features
+(:func:`split_box`: every model lies in exactly one box) and the boxes are searched as tasks, each
+from the best objective known when it is sent; the bound is the least of the boxes' bounds. Measurements against
 HiGHS, SCIP and Gurobi are in ``docs/benchmarks.md`` (``benchmarks/slim_certify.py``).
 """
 from __future__ import annotations
@@ -42,11 +46,13 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from joblib import Parallel, delayed, parallel_config
 from numba import njit
 
 from formulations.intercept import margin_error_intercept
 from formulations.slim import MARGIN_ROUNDOFF
 from solvers import progress
+from solvers.exact.supports import bounding_workers
 from solvers.exact.zero_one_supports import ZeroOneProgram
 
 #: pair terms (``|P| |N|`` per node) the search works through between two looks at the clock (at
@@ -55,6 +61,8 @@ PAIRS_PER_LOOK = 2 * 10**6
 #: the search splits every free feature's range at 0 (up to ``3^d`` sign patterns): beyond this many
 #: free features it is not used
 MAX_FEATURES = 16
+#: the parallel search splits the root box into about this many boxes (tasks) per worker
+BOXES_PER_WORKER = 8
 
 
 @dataclass
@@ -306,19 +314,100 @@ def _push(stack_lo, stack_hi, stack_depth, stack_bound, counters, lo, hi, j, pie
 
 
 def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tuple[np.ndarray, float] | None = None,
-              deadline: float = math.inf, node_limit: int | None = None, mip_rel_gap: float = 1e-6) -> BoxCoverResult:
+              deadline: float = math.inf, node_limit: int | None = None, mip_rel_gap: float = 1e-6,
+              n_jobs: int = 1) -> BoxCoverResult:
     """The branch and bound of the module docstring on ``problem``, from the incumbent objective
     ``incumbent`` (of the model ``start = (coef, intercept)`` if given: the search visits the
     ranges holding its points first), until it proves the best model
-    it knows within ``mip_rel_gap``, the ``deadline`` (``time.perf_counter()``) or ``node_limit``."""
+    it knows within ``mip_rel_gap``, the ``deadline`` (``time.perf_counter()``) or ``node_limit``.
+
+    With ``n_jobs`` joblib workers (-1: all cores; the active joblib backend, e.g. a dask cluster)
+    and no node limit, the root box is split at 0 on its widest features (:func:`split_box`) into
+    boxes searched as tasks, in order; each task starts from the best objective known when it is
+    sent, and the results are combined in task order (a model replaces the incumbent only when it
+    is strictly better, as in the serial search). The bound is the least of the tasks' bounds
+    (each valid on its box) and the incumbent."""
+    lo, hi = np.ceil(problem.lo - 1e-9), np.floor(problem.hi + 1e-9)
+    workers = bounding_workers(n_jobs)
+    boxes = split_box(problem, lo, hi, BOXES_PER_WORKER * workers, None if start is None else start[0]) \
+        if workers > 1 and node_limit is None else []
+    if len(boxes) < 2:
+        return _search(problem, lo, hi, incumbent, start, deadline, node_limit, mip_rel_gap)
+    t0 = time.perf_counter()
+    best = [incumbent, None if start is None else start[0], math.nan if start is None else start[1]]
+    wall_deadline = time.time() + (deadline - t0)  # workers' clocks: perf_counter is per process
+
+    unsent = []
+
+    def tasks():
+        for index, (box_lo, box_hi) in enumerate(boxes):
+            if time.perf_counter() >= deadline:  # the boxes left open: no bound on them
+                unsent.append(len(boxes) - index)
+                return
+            inside = best[1] is not None and bool(np.all((box_lo <= best[1]) & (best[1] <= box_hi)))
+            yield delayed(_box_task)(problem, box_lo, box_hi, best[0], (best[1], best[2]) if inside else None,
+                                     wall_deadline, mip_rel_gap)
+
+    bound, finished, nodes = math.inf, True, 0
+    with parallel_config(n_jobs=n_jobs):
+        for found in Parallel(return_as="generator", batch_size=1)(tasks()):
+            nodes += found.nodes
+            finished &= found.finished
+            bound = min(bound, found.bound)
+            if found.coef is not None and found.objective < best[0]:
+                best[:] = [found.objective, found.coef, found.intercept]
+    if unsent:
+        bound, finished = -math.inf, False
+    return BoxCoverResult(best[1], best[2], best[0], min(bound, best[0]), finished, nodes, time.perf_counter() - t0)
+
+
+def _box_task(problem: ZeroOneProgram, lo: np.ndarray, hi: np.ndarray, incumbent: float,
+              start: tuple[np.ndarray, float] | None, wall_deadline: float, mip_rel_gap: float) -> BoxCoverResult:
+    """In a worker: :func:`_search` on one box, until ``wall_deadline`` (``time.time()``)."""
+    deadline = time.perf_counter() + (wall_deadline - time.time()) if math.isfinite(wall_deadline) else math.inf
+    return _search(problem, lo, hi, incumbent, start, deadline, None, mip_rel_gap)
+
+
+def split_box(problem: ZeroOneProgram, lo: np.ndarray, hi: np.ndarray, count: int,
+              guide: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Boxes covering the integer points of ``[lo, hi]`` that use at most ``problem.max_size``
+    features: the box split at 0 (``[l, -1]``, ``{0}``, ``[1, u]``) on one free feature after
+    another, widest ``(u - l) * spread(x)`` first, until there are ``count`` boxes or no range
+    holds 0 and another value. Boxes fixing more features away from 0 than ``max_size`` hold no
+    model and are left out. Those holding ``guide`` (the start's points) come first, then the
+    sparser ones."""
+    spread = np.ptp(problem.X, axis=0) if problem.X.size else np.zeros(problem.d)
+    order = np.argsort(-(hi - lo) * spread, kind="stable")
+    boxes = [(lo.copy(), hi.copy())]
+    for j in order:
+        if len(boxes) >= count:
+            break
+        if problem.forced[j] or not (lo[j] <= 0 <= hi[j]) or lo[j] == hi[j]:
+            continue
+        pieces = [(a, b) for a, b in ((lo[j], -1.0), (0.0, 0.0), (1.0, hi[j])) if a <= b]
+        split = []
+        for box_lo, box_hi in boxes:
+            for a, b in pieces:
+                child_lo, child_hi = box_lo.copy(), box_hi.copy()
+                child_lo[j], child_hi[j] = a, b
+                split.append((child_lo, child_hi))
+        boxes = split
+    used = [int(np.sum(problem.forced | (b_lo > 0) | (b_hi < 0))) for b_lo, b_hi in boxes]
+    holds = [guide is not None and bool(np.all((b_lo <= guide) & (guide <= b_hi))) for b_lo, b_hi in boxes]
+    ranked = sorted(range(len(boxes)), key=lambda i: (not holds[i], used[i]))
+    return [boxes[i] for i in ranked if used[i] <= problem.max_size]
+
+
+def _search(problem: ZeroOneProgram, lo: np.ndarray, hi: np.ndarray, incumbent: float,
+            start: tuple[np.ndarray, float] | None, deadline: float, node_limit: int | None,
+            mip_rel_gap: float) -> BoxCoverResult:
+    """:func:`box_cover` in this process on the box ``[lo, hi]`` (integer ends) of ``problem``."""
     t0 = time.perf_counter()
     positive = problem.y > 0
     Xp = np.ascontiguousarray(problem.X[positive])
     Xn = np.ascontiguousarray(problem.X[~positive])
     wp, wn = problem.weights[positive].copy(), problem.weights[~positive].copy()
     d = problem.d
-    lo = np.ceil(problem.lo - 1e-9)
-    hi = np.floor(problem.hi + 1e-9)
     depth = _depth_cap(lo, hi)
     stack_size = 2 * depth + 3
     stack_lo, stack_hi = np.empty((stack_size, d)), np.empty((stack_size, d))

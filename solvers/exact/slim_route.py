@@ -104,12 +104,12 @@ def _box_applies(instance: SLIMInstance, limits: Limits) -> str | None:
 
 def _box_memory(instance: SLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
-    return float(box_cover_memory(zero_one(instance))) + 16.0 * m * d
+    return float(box_cover_memory(zero_one(instance))) * kernel_copies(limits.n_jobs) + 16.0 * m * d
 
 
 def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
     found = box_cover(zero_one(instance), **best.search_start(), deadline=clock.end(), node_limit=limits.node_limit,
-                      mip_rel_gap=limits.mip_rel_gap)
+                      mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes,
                    message=f"{'searched to the end' if found.finished else 'stopped at a limit'}, {found.nodes} nodes")

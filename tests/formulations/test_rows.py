@@ -28,7 +28,7 @@ def test_merge_rows_equals_a_dictionary_of_rows(case):
     for row, label, weight in zip(X + 0.0, y, w):
         expected[tuple(row) + (label,)] += weight
     expected = {k: v for k, v in expected.items() if v > 0}
-    Xu, yu, wu = merge_rows(X, y, w)
+    Xu, yu, wu = merge_rows(X, y, w, min_share=0.0)
     got = {tuple(row) + (label,): weight for row, label, weight in zip(Xu, yu, wu)}
     assert len(got) == len(Xu) == len(expected)
     assert got.keys() == expected.keys()
@@ -49,6 +49,28 @@ def test_a_table_of_distinct_rows_comes_back_uncopied_without_negative_zeros():
     signed[0, 1] = -0.0
     Xs, _, _ = merge_rows(signed, y, w)
     assert Xs is not signed and not np.signbit(Xs).any() and np.array_equal(Xs, X)
+
+
+def test_a_table_with_few_repeats_comes_back_uncopied_with_the_same_weighted_sums():
+    """Below MERGE_MIN_SHARE of repeated rows the table is not copied; every weighted sum over the
+    rows (a loss) equals the merged table's."""
+    rng = np.random.default_rng(3)
+    base = (rng.random((400, 30)) < 0.4).astype(float)
+    X = np.vstack([base, base[:20]])  # 20 of 420 rows repeat (4.8 %)
+    y = np.where(rng.random(420) < 0.5, 1.0, -1.0)
+    y[400:] = y[:20]
+    w = rng.random(420) + 0.1
+    Xk, yk, wk = merge_rows(X, y, w)
+    assert Xk is X and yk.shape == (420,) and np.array_equal(wk, w)
+    Xm, ym, wm = merge_rows(X, y, w, min_share=0.0)
+    assert Xm.shape[0] == 400
+    coef = rng.normal(size=30)
+    for table, labels, weights in ((Xk, yk, wk), (Xm, ym, wm)):
+        loss = float(weights @ np.logaddexp(0.0, -labels * (table @ coef)))
+        np.testing.assert_allclose(loss, float(w @ np.logaddexp(0.0, -y * (X @ coef))), rtol=1e-12)
+    many = np.vstack([base, base[:100]])  # 100 of 500 rows repeat (20 %): merged
+    labels = np.concatenate([y[:400], y[:100]])
+    assert merge_rows(many, labels, np.ones(500))[0].shape[0] == 400
 
 
 def test_fortran_ordered_tables_merge_like_c_ordered_ones():

@@ -15,6 +15,7 @@ import pytest
 
 from formulations.slim import SLIM
 from solvers.backends.highs import solve_highs
+from solvers.backends.highs_model import INTERRUPT_GRACE
 from solvers.backends.scip import solve_scip
 from solvers.limits import clear_interrupt, interrupt
 from solvers.result import Status
@@ -99,3 +100,28 @@ def test_backend_stops_at_the_interrupt_with_its_incumbent(solver):
     assert elapsed < 3.0, f"{elapsed:.2f} s to stop"
     assert result.x is not None and program.is_feasible(result.x, tol=1e-6)
     assert result.gap > 0
+
+
+def test_highs_busy_in_its_root_is_left_behind_after_the_grace():
+    """HiGHS calls back only at MIP nodes and IPM iterations: in a long root (here 3000 rows of
+    many-valued features, seconds without a node) the call returns INTERRUPT_GRACE s after the
+    interrupt, without HiGHS's results (the route keeps its own incumbent)."""
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(3000, 60)), 1)
+    y = np.where(X[:, :5].sum(1) + rng.normal(0, 2, 3000) > 0, 1.0, -1.0)
+    program = SLIM(coef_bound=10, c0=1e-4).instance(X, y).exact()
+    clear_interrupt()
+    timer = _interrupt_after(1.0)
+    try:
+        t = time.perf_counter()
+        result = solve_highs(program, time_limit=15)
+        elapsed = time.perf_counter() - t
+    finally:
+        timer.cancel()
+        clear_interrupt()
+    assert elapsed < 1.0 + INTERRUPT_GRACE + 1.0, f"{elapsed:.2f} s to return"
+    if result.x is None:  # left behind in its root
+        assert result.status == Status.NO_SOLUTION_FOUND and "left behind" in result.message
+        assert result.bound == -np.inf
+    else:  # it reached a callback in time and stopped there with its incumbent
+        assert program.is_feasible(result.x, tol=1e-6)
