@@ -84,7 +84,9 @@ def run_interruptibly(h: highspy.Highs) -> bool:
     handler runs at once: HiGHS calls back only at MIP nodes and IPM iterations, and its root LP
     and cut rounds can run for seconds. True when the run ended; False when it had not stopped
     :data:`INTERRUPT_GRACE` s after :func:`solvers.limits.interrupt` (its results are then not
-    read: it stops at its next callback, in its thread)."""
+    read: it stops at its next callback, in its thread). An exception in the waiting thread (a
+    ``KeyboardInterrupt`` where no handler of :mod:`milpscore.interrupt` is installed) also asks
+    HiGHS to stop there, and propagates."""
     failure: list[BaseException] = []
     done = threading.Event()
 
@@ -98,12 +100,16 @@ def run_interruptibly(h: highspy.Highs) -> bool:
 
     threading.Thread(target=run, daemon=True, name="highs-run").start()
     since = None
-    while not done.wait(0.05):
-        if interrupted():
-            since = time.perf_counter() if since is None else since
-            if time.perf_counter() - since > INTERRUPT_GRACE:
-                h.milpscore_abandoned.set()
-                return False
+    try:
+        while not done.wait(0.05):
+            if interrupted():
+                since = time.perf_counter() if since is None else since
+                if time.perf_counter() - since > INTERRUPT_GRACE:
+                    h.milpscore_abandoned.set()
+                    return False
+    except BaseException:  # a KeyboardInterrupt without milpscore's handler: HiGHS stops at its next callback
+        h.milpscore_abandoned.set()
+        raise
     if failure:
         raise failure[0]
     return True

@@ -114,7 +114,7 @@ def test_highs_busy_in_its_root_is_left_behind_after_the_grace():
     timer = _interrupt_after(1.0)
     try:
         t = time.perf_counter()
-        result = solve_highs(program, time_limit=15)
+        result = solve_highs(program, time_limit=8)
         elapsed = time.perf_counter() - t
     finally:
         timer.cancel()
@@ -125,3 +125,29 @@ def test_highs_busy_in_its_root_is_left_behind_after_the_grace():
         assert result.bound == -np.inf
     else:  # it reached a callback in time and stopped there with its incumbent
         assert program.is_feasible(result.x, tol=1e-6)
+    _join_left_runs()
+
+
+def test_a_keyboard_interrupt_in_a_notebook_reaches_the_caller_at_once():
+    """Without milpscore's SIGINT handler (a notebook, a script) Ctrl-C raises KeyboardInterrupt in
+    the waiting thread at once, and the HiGHS run is asked to stop at its next callback."""
+    import _thread
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(3000, 60)), 1)
+    y = np.where(X[:, :5].sum(1) + rng.normal(0, 2, 3000) > 0, 1.0, -1.0)
+    program = SLIM(coef_bound=10, c0=1e-4).instance(X, y).exact()
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    t = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        solve_highs(program, time_limit=5)
+    assert time.perf_counter() - t < 1.5
+    _join_left_runs()
+
+
+def _join_left_runs():
+    """The runs left behind stop at their next callback, or at their time limit."""
+    for thread in [thread for thread in threading.enumerate() if thread.name == "highs-run"]:
+        thread.join(15)
+        assert not thread.is_alive()
