@@ -41,6 +41,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "engine_limits": ("engine_limits", ()),
     "parallel": ("parallel", ()),
     "parallel-40": ("parallel", ("--features", "40")),
+    "parallel-box": ("parallel", ("--kind", "slim-box")),
     "crf": ("crf", ()),
     "certify_all": ("certify_all", ("--fold-limit", "60")),
     "scale": ("scale", ()),
