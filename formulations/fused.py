@@ -71,7 +71,8 @@ class FusedLassoHinge:
         off the one-hot matrix (:func:`formulations.bins.infer_blocks`; no empty bin allowed).
     n_bins : bins per numeric column of :meth:`design` (raw columns in ``compare``) only.
     smoothing : width of the Huberised hinge of the proximal path (:meth:`FusedInstance.composite`).
-    merge_duplicates : merge identical ``(x̄, y)`` rows into one weighted row (exact).
+    merge_duplicates : merge identical ``(x̄, y)`` rows into one weighted row (exact), when that
+        removes at least :data:`formulations.rows.MERGE_MIN_SHARE` of the rows.
     constraints : operational constraints over the *variables* (:mod:`formulations.constraints`):
         ``Monotone(vars, direction, kind="levels")`` (the same rows as ``monotone``), and groups /
         implications / ``Linear`` rows over ``used`` (a variable is used when its points are not

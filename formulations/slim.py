@@ -100,7 +100,9 @@ class SLIM:
     max_size : optional maximum number of non-zero coefficients K.
     class_weight : ``(w_negative, w_positive)`` multipliers of the negative / positive rows.
     integer_intercept : None = integer exactly when ``X`` is integer-valued.
-    merge_duplicates : merge identical ``(x, y)`` rows into one weighted row (exact; default).
+    merge_duplicates : merge identical ``(x, y)`` rows into one weighted row (exact; default), when
+        that removes at least :data:`formulations.rows.MERGE_MIN_SHARE` of the rows (else the
+        table is kept uncopied, repeats as rows of their own: the same program up to copies).
     constraints : operational constraints by feature name (:mod:`formulations.constraints`):
         groups, monotone points, implications, linear rows, and the performance rows
         ``MaxFalsePositiveRate`` / ``MinTruePositiveRate`` over the 0-1 error indicators (a tie
