@@ -107,7 +107,8 @@ def main() -> None:
               f"{args.features} features valued 0..3, every fit in a fresh process; {args.rounds} interleaved rounds")
     else:
         print(f"RiskScoreClassifier(max_size={args.max_size}, time_limit=None): {args.rows} rows x {args.features} "
-              f"binary features (planted 5-feature card), every fit in a fresh process; {args.rounds} interleaved rounds")
+              f"binary features (planted 5-feature card), every fit in a fresh process; "
+              f"{args.rounds} interleaved rounds")
     timings = interleaved({mode: (lambda mode=mode: fit(mode, args.rows, args.features, args.max_size, args.kind))
                            for mode in MODES}, rounds=args.rounds, warmup=False)
     serial = timings["serial"]
@@ -125,8 +126,11 @@ def main() -> None:
     # the box search's boxes start from the incumbent known when they are sent: the same certified
     # objective, possibly another model of it (the support enumeration returns the serial one)
     keys = ("status", "objective") + (() if box else ("bound", "coef", "intercept"))
-    same = all(all(timings[m].value[k] == serial.value[k] if k != "objective" or not box else
-                   abs(timings[m].value[k] - serial.value[k]) <= 1e-9 for k in keys) for m in MODES)
+
+    def equal(key: str, a, b) -> bool:
+        return abs(a - b) <= 1e-9 if box and key == "objective" else a == b
+
+    same = all(equal(k, timings[m].value[k], serial.value[k]) for k in keys for m in MODES)
     print(f"same {', '.join(keys)} in every fit: {'yes' if same else 'NO'}")
     print(environment())
     if not same:

@@ -32,12 +32,12 @@ feature's term changes, ``O(|P| |N|)``) and its flow (the conflicts only grow, s
 stays feasible), and the flow stops as soon as it prunes.
 
 The bound reported at any stop (time or node limit) is the least of the incumbent, of every pruned
-node's bound and of every open node's parent bound: valid for every model.
+node's bound and of every open node's parent bound: valid for every model. Measurements against
+HiGHS, SCIP and Gurobi are in ``docs/benchmarks.md`` (``benchmarks/slim_certify.py``).
 
 With several joblib workers (``n_jobs``) the root box is first split at 0 on its widest features
 (:func:`split_box`: every model lies in exactly one box) and the boxes are searched as tasks, each
-from the best objective known when it is sent; the bound is the least of the boxes' bounds. Measurements against
-HiGHS, SCIP and Gurobi are in ``docs/benchmarks.md`` (``benchmarks/slim_certify.py``).
+from the best objective known when it is sent; the bound is the least of the boxes' bounds.
 """
 from __future__ import annotations
 
@@ -337,14 +337,14 @@ def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tu
     best = [incumbent, None if start is None else start[0], math.nan if start is None else start[1]]
     wall_deadline = time.time() + (deadline - t0)  # workers' clocks: perf_counter is per process
 
-    unsent = []
+    left_open = [False]  # boxes not sent before the deadline: no bound on them
 
     def tasks():
-        for index, (box_lo, box_hi) in enumerate(boxes):
-            if time.perf_counter() >= deadline:  # the boxes left open: no bound on them
-                unsent.append(len(boxes) - index)
+        for box_lo, box_hi in boxes:
+            if time.perf_counter() >= deadline:
+                left_open[0] = True
                 return
-            inside = best[1] is not None and bool(np.all((box_lo <= best[1]) & (best[1] <= box_hi)))
+            inside = best[1] is not None and _holds(box_lo, box_hi, best[1])
             yield delayed(_box_task)(problem, box_lo, box_hi, best[0], (best[1], best[2]) if inside else None,
                                      wall_deadline, mip_rel_gap)
 
@@ -356,7 +356,7 @@ def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tu
             bound = min(bound, found.bound)
             if found.coef is not None and found.objective < best[0]:
                 best[:] = [found.objective, found.coef, found.intercept]
-    if unsent:
+    if left_open[0]:
         bound, finished = -math.inf, False
     return BoxCoverResult(best[1], best[2], best[0], min(bound, best[0]), finished, nodes, time.perf_counter() - t0)
 
@@ -393,9 +393,14 @@ def split_box(problem: ZeroOneProgram, lo: np.ndarray, hi: np.ndarray, count: in
                 split.append((child_lo, child_hi))
         boxes = split
     used = [int(np.sum(problem.forced | (b_lo > 0) | (b_hi < 0))) for b_lo, b_hi in boxes]
-    holds = [guide is not None and bool(np.all((b_lo <= guide) & (guide <= b_hi))) for b_lo, b_hi in boxes]
+    holds = [guide is not None and _holds(b_lo, b_hi, guide) for b_lo, b_hi in boxes]
     ranked = sorted(range(len(boxes)), key=lambda i: (not holds[i], used[i]))
     return [boxes[i] for i in ranked if used[i] <= problem.max_size]
+
+
+def _holds(lo: np.ndarray, hi: np.ndarray, point: np.ndarray) -> bool:
+    """Whether the box ``[lo, hi]`` holds ``point``."""
+    return bool(np.all((lo <= point) & (point <= hi)))
 
 
 def _search(problem: ZeroOneProgram, lo: np.ndarray, hi: np.ndarray, incumbent: float,

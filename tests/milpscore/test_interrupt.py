@@ -2,6 +2,7 @@
 prints the incumbent's card with status "interrupted" and its gap, exit code 130, no traceback; a
 second SIGINT exits at once. In-process: HiGHS stops at its interrupt callback and SCIP through
 ``interruptSolve`` once :func:`solvers.limits.interrupt` is called, keeping the incumbent."""
+import _thread
 import os
 import signal
 import subprocess
@@ -102,14 +103,20 @@ def test_backend_stops_at_the_interrupt_with_its_incumbent(solver):
     assert result.gap > 0
 
 
-def test_highs_busy_in_its_root_is_left_behind_after_the_grace():
-    """HiGHS calls back only at MIP nodes and IPM iterations: in a long root (here 3000 rows of
-    many-valued features, seconds without a node) the call returns INTERRUPT_GRACE s after the
-    interrupt, without HiGHS's results (the route keeps its own incumbent)."""
+def _long_root_program():
+    """A SLIM MILP whose HiGHS root (LP and cut rounds) runs for seconds without a callback: 3000
+    rows of 60 many-valued features."""
     rng = np.random.default_rng(0)
     X = np.round(rng.normal(size=(3000, 60)), 1)
     y = np.where(X[:, :5].sum(1) + rng.normal(0, 2, 3000) > 0, 1.0, -1.0)
-    program = SLIM(coef_bound=10, c0=1e-4).instance(X, y).exact()
+    return SLIM(coef_bound=10, c0=1e-4).instance(X, y).exact()
+
+
+def test_highs_busy_in_its_root_is_left_behind_after_the_grace():
+    """HiGHS calls back only at MIP nodes and IPM iterations: in a long root the call returns
+    INTERRUPT_GRACE s after the interrupt, without HiGHS's results (the route keeps its own
+    incumbent)."""
+    program = _long_root_program()
     clear_interrupt()
     timer = _interrupt_after(1.0)
     try:
@@ -131,12 +138,7 @@ def test_highs_busy_in_its_root_is_left_behind_after_the_grace():
 def test_a_keyboard_interrupt_in_a_notebook_reaches_the_caller_at_once():
     """Without milpscore's SIGINT handler (a notebook, a script) Ctrl-C raises KeyboardInterrupt in
     the waiting thread at once, and the HiGHS run is asked to stop at its next callback."""
-    import _thread
-
-    rng = np.random.default_rng(0)
-    X = np.round(rng.normal(size=(3000, 60)), 1)
-    y = np.where(X[:, :5].sum(1) + rng.normal(0, 2, 3000) > 0, 1.0, -1.0)
-    program = SLIM(coef_bound=10, c0=1e-4).instance(X, y).exact()
+    program = _long_root_program()
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, as in a script
     timer = threading.Timer(0.5, _thread.interrupt_main)
     try:
