@@ -241,6 +241,11 @@ class CompiledConstraints:
         return int(self.lb.size)
 
     @property
+    def empty(self) -> bool:
+        """No rows and no performance constraints: every model obeys them."""
+        return self.n_rows == 0 and not self.performance
+
+    @property
     def needs_used(self) -> bool:
         return bool(self.U.nnz)
 

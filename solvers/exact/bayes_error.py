@@ -105,6 +105,8 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
     cnt_pos = np.zeros((k, cap), np.int64)
     cnt_neg = np.zeros((k, cap), np.int64)
     size = np.zeros(k, np.int64)
+    order = np.arange(cap)
+    heat = np.zeros(cap)
     lev_pos[0, 0] = valid_pos
     lev_neg[0, 0] = valid_neg
     cnt_pos[0, 0], cnt_neg[0, 0], size[0] = total_pos, total_neg, 1
@@ -159,12 +161,18 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
                         break
             size[t + 1] = m
             built = t + 1
+        if first < k - 1 or s == 0:  # level k - 1 rebuilt: its parts by decreasing error, so the
+            # sum below reaches the cutoff in few parts
+            for p in range(size[k - 1]):
+                heat[p] = -min(cnt_pos[k - 1, p] * unit_pos, cnt_neg[k - 1, p] * unit_neg)
+            order[:size[k - 1]] = np.argsort(heat[:size[k - 1]], kind="mergesort")
         j = supports[s, k - 1]  # last feature: counts only, summed until the cutoff
         previous[k - 1] = j
         total = 0.0
         if radix[j] == 2:  # the common case (0/1 features), without the loop over values
             row = offset[j] + 1
-            for p in range(size[k - 1]):
+            for i in range(size[k - 1]):
+                p = order[i]
                 a, b = _count(lev_pos, lev_neg, k - 1, p, bits_pos, bits_neg, row)
                 total += min(a * unit_pos, b * unit_neg) + min((cnt_pos[k - 1, p] - a) * unit_pos,
                                                                (cnt_neg[k - 1, p] - b) * unit_neg)
@@ -172,7 +180,8 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
                     break
             out[s] = total
             continue
-        for p in range(size[k - 1]):
+        for i in range(size[k - 1]):
+            p = order[i]
             rest_pos, rest_neg = cnt_pos[k - 1, p], cnt_neg[k - 1, p]
             for v in range(radix[j] - 1, 0, -1):
                 a, b = _count(lev_pos, lev_neg, k - 1, p, bits_pos, bits_neg, offset[j] + v)

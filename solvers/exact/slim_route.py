@@ -43,7 +43,7 @@ def zero_one(instance: SLIMInstance) -> ZeroOneProgram:
 def operational(instance: SLIMInstance) -> str | None:
     """The reason a step that ignores operational constraints may not run, or None."""
     c = instance.constraints
-    if c is not None and (c.n_rows or c.performance):
+    if c is not None and not c.empty:
         return "the instance has operational constraints (only the MILP keeps them)"
     return None
 

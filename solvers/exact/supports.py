@@ -30,8 +30,9 @@ is much tighter than the LP bound of the cutting-plane MILP, where a fractional 
 
 The reported bound is the least of the incumbent and of every lower bound of a pruned or
 unvisited region, so it is valid at any stop (time or node limit): the gap is honest. There are
-``C(d_free, K - |F|)`` supports: when the first chunk projects that bounding them all takes more
-than :data:`PROJECTION_SHARE` of the time left, the enumeration stops with its incumbent and the
+``C(d_free, K - |F|)`` supports: when their rate (measured on :data:`SAMPLES` chunks spread over
+the listing, :func:`sampled_rate`, or on the first chunks of a small size) projects that bounding
+them all takes more than :data:`PROJECTION_SHARE` of the time left, the enumeration stops with its incumbent and the
 route's next step (SCIP's lazy-cut tree) gets the time. The second kind, SLIM with Bayes-error
 bounds, is :mod:`solvers.exact.zero_one_supports`.
 
@@ -92,6 +93,13 @@ CHUNK = 4096
 PROJECTION_CHUNK = 1024
 #: the first chunk of each size; chunks double up to CHUNK, each projecting the whole pass
 FIRST_CHUNK = 16
+#: evenly spaced places of a large size's listing at which :data:`PROJECTION_CHUNK` supports are
+#: bounded to project its pass (consecutive supports share their first columns, so the rate of the
+#: first chunks is not that of the rest); their work is not kept
+SAMPLES = 16
+#: sizes with at least this many supports are projected by the samples (they cost at most 1/64 of
+#: the pass); smaller ones by their first chunks
+SAMPLED_PASS = 64 * SAMPLES * PROJECTION_CHUNK
 #: the supports are bounded only while the chunks project the whole pass within this share of the
 #: time left (else the enumeration stops and the route's next step gets the time)
 PROJECTION_SHARE = 0.8
@@ -255,6 +263,33 @@ def _next_combinations(state: np.ndarray, n: int, out: np.ndarray, prev: np.ndar
 _NO_PREV = np.zeros(0, np.int64)
 
 
+def unrank(rank: int, n: int, r: int) -> np.ndarray:
+    """The r-combination of ``range(n)`` at 0-based position ``rank`` of the lexicographic order
+    (combinatorial number system: ``C(n - c - 1, r - i - 1)`` combinations have ``c`` at place ``i``
+    after a given prefix)."""
+    state, c = np.empty(r, np.int64), 0
+    for i in range(r):
+        while rank >= (count := math.comb(n - c - 1, r - i - 1)):
+            rank -= count
+            c += 1
+        state[i] = c
+        c += 1
+    return state
+
+
+def sampled_rate(bound, lister: "_Lister", level: float) -> float:
+    """Seconds per listed support of bounding ``lister``'s listing at prune ``level``, measured on
+    :data:`PROJECTION_CHUNK` supports at each of :data:`SAMPLES` evenly spaced places (``lister``
+    does not move; the supports bounded there are bounded again in their turn)."""
+    took, listed = 0.0, 0
+    for i in range(SAMPLES):
+        probe = lister.at(int((i + 0.5) * lister.total / SAMPLES))
+        started, before = time.perf_counter(), probe.listed
+        _sift(bound, probe, PROJECTION_CHUNK, level)
+        took, listed = took + time.perf_counter() - started, listed + probe.listed - before
+    return took / max(listed, 1)
+
+
 class _Lister:
     """Supports made of the ``forced`` features and ``r`` of the ``free`` ones, chunk by chunk (the
     free ones in lexicographic order, so consecutive supports share their first columns). With
@@ -269,6 +304,12 @@ class _Lister:
         self.total = math.comb(self.free.size, self.r)
         self.state = np.arange(self.r, dtype=np.int64)
         self.listed = 0
+
+    def at(self, position: int) -> "_Lister":
+        """A lister of the same supports that starts at ``position`` of this one's listing."""
+        other = _Lister(self.forced, self.free, self.r, self.prev)
+        other.state, other.listed = unrank(position, self.free.size, self.r), position
+        return other
 
     def skip(self, count: int) -> np.ndarray:
         """Move past the next ``count`` supports without listing them; returns the state they start at."""
@@ -440,7 +481,7 @@ def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None
     """Solve a sparse problem (:class:`SparseLogistic`, or the SLIM kind of
     :mod:`solvers.exact.zero_one_supports`) by support enumeration (module docstring), from the
     model ``start`` of objective ``incumbent``, until ``deadline`` (``time.perf_counter()``) or
-    ``node_limit``. When the first chunks of supports project that bounding them all would take
+    ``node_limit``. When the supports' sampled rate projects that bounding them all would take
     more than :data:`PROJECTION_SHARE` of the time left (or, for kinds whose in-support searches
     are rationed, the searches would not fit), it stops at once with its incumbent and no bound:
     the route's next step gets the time.
@@ -617,6 +658,11 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
             lister = _Listed(known, lister)
         passed: list[np.ndarray] | None = [] if screen is not None and known is None else None
         survivors = 0
+        sampled = known is None and lister.total >= SAMPLED_PASS and math.isfinite(deadline)
+        if sampled:  # a large size: its pass projected from samples spread over it
+            projected = sampled_rate(bound, lister, level) * lister.total / workers
+            if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                return stopped_early(_too_long(lister, projected, deadline))
 
         def absorb(sifted: tuple) -> None:
             nonlocal done, passed, survivors
@@ -646,14 +692,11 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
                 left = deadline - time.perf_counter()
                 # the rate of the latest chunk, once it is large enough that a call's fixed cost does
                 # not dominate it (or slow enough to matter)
-                if lister.listed < lister.total and math.isfinite(deadline) and \
+                if lister.listed < lister.total and math.isfinite(deadline) and not sampled and \
                         (listed_now >= PROJECTION_CHUNK or took > 0.1 * left):
                     projected = took * (lister.total - lister.listed) / listed_now / workers
                     if projected > PROJECTION_SHARE * left:
-                        return stopped_early(f"bounding the {lister.total} supports of "
-                                             f"{lister.r + lister.forced.size} features would take about "
-                                             f"{projected:.0f} s, more than the "
-                                             f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
+                        return stopped_early(_too_long(lister, projected, deadline))
         if not stopped and lister.listed < lister.total:
             per_chunk = (time.perf_counter() - started_phase) / lister.listed * CHUNK
             chunks_left = -(-(lister.total - lister.listed) // CHUNK)
@@ -728,6 +771,11 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
                                           f"symmetric supports skipped)" if symmetric else "")
                + (f" ({ruled_out} ruled out by the screen of an earlier fit of these rows)" if ruled_out else ""))
     return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, message)
+
+
+def _too_long(lister: "_Lister", projected: float, deadline: float) -> str:
+    return (f"bounding the {lister.total} supports of {lister.r + lister.forced.size} features would take "
+            f"about {projected:.0f} s, more than the {max(deadline - time.perf_counter(), 0.0):.0f} s left")
 
 
 def _row(chunks: list[np.ndarray], index: int) -> np.ndarray:

@@ -112,6 +112,24 @@ def _best_error(hp, hn, base, margin, blo, bhi, integer_b, hinge):
 
 
 @njit(cache=True, nogil=True)
+def _scores(n, indptr, indices, values, coef):
+    """``X @ coef`` (int64) from the CSC arrays of ``X``, over the non-zero points only."""
+    out = np.zeros(n, np.int64)
+    for j in range(coef.size):
+        if coef[j] != 0:
+            for p in range(indptr[j], indptr[j + 1]):
+                out[indices[p]] += coef[j] * values[p]
+    return out
+
+
+#: a column with more distinct non-zero values than this shifts its rows one by one in
+#: :func:`move_errors` (else its rows are histogrammed once per value)
+MAX_COLUMN_VALUES = 16
+#: most cells of those per-value histograms, per label (so fewer values for wide score ranges)
+HISTOGRAM_CELLS = 2**20
+
+
+@njit(cache=True, nogil=True)
 def move_errors(scores, positive, weights, indptr, indices, values, coef, vlo, vhi, cols,
                 margin, blo, bhi, integer_b, shift, hinge):
     """Weighted margin error, with the best intercept, of every move ``lambda_j = v`` for ``j`` in
@@ -119,7 +137,11 @@ def move_errors(scores, positive, weights, indptr, indices, values, coef, vlo, v
 
     ``scores`` (int64) are ``X @ coef``; ``X`` is given by its CSC arrays (integer values);
     ``shift`` bounds ``|delta * x_ij|`` over every move, so every new score lies within the
-    histogram."""
+    histogram. The rows of column ``j`` with ``x_ij = x`` all move by ``delta * x`` levels: they are
+    histogrammed once per distinct ``x`` (at most :data:`MAX_COLUMN_VALUES`, fewer when ``R`` is
+large: :data:`HISTOGRAM_CELLS`), and each move adds
+    those histograms shifted, ``O(nnz(x_j) + values * R)`` per column instead of
+    ``O(values * nnz(x_j))``."""
     n = scores.size
     lo_level = scores.min() - shift
     R = scores.max() + shift - lo_level + 1
@@ -136,26 +158,71 @@ def move_errors(scores, positive, weights, indptr, indices, values, coef, vlo, v
     out = np.full((cols.size, width), np.inf)
     hp = np.empty(R)
     hn = np.empty(R)
+    rest_p = np.empty(R)
+    rest_n = np.empty(R)
+    cap = min(MAX_COLUMN_VALUES, max(1, HISTOGRAM_CELLS // R))
+    xs = np.zeros(cap, np.int64)
+    ap = np.zeros((cap, R))
+    an = np.zeros((cap, R))
     current = _best_error(hp0, hn0, lo_level, margin, blo, bhi, integer_b, hinge)
     for c in range(cols.size):
         j = cols[c]
+        nx = 0  # the distinct non-zero values of column j, and its rows' histogram per value
+        for p in range(indptr[j], indptr[j + 1]):
+            found = False
+            for t in range(nx):
+                if xs[t] == values[p]:
+                    found = True
+                    break
+            if not found:
+                if nx == cap:
+                    nx = -1
+                    break
+                xs[nx] = values[p]
+                nx += 1
+        if nx >= 0:
+            ap[:nx] = 0.0
+            an[:nx] = 0.0
+            rest_p[:] = hp0
+            rest_n[:] = hn0
+            for p in range(indptr[j], indptr[j + 1]):
+                i = indices[p]
+                t = 0
+                while xs[t] != values[p]:
+                    t += 1
+                k0 = scores[i] - lo_level
+                if positive[i]:
+                    ap[t, k0] += weights[i]
+                    rest_p[k0] -= weights[i]
+                else:
+                    an[t, k0] += weights[i]
+                    rest_n[k0] -= weights[i]
         for v in range(vlo[j], vhi[j] + 1):
             delta = v - coef[j]
             if delta == 0:
                 out[c, v - vlo[j]] = current
                 continue
-            hp[:] = hp0
-            hn[:] = hn0
-            for p in range(indptr[j], indptr[j + 1]):
-                i = indices[p]
-                k0 = scores[i] - lo_level
-                k1 = k0 + delta * values[p]
-                if positive[i]:
-                    hp[k0] -= weights[i]
-                    hp[k1] += weights[i]
-                else:
-                    hn[k0] -= weights[i]
-                    hn[k1] += weights[i]
+            if nx >= 0:
+                hp[:] = rest_p
+                hn[:] = rest_n
+                for t in range(nx):
+                    move = delta * xs[t]
+                    for k in range(max(0, -move), min(R, R - move)):
+                        hp[k + move] += ap[t, k]
+                        hn[k + move] += an[t, k]
+            else:
+                hp[:] = hp0
+                hn[:] = hn0
+                for p in range(indptr[j], indptr[j + 1]):
+                    i = indices[p]
+                    k0 = scores[i] - lo_level
+                    k1 = k0 + delta * values[p]
+                    if positive[i]:
+                        hp[k0] -= weights[i]
+                        hp[k1] += weights[i]
+                    else:
+                        hn[k0] -= weights[i]
+                        hn[k1] += weights[i]
             out[c, v - vlo[j]] = _best_error(hp, hn, lo_level, margin, blo, bhi, integer_b, hinge)
     return out
 
@@ -169,7 +236,6 @@ class MoveSearch:
         X = sp.csc_matrix(instance.X)
         self.indptr, self.indices = X.indptr.astype(np.int64), X.indices.astype(np.int64)
         self.values = np.round(X.data).astype(np.int64)
-        self.Xint = np.round(instance.X).astype(np.int64)
         self.positive = instance.y > 0
         self.weights = instance.weights.astype(float)
         self.vlo = np.ceil(cs.lb - 1e-9).astype(np.int64)
@@ -177,9 +243,11 @@ class MoveSearch:
         self.forced = cs.must_include | (cs.lb > 0) | (cs.ub < 0)
         self.cost = instance.spec.c0 * cs.c0
         self.max_size = instance.spec.max_size
-        self.constrained = instance.constraints is not None
+        self.constrained = instance.constraints is not None and not instance.constraints.empty
         span = np.maximum(np.abs(self.vlo), np.abs(self.vhi)) * 2
-        self.xmax = np.abs(self.Xint).max(axis=0) if self.Xint.size else np.zeros(0, np.int64)
+        self.n = X.shape[0]
+        self.xmax = np.zeros(X.shape[1], np.int64)
+        np.maximum.at(self.xmax, np.repeat(np.arange(X.shape[1]), np.diff(self.indptr)), np.abs(self.values))
         self.shift_all = int((span * self.xmax).max(initial=0))
         lo, hi = instance.intercept_bounds
         self.blo, self.bhi = float(lo), float(hi)
@@ -202,8 +270,7 @@ class MoveSearch:
         """Objective of every move ``coef[j] = v`` (``j`` in ``cols``), inf where not allowed; with
         ``hinge`` the loss term is the hinge loss ``sum_i v_i max(0, m - y_i (s_i + b))`` at its
         best intercept (the beam's guide) instead of the margin error."""
-        scores = self.Xint @ coef.astype(np.int64)
-        err = move_errors(scores, self.positive, self.weights, self.indptr, self.indices, self.values,
+        err = move_errors(self.scores(coef), self.positive, self.weights, self.indptr, self.indices, self.values,
                           coef.astype(np.int64), self.vlo, self.vhi, cols.astype(np.int64),
                           float(self.instance.spec.margin), self.blo, self.bhi, bool(self.instance.integer_intercept),
                           self.shift_all, hinge)
@@ -217,6 +284,10 @@ class MoveSearch:
             grow = ~uj[:, 0]
             obj[grow] = np.where(v[grow] == 0, obj[grow], np.inf)
         return obj
+
+    def scores(self, coef: np.ndarray) -> np.ndarray:
+        """``X @ coef`` (int64) from the support's columns only."""
+        return _scores(self.n, self.indptr, self.indices, self.values, np.asarray(coef, np.int64))
 
     def value(self, coef: np.ndarray, hinge: bool = False) -> float:
         """The objective of ``coef`` itself (margin error or hinge, as :meth:`moves`)."""

@@ -52,7 +52,24 @@ def _raw_weights(y, sw, spec):
 @pytest.mark.parametrize("hinge", [False, True])
 @pytest.mark.parametrize("seed", range(60))
 def test_every_move_equals_brute_force(seed, hinge):
-    X, y, sw, spec = _case(seed)
+    _check_moves(*_case(seed), seed, hinge)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_moves_of_columns_with_many_values_equal_brute_force(seed):
+    """A column of more distinct values than move_errors histograms per value (it shifts that
+    column's rows one by one) beside few-valued ones, both checked against brute force."""
+    _, _, _, spec = _case(seed)
+    d = len(spec.coefficients.names)
+    rng = np.random.default_rng(500 + seed)
+    X = rng.integers(-1, 3, (40, d)).astype(float)
+    X[:, 0] = rng.permutation(np.r_[-20:0, 1:21])  # 40 distinct non-zero values (> MAX_COLUMN_VALUES)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 3, 40) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    _check_moves(X, y, np.ones(40), spec, seed, seed % 2 == 1)
+
+
+def _check_moves(X, y, sw, spec, seed, hinge):
     inst = spec.instance(X, y, sw)
     assert applies(inst)
     ms = MoveSearch(inst)
