@@ -81,6 +81,7 @@ from formulations.logistic_cuts import LogisticData
 from formulations.rows import unique_rows
 from solvers import progress
 from solvers.exact.bayes_error import bayes_errors, value_bits
+from solvers.exact.exclusion import must_use
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, label_bits, support_bounds
 from solvers.exact.screen import MAX_SUPPORTS, SupportScreen
 from solvers.exact.symmetry import predecessors
@@ -107,6 +108,9 @@ PROJECTION_SHARE = 0.8
 SEARCH_SHARE = 0.25
 #: a continuous coordinate this close to an integer counts as integral
 INTEGRAL = 1e-7
+#: sizes with at least this many supports first rule in the features every model below the
+#: incumbent uses (:mod:`solvers.exact.exclusion`)
+RULE_IN_SUPPORTS = 10**5
 #: seconds of bounding one worker task aims at (whole chunks; the coordinator looks at the clock as
 #: each task returns)
 TASK_SECONDS = 0.25
@@ -157,10 +161,24 @@ class SparseLogistic:
     def d(self) -> int:
         return self.lo.size
 
-    def listers(self, incumbent: float = math.inf) -> list["_Lister"]:
+    def listers(self, incumbent: float = math.inf, deadline: float = math.inf) -> list["_Lister"]:
+        """The supports of ``max_size`` features; with many of them, those containing the features
+        every model below ``incumbent`` uses (:func:`solvers.exact.exclusion.must_use`, tried
+        until ``deadline``), the others' least bound in the lister's ``outside``."""
         forced, free = np.flatnonzero(self.forced), self.free
+        r = max(0, min(free.size, self.max_size - forced.size))
+        outside = math.inf
+        if math.comb(free.size, r) >= RULE_IN_SUPPORTS and math.isfinite(incumbent):
+            level = (incumbent - float(self.cost @ self.forced) - self.offset) / self.loss_cost
+            ruled_in, floor = must_use(self.data, self.lo, self.hi, self.intercept_lo, self.intercept_hi, free, level,
+                                       r, deadline)
+            if ruled_in.size:
+                forced, free = np.sort(np.append(forced, ruled_in)), np.setdiff1d(free, ruled_in)
+                r, outside = r - ruled_in.size, self.loss_cost * floor + float(self.cost @ self.forced) + self.offset
         prev = predecessors(self.data.X, free, self.lo, self.hi, self.cost, self.complements)
-        return [_Lister(forced, free, max(0, min(free.size, self.max_size - forced.size)), prev)]
+        lister = _Lister(forced, free, r, prev)
+        lister.outside = outside
+        return [lister]
 
     def least_bound(self, lister: "_Lister") -> float:
         return self.floor()
@@ -304,6 +322,8 @@ class _Lister:
         self.total = math.comb(self.free.size, self.r)
         self.state = np.arange(self.r, dtype=np.int64)
         self.listed = 0
+        #: least objective of the supports of this size not listed (ruled out by exclusion bounds)
+        self.outside = math.inf
 
     def at(self, position: int) -> "_Lister":
         """A lister of the same supports that starts at ``position`` of this one's listing."""
@@ -629,7 +649,9 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
     if problem.hands_over_search and not math.isfinite(deadline):
         return stopped_early("with features of more than two values the in-support searches are planned "
                              "against a time limit, and there is none")
-    listers = problem.listers(search.incumbent)
+    listers = problem.listers(search.incumbent, deadline)
+    for lister in listers:  # the supports ruled out before listing
+        search.closed_floor = min(search.closed_floor, getattr(lister, "outside", math.inf))
     total = sum(lister.total for lister in listers)
     bound = problem.bounder()
     workers = 1 if pool is None else pool.workers
@@ -766,10 +788,13 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
     lower = min(search.incumbent, search.closed_floor, open_floor)
     finished = not math.isfinite(open_floor)
     symmetric = max((int((lister.prev >= 0).sum()) for lister in listers if lister.prev is not None), default=0)
+    ruled_in = max(lister.forced.size for lister in listers) - int(np.count_nonzero(problem.forced))
     message = (f"{done} of {total} supports bounded in {bound_time:.2f} s, {visited} searched, "
                f"{search.nodes} nodes" + (f" ({symmetric} columns interchangeable with an earlier one: their "
                                           f"symmetric supports skipped)" if symmetric else "")
-               + (f" ({ruled_out} ruled out by the screen of an earlier fit of these rows)" if ruled_out else ""))
+               + (f" ({ruled_out} ruled out by the screen of an earlier fit of these rows)" if ruled_out else "")
+               + (f" ({ruled_in} features in every support: without any of them every model costs at least "
+                  f"{min(lister.outside for lister in listers):.9g}, exclusion bounds)" if ruled_in > 0 else ""))
     return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, message)
 
 

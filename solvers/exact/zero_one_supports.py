@@ -113,7 +113,7 @@ class ZeroOneProgram:
         return float(self.cost @ self.forced) + self.offset
 
     # --------------------------------------------------------------- supports
-    def listers(self, incumbent: float = math.inf) -> list:
+    def listers(self, incumbent: float = math.inf, deadline: float = math.inf) -> list:
         """Supports of every size, smallest first (forced features in each), up to the largest whose
         L0 cost alone stays below the incumbent: the small ones, cheap to bound, improve the
         incumbent before the numerous large ones are listed (and may make them unnecessary)."""

@@ -1,0 +1,158 @@
+"""Features that every RiskSLIM model below the incumbent uses: exclusion bounds (support enumeration's pre-pass).
+
+A model of the RiskSLIM problem (Ustun & Rudin 2019, eq. 1) whose points are 0 on feature ``j`` is
+a point of the convex relaxation
+
+.. math::
+
+    L_j = \\min\\; l(\\lambda, \\lambda_0) \\quad \\text{s.t.}\\quad (\\lambda, \\lambda_0) \\in [lo, hi],\\ \\lambda_j = 0
+
+(integrality, the L0 terms and the cardinality dropped), so its loss is at least ``L_j``. When a
+certified lower bound of ``L_j`` reaches the incumbent's loss level, every support without ``j``
+is ruled out, and the enumeration (:mod:`solvers.exact.supports`) lists only supports containing
+``j``. The bound is the Frank-Wolfe bound of convexity at any feasible point ``theta``:
+
+.. math::
+
+    L_j \\ge l(\\theta) + \\sum_{k \\ne j} \\min_{t \\in [lo_k, hi_k]} g_k (t - \\theta_k), \\quad g = \\nabla l(\\theta),
+
+tight where the gradient vanishes (or pushes against the box). It pays when the rows far outnumber
+the features: the relaxation with every feature is then barely below the best sparse model, and
+dropping a feature of the planted or clinical signal costs more than the incumbent's slack. With
+few rows per feature the relaxation fits the labels and rules nothing out, cheaply.
+
+Computation: one projected Newton fit with every feature (Hessian summed over blocks of
+:data:`BLOCK` rows, so no copy of the table), then, for the features whose removal the quadratic
+model ``theta_j^2 / (2 (H^{-1})_{jj})`` says could cost enough, a warm start at the full fit with
+``theta_j = 0`` and at most :data:`STEPS` projected Newton steps in the metric of the full Hessian
+(row and column ``j`` removed), each with the exact gradient and the certified bound. A feature's
+steps stop as soon as its bound reaches the level (ruled in) or its loss falls below it (it cannot
+be).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from formulations.logistic_cuts import LogisticData, sigmoid_neg, softplus_neg
+
+#: rows per block of the Hessian's sum
+BLOCK = 1 << 16
+#: Newton steps of the fit with every feature, and per excluded feature
+FULL_STEPS, STEPS = 40, 15
+#: a feature is tried when the quadratic model puts the loss without it above this share of the
+#: distance from the full fit to the level (the model is only a guide: the bound decides)
+TRY_SHARE = 0.5
+#: the full fit stops when its Frank-Wolfe gap is below this share of its loss
+FULL_GAP = 1e-10
+
+
+def _loss_gradient(data: LogisticData, theta: np.ndarray) -> tuple[float, np.ndarray]:
+    """Loss and gradient at ``theta`` = (points, intercept)."""
+    loss, g, g0 = data.gradient(theta[:-1], theta[-1])
+    return loss, np.append(g, g0)
+
+
+def _loss(data: LogisticData, theta: np.ndarray) -> float:
+    z = data.y * (data.X @ theta[:-1] + theta[-1]) / data.scale
+    return float(data.weights @ softplus_neg(z))
+
+
+def _hessian(data: LogisticData, theta: np.ndarray) -> np.ndarray:
+    """``[X 1]^T diag(v s (1 - s) / m^2) [X 1]`` summed over row blocks."""
+    X, d = data.X, data.X.shape[1]
+    H = np.zeros((d + 1, d + 1))
+    for start in range(0, X.shape[0], BLOCK):
+        Xb = X[start:start + BLOCK]
+        z = data.y[start:start + BLOCK] * (Xb @ theta[:-1] + theta[-1]) / data.scale
+        s = sigmoid_neg(z)
+        D = data.weights[start:start + BLOCK] * s * (1.0 - s) / data.scale ** 2
+        A = np.column_stack([Xb, np.ones(Xb.shape[0])])
+        H += A.T @ (A * D[:, None])
+    return H
+
+
+def frank_wolfe_bound(loss: float, g: np.ndarray, theta: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """Lower bound of the convex loss over the box ``[lo, hi]`` from its value and gradient at ``theta``."""
+    return loss + float(np.minimum(g * (lo - theta), g * (hi - theta)).sum())
+
+
+def _newton(data, theta, lo, hi, H, steps, stop, deadline=math.inf) -> tuple[np.ndarray, float, float]:
+    """At most ``steps`` projected Newton steps (metric ``H``, or the Hessian at each step when
+    None) on the box ``[lo, hi]``, with a backtracking search on the projected path; ``stop(loss,
+    bound)`` ends them early. Returns the point, its loss and the best certified bound."""
+    loss, g = _loss_gradient(data, theta)
+    bound = frank_wolfe_bound(loss, g, theta, lo, hi)
+    for _ in range(steps):
+        if stop(loss, bound) or time.perf_counter() > deadline:
+            break
+        M = _hessian(data, theta) if H is None else H
+        stuck = ((theta <= lo) & (g > 0)) | ((theta >= hi) & (g < 0)) | (lo == hi)
+        free = ~stuck
+        if not free.any():
+            break
+        step = np.zeros_like(theta)
+        Mf = M[np.ix_(free, free)]
+        step[free] = np.linalg.solve(Mf + 1e-12 * np.trace(Mf) / max(Mf.shape[0], 1) * np.eye(Mf.shape[0]), g[free])
+        t, moved = 1.0, False
+        while t > 1e-6:
+            trial = np.clip(theta - t * step, lo, hi)
+            value = _loss(data, trial)
+            if value < loss:
+                theta, moved = trial, True
+                break
+            t *= 0.5
+        if not moved:
+            break
+        loss, g = _loss_gradient(data, theta)
+        bound = max(bound, frank_wolfe_bound(loss, g, theta, lo, hi))
+    return theta, loss, bound
+
+
+def must_use(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
+             candidates: np.ndarray, level: float, most: int, deadline: float = math.inf) -> tuple[np.ndarray, float]:
+    """Features of ``candidates`` without which every model's loss is at least ``level`` (module
+    docstring), at most ``most`` of them (the largest bounds first), and the least of their
+    bounds (inf when there are none): every support lacking one of them holds no model of loss
+    below that bound. At ``deadline`` (``time.perf_counter()``) it returns those proven so far."""
+    if most <= 0 or candidates.size == 0 or not math.isfinite(level):
+        return np.zeros(0, np.int64), math.inf
+    box_lo = np.append(lo, intercept_lo).astype(float)
+    box_hi = np.append(hi, intercept_hi).astype(float)
+    start = np.clip(np.zeros(box_lo.size), box_lo, box_hi)
+    full, full_loss, _ = _newton(data, start, box_lo, box_hi, None, FULL_STEPS,
+                                 lambda loss, bound: loss - bound <= FULL_GAP * max(loss, 1e-300), deadline)
+    if full_loss >= level:  # (the heuristic's incumbent is then below the relaxation: cannot happen
+        # unless the fit stopped early; nothing is ruled in)
+        return np.zeros(0, np.int64), math.inf
+    H = _hessian(data, full)
+    try:
+        inverse_diag = np.diag(np.linalg.inv(H + 1e-12 * np.trace(H) / H.shape[0] * np.eye(H.shape[0])))
+    except np.linalg.LinAlgError:
+        return np.zeros(0, np.int64), math.inf
+    gain = full[candidates] ** 2 / (2.0 * np.maximum(inverse_diag[candidates], 1e-300))
+    order = np.argsort(-gain, kind="stable")
+    ruled_in, bounds = [], []
+    for c in order:
+        if gain[c] < TRY_SHARE * (level - full_loss) or time.perf_counter() > deadline:
+            break
+        j = int(candidates[c])
+        keep = np.ones(full.size, bool)
+        keep[j] = False
+        lo_j, hi_j = box_lo.copy(), box_hi.copy()
+        lo_j[j] = hi_j[j] = 0.0
+        theta = full.copy()
+        theta[j] = 0.0
+        M = H.copy()
+        M[j, :], M[:, j], M[j, j] = 0.0, 0.0, 1.0
+        _, _, bound = _newton(data, theta, lo_j, hi_j, M, STEPS, lambda loss, bound: bound >= level or loss < level,
+                              deadline)
+        if bound >= level:
+            ruled_in.append(j)
+            bounds.append(bound)
+    if not ruled_in:
+        return np.zeros(0, np.int64), math.inf
+    strongest = np.argsort(-np.asarray(bounds), kind="stable")[:most]
+    return np.asarray(ruled_in, np.int64)[strongest], float(np.asarray(bounds)[strongest].min())

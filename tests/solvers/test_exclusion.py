@@ -1,0 +1,108 @@
+"""Exclusion bounds (solvers.exact.exclusion): features every RiskSLIM model below the incumbent uses.
+
+References: cvxpy with ECOS for the relaxation without a feature (an independent convex solver);
+brute force over every integer model without it; SCIP and the enumeration without ruling in for
+the certified optimum.
+"""
+import itertools
+import math
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import solvers.exact.supports as supports
+from formulations.riskslim import RiskSLIM
+from solvers.exact.exclusion import must_use
+from solvers.exact.supports import SparseLogistic, enumerate_supports
+from solvers.limits import Limits
+from solvers.pipeline import solve_exact
+
+
+def _planted(seed, n=4000, d=7):
+    """Many rows, few columns, three strong planted features: the relaxation without one of them is
+    clearly worse than the best sparse model."""
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, d)) < 0.5).astype(float)
+    score = 2.0 * X[:, 0] - 1.5 * X[:, 1] + 1.2 * X[:, 2] - 0.5
+    y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-score)), 1.0, -1.0)
+    return X, y
+
+
+def _relaxation_without(problem, j):
+    """min of the loss over the box with points_j = 0 (cvxpy + ECOS)."""
+    data, d = problem.data, problem.d
+    theta, b = cp.Variable(d), cp.Variable()
+    z = cp.multiply(data.y, data.X @ theta + b) / data.scale
+    constraints = [theta >= problem.lo, theta <= problem.hi, b >= problem.intercept_lo, b <= problem.intercept_hi,
+                   theta[j] == 0]
+    value = cp.Problem(cp.Minimize(data.weights @ cp.logistic(-z)), constraints).solve(solver="ECOS", abstol=1e-9,
+                                                                                        reltol=1e-9)
+    return float(value)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ruled_in_features_are_those_whose_relaxation_reaches_the_level(seed):
+    """A feature is ruled in only when cvxpy's minimum without it reaches the level, its certified
+    bound is at most that minimum and at least the level; with the level just below the smallest
+    such minimum every planted feature is ruled in, and none with the level above the full fit."""
+    problem = SparseLogistic.from_instance(RiskSLIM(coef_bound=3, c0=1e-6, max_size=3).instance(*_planted(seed)))
+    without = np.array([_relaxation_without(problem, j) for j in range(problem.d)])
+    planted = np.argsort(-without)[:3]
+    assert set(planted.tolist()) == {0, 1, 2}
+    level = float(without[planted].min()) - 1e-4
+    ruled_in, floor = must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
+                               problem.free, level, 3)
+    assert sorted(ruled_in.tolist()) == [0, 1, 2]
+    assert level <= floor <= without[ruled_in].min() + 1e-7
+    for j in ruled_in:  # each alone: its own bound against cvxpy's minimum
+        one, bound = must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
+                              np.array([j]), level, 1)
+        assert one.tolist() == [j] and level <= bound <= without[j] + 1e-7
+    assert must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi, problem.free,
+                    float(without.max()) + 1e-3, 3)[0].size == 0  # nothing reaches a level above every minimum
+    two, _ = must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi, problem.free,
+                      level, 2)
+    assert two.size == 2 and set(two.tolist()) <= {0, 1, 2}
+
+
+def test_every_integer_model_without_a_ruled_in_feature_is_above_its_bound():
+    """Brute force: every integer model (points -2..2 on 5 features, every intercept) with points 0
+    on a ruled-in feature has a loss at least the bound."""
+    X, y = _planted(7, n=1500, d=5)
+    inst = RiskSLIM(coef_bound=2, c0=1e-6, max_size=5).instance(X, y)
+    problem = SparseLogistic.from_instance(inst)
+    level = _relaxation_without(problem, 0) - 5e-4
+    ruled_in, floor = must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
+                               np.array([0]), level, 1)
+    assert ruled_in.tolist() == [0]
+    data = problem.data
+    best = math.inf
+    for coef in itertools.product(range(-2, 3), repeat=4):
+        scores = data.X[:, 1:] @ np.array(coef, float)
+        for b in range(problem.intercept_lo, problem.intercept_hi + 1):
+            best = min(best, data.loss_of_scores(scores, float(b)))
+    assert best >= floor - 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_enumeration_with_features_ruled_in_certifies_the_same_optimum(seed, monkeypatch):
+    """On planted tables, the enumeration that rules features in (the size threshold lowered so it
+    runs) certifies the optimum of SCIP and of the enumeration without it, and says so; the bound
+    stays valid."""
+    inst = RiskSLIM(coef_bound=3, c0=1e-6, max_size=4).instance(*_planted(seed, n=3000, d=8))
+    problem = SparseLogistic.from_instance(inst)
+    start = solve_exact(inst, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    scip = solve_exact(inst, "scip", limits=Limits(time_limit=120, mip_rel_gap=1e-9))
+    assert scip.status.value == "optimal"
+    plain = enumerate_supports(problem, mip_rel_gap=1e-9, start=(start.model.coef, start.model.intercept),
+                               incumbent=start.objective + 1e-3)
+    monkeypatch.setattr(supports, "RULE_IN_SUPPORTS", 1)
+    ruled = enumerate_supports(problem, mip_rel_gap=1e-9, start=(start.model.coef, start.model.intercept),
+                               incumbent=start.objective + 1e-3)
+    assert "exclusion bounds" in ruled.message and "exclusion bounds" not in plain.message
+    for found in (plain, ruled):
+        assert found.finished, found.message
+        assert found.objective == pytest.approx(scip.objective, abs=1e-8)
+        assert found.bound <= scip.objective + 1e-9
+    assert np.count_nonzero(ruled.model[0][:3]) == 3
