@@ -16,6 +16,11 @@ box-constrained continuous minimum of the loss is a lower bound of every integer
 is much tighter than the LP bound of the cutting-plane MILP, where a fractional indicator lets
 ``K`` features spread into ``sum |lambda_j| / u_j <= K`` over all of them. So:
 
+0. when a size has many supports (:data:`RULE_IN_SUPPORTS`), rule in the features without which
+   no model reaches the incumbent: the continuous relaxation over all free features with one of
+   them fixed at 0, certified by a Frank-Wolfe bound (:func:`solvers.exact.exclusion.must_use`),
+   already costs more, so every better model uses that feature; only the supports holding all of
+   them are listed, and the least of those relaxations bounds the supports left out;
 1. bound every support (numba; rows merged per support into value patterns); a support whose
    saturated loss (the conditional entropy of the label given its values,
    :func:`solvers.exact.box_logistic.saturated_loss`, a bound for every model on it, whatever its
