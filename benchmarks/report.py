@@ -45,7 +45,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "crf": ("crf", ()),
     "certify_all": ("certify_all", ("--fold-limit", "60")),
     "scale": ("scale", ()),
-    "scale-1e7": ("scale", ("--sizes", "1e7", "--estimators", "riskslim")),
+    "scale-1e7": ("scale", ("--sizes", "1e6,1e7", "--estimators", "riskslim")),
     "scale-1e6x100": ("scale", ("--sizes", "1e6", "--binary", "60", "--continuous", "10", "--estimators", "riskslim",
                                 "--time-limit", "600")),
     "riskslim_cplex": ("riskslim_cplex", ()),

@@ -22,7 +22,7 @@ dropping a feature of the planted or clinical signal costs more than the incumbe
 few rows per feature the relaxation fits the labels and rules nothing out, cheaply.
 
 Computation: one projected Newton fit with every feature (Hessian summed over blocks of
-:data:`BLOCK` rows, so no copy of the table), then, for the features whose removal the quadratic
+:data:`BLOCK_CELLS` entries, so no copy of the table), then, for the features whose removal the quadratic
 model ``theta_j^2 / (2 (H^{-1})_{jj})`` says could cost enough, a warm start at the full fit with
 ``theta_j = 0`` and at most :data:`STEPS` projected Newton steps in the metric of the full Hessian
 (row and column ``j`` removed), each with the exact gradient and the certified bound. A feature's
@@ -38,8 +38,12 @@ import numpy as np
 
 from formulations.logistic_cuts import LogisticData, sigmoid_neg, softplus_neg
 
-#: rows per block of the Hessian's sum
-BLOCK = 1 << 16
+#: entries of one block of rows (rows x (features + 1)) in the Hessian's sum: the block's copies
+#: stay at a few tens of MB whatever the width
+BLOCK_CELLS = 1 << 22
+#: wider tables are not tried: the dense Hessian (d^2 entries) and its solves (d^3) would cost more
+#: than the supports they could rule out
+MOST_FEATURES = 2000
 #: Newton steps of the fit with every feature, and per excluded feature
 FULL_STEPS, STEPS = 40, 15
 #: a feature is tried when the quadratic model puts the loss without it above this share of the
@@ -64,11 +68,12 @@ def _hessian(data: LogisticData, theta: np.ndarray) -> np.ndarray:
     """``[X 1]^T diag(v s (1 - s) / m^2) [X 1]`` summed over row blocks."""
     X, d = data.X, data.X.shape[1]
     H = np.zeros((d + 1, d + 1))
-    for start in range(0, X.shape[0], BLOCK):
-        Xb = X[start:start + BLOCK]
-        z = data.y[start:start + BLOCK] * (Xb @ theta[:-1] + theta[-1]) / data.scale
+    block = max(1, BLOCK_CELLS // (d + 1))
+    for start in range(0, X.shape[0], block):
+        Xb = X[start:start + block]
+        z = data.y[start:start + block] * (Xb @ theta[:-1] + theta[-1]) / data.scale
         s = sigmoid_neg(z)
-        D = data.weights[start:start + BLOCK] * s * (1.0 - s) / data.scale ** 2
+        D = data.weights[start:start + block] * s * (1.0 - s) / data.scale ** 2
         A = np.column_stack([Xb, np.ones(Xb.shape[0])])
         H += A.T @ (A * D[:, None])
     return H
@@ -117,7 +122,7 @@ def must_use(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: f
     docstring), at most ``most`` of them (the largest bounds first), and the least of their
     bounds (inf when there are none): every support lacking one of them holds no model of loss
     below that bound. At ``deadline`` (``time.perf_counter()``) it returns those proven so far."""
-    if most <= 0 or candidates.size == 0 or not math.isfinite(level):
+    if most <= 0 or candidates.size == 0 or not math.isfinite(level) or data.X.shape[1] > MOST_FEATURES:
         return np.zeros(0, np.int64), math.inf
     box_lo = np.append(lo, intercept_lo).astype(float)
     box_hi = np.append(hi, intercept_hi).astype(float)

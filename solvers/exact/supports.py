@@ -116,6 +116,8 @@ INTEGRAL = 1e-7
 #: sizes with at least this many supports first rule in the features every model below the
 #: incumbent uses (:mod:`solvers.exact.exclusion`)
 RULE_IN_SUPPORTS = 10**5
+#: share of the time left the exclusion step may take (it returns the features proven by then)
+EXCLUSION_SHARE = 0.25
 #: seconds of bounding one worker task aims at (whole chunks; the coordinator looks at the clock as
 #: each task returns)
 TASK_SECONDS = 0.25
@@ -168,15 +170,16 @@ class SparseLogistic:
 
     def listers(self, incumbent: float = math.inf, deadline: float = math.inf) -> list["_Lister"]:
         """The supports of ``max_size`` features; with many of them, those containing the features
-        every model below ``incumbent`` uses (:func:`solvers.exact.exclusion.must_use`, tried
-        until ``deadline``), the others' least bound in the lister's ``outside``."""
+        every model below ``incumbent`` uses (:func:`solvers.exact.exclusion.must_use`, given
+        :data:`EXCLUSION_SHARE` of the time to ``deadline``), the others' least bound in the lister's ``outside``."""
         forced, free = np.flatnonzero(self.forced), self.free
         r = max(0, min(free.size, self.max_size - forced.size))
         outside = math.inf
         if math.comb(free.size, r) >= RULE_IN_SUPPORTS and math.isfinite(incumbent):
             level = (incumbent - float(self.cost @ self.forced) - self.offset) / self.loss_cost
+            now = time.perf_counter()
             ruled_in, floor = must_use(self.data, self.lo, self.hi, self.intercept_lo, self.intercept_hi, free, level,
-                                       r, deadline)
+                                       r, now + EXCLUSION_SHARE * (deadline - now))
             if ruled_in.size:
                 forced, free = np.sort(np.append(forced, ruled_in)), np.setdiff1d(free, ruled_in)
                 r, outside = r - ruled_in.size, self.loss_cost * floor + float(self.cost @ self.forced) + self.offset

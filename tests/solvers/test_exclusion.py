@@ -11,6 +11,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+import solvers.exact.exclusion as exclusion
 import solvers.exact.supports as supports
 from formulations.riskslim import RiskSLIM
 from solvers.exact.exclusion import must_use
@@ -106,3 +107,20 @@ def test_enumeration_with_features_ruled_in_certifies_the_same_optimum(seed, mon
         assert found.objective == pytest.approx(scip.objective, abs=1e-8)
         assert found.bound <= scip.objective + 1e-9
     assert np.count_nonzero(ruled.model[0][:3]) == 3
+
+
+def test_blocked_hessian_and_width_cap(monkeypatch):
+    """Summing the Hessian over blocks of a few rows (not one block) rules in the same features with
+    the same bound; a table wider than MOST_FEATURES is not tried (nothing ruled in, no bound)."""
+    problem = SparseLogistic.from_instance(RiskSLIM(coef_bound=3, c0=1e-6, max_size=3).instance(*_planted(1)))
+    level = min(_relaxation_without(problem, j) for j in range(3)) - 1e-4
+    args = (problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi, problem.free, level, 3)
+    whole, floor = must_use(*args)
+    assert problem.data.X.shape[0] * (problem.d + 1) <= exclusion.BLOCK_CELLS  # one block by default
+    monkeypatch.setattr(exclusion, "BLOCK_CELLS", 97 * (problem.d + 1))
+    blocked, blocked_floor = must_use(*args)
+    assert sorted(blocked.tolist()) == sorted(whole.tolist()) == [0, 1, 2]
+    assert blocked_floor == pytest.approx(floor, abs=1e-9)
+    monkeypatch.setattr(exclusion, "MOST_FEATURES", problem.d - 1)
+    none, no_floor = must_use(*args)
+    assert none.size == 0 and no_floor == math.inf
