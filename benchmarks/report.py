@@ -44,6 +44,8 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "parallel-box": ("parallel", ("--kind", "slim-box")),
     "crf": ("crf", ()),
     "certify_all": ("certify_all", ("--fold-limit", "60")),
+    "certify_all-more": ("certify_all", ("--fold-limit", "60", "--sets", ",".join(f"gen{seed}" for seed in range(3, 13)),
+                                         "--folds", "2")),
     "scale": ("scale", ()),
     "scale-1e7": ("scale", ("--sizes", "1e6,1e7", "--estimators", "riskslim")),
     "scale-1e6x100": ("scale", ("--sizes", "1e6", "--binary", "60", "--continuous", "10", "--estimators", "riskslim",
@@ -53,7 +55,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
 HEADER = "## `"
 #: runs whose scripts time peers from benchmarks/peers.py's environments
 NEEDS_PEERS = ("prox", "path", "risk_scores", "risk_scores-auto", "risk_scores-auto-adult", "slim_certify-licence",
-              "certify_all", "riskslim_cplex")
+              "certify_all", "certify_all-more", "riskslim_cplex")
 
 
 def command(run: str) -> str:
