@@ -1,6 +1,7 @@
 """Exact merging of identical training rows (one weighted row per distinct ``(x, y)``).
 
-Rows are compared as byte strings (one 1-D sort). Integer-valued tables (0/1 and few-valued
+Rows are compared as byte strings (one 1-D sort), or, for a few narrow integer columns (a
+support's), counted by their mixed-radix codes (linear in the rows, no sort). Integer-valued tables (0/1 and few-valued
 columns, the usual case here) are keyed by their narrowest integer type (``int8``: an eighth of
 the float bytes), cast block by block, and 0/1 tables with +-1 labels by one bit a cell, so merging
 a million-row table allocates a few bytes per row rather than several float64 copies of it.
@@ -14,6 +15,9 @@ BLOCK = 1 << 16
 #: merging copies the table; when it would remove fewer than this share of the rows, the rows are
 #: kept as given (their duplicates stay separate rows of their own weight: every sum is the same)
 MERGE_MIN_SHARE = 0.1
+#: integer tables whose columns' value ranges multiply to at most this many codes (and to at most
+#: 4 per row) are merged by counting codes, in linear time, rather than by a sort
+CODES = 1 << 22
 
 
 def _integer_key(a: np.ndarray) -> np.ndarray | None:
@@ -35,6 +39,30 @@ def _integer_key(a: np.ndarray) -> np.ndarray | None:
             return None
         key[start:start + BLOCK] = cast
     return key
+
+
+def _unique_codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(first, inverse)`` of the distinct rows of a 2-D integer array whose value ranges multiply
+    to at most :data:`CODES` (a few narrow columns: a support's): each row's mixed-radix code is
+    counted in one pass, no sort, so the cost is linear in the rows. ``first`` holds one row of each
+    distinct value (any of them), in increasing code; None when the ranges are too wide."""
+    n, d = key.shape
+    if n == 0 or d == 0:
+        return None
+    lo = key.min(axis=0).astype(np.int64)
+    ranges = key.max(axis=0).astype(np.int64) - lo + 1
+    if float(np.prod(ranges.astype(float))) > min(CODES, 4 * n):
+        return None
+    code = np.zeros(n, np.int64)
+    stride = 1
+    for j in range(d - 1, -1, -1):
+        code += (key[:, j].astype(np.int64) - lo[j]) * stride
+        stride *= int(ranges[j])
+    present = np.bincount(code, minlength=stride) > 0
+    index = np.cumsum(present) - 1
+    representative = np.empty(stride, np.int64)
+    representative[code] = np.arange(n)
+    return representative[present], index[code]
 
 
 def _unique_bytes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -59,13 +87,17 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of a 2-D float array and the inverse index, exact (byte comparison of the
     integer key, or of the float values with -0.0 as 0.0).
 
-    One 1-D sort replaces the much slower lexicographic ``np.unique(axis=0)`` (its numpy
-    implementation sorts a structured array). Rows come back in byte order (not lexicographic
-    order); ``a[inverse]`` restores the input.
+    A few narrow integer columns (a support's) are merged by counting their mixed-radix codes
+    (linear in the rows); other tables by one 1-D sort of the rows as bytes, which replaces the
+    much slower lexicographic ``np.unique(axis=0)`` (its numpy implementation sorts a structured
+    array). Rows come back in code or byte order (not lexicographic order); ``a[inverse]``
+    restores the input.
     """
     a = np.asarray(a, dtype=float)
     key = _integer_key(a)
-    first, inverse = _unique_bytes(key if key is not None else a + 0.0)  # + 0.0: -0.0 as 0.0
+    coded = None if key is None else _unique_codes(key)
+    first, inverse = coded if coded is not None else _unique_bytes(key if key is not None else a + 0.0)
+    # (+ 0.0: -0.0 as 0.0)
     distinct = a[first]
     distinct += 0.0  # in place: -0.0 as 0.0 without a second copy
     return distinct, inverse
@@ -89,8 +121,10 @@ def merge_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
         first, inverse = _unique_bytes(_packed_bits(key, label[:, 0] > 0))
     elif key is not None and label is not None:
         common = np.promote_types(key.dtype, label.dtype)
-        first, inverse = _unique_bytes(np.column_stack([key.astype(common, copy=False),
-                                                        label.astype(common, copy=False)]))
+        both = np.column_stack([key.astype(common, copy=False), label.astype(common, copy=False)])
+        coded = _unique_codes(both)
+        first, inverse = coded if coded is not None else _unique_bytes(both)
+        del both
     else:
         first, inverse = _unique_bytes(np.column_stack([X, y]) + 0.0)
     del key, label  # the integer keys are done with: freed before the merged copy

@@ -6,6 +6,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
+import formulations.rows as rows
 from formulations.rows import merge_rows, unique_rows
 
 
@@ -86,3 +87,25 @@ def test_fortran_ordered_tables_merge_like_c_ordered_ones():
                 np.testing.assert_array_equal(a, b)
         uniq, inverse = unique_rows(np.asfortranarray(X))
         np.testing.assert_array_equal(uniq[inverse], X)
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_counting_codes_and_sorting_bytes_merge_alike(case, monkeypatch):
+    """The code count (few narrow integer columns) and the byte sort (CODES = 0 forces it) find the
+    same distinct rows and the same grouping of the input rows, with and without labels."""
+    rng = np.random.default_rng(10 + case)
+    X = [rng.integers(0, 2, (5000, 5)), rng.integers(-2, 3, (3000, 4)), rng.integers(0, 7, (800, 3))][case].astype(float)
+    y = np.where(rng.random(X.shape[0]) < 0.3, 1.0, -1.0)
+    w = rng.random(X.shape[0])
+    assert rows._unique_codes(rows._integer_key(X)) is not None  # the counting path applies
+    coded, coded_inverse = unique_rows(X)
+    merged = merge_rows(X, y, w, min_share=0.0)
+    monkeypatch.setattr(rows, "CODES", 0)
+    assert rows._unique_codes(rows._integer_key(X)) is None
+    sorted_, sorted_inverse = unique_rows(X)
+    assert {tuple(r) for r in coded} == {tuple(r) for r in sorted_} and len(coded) == len(sorted_)
+    np.testing.assert_array_equal(coded[coded_inverse], sorted_[sorted_inverse])
+    by_sort = merge_rows(X, y, w, min_share=0.0)
+    as_dict = [{tuple(r) + (label,): weight for r, label, weight in zip(*m)} for m in (merged, by_sort)]
+    assert as_dict[0].keys() == as_dict[1].keys()
+    np.testing.assert_allclose([as_dict[0][k] for k in as_dict[1]], list(as_dict[1].values()), rtol=1e-12)
