@@ -66,9 +66,16 @@ def _unique_codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def _unique_bytes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(first, inverse)`` of the distinct rows of a 2-D array compared as bytes (in C order)."""
+    """``(first, inverse)`` of the distinct rows of a 2-D array compared as bytes (in C order; a row
+    of at most 8 bytes as one zero-padded uint64)."""
     key = np.ascontiguousarray(key)
-    rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()
+    width = key.dtype.itemsize * key.shape[1]
+    if 0 < width <= 8:  # one uint64 a row (zero-padded): numpy sorts integers faster than byte strings
+        padded = np.zeros((key.shape[0], 8), np.uint8)
+        padded[:, :width] = key.view(np.uint8).reshape(key.shape[0], width)
+        rows = padded.view(np.uint64).ravel()
+    else:
+        rows = key.view(np.dtype((np.void, width))).ravel()
     _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
     return first, inverse.reshape(-1)
 
@@ -90,8 +97,8 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     A few narrow integer columns (a support's) are merged by counting their mixed-radix codes
     (linear in the rows); other tables by one 1-D sort of the rows as bytes, which replaces the
     much slower lexicographic ``np.unique(axis=0)`` (its numpy implementation sorts a structured
-    array). Rows come back in code or byte order (not lexicographic order); ``a[inverse]``
-    restores the input.
+    array). Rows come back in the order of their codes or keys (not lexicographic order);
+    ``a[inverse]`` restores the input.
     """
     a = np.asarray(a, dtype=float)
     key = _integer_key(a)
