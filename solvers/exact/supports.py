@@ -303,16 +303,21 @@ def unrank(rank: int, n: int, r: int) -> np.ndarray:
     return state
 
 
-def sampled_rate(bound, lister: "_Lister", level: float) -> float:
+def sampled_rate(bound, lister: "_Lister", level: float, budget: float = math.inf) -> float:
     """Seconds per listed support of bounding ``lister``'s listing at prune ``level``, measured on
     :data:`PROJECTION_CHUNK` supports at each of :data:`SAMPLES` evenly spaced places (``lister``
-    does not move; the supports bounded there are bounded again in their turn)."""
+    does not move; the supports bounded there are bounded again in their turn). A first probe of
+    :data:`FIRST_CHUNK` supports, and each sample, may end the measure early: as soon as the rate so
+    far projects the whole pass above ``budget`` seconds (so slow supports cost one small probe,
+    not the samples)."""
     took, listed = 0.0, 0
-    for i in range(SAMPLES):
+    for i, size in [(SAMPLES // 2, FIRST_CHUNK)] + [(i, PROJECTION_CHUNK) for i in range(SAMPLES)]:
         probe = lister.at(int((i + 0.5) * lister.total / SAMPLES))
         started, before = time.perf_counter(), probe.listed
-        _sift(bound, probe, PROJECTION_CHUNK, level)
+        _sift(bound, probe, size, level)
         took, listed = took + time.perf_counter() - started, listed + probe.listed - before
+        if took / max(listed, 1) * lister.total > budget:
+            break
     return took / max(listed, 1)
 
 
@@ -690,7 +695,8 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
         survivors = 0
         sampled = known is None and lister.total >= SAMPLED_PASS and math.isfinite(deadline)
         if sampled:  # a large size: its pass projected from samples spread over it
-            projected = sampled_rate(bound, lister, level) * lister.total / workers
+            projected = sampled_rate(bound, lister, level,
+                                     PROJECTION_SHARE * (deadline - time.perf_counter()) * workers) * lister.total / workers
             if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
                 return stopped_early(_too_long(lister, projected, deadline))
 

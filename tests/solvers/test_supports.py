@@ -14,7 +14,8 @@ from formulations.constraints import AtMost
 from formulations.riskslim import RiskSLIM
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, label_bits, support_bounds
 from formulations.base import Model
-from solvers.exact.supports import SparseLogistic, _Lister, enumerate_supports, sampled_rate, unrank
+from solvers.exact.supports import (FIRST_CHUNK, SAMPLES, SparseLogistic, _Lister, enumerate_supports, sampled_rate,
+                                   unrank)
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
 
@@ -302,5 +303,17 @@ def test_a_lister_started_anywhere_lists_the_rest_of_the_full_listing():
     X = rng.integers(0, 2, (60, 14)).astype(float)
     y = np.where(rng.random(60) < 0.4, 1.0, -1.0)
     instance = RiskSLIM(coef_bound=3, c0=1e-3, max_size=5).instance(X, y)
-    rate = sampled_rate(SparseLogistic.from_instance(instance).bounder(), lister, math.inf)
+    bounder = SparseLogistic.from_instance(instance).bounder()
+    rate = sampled_rate(bounder, lister, math.inf)
     assert rate > 0 and lister.listed == 0 and list(lister.state) == [0, 1, 2, 3]
+    counted = []
+
+    def counting(supports, level):  # the bounder, counting the supports it is given
+        counted.append(supports.shape[0])
+        return bounder(supports, level)
+
+    sampled_rate(counting, lister, math.inf)
+    assert len(counted) > SAMPLES // 2  # the probe and the samples (those not past the listing's end)
+    counted.clear()
+    sampled_rate(counting, lister, math.inf, budget=0.0)  # any rate projects above 0 s: the first probe only
+    assert len(counted) == 1 and 0 < counted[0] <= FIRST_CHUNK
