@@ -106,6 +106,8 @@ SAMPLES = 16
 #: sizes with at least this many supports are projected by the samples (they cost at most 1/64 of
 #: the pass); smaller ones by their first chunks
 SAMPLED_PASS = 64 * SAMPLES * PROJECTION_CHUNK
+#: the samples end early, projecting a pass too long, only after this share of its budget
+DECISIVE_SHARE = 0.01
 #: the supports are bounded only while the chunks project the whole pass within this share of the
 #: time left (else the enumeration stops and the route's next step gets the time)
 PROJECTION_SHARE = 0.8
@@ -307,16 +309,17 @@ def sampled_rate(bound, lister: "_Lister", level: float, budget: float = math.in
     """Seconds per listed support of bounding ``lister``'s listing at prune ``level``, measured on
     :data:`PROJECTION_CHUNK` supports at each of :data:`SAMPLES` evenly spaced places (``lister``
     does not move; the supports bounded there are bounded again in their turn). A first probe of
-    :data:`FIRST_CHUNK` supports, and each sample, may end the measure early: as soon as the rate so
-    far projects the whole pass above ``budget`` seconds (so slow supports cost one small probe,
-    not the samples)."""
+    :data:`FIRST_CHUNK` supports, and each sample, may end the measure early: once it has taken
+    :data:`DECISIVE_SHARE` of ``budget`` seconds and its rate projects the whole pass above
+    ``budget`` (so slow supports cost a small probe, not the samples; a fast probe, whose time is
+    mostly the call's overhead, decides nothing)."""
     took, listed = 0.0, 0
     for i, size in [(SAMPLES // 2, FIRST_CHUNK)] + [(i, PROJECTION_CHUNK) for i in range(SAMPLES)]:
         probe = lister.at(int((i + 0.5) * lister.total / SAMPLES))
         started, before = time.perf_counter(), probe.listed
         _sift(bound, probe, size, level)
         took, listed = took + time.perf_counter() - started, listed + probe.listed - before
-        if took / max(listed, 1) * lister.total > budget:
+        if took >= DECISIVE_SHARE * budget and took / max(listed, 1) * lister.total > budget:
             break
     return took / max(listed, 1)
 

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+import solvers.exact.supports as supports_module
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost
 from formulations.riskslim import RiskSLIM
@@ -278,7 +279,7 @@ def test_bayes_errors_equal_the_pattern_count_and_bound_every_model():
 
 
 
-def test_a_lister_started_anywhere_lists_the_rest_of_the_full_listing():
+def test_a_lister_started_anywhere_lists_the_rest_of_the_full_listing(monkeypatch):
     """unrank gives the combination itertools lists at each position (every position for small n, r);
     a lister started there with ``at`` lists exactly the rest of the full listing, symmetric supports
     left out the same way; the sampled rate is a positive time per support and leaves the lister
@@ -313,7 +314,12 @@ def test_a_lister_started_anywhere_lists_the_rest_of_the_full_listing():
         return bounder(supports, level)
 
     sampled_rate(counting, lister, math.inf)
-    assert len(counted) > SAMPLES // 2  # the probe and the samples (those not past the listing's end)
+    full = len(counted)
+    assert full > SAMPLES // 2  # the probe and the samples (those not past the listing's end)
     counted.clear()
     sampled_rate(counting, lister, math.inf, budget=0.0)  # any rate projects above 0 s: the first probe only
     assert len(counted) == 1 and 0 < counted[0] <= FIRST_CHUNK
+    counted.clear()
+    monkeypatch.setattr(supports_module, "DECISIVE_SHARE", math.inf)  # no probe is decisive: every sample runs
+    sampled_rate(counting, lister, math.inf, budget=0.0)
+    assert len(counted) == full
