@@ -1,10 +1,11 @@
 """Exact merging of identical training rows (one weighted row per distinct ``(x, y)``).
 
 Rows are compared as byte strings (one 1-D sort), or, for a few narrow integer columns (a
-support's), counted by their mixed-radix codes (linear in the rows, no sort). Integer-valued tables (0/1 and few-valued
-columns, the usual case here) are keyed by their narrowest integer type (``int8``: an eighth of
-the float bytes), cast block by block, and 0/1 tables with +-1 labels by one bit a cell, so merging
-a million-row table allocates a few bytes per row rather than several float64 copies of it.
+support's), counted by their mixed-radix codes (linear in the rows, no sort). Integer-valued
+tables (0/1 and few-valued columns, the usual case here) are keyed by their narrowest integer type
+(``int8``: an eighth of the float bytes), cast block by block, and 0/1 tables with +-1 labels by
+one bit a cell, so merging a million-row table allocates a few bytes per row rather than several
+float64 copies of it.
 """
 from __future__ import annotations
 
@@ -103,8 +104,9 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a = np.asarray(a, dtype=float)
     key = _integer_key(a)
     coded = None if key is None else _unique_codes(key)
-    first, inverse = coded if coded is not None else _unique_bytes(key if key is not None else a + 0.0)
-    # (+ 0.0: -0.0 as 0.0)
+    if coded is None:  # (+ 0.0: -0.0 as 0.0)
+        coded = _unique_bytes(key if key is not None else a + 0.0)
+    first, inverse = coded
     distinct = a[first]
     distinct += 0.0  # in place: -0.0 as 0.0 without a second copy
     return distinct, inverse

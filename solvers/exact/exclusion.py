@@ -60,6 +60,8 @@ def _loss_gradient(data: LogisticData, theta: np.ndarray) -> tuple[float, np.nda
 
 
 def _loss(data: LogisticData, theta: np.ndarray) -> float:
+    """Loss at ``theta`` = (points, intercept): ``LogisticData.loss`` without its check for integer
+    scores (a pass over the rows each line-search step would pay for nothing: these are continuous)."""
     z = data.y * (data.X @ theta[:-1] + theta[-1]) / data.scale
     return float(data.weights @ softplus_neg(z))
 

@@ -186,9 +186,7 @@ class SparseLogistic:
                 forced, free = np.sort(np.append(forced, ruled_in)), np.setdiff1d(free, ruled_in)
                 r, outside = r - ruled_in.size, self.loss_cost * floor + float(self.cost @ self.forced) + self.offset
         prev = predecessors(self.data.X, free, self.lo, self.hi, self.cost, self.complements)
-        lister = _Lister(forced, free, r, prev)
-        lister.outside = outside
-        return [lister]
+        return [_Lister(forced, free, r, prev, outside)]
 
     def least_bound(self, lister: "_Lister") -> float:
         return self.floor()
@@ -329,17 +327,18 @@ class _Lister:
     free ones in lexicographic order, so consecutive supports share their first columns). With
     ``prev`` (:func:`solvers.exact.symmetry.predecessors`, positions in ``free``) the supports that
     use a member of a class of interchangeable columns without its predecessor are left out
-    (``listed`` still counts them)."""
+    (``listed`` still counts them). ``outside``: the least objective of the supports of this size
+    not listed (ruled out by exclusion bounds; inf when none is)."""
 
-    def __init__(self, forced: np.ndarray, free: np.ndarray, r: int, prev: np.ndarray | None = None):
+    def __init__(self, forced: np.ndarray, free: np.ndarray, r: int, prev: np.ndarray | None = None,
+                 outside: float = math.inf):
         self.forced, self.free, self.r = forced, free, r
         self.prev = prev if prev is not None and (prev >= 0).any() else None
         self._prev = _NO_PREV if self.prev is None else self.prev
         self.total = math.comb(self.free.size, self.r)
         self.state = np.arange(self.r, dtype=np.int64)
         self.listed = 0
-        #: least objective of the supports of this size not listed (ruled out by exclusion bounds)
-        self.outside = math.inf
+        self.outside = outside
 
     def at(self, position: int) -> "_Lister":
         """A lister of the same supports that starts at ``position`` of this one's listing."""
@@ -667,7 +666,7 @@ def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, poo
                              "against a time limit, and there is none")
     listers = problem.listers(search.incumbent, deadline)
     for lister in listers:  # the supports ruled out before listing
-        search.closed_floor = min(search.closed_floor, getattr(lister, "outside", math.inf))
+        search.closed_floor = min(search.closed_floor, lister.outside)
     total = sum(lister.total for lister in listers)
     bound = problem.bounder()
     workers = 1 if pool is None else pool.workers
