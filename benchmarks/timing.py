@@ -82,11 +82,11 @@ def environment() -> str:
 def compile_kernels() -> str:
     """Compile every numba kernel of the exact engine and the heuristics once, before anything is
     timed (:mod:`solvers.warmup`: every route step on tiny instances, without a time limit; numba
-    caches them on disk, but a fresh checkout compiles for 10-30 s, and a fit with less than
-    :data:`solvers.compiled.COMPILE_ALLOWANCE` seconds left skips a step whose kernels are not
+    caches them on disk, but a fresh checkout compiles them first, and a fit with less than
+    :data:`solvers.warmup.FOREGROUND_SECONDS` seconds left skips a step whose kernels are not
     compiled). Returns a line for the output."""
-    from solvers.warmup import main as warmup
+    from solvers.warmup import compile_kernels
 
     t0 = time.perf_counter()
-    warmup()
+    compile_kernels()
     return f"numba kernels compiled (or loaded from cache) in {time.perf_counter() - t0:.1f} s, before any timing"

@@ -91,8 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--progress", action="store_true", help="a progress line on stderr even when it is not a terminal")
     cp.add_argument("--quiet", action="store_true", help="no progress line")
     crf_cli.add_parser(sub)
-    sub.add_parser("warmup", help="compile the exact engine's numba kernels into the cache now (a fresh "
-                                  "environment otherwise compiles them in the background after its first fit)")
+    sub.add_parser("warmup", help="compile the exact engine's numba kernels into the cache now (otherwise "
+                                  "the first exact fit in a fresh environment compiles them)")
     return p
 
 
@@ -561,7 +561,7 @@ def _compare_params(args: argparse.Namespace, names: Sequence[str]) -> dict[str,
 
 
 def _warmup(args: argparse.Namespace) -> int:
-    from solvers.warmup import main as compile_kernels
+    from solvers.warmup import compile_kernels
 
     compile_kernels()
     return 0

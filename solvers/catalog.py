@@ -33,6 +33,8 @@ class Entry:
     #: when no backend is named; ``exact_backend`` is then what a caller names to bypass it
     exact_route: str | None = None
     heuristic: str | None = None
+    #: modules whose numba kernels the heuristic runs (:mod:`solvers.compiled`)
+    heuristic_kernels: tuple[str, ...] = ()
     method_paths: Mapping[str, str] = field(default_factory=dict)
     #: spec keyword arguments used when a caller builds the spec by this entry's name; several
     #: entries may share one spec class (e.g. "facets" / "facets_logistic") and differ here
@@ -45,6 +47,13 @@ class Entry:
     @property
     def route(self) -> tuple | None:
         return _resolve(self.exact_route) if self.exact_route else None
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        """Every module whose numba kernels an exact fit of this formulation may run: the
+        heuristic's and those named by the route's steps, in order, each once."""
+        named = list(self.heuristic_kernels) + [m for step in (self.route or ()) for m in step.kernels]
+        return tuple(dict.fromkeys(named))
 
     @property
     def heuristic_function(self) -> Callable | None:
@@ -73,7 +82,7 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
           "exact route: sign-cover LP bound, support enumeration (0/1 features), box search (few features "
           "of many values), HiGHS on the MILP strengthened with the LP's cuts",
           exact_backend="highs", exact_route="solvers.exact.slim_route:ROUTE",
-          heuristic="solvers.heuristics.slim:heuristic"),
+          heuristic="solvers.heuristics.slim:heuristic", heuristic_kernels=("solvers.heuristics.slim_search",)),
     Entry("convex_rounding", "formulations.rounding:ConvexRounding",
           "ternary / binary weights, hinge loss over [0,1]^d, randomized rounding and local search "
           "(Chevaleyre, Koriche & Zucker 2013)", exact_backend="highs", relaxed_backend="highs",

@@ -1,28 +1,20 @@
-"""Whether numba kernels are compiled, and compiling them ahead, outside any fit's time limit.
+"""Whether numba kernels are compiled: the one readiness test every step with kernels asks.
 
 The exact steps and the SLIM beam search run numba kernels (``cache=True``): the first call in a
-fresh environment compiles them, which takes far longer than a short ``time_limit``. The policy
-("count compilation and fall back"):
+fresh environment compiles them, which takes far longer than a short step's share of a time limit.
+A kernel is *ready* when it is compiled in this process or numba's cache (wherever numba's own
+cache locator puts it: beside the installed source, ``NUMBA_CACHE_DIR``, or the user-wide cache of
+a read-only install) holds a build of the current source. A step whose kernels are not ready runs
+only without a time limit (compiling is then free); with one, it is skipped with that reason.
 
-* a kernel is *ready* when it is compiled in this process or its on-disk cache holds a compiled
-  version of the current source;
-* a step whose kernels are not ready runs anyway when the time left is at least
-  :data:`COMPILE_ALLOWANCE` seconds (or there is no time limit): compiling is then a small part of
-  the budget, and the step's own clock still ends it;
-* otherwise the step is skipped with that reason (the route goes on to steps without kernels), and
-  the pipeline starts one background process (:func:`solvers.warmup.compile_in_background`) that
-  compiles every kernel into the cache, so the next fit has them.
-
-``milpscore warmup`` (or ``python -m solvers.warmup``) compiles them ahead by hand.
+Compiling ahead is :mod:`solvers.warmup`'s job: a fit with time to spare compiles its
+formulation's kernels before it starts (:func:`solvers.warmup.ensure_compiled`), so only fits too
+short for that ever skip a step.
 """
 from __future__ import annotations
 
 import importlib
-#: seconds left from which a step compiles its kernels itself rather than being skipped
-COMPILE_ALLOWANCE = 60.0
-#: every module with numba kernels that a fit may run
-KERNEL_MODULES = ("solvers.exact.sign_cover", "solvers.exact.box_cover", "solvers.exact.bayes_error",
-                  "solvers.exact.box_logistic", "solvers.exact.supports", "solvers.heuristics.slim_search")
+import math
 
 
 def _dispatchers(module_name: str) -> list:
@@ -57,12 +49,12 @@ def module_ready(module_name: str) -> bool:
     return module_name in _READY
 
 
+def modules_ready(modules: tuple[str, ...]) -> bool:
+    """Every kernel of every module in ``modules`` is compiled or cached."""
+    return all(module_ready(m) for m in modules)
+
+
 def kernels_ready(modules: tuple[str, ...], seconds_left: float) -> bool:
-    """Whether a step using the kernels of ``modules`` may run with ``seconds_left`` (module
-    docstring)."""
-    return seconds_left >= COMPILE_ALLOWANCE or all(module_ready(m) for m in modules)
-
-
-def all_ready() -> bool:
-    """Every kernel a fit may run is compiled or cached."""
-    return all(module_ready(m) for m in KERNEL_MODULES)
+    """Whether a step using the kernels of ``modules`` may run with ``seconds_left``: they are
+    ready, or there is no time limit (``seconds_left`` infinite), so compiling cannot break one."""
+    return math.isinf(seconds_left) or modules_ready(modules)

@@ -30,13 +30,12 @@ import numpy as np
 
 from formulations.base import Instance, Model
 from solvers.catalog import entry_for
-from solvers.compiled import all_ready
-from solvers.exact.route import NOT_COMPILED, StepRecord, preferred, run_route
+from solvers.exact.route import StepRecord, preferred, run_route
 from solvers.exact.supports import start_workers
 from solvers.limits import Clock, Limits, interrupted
 from solvers.registry import solve
 from solvers.result import Result, Status, certified, relative_gap
-from solvers.warmup import compile_in_background
+from solvers.warmup import ensure_compiled
 
 #: share of the remaining budget a heuristic may spend before the exact solve starts
 HEURISTIC_SHARE = 0.5
@@ -148,6 +147,8 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     clock = limits.clock()
     entry = _entry(instance)
     route = entry.route if backend is None else None
+    if route is not None or heuristic:
+        ensure_compiled(entry, clock)  # a fresh environment's first fit compiles, when it has time
     if route is not None:
         start_workers(limits.n_jobs)  # their start-up overlaps the heuristic (solvers.exact.supports)
     backend = backend or entry.exact_backend
@@ -180,8 +181,6 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
         outcome = run_route(route, instance, None if best is None else best[1], limits, clock,
                             lambda model: violation(instance, model) <= FEASIBILITY_TOL)
         steps = outcome.records
-        if any(r.reason == NOT_COMPILED for r in steps) or not all_ready():
-            compile_in_background()  # for the next fit (solvers.compiled)
         result = Result(outcome.status, x=None if outcome.model is None else instance.lift(outcome.model),
                         objective=outcome.objective, bound=outcome.bound,
                         gap=relative_gap(outcome.objective, outcome.bound), solve_time=time.perf_counter() - t2,

@@ -23,8 +23,8 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session", autouse=True)
 def compiled_kernels() -> None:
     """Compile the exact engine's numba kernels once, before any timed fit (``solvers.warmup``):
-    in a fresh environment the route skips steps whose kernels are not compiled when the time
-    left is short (``solvers.compiled``), and tests with short time limits expect them to run."""
-    from solvers.warmup import main
+    in a fresh environment a fit with a short time limit skips the steps whose kernels are not
+    compiled (``solvers.compiled``), and tests with short time limits expect them to run."""
+    from solvers.warmup import compile_kernels
 
-    main()
+    compile_kernels()

@@ -1,0 +1,89 @@
+"""A newcomer's first run: a fresh environment, the clone's root as working directory, an empty
+numba cache, and README's main job (``milpscore fit``) -- which must compile its kernels once,
+say so in one line on stderr, and print a proven card.
+
+The environment is a new virtual environment that sees this one's dependencies (a ``.pth`` file
+naming this environment's site-packages, which come after its own) and holds its own copy of the three packages and the console
+script, as ``pip install .`` lays them out (pip itself is not run: it would need the network for
+its build back-end). Its site-packages starts without any numba cache.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("milpscore", "formulations", "solvers")
+COMPILING = "compiling the slim engine's numba kernels"
+CONSOLE_SCRIPT = """import sys
+from milpscore.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> tuple[Path, Path]:
+    """(python of a fresh environment with the packages installed, its site-packages)."""
+    home = tmp_path_factory.mktemp("newcomer")
+    venv.EnvBuilder(with_pip=False).create(home / "venv")
+    python = home / "venv" / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    site = Path(purelib)
+    paths = sysconfig.get_paths()
+    (site / "dependencies.pth").write_text("\n".join(dict.fromkeys((paths["purelib"], paths["platlib"]))) + "\n")
+    for name in PACKAGES:
+        shutil.copytree(ROOT / name, site / name, ignore=shutil.ignore_patterns("__pycache__"))
+    (home / "venv" / "bin" / "milpscore").write_text(f"#!{python}\n{CONSOLE_SCRIPT}")
+    (home / "venv" / "bin" / "milpscore").chmod(0o755)
+    return python, site
+
+
+def _run(installed, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    python, _ = installed
+    base = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    return subprocess.run([str(python), str(python.parent / "milpscore"), *args], cwd=ROOT, capture_output=True,
+                          text=True, env={**base, **(env or {})}, timeout=300)
+
+
+def _cache_files(folder: Path) -> list[Path]:
+    return list(folder.rglob("*.nbi"))
+
+
+def test_first_fit_compiles_once_into_the_installed_package_and_proves_the_card(installed, tmp_path):
+    python, site = installed
+    assert sysconfig.get_paths()["purelib"] != str(site)
+    clone_cache = {p: p.stat().st_mtime_ns for p in _cache_files(ROOT / "solvers")}
+    first = _run(installed, "fit")
+    assert first.returncode == 0, first.stderr
+    assert "status=optimal" in first.stdout and "gap=0" in first.stdout
+    assert sum(COMPILING in line for line in first.stderr.splitlines()) == 1
+    assert _cache_files(site / "solvers"), "the kernels were not cached beside the installed package"
+    assert {p: p.stat().st_mtime_ns for p in _cache_files(ROOT / "solvers")} == clone_cache, \
+        "the fit compiled into the clone's source tree, not the installed package"
+
+    second = _run(installed, "fit", "--time-limit", "30")
+    assert second.returncode == 0, second.stderr
+    assert COMPILING not in second.stderr and "status=optimal" in second.stdout
+
+
+def test_numba_cache_dir_is_where_the_first_fit_compiles_to(installed, tmp_path):
+    cache = tmp_path / "numba-cache"
+    csv = tmp_path / "tiny.csv"
+    csv.write_text("y,a,b,c\n" + "".join(f"{int(i % 3 == 0)},{i % 2},{(i // 2) % 2},{int(i % 3 == 0 or i % 7 == 0)}\n"
+                                         for i in range(60)))
+    run = _run(installed, "fit", str(csv), "--formulation", "slim", "--test-size", "0",
+               env={"NUMBA_CACHE_DIR": str(cache)})
+    assert run.returncode == 0, run.stderr
+    assert COMPILING in run.stderr
+    assert _cache_files(cache), "NUMBA_CACHE_DIR received no kernels"
+    again = _run(installed, "fit", str(csv), "--formulation", "slim", "--test-size", "0",
+                 env={"NUMBA_CACHE_DIR": str(cache)})
+    assert again.returncode == 0 and COMPILING not in again.stderr, again.stderr
