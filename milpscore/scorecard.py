@@ -1,8 +1,10 @@
 """ScoreCard: the points table of an integer linear classifier, with its decision rule.
 
 A card predicts the positive class when ``total points + intercept > 0``, i.e. when the total
-score exceeds ``threshold = -intercept``. With integer points the score is an integer and this
-reads "predict <positive> if SCORE >= floor(threshold) + 1", exact on any data.
+score exceeds ``threshold = -intercept``. With integer points on features of integer values (0/1
+conditions, counts) the score is an integer and this reads "predict <positive> if SCORE >=
+floor(threshold) + 1", exact on any data; a feature of real values makes the score real, and the
+rule then prints the exact threshold, "SCORE > threshold".
 
 Rows are ``(variable, condition, points)``: for SLIM the condition is a binary feature's name
 (``"worst radius >= 16.8"``); for a fused points table one variable has several ranges; a feature
@@ -61,6 +63,9 @@ class ScoreCard:
     per_unit : per row, True when the feature is not 0/1 (its points count per unit of it).
     shown_points, shown_threshold : the rounded points and threshold printed when the exact ones
         are not integers (:func:`milpscore.card_text.readable_points`); None: print them exactly.
+    integer_values : every feature of the card took integer values on its training rows (always
+        true of 0/1 conditions, and assumed when the card was built without them): with integer
+        points the score is then an integer, and the rule is printed in its rounded form.
     """
 
     table: pd.DataFrame
@@ -73,6 +78,7 @@ class ScoreCard:
     per_unit: tuple[bool, ...] = field(default=())
     shown_points: tuple[float, ...] | None = None
     shown_threshold: float | None = None
+    integer_values: bool = True
 
     @classmethod
     def from_coefficients(cls, coef: np.ndarray, intercept: float, names: Sequence[str], *,
@@ -115,7 +121,7 @@ class ScoreCard:
         points = self.table["points"].to_numpy(dtype=float)
         per_unit = tuple(bool(v) for v in ~np.all((Z == 0) | (Z == 1), axis=0))
         shown = None if _is_integral(points) else readable_points(points, self.threshold, Z)
-        return replace(self, per_unit=per_unit,
+        return replace(self, per_unit=per_unit, integer_values=_is_integral(Z),
                        shown_points=None if shown is None else tuple(float(v) for v in shown[0]),
                        shown_threshold=None if shown is None else float(shown[1]))
 
@@ -133,10 +139,11 @@ class ScoreCard:
         return np.asarray(self.shown_points if self.shown_points is not None else self.table["points"], dtype=float)
 
     def _cut(self) -> tuple[str, str]:
-        """The printed comparison: ``(">=", "4")`` for integer points (exact on any data: the score
-        is an integer), else ``(">", shortest threshold)``."""
+        """The printed comparison: ``(">=", "4")`` for integer points on features of integer values
+        (exact on any data: the score is an integer), else ``(">", threshold)``, the threshold
+        printed so that it reads back exactly."""
         t = self.threshold if self.shown_threshold is None else self.shown_threshold
-        if _is_integral(self._printed_points()):
+        if self.integer_values and _is_integral(self._printed_points()):
             return ">=", _fmt_points(np.floor(t + 1e-9) + 1)
         return ">", format_number(t)
 
@@ -226,8 +233,8 @@ class ScoreCard:
         elif not self.is_integral:
             op, value = self._cut()
             if op == ">=":
-                out.append(f"exact rule: SCORE > {format_number(self.threshold)} (the same as SCORE >= {value} "
-                           "for integer points)")
+                out.append(f"exact rule: SCORE > {format_number(self.threshold)} (the same as SCORE >= {value}: "
+                           "integer points on features of integer values give an integer score)")
         out += list(self.notes)
         if self.risk is not None:
             out += format_risk_table(self.risk)

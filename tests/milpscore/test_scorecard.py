@@ -231,3 +231,29 @@ def test_a_continuous_points_table_prints_rounded_and_keeps_every_training_predi
     assert re.search(r"(?m)^\s+age: 50 to < 65: 1\.9\d+$", text)  # exact points in the details, named
     cuts = [c for v in model.binner_.variables_ for c in v.cuts]
     assert all(_digits(c) <= 5 for c in cuts)  # bin boundaries: short numbers, same bins on the training rows
+
+
+def test_integer_points_on_real_features_print_the_exact_threshold():
+    X = np.column_stack([np.linspace(0.05, 3.0, 40), np.tile([0.0, 1.0], 20)])
+    card = ScoreCard.from_coefficients(np.array([1.0, 2.0]), 0.196, ["ratio", "smoker"], X=X)
+    assert "IF SCORE > -0.196," in str(card)
+    integer = ScoreCard.from_coefficients(np.array([1.0, 2.0]), 0.196, ["count", "smoker"], X=np.round(X * 3))
+    assert "IF SCORE >= 0," in str(integer)
+
+
+def test_a_printed_slim_card_on_real_columns_predicts_every_held_out_row_as_predict():
+    from milpscore import SLIMClassifier
+
+    rng = np.random.default_rng(11)
+    X = pd.DataFrame(rng.gamma(1.5, 0.4, (900, 4)), columns=["freq_a", "freq_b", "freq_c", "freq_d"])
+    y = np.where(X["freq_a"] - X["freq_b"] + 0.5 * X["freq_c"] + rng.normal(0, 0.4, 900) > 0.25, "spam", "mail")
+    model = SLIMClassifier(c0=0.001, coef_bound=3, max_size=3, time_limit=20).fit(X[:600], y[:600])
+    text = str(model.scorecard_)
+    rows = re.findall(r"(?m)^\s+\d+\.\s+(?:per unit of )?(\S+)\s+(-?[\d.]+) points?", text)
+    assert rows
+    op, value = re.search(r"IF SCORE (>=?) (\S+),", text).groups()
+    held_out = X[600:]
+    score = sum(float(p) * held_out[c].to_numpy() for c, p in rows)
+    by_hand = np.where(score >= float(value) if op == ">=" else score > float(value), "spam", "mail")
+    np.testing.assert_array_equal(by_hand, model.predict(held_out))
+    assert op == ">"
