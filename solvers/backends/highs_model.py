@@ -29,6 +29,13 @@ _banner_shown = False
 INTERRUPT_GRACE = 1.0
 
 
+#: HiGHS's default feasibility tolerances (highspy 1.15-1.16)
+DEFAULT_TOLERANCES = {"primal_feasibility_tolerance": 1e-7, "dual_feasibility_tolerance": 1e-7,
+                      "mip_feasibility_tolerance": 1e-6}
+#: the finest feasibility tolerance HiGHS is given (its own lower limit is 1e-10)
+FINEST_TOLERANCE = 1e-10
+
+
 def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | None = None,
               mip_rel_gap: float | None = None, node_limit: int | None = None, seed: int = 0,
               options: Mapping | None = None) -> highspy.Highs:
@@ -38,7 +45,10 @@ def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | No
     whatever ``output_flag`` says: file descriptor 1 is pointed at ``os.devnull`` around that
     construction, so a library call never writes to stdout. ``mip_abs_gap`` is 1e-12: HiGHS's
     default 1e-6 is coarser than the tie-breaking terms of the score-card objectives (SLIM's L1
-    epsilon), so the stopping rule is the relative gap only.
+    epsilon), so the stopping rule is the relative gap only. The feasibility tolerances are no
+    coarser than ``mip_rel_gap`` (down to :data:`FINEST_TOLERANCE`): HiGHS's dual bound is the
+    optimum of constraints relaxed by them, so with its defaults (1e-7, 1e-6) a bound can fall
+    short of the true optimum by more than a tight gap allows.
     """
     global _banner_shown
     with _banner_lock:
@@ -63,6 +73,8 @@ def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | No
     if mip_rel_gap is not None:
         h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
         h.setOptionValue("mip_abs_gap", 1e-12)
+        for key, default in DEFAULT_TOLERANCES.items():
+            h.setOptionValue(key, min(default, max(FINEST_TOLERANCE, float(mip_rel_gap))))
     for key, value in (options or {}).items():
         h.setOptionValue(key, value)
     # a first Ctrl-C (solvers.limits.interrupt) stops the run at the next node (MIP) or IPM iteration;

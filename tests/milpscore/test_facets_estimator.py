@@ -110,3 +110,16 @@ def test_prox_rejects_sample_weight_and_clone_keeps_params():
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # cloning does not trigger the aliases
         assert clone(clf).get_params() == clf.get_params()
+
+
+@pytest.mark.parametrize("seed,grid_unit,bound", [(13, 0.25, 3), (2, 0.5, 2), (7, 1.0, 2)])
+def test_a_tight_gap_certifies_the_brute_force_optimum(seed, grid_unit, bound):
+    """At mip_rel_gap 1e-9 HiGHS's bound must be as accurate as the gap (seed 13: with HiGHS's
+    default tolerances its bound fell 7e-7 short of the true optimum, and the fit read feasible)."""
+    X, y = tiny(seed, n=24)
+    spec = Facets("hinge", lam=0.02, grid_unit=grid_unit, bound=bound)
+    clf = FacetsClassifier(solver="highs-exact", loss="hinge", lam=0.02, grid_unit=grid_unit, bound=bound,
+                           mip_rel_gap=1e-9).fit(X, as_01(y))
+    best, _, _ = brute_force(spec, X, y)
+    assert clf.fit_info_["objective"] == pytest.approx(best, rel=1e-12, abs=1e-12)
+    assert clf.status_ == "optimal", clf.fit_info_["message"]
