@@ -16,6 +16,7 @@ from solvers import progress
 from solvers.backends.cutting_planes import solve_cutting_planes
 from solvers.backends.highs_model import new_highs, run_interruptibly, to_highs, write_model  # noqa: F401
 from solvers.backends import Backend
+from solvers.limits import interrupted
 from solvers.result import Result, Status, relative_gap
 
 CAPABILITIES = frozenset({"LP", "MILP", "LAZY"})  # LAZY: restart loop of solvers.backends.cutting_planes
@@ -76,10 +77,11 @@ def solve_highs(program: Program, *, time_limit: float | None = None, mip_rel_ga
                                              e.data_out.mip_dual_bound, e.data_out.mip_gap)
     build_time = time.perf_counter() - t0
     t1 = time.perf_counter()
-    if not run_interruptibly(h):
+    if not run_interruptibly(h, time_limit):
+        why = "interrupted" if interrupted() else "time limit reached"
         return Result(status=Status.NO_SOLUTION_FOUND, x=None, objective=float("nan"), bound=-np.inf, gap=float("inf"),
                       solve_time=time.perf_counter() - t1, build_time=build_time, backend="highs",
-                      message="interrupted: HiGHS did not reach a callback in time; its run was left behind")
+                      message=f"{why}: HiGHS did not reach a callback in time; its run was left behind")
     solve_time = time.perf_counter() - t1
     return _result(h, program, build_time, solve_time)
 

@@ -8,6 +8,7 @@ all build their ``Highs`` through it.
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -27,6 +28,9 @@ _banner_shown = False
 #: after a first Ctrl-C, seconds a run gets to stop at its next callback (keeping its incumbent)
 #: before :func:`run_interruptibly` returns without it
 INTERRUPT_GRACE = 1.0
+#: seconds past its time limit a run gets before :func:`run_interruptibly` returns without it
+#: (HiGHS's root cut rounds look at neither its clock nor its callbacks)
+OVERRUN_GRACE = 0.25
 
 
 #: HiGHS's default feasibility tolerances (highspy 1.15-1.16)
@@ -91,14 +95,15 @@ def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | No
     return h
 
 
-def run_interruptibly(h: highspy.Highs) -> bool:
+def run_interruptibly(h: highspy.Highs, time_limit: float | None = None) -> bool:
     """``h.run()`` (a :func:`new_highs` model) in a thread while this one waits, so that a SIGINT
-    handler runs at once: HiGHS calls back only at MIP nodes and IPM iterations, and its root LP
-    and cut rounds can run for seconds. True when the run ended; False when it had not stopped
-    :data:`INTERRUPT_GRACE` s after :func:`solvers.limits.interrupt` (its results are then not
-    read: it stops at its next callback, in its thread). An exception in the waiting thread (a
-    ``KeyboardInterrupt`` where no handler of :mod:`milpscore.interrupt` is installed) also asks
-    HiGHS to stop there, and propagates."""
+    handler runs at once and the time limit holds: HiGHS calls back only at MIP nodes and IPM
+    iterations, and its root LP and cut rounds can run for seconds past its ``time_limit``. True
+    when the run ended; False when it had not stopped :data:`INTERRUPT_GRACE` s after
+    :func:`solvers.limits.interrupt`, or :data:`OVERRUN_GRACE` s after ``time_limit`` seconds (its
+    results are then not read: it stops at its next callback, in its thread). An exception in the
+    waiting thread (a ``KeyboardInterrupt`` where no handler of :mod:`milpscore.interrupt` is
+    installed) also asks HiGHS to stop there, and propagates."""
     failure: list[BaseException] = []
     done = threading.Event()
 
@@ -112,8 +117,12 @@ def run_interruptibly(h: highspy.Highs) -> bool:
 
     threading.Thread(target=run, daemon=True, name="highs-run").start()
     since = None
+    overrun = math.inf if time_limit is None else time.perf_counter() + time_limit + OVERRUN_GRACE
     try:
         while not done.wait(0.05):
+            if time.perf_counter() > overrun:
+                h.milpscore_abandoned.set()
+                return False
             if interrupted():
                 since = time.perf_counter() if since is None else since
                 if time.perf_counter() - since > INTERRUPT_GRACE:

@@ -46,7 +46,8 @@ def _penalty(instance: SLIMInstance, coef: np.ndarray) -> float:
 def rounded_logistic_start(instance: SLIMInstance, l2: float = 1e-3, clock: Clock | None = None) -> Model:
     """Round a rescaled ridge-logistic fit into the coefficient set; keep the best scale.
 
-    The rounded zero model is always among the candidates.
+    The rounded zero model is always among the candidates; the fit stops at its last iterate when
+    ``clock`` expires.
     """
     X, y, w = instance.X, instance.y, instance.weights
     d = X.shape[1]
@@ -61,7 +62,11 @@ def rounded_logistic_start(instance: SLIMInstance, l2: float = 1e-3, clock: Cloc
     best_value = instance.objective(best)
     if clock is not None and clock.expired():
         return best
-    theta = minimize(f, np.zeros(d + 1), jac=True, method="L-BFGS-B", options={"maxiter": 200}).x[:d]
+    def stop(intermediate_result) -> None:
+        if clock is not None and clock.expired():
+            raise StopIteration
+
+    theta = minimize(f, np.zeros(d + 1), jac=True, method="L-BFGS-B", options={"maxiter": 200}, callback=stop).x[:d]
     peak = np.abs(theta).max()
     if peak > 0:
         for scale in instance.coefficients.magnitude.max() * np.array([1.0, 0.5, 0.25, 0.125, 1 / 16]):
