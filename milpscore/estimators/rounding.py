@@ -66,11 +66,12 @@ class ConvexRoundingClassifier(_RoundingPreset):
     threshold : float or None, ``r`` (intercept ``-r``); None (default) learns the intercept.
     max_size : float or None, budget ``k`` on the number of non-zero weights.
     rounding : "randomized", "deterministic" or "exact".
-    n_draws : int, number of randomized-rounding draws; random_state : seed.
-    lp_solver : HiGHS ``solver`` of the LP: "ipm" (interior point with crossover, a vertex;
-        benchmarks/rounding.py printed 10.6 s against 14.0 s for the dual simplex with m = 200,
-        n = 1e5, max_size 5),
-        "simplex", "choose" or "pdlp". Not used by ``rounding="exact"``.
+    n_draws : int, number of randomized-rounding draws.
+    random_state : seed of the rounding draws, the local search's restarts and the solver (default
+        0: every fit of the same data gives the same model; None draws a new seed per fit).
+    lp_solver : HiGHS ``solver`` of the LP: "ipm" (interior point with crossover, a vertex; the
+        faster one in docs/benchmarks.md), "simplex", "choose" or "pdlp". Not used by
+        ``rounding="exact"``.
     time_limit : float or None, wall-clock seconds of the whole fit; mip_rel_gap, threads, verbose.
     constraints : operational constraints by column name (:mod:`formulations.constraints`) on the
         weights; the exact ILP (``rounding="exact"``) carries them, a rounding that breaks one is
@@ -89,7 +90,7 @@ class ConvexRoundingClassifier(_RoundingPreset):
 
     def __init__(self, margin: float = 1.0, weights: str = "ternary", threshold: float | None = None,
                  max_size: float | None = None, rounding: str = "randomized", n_draws: int = 100,
-                 random_state=None, lp_solver: str = "ipm", time_limit: float | None = 60.0,
+                 random_state=0, lp_solver: str = "ipm", time_limit: float | None = 60.0,
                  mip_rel_gap: float = 1e-6, threads: int = 1, verbose: bool = False, constraints: Sequence = (),
                  pos_label: Any = None, gamma="deprecated", sparsity="deprecated"):
         self.constraints = constraints
@@ -139,7 +140,9 @@ class LocalSearchClassifier(_RoundingPreset):
     max_size : float or None, at most ``floor(max_size)`` non-zero weights (moves beyond are skipped).
     weights : "ternary" or "binary"; n_restarts, start_nonzeros : hill-climbing restarts.
     epsilon : Figure 6's eps (a move is taken while it improves f by the factor ``1 - eps/d^2``).
-    max_moves : cap on accepted moves per run (None: ``10 d``); random_state : seed.
+    max_moves : cap on accepted moves per run (None: ``10 d``).
+    random_state : seed of the restarts (default 0: every fit of the same data gives the same
+        model; None draws a new seed per fit).
     time_limit : float or None, wall-clock seconds of the whole fit (LP and searches).
     gamma, sparsity : deprecated names of ``margin`` and ``max_size``.
 
@@ -153,7 +156,7 @@ class LocalSearchClassifier(_RoundingPreset):
 
     def __init__(self, margin: float = 1.0, weights: str = "ternary", threshold: float | None = None,
                  max_size: float | None = None, n_restarts: int = 10, start_nonzeros: int = 10,
-                 epsilon: float = 1.0, max_moves: int | None = None, random_state=None,
+                 epsilon: float = 1.0, max_moves: int | None = None, random_state=0,
                  time_limit: float | None = 60.0, pos_label: Any = None, gamma="deprecated",
                  sparsity="deprecated"):
         self.margin = margin

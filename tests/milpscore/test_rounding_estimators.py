@@ -217,3 +217,16 @@ def test_gamma_study_rejects_bad_grids(breast):
     X, y = breast
     with pytest.raises(ValueError, match="margins"):
         gamma_study(X, y, [1.0, -1.0])
+
+
+@pytest.mark.parametrize("weights", ["binary", "ternary"])
+def test_exact_rounding_gives_the_same_model_twice_in_one_process(weights):
+    """Ties among optimal points used to be broken by a fresh solver seed per fit."""
+    rng = np.random.default_rng(1)
+    for n, d in ((60, 6), (100, 8)):
+        X = rng.integers(0, 2, size=(n, d)).astype(float)
+        y = np.where(X[:, :3].sum(1) + rng.normal(0, 1, n) > 1.5, 1, 0)
+        fits = [ConvexRoundingClassifier(rounding="exact", weights=weights).fit(X, y) for _ in range(3)]
+        for other in fits[1:]:
+            np.testing.assert_array_equal(other.coef_, fits[0].coef_)
+            assert other.intercept_ == fits[0].intercept_
