@@ -33,7 +33,6 @@ from pathlib import Path
 
 import numpy as np
 
-import solvers
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
 from solvers.catalog import CATALOG, Entry
@@ -58,7 +57,7 @@ def _command(names: tuple[str, ...]) -> list[str]:
 
 def _package_root() -> Path:
     """The directory holding the imported ``solvers`` package (site-packages or a source tree)."""
-    return Path(solvers.__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[1]
 
 
 def ensure_compiled(entry: Entry, clock: Clock) -> None:

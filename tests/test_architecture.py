@@ -68,8 +68,8 @@ def _named_modules(tree: ast.Module, paths) -> set[str]:
     catalog entries ``"solvers.x:attr"``): modules loaded by name are dependencies too."""
     found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            name = node.value.partition(":")[0]
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and " " not in node.value:
+            name = node.value.partition(":")[0]  # (text such as "milpscore: note" names no module)
             if name in paths:
                 found.add(name)
     return found
