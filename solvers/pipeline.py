@@ -106,6 +106,12 @@ def certify(objective: float, bound: float, mip_rel_gap: float) -> tuple[Status,
     return (Status.OPTIMAL if certified(objective, bound, mip_rel_gap) else unproven), relative_gap(objective, bound)
 
 
+def _started(limits: Limits | None) -> Limits:
+    """The started limits of a call (default :class:`Limits` made now, so the memory budget reads
+    the memory available at the call, not at import)."""
+    return (Limits() if limits is None else limits).started()
+
+
 def _entry(instance: Instance):
     return entry_for(instance.spec)
 
@@ -130,7 +136,7 @@ def _as_model(start: Model | Fit | None) -> Model | None:
 
 # ------------------------------------------------------------------------------- exact
 def solve_exact(instance: Instance, backend: str | None = None, *, start: Model | Fit | None = None,
-                limits: Limits = Limits(), heuristic: bool = True, verbose: bool = False,
+                limits: Limits | None = None, heuristic: bool = True, verbose: bool = False,
                 options: Mapping[str, Any] | None = None) -> Fit:
     """Solve the exact program of ``instance`` within ``limits`` (one wall-clock budget).
 
@@ -143,7 +149,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
 
     Returns a :class:`Fit` (module docstring for how its status is certified).
     """
-    limits = limits.started()
+    limits = _started(limits)
     clock = limits.clock()
     entry = _entry(instance)
     route = entry.route if backend is None else None
@@ -225,13 +231,14 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
 
 
 # ----------------------------------------------------------------------------- relaxed
-def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Limits = Limits(),
+def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Limits | None = None,
                   verbose: bool = False, options: Mapping[str, Any] | None = None) -> Fit:
     """Solve the relaxation of ``instance``; its optimal value bounds the exact optimum below.
 
     ``backend="prox"`` runs the proximal path on the instance's composite form
     (``instance.composite() -> (loss, penalty)``, coefficients in model units).
     """
+    limits = _started(limits)
     clock = limits.clock()
     entry = _entry(instance)
     backend = backend or entry.relaxed_backend
@@ -288,7 +295,7 @@ def _heuristic_fit(instance: Instance, method: str, model: Model | None, bound: 
 RAY_TARGETS = (1.0, 2.0, 3.0, 5.0, 10.0)
 
 
-def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits = Limits()) -> Fit:
+def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits | None = None) -> Fit:
     """Round ``source``'s model into the coefficient set (:meth:`Instance.round`), along its ray.
 
     A relaxation's direction carries its information, its scale often does not: a relaxed
@@ -298,6 +305,7 @@ def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits = L
     lowest true objective is returned (never worse than plain nearest rounding). The bound is the
     source's bound (the relaxation value when ``source`` is a relaxed fit).
     """
+    limits = _started(limits)
     clock = limits.clock()
     model = _as_model(source)
     bound = source.bound if isinstance(source, Fit) else float("nan")
@@ -318,8 +326,9 @@ def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits = L
     return _heuristic_fit(instance, "rounding", best[2], bound, times, note)
 
 
-def solve_heuristic(instance: Instance, *, limits: Limits = Limits()) -> Fit:
+def solve_heuristic(instance: Instance, *, limits: Limits | None = None) -> Fit:
     """The formulation's own heuristic alone (the start :func:`solve_exact` would use)."""
+    limits = _started(limits)
     clock = limits.clock()
     entry = _entry(instance)
     if entry.heuristic is None:
@@ -329,12 +338,13 @@ def solve_heuristic(instance: Instance, *, limits: Limits = Limits()) -> Fit:
     return _heuristic_fit(instance, "heuristic", model, float("nan"), times, "")
 
 
-def solve_method(instance: Instance, method: str, *, source: Fit | None = None, limits: Limits = Limits()) -> Fit:
+def solve_method(instance: Instance, method: str, *, source: Fit | None = None, limits: Limits | None = None) -> Fit:
     """Run a formulation's extra method by name (:attr:`solvers.catalog.Entry.methods`).
 
     A method is ``fn(instance, source, clock, seed) -> (Model | None, message)``; ``source`` is
     the relaxed fit when the method starts from it. The fit's bound is the source's bound.
     """
+    limits = _started(limits)
     clock = limits.clock()
     entry = _entry(instance)
     if method not in entry.method_paths:
@@ -349,7 +359,7 @@ def solve_method(instance: Instance, method: str, *, source: Fit | None = None, 
 
 
 # ------------------------------------------------------------------------------ dispatch
-def run(instance: Instance, method: str = "exact", backend: str | None = None, *, limits: Limits = Limits(),
+def run(instance: Instance, method: str = "exact", backend: str | None = None, *, limits: Limits | None = None,
         source: Fit | None = None, verbose: bool = False, options: Mapping[str, Any] | None = None) -> Fit:
     """Run one method by name, all of it inside ``limits.time_limit``.
 
@@ -364,7 +374,7 @@ def run(instance: Instance, method: str = "exact", backend: str | None = None, *
         return solve_relaxed(instance, backend, limits=limits, verbose=verbose, options=options)
     if method == "heuristic":
         return solve_heuristic(instance, limits=limits)
-    limits = limits.started()
+    limits = _started(limits)
     if source is None:
         source = solve_relaxed(instance, backend, limits=limits, verbose=verbose, options=options)
     if method == "rounding":
