@@ -48,7 +48,13 @@ def _code_cells(path):
 
 def drawing_cells_without_png(path) -> list[int]:
     """Numbers (among the code cells, from 1) of the cells that draw and saved no ``image/png`` output."""
-    return [k for k, cell in enumerate(_code_cells(path), 1)
+    return drawing_cells_without_png_in(json.loads(path.read_text()))
+
+
+def drawing_cells_without_png_in(nb) -> list[int]:
+    """:func:`drawing_cells_without_png` of a notebook already read (a dict or an nbformat node)."""
+    cells = [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
+    return [k for k, cell in enumerate(cells, 1)
             if DRAWS.search("".join(cell["source"]).replace("import matplotlib.pyplot as plt", ""))
             and not any("image/png" in out.get("data", {}) for out in cell.get("outputs", []))]
 
@@ -94,7 +100,18 @@ def test_notebook_executes(path):
 
     nb = nbformat.read(path, as_version=4)
     assert any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"), "commit executed outputs"
-    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    client = NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client.execute(env=_run_all().kernel_environment())  # as notebooks/run_all.py runs it: this tree, inline figures
     errors = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+    assert drawing_cells_without_png_in(nb) == []
+
+
+def _run_all():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", NOTEBOOKS[0].parent / "run_all.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
