@@ -186,7 +186,7 @@ def page_record(root: Path, section: Section) -> tuple[dict | None, dict[str, st
     if found is None:
         return None, None, "its page names no commit"
     commit, rest = found.group(1), found.group(2)
-    if "uncommitted" in rest.split(",")[0] or rest.startswith(" with uncommitted"):
+    if "uncommitted" in rest.split(",")[0]:
         return None, None, f"its page says commit {commit} with uncommitted changes: code unknown"
     if subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=root, capture_output=True).returncode:
         return None, None, f"its page names commit {commit}, not in this clone"
@@ -260,13 +260,16 @@ def run_section(root: Path, section: Section, state: dict, state_path: Path, ord
         report.write_page(root / section.page, {section.name: report.render(section.command, stamp, text)}, commands)
     seconds = time.perf_counter() - start
     key = digest(library)
-    state["libraries"][key] = library
-    state["sections"][section.name] = {
-        "command": section.command, "library": key, "scripts": scripts, "commit": commit, "uncommitted": dirty,
-        "finished": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "seconds": round(seconds, 1), "exit": code, "load": Path("/proc/loadavg").read_text().split()[0]
-        if Path("/proc/loadavg").exists() else None}
-    save_state(state_path, state)
+    record = {"command": section.command, "library": key, "scripts": scripts, "commit": commit, "uncommitted": dirty,
+              "finished": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              "seconds": round(seconds, 1), "exit": code,
+              "load": Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else None}
+    # merged into the file as it is now: another pass may have recorded other sections meanwhile
+    current = load_state(state_path)
+    for target in (state, current):
+        target["libraries"][key] = library
+        target["sections"][section.name] = record
+    save_state(state_path, current)
     return code
 
 

@@ -203,3 +203,15 @@ def test_status_runs_from_the_command_line():
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].endswith(f"of {len(regenerate.default_sections())} sections stale")
+
+
+def test_a_record_written_meanwhile_by_another_pass_is_kept(repo):
+    """Two passes in one tree (e.g. two sessions): each run merges its record into the file as it is now."""
+    state_path = repo / "docs" / "benchmarks.state.json"
+    state = regenerate.load_state(state_path)  # what a pass read when it started: empty
+    other = {"command": "elsewhere", "library": "0" * 64, "scripts": {}, "commit": "abc", "exit": 0}
+    regenerate.save_state(state_path, {"sections": {"other": other}, "libraries": {"0" * 64: {}}})
+    regenerate.run_section(repo, sections()[0], state, state_path, sections())
+    saved = json.loads(state_path.read_text())
+    assert set(saved["sections"]) == {"one", "other"} and saved["sections"]["other"] == other
+    assert saved["sections"]["one"]["library"] in saved["libraries"]
