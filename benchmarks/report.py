@@ -10,7 +10,9 @@ uncommitted work in a shared tree). Nothing is retyped or assembled from old log
 ``--logs`` option stamped logs of older runs with the commit of the day they were assembled:
 that is how docs/benchmarks.md once showed conic ratios no run of its stated commit gives).
 Sections of runs not asked for are kept as they are, with their own commit and date, including
-sections whose command is no longer in :data:`RUNS` (appended by hand or by another version).
+sections whose command is no longer in :data:`RUNS` (appended by hand or by another version). Each
+section is written into the page as soon as its run ends. ``benchmarks/regenerate.py`` drives these
+runs and records which code each section ran on (reruns only the stale ones).
 """
 from __future__ import annotations
 
@@ -70,26 +72,27 @@ def output(run: str) -> str:
     return done.stdout + (f"\n[exit code {done.returncode}]\n{done.stderr[-2000:]}" if done.returncode else "")
 
 
-def sections(page: str) -> dict[str, str]:
-    """The page's sections keyed by run name (read back from their command lines); a section whose
-    command is in no run is kept under its command line."""
+def sections(page: str, commands: dict[str, str] | None = None) -> dict[str, str]:
+    """The page's sections keyed by run name (read back from their command lines, ``commands``: run name
+    -> command, default :data:`RUNS`'); a section whose command is in no run is kept under its command line."""
+    commands = commands if commands is not None else {run: command(run) for run in RUNS}
     found = {}
     for block in page.split("\n" + HEADER)[1:]:
         cmd = block.split("`", 1)[0]
-        run = next((run for run in RUNS if cmd == command(run)), cmd)
+        run = next((run for run, known in commands.items() if cmd == known), cmd)
         found[run] = HEADER + block.rstrip() + "\n"
     return found
 
 
-def supersedes(run: str, cmd: str) -> bool:
-    """True when a kept section's command ``cmd`` (in no run) is an older form of ``run``: the same
-    script with the same first option (e.g. another ``--backends`` list)."""
-    script, arguments = RUNS[run]
-    words = cmd.split()
-    if f"benchmarks/{script}.py" not in words:
+def supersedes(current: str, cmd: str) -> bool:
+    """True when a kept section's command ``cmd`` (in no run) is an older form of the run whose command is
+    ``current``: the same script with the same first option (e.g. another ``--backends`` list)."""
+    words, old = current.split(), cmd.split()
+    script = next((w for w in words if w.endswith(".py")), None)
+    if script is None or script not in old:
         return False
-    rest = words[words.index(f"benchmarks/{script}.py") + 1:]
-    return (rest[:1] == list(arguments[:1])) if arguments else not rest
+    arguments, rest = words[words.index(script) + 1:], old[old.index(script) + 1:]
+    return (rest[:1] == arguments[:1]) if arguments else not rest
 
 
 def provenance() -> str:
@@ -104,35 +107,53 @@ def provenance() -> str:
     return f"Code at commit `{commit}` with uncommitted changes to {listed}"
 
 
+def render(cmd: str, stamp: str, text: str) -> str:
+    """One section of the page: the command as its title, the provenance line, the output verbatim."""
+    return "\n".join([f"{HEADER}{cmd}`", "", stamp, "", "```text", text.rstrip(), "```", ""])
+
+
+def write_page(out: Path, written: dict[str, str], commands: dict[str, str] | None = None) -> None:
+    """Put the sections ``written`` (run name -> rendered section) into the page ``out`` as it is *now* (others
+    may have written sections meanwhile), in the order of ``commands`` (default :data:`RUNS`), keeping the
+    other sections and dropping older forms of the runs written; the file is replaced atomically."""
+    commands = commands if commands is not None else {run: command(run) for run in RUNS}
+    kept = sections(out.read_text(), commands) if out.exists() else {}
+    for run, text in written.items():
+        kept[run] = text
+        kept = {key: v for key, v in kept.items() if key in commands or not supersedes(commands[run], key)}
+    lines = ["# Benchmarks: what the scripts printed", "",
+             "Written by `python benchmarks/regenerate.py` (or `python benchmarks/report.py`). Each section is the "
+             "standard output of one script, verbatim, under the commit and date of its run (the first line of each "
+             "output states the load); the method (interleaved rounds, medians, peers in their own environments) is "
+             "in each script's docstring and in `benchmarks/timing.py`. `python benchmarks/regenerate.py --status` "
+             "lists the sections whose code changed since their run (`docs/benchmarks.state.json` records the "
+             "hashes); `python benchmarks/regenerate.py <name>` reruns one.", ""]
+    lines += [kept[run] for run in commands if run in kept]
+    lines += [text for run, text in kept.items() if run not in commands]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text("\n".join(lines))
+    tmp.replace(out)
+
+
+def ensure_peers(runs: list[str]) -> None:
+    """Set up the peers' environments (``benchmarks/peers.py setup``) when a run needs them and they are missing."""
+    if any(run in NEEDS_PEERS for run in runs) and not (ROOT / "benchmarks" / ".peers" / "bin" / "python").exists() \
+            and "MILPSCORE_PEERS" not in os.environ:
+        print("setting up the peers' environments (benchmarks/peers.py setup) ...", flush=True)
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "peers.py"), "setup"], check=True, cwd=ROOT)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS))
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     args = parser.parse_args()
-    if any(run in NEEDS_PEERS for run in args.runs) and not (ROOT / "benchmarks" / ".peers" / "bin" / "python").exists() \
-            and "MILPSCORE_PEERS" not in os.environ:
-        print("setting up the peers' environments (benchmarks/peers.py setup) ...", flush=True)
-        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "peers.py"), "setup"], check=True, cwd=ROOT)
-    written = {}
-    for run in args.runs:
+    ensure_peers(args.runs)
+    for run in args.runs:  # each section written as soon as its run ends
         print(f"running {command(run)} ...", flush=True)
         stamp = f"{provenance()}, run {datetime.date.today().isoformat()}."
-        text = output(run).rstrip()
-        written[run] = "\n".join([f"{HEADER}{command(run)}`", "", stamp, "", "```text", text, "```", ""])
-    # the page as it is now (others may have written sections during the runs), with ours replaced
-    kept = sections(args.out.read_text()) if args.out.exists() else {}
-    for run, text in written.items():
-        kept[run] = text
-        kept = {key: v for key, v in kept.items() if key in RUNS or not supersedes(run, key)}
-    lines = ["# Benchmarks: what the scripts printed", "",
-             "Written by `python benchmarks/report.py`. Each section is the standard output of one script, "
-             "verbatim, under the commit and date of its run (the first line of each output states the load); "
-             "the method (interleaved rounds, medians, peers in their own environments) is in each script's "
-             "docstring and in `benchmarks/timing.py`. `python benchmarks/report.py --runs <name>` reruns one "
-             "section (it sets up the peers' environments first when they are missing).", ""]
-    lines += [kept[run] for run in RUNS if run in kept]
-    lines += [text for run, text in kept.items() if run not in RUNS]
-    args.out.write_text("\n".join(lines))
+        write_page(args.out, {run: render(command(run), stamp, output(run))})
     print(f"wrote {args.out}")
 
 

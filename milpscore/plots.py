@@ -123,7 +123,7 @@ def plot_grid_heatmap(grid: pd.DataFrame, value: str = "accuracy", *, ax: Any = 
     if annotate:
         for (i, j), v in np.ndenumerate(table.to_numpy()):
             if np.isfinite(v):
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize="x-small",
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize="small",
                         color=_text_colour(image.cmap(image.norm(v))))
     ax.figure.tight_layout()
     return ax
@@ -171,7 +171,7 @@ def plot_exact_vs_relaxed(table: pd.DataFrame, *, ax: Any = None, time_axis: boo
         axis.set_xticks(np.arange(len(rows)), _method_labels(rows, seconds[rows.index] if time_axis else None),
                         fontsize="small")
         axis.set_title(literal(name))
-        axis.set_ylabel("objective (its own units)")
+        axis.set_ylabel("objective and lower bound\n(in the formulation's units)")
     handles, texts = axes[0].get_legend_handles_labels()
     figure = axes[0].figure
     top = 0.92

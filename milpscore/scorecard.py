@@ -283,10 +283,9 @@ class ScoreCard:
         in a monospace font so the columns line up as in the terminal. Names print literally (no
         mathtext: a ``$`` stays a ``$``). With ``details``, the model details go on a second page
         (PDF) or below the card, smaller and grey (PNG, SVG)."""
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        # a Figure on its own Agg canvas, not pyplot: the caller's backend (a notebook's inline one) stays as it is
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
 
         card, more = self.card_lines(), (["Model details", "-------------", *self.details()] if details else [])
         text = dict(family="monospace", va="top", ha="left", parse_math=False, usetex=False)
@@ -294,7 +293,8 @@ class ScoreCard:
         def figure(lines: list[str], size: float, extra: list[str] = ()) -> Any:
             chars = max([len(line) for line in lines] + [int(0.8 * len(line)) for line in extra])
             rows = len(lines) + 0.8 * (len(extra) + 1) * bool(extra)
-            fig = plt.figure(figsize=(0.0085 * size * chars + 0.6, 0.0175 * size * rows + 0.5))
+            fig = Figure(figsize=(0.0085 * size * chars + 0.6, 0.0175 * size * rows + 0.5))
+            FigureCanvasAgg(fig)
             fig.text(0.02, 0.98, "\n".join(lines), fontsize=size, **text)
             return fig
 
@@ -305,14 +305,12 @@ class ScoreCard:
                 for lines, size in ((card, 10), (more, 8)):
                     fig = figure(lines, size)
                     pdf.savefig(fig, bbox_inches="tight", pad_inches=0.15)
-                    plt.close(fig)
             return str(path)
         fig = figure(card, 10, more)
         if more:  # below the card: measure where it ends
             box = fig.texts[0].get_window_extent(fig.canvas.get_renderer()).transformed(fig.transFigure.inverted())
             fig.text(0.02, box.y0 - 0.03, "\n".join(more), fontsize=8, color="0.3", **text)
         fig.savefig(path, dpi=dpi, bbox_inches="tight", pad_inches=0.15)
-        plt.close(fig)
         return str(path)
 
     def plot(self, scores: np.ndarray | None = None, y: np.ndarray | None = None, ax: Any = None) -> Any:

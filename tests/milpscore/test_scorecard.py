@@ -178,6 +178,21 @@ def test_pdf_puts_the_details_on_a_second_page(tmp_path):
         card.save(tmp_path / "short.png", dpi=50, details=False)).shape[0]  # the details below the card
 
 
+def test_saving_a_card_leaves_the_callers_backend(tmp_path):
+    """In a notebook the inline backend must survive card.save (switching pyplot to Agg dropped every later
+    figure from the saved outputs); here a non-default backend stands for it."""
+    import matplotlib.pyplot as plt
+
+    before = matplotlib.get_backend()
+    plt.switch_backend("svg")
+    try:
+        card, _ = _risk_card()
+        card.save(tmp_path / "card.png", dpi=40)
+        card.save(tmp_path / "card.pdf")
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        plt.switch_backend(before)
+
 def test_a_sparse_design_gives_the_same_card_and_a_wrong_one_is_refused():
     import scipy.sparse as sp
 
