@@ -117,10 +117,5 @@ def compile_kernels(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
                     step.run(instance, best, limits, Clock(None), {})
 
 
-def all_ready() -> bool:
-    """Every kernel an exact fit of any formulation may run is compiled or cached."""
-    return all(modules_ready(CATALOG[name].kernels) for name in TINY_SPECS)
-
-
 if __name__ == "__main__":
     compile_kernels(tuple(sys.argv[1:]) or tuple(TINY_SPECS))
