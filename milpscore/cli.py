@@ -1,4 +1,4 @@
-"""Command line: ``milpscore fit | predict | export | compare``.
+"""Command line: ``milpscore fit | predict | export | compare | crf | warmup``.
 
 ``milpscore fit [CSV]`` learns a card (``--formulation`` a catalog name: slim, riskslim, facets,
 facets_logistic, fused, convex_rounding, eye) on a CSV whose label column is ``--target`` (default: the first
