@@ -556,9 +556,9 @@ def _compare_params(args: argparse.Namespace, names: Sequence[str]) -> dict[str,
 
 
 def _warmup(args: argparse.Namespace) -> int:
-    from solvers.warmup import compile_kernels
+    from solvers.warmup import compile_exclusively
 
-    compile_kernels()
+    compile_exclusively()
     return 0
 
 

@@ -8,9 +8,13 @@ compiles:
   :data:`FOREGROUND_SECONDS`, it compiles them *now*, in a child process given at most
   :data:`COMPILE_SHARE` of the time left (so the fit's time limit holds even on a slow machine),
   and says so in one line on stderr -- the one line the library prints unasked, once per
-  environment. The fit then loads the kernels from the cache. With less time, or when the child
-  runs out of its share, the fit goes on without the steps whose kernels are missing and
-  :func:`compile_in_background` compiles them for the next fit.
+  environment. The fit then loads the kernels from the cache. When the child runs out of its share
+  it is left to finish in the background (what it compiles serves the next fit) and the fit goes
+  on without the steps whose kernels are missing; with less time than that, the fit starts a
+  background compilation (:func:`compile_in_background`) and goes on at once.
+* One compilation at a time per installed copy: a child holds an exclusive lock on a file named
+  after the package's directory while it compiles, and a fit that finds the lock taken waits for
+  that compilation (within the same share) instead of starting a second one.
 * ``milpscore warmup`` (or ``python -m solvers.warmup``) compiles every formulation's kernels by hand.
 
 Child processes run with the directory that holds the *imported* ``solvers`` package as their
@@ -25,10 +29,13 @@ compiled for the argument types the fits use.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +46,11 @@ from solvers.catalog import CATALOG, Entry
 from solvers.compiled import modules_ready
 from solvers.exact.route import Incumbent
 from solvers.limits import Clock, Limits
+
+try:
+    import fcntl
+except ImportError:  # not on POSIX: compilations are not serialised
+    fcntl = None
 
 #: seconds left from which a fit compiles its missing kernels before it starts
 FOREGROUND_SECONDS = 20.0
@@ -60,6 +72,40 @@ def _package_root() -> Path:
     return Path(__file__).resolve().parents[1]
 
 
+def _lock_path() -> Path:
+    """The lock file of the compilations of the imported copy (one per package directory)."""
+    digest = hashlib.sha256(str(_package_root()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"milpscore-warmup-{digest}.lock"
+
+
+def _compiling_elsewhere() -> bool:
+    """Another process holds the compilation lock of this copy."""
+    if fcntl is None:
+        return False
+    try:
+        with open(_lock_path(), "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except OSError:  # an unwritable temporary directory: no lock to ask
+        return False
+    return False
+
+
+def _wait(process: subprocess.Popen | None, modules: tuple[str, ...], seconds: float) -> None:
+    """Wait up to ``seconds`` for ``process`` to end (or, with none, for the lock's holder to
+    finish or ``modules`` to become ready)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            return
+        if process is None and (not _compiling_elsewhere() or modules_ready(modules)):
+            return
+        time.sleep(0.1)
+
+
 def ensure_compiled(entry: Entry, clock: Clock) -> None:
     """Make ``entry``'s kernels ready before a fit on ``clock`` starts, when there is time for it
     (module docstring); otherwise leave them to a background compilation."""
@@ -69,26 +115,31 @@ def ensure_compiled(entry: Entry, clock: Clock) -> None:
     if left < FOREGROUND_SECONDS:
         compile_in_background()
         return
+    share = math.inf if math.isinf(left) else COMPILE_SHARE * left
+    if _compiling_elsewhere():
+        _wait(None, entry.kernels, share)
+        return
     print(f"milpscore: compiling the {entry.name} engine's numba kernels for this environment "
           "(once; later fits load them from the cache)", file=sys.stderr, flush=True)
-    try:
-        subprocess.run(_command((entry.name,)), cwd=_package_root(), stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=None if math.isinf(left) else COMPILE_SHARE * left, check=False)
-    except subprocess.TimeoutExpired:  # the child is killed; what it cached stays cached
-        pass
-    if not modules_ready(entry.kernels):
-        compile_in_background()
+    child = _start((entry.name,))
+    _wait(child, entry.kernels, share)
+    if child.poll() is None:  # out of its share: it finishes in the background for the next fit
+        with _lock:
+            _background.append(child)
+
+
+def _start(names: tuple[str, ...]) -> subprocess.Popen:
+    return subprocess.Popen(_command(names), cwd=_package_root(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def compile_in_background() -> None:
-    """Start (once per process, while none runs) a child process that compiles every kernel; its
-    output is discarded."""
+    """Start (once per process, while no compilation of this copy runs) a child process that
+    compiles every kernel; its output is discarded."""
     with _lock:
-        if any(p.poll() is None for p in _background):
+        if any(p.poll() is None for p in _background) or _compiling_elsewhere():
             return
-        _background.append(subprocess.Popen(_command(()), cwd=_package_root(), stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        _background.append(_start(()))
 
 
 def _tiny(rng: np.random.Generator, binary: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -117,5 +168,15 @@ def compile_kernels(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
                     step.run(instance, best, limits, Clock(None), {})
 
 
+def compile_exclusively(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
+    """Compile ``names`` holding this copy's compilation lock (waiting for a holder to finish)."""
+    if fcntl is None:
+        compile_kernels(names)
+        return
+    with open(_lock_path(), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        compile_kernels(names)
+
+
 if __name__ == "__main__":
-    compile_kernels(tuple(sys.argv[1:]) or tuple(TINY_SPECS))
+    compile_exclusively(tuple(sys.argv[1:]) or tuple(TINY_SPECS))

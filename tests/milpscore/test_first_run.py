@@ -50,7 +50,7 @@ def _run(installed, *args: str, env: dict | None = None) -> subprocess.Completed
     python, _ = installed
     base = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     return subprocess.run([str(python), str(python.parent / "milpscore"), *args], cwd=ROOT, capture_output=True,
-                          text=True, env={**base, **(env or {})}, timeout=300)
+                          text=True, env={**base, **(env or {})}, timeout=1200)
 
 
 def _cache_files(folder: Path) -> list[Path]:
@@ -61,7 +61,9 @@ def test_first_fit_compiles_once_into_the_installed_package_and_proves_the_card(
     python, site = installed
     assert sysconfig.get_paths()["purelib"] != str(site)
     clone_cache = {p: p.stat().st_mtime_ns for p in _cache_files(ROOT / "solvers")}
-    first = _run(installed, "fit")
+    # README's main job with a time limit no machine speed can break: the 60 s default is timed in
+    # benchmarks/first_run.py, not asserted here
+    first = _run(installed, "fit", "--time-limit", "600")
     assert first.returncode == 0, first.stderr
     assert "status=optimal" in first.stdout and "gap=0" in first.stdout
     assert sum(COMPILING in line for line in first.stderr.splitlines()) == 1
@@ -69,7 +71,7 @@ def test_first_fit_compiles_once_into_the_installed_package_and_proves_the_card(
     assert {p: p.stat().st_mtime_ns for p in _cache_files(ROOT / "solvers")} == clone_cache, \
         "the fit compiled into the clone's source tree, not the installed package"
 
-    second = _run(installed, "fit", "--time-limit", "30")
+    second = _run(installed, "fit", "--time-limit", "600")
     assert second.returncode == 0, second.stderr
     assert COMPILING not in second.stderr and "status=optimal" in second.stdout
 
@@ -79,11 +81,11 @@ def test_numba_cache_dir_is_where_the_first_fit_compiles_to(installed, tmp_path)
     csv = tmp_path / "tiny.csv"
     csv.write_text("y,a,b,c\n" + "".join(f"{int(i % 3 == 0)},{i % 2},{(i // 2) % 2},{int(i % 3 == 0 or i % 7 == 0)}\n"
                                          for i in range(60)))
-    run = _run(installed, "fit", str(csv), "--formulation", "slim", "--test-size", "0",
+    run = _run(installed, "fit", str(csv), "--formulation", "slim", "--test-size", "0", "--time-limit", "600",
                env={"NUMBA_CACHE_DIR": str(cache)})
     assert run.returncode == 0, run.stderr
     assert COMPILING in run.stderr
     assert _cache_files(cache), "NUMBA_CACHE_DIR received no kernels"
-    again = _run(installed, "fit", str(csv), "--formulation", "slim", "--test-size", "0",
+    again = _run(installed, "fit", str(csv), "--formulation", "slim", "--test-size", "0", "--time-limit", "600",
                  env={"NUMBA_CACHE_DIR": str(cache)})
     assert again.returncode == 0 and COMPILING not in again.stderr, again.stderr

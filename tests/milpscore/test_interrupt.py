@@ -127,8 +127,9 @@ def test_highs_busy_in_its_root_is_left_behind_after_the_grace():
         timer.cancel()
         clear_interrupt()
     assert elapsed < 1.0 + INTERRUPT_GRACE + 1.0, f"{elapsed:.2f} s to return"
-    if result.x is None:  # left behind in its root
-        assert result.status == Status.NO_SOLUTION_FOUND and "left behind" in result.message
+    if result.x is None:  # left behind in its root, or stopped at a callback before any incumbent
+        assert result.status == Status.NO_SOLUTION_FOUND
+        assert "left behind" in result.message or "Interrupted" in result.message, result.message
         assert result.bound == -np.inf
     else:  # it reached a callback in time and stopped there with its incumbent
         assert program.is_feasible(result.x, tol=1e-6)
