@@ -260,11 +260,6 @@ class CompiledConstraints:
         v = self.row_values(coef, intercept)
         return float(max(np.max(self.lb - v, initial=0.0), np.max(v - self.ub, initial=0.0)))
 
-    def unmet(self, coef: np.ndarray, intercept: float, tol: float = 1e-9) -> list[str]:
-        """Labels of the rows the model breaks."""
-        v = self.row_values(coef, intercept)
-        return [self.labels[i] for i in np.flatnonzero((v < self.lb - tol) | (v > self.ub + tol))]
-
 
 def compile_constraints(constraints: Iterable[Any], names: Sequence[str]) -> CompiledConstraints:
     """Rows of ``constraints`` over the features ``names`` (unknown names are an error naming them)."""

@@ -288,11 +288,6 @@ class ProgramBuilder:
         i = list(self._blocks).index(name)
         return self._lb[i].copy(), self._ub[i].copy()
 
-    def add_cost(self, name: str, cost) -> None:
-        """Add ``cost`` (scalar or vector) to the objective coefficients of a block."""
-        i = list(self._blocks).index(name)
-        self._c[i] = self._c[i] + np.broadcast_to(np.asarray(cost, dtype=float), self._c[i].shape)
-
     # ----------------------------------------------------------------- rows
     def _coerce_terms(self, terms: Mapping[str, object], n_rows: int | None) -> tuple[dict, int]:
         out = {}

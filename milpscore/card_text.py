@@ -10,7 +10,7 @@ number lies in matters:
   largest training value below ``c`` (:func:`readable_cuts`);
 * a score threshold ``SCORE > t`` gives the same prediction on every training row for any
   ``t'`` in ``[a, b)``, ``a`` the largest training score ``<= t`` and ``b`` the smallest ``> t``
-  (:func:`readable_threshold`);
+  (:func:`readable_points` picks it on the rounded scores);
 * real-valued points (EYE, continuous points tables) are rounded to the fewest significant
   digits with which the rounded card, with a threshold chosen as above, predicts every training
   row as the exact model does (:func:`readable_points`).
@@ -79,17 +79,6 @@ def readable_cuts(values: np.ndarray, cuts: np.ndarray) -> np.ndarray:
     for k in np.flatnonzero(below >= 0):  # a handful of cuts per column
         out[k] = shortest_decimal(v[below[k]], cuts[k], cuts[k], "right")
     return out
-
-
-def readable_threshold(scores: np.ndarray, threshold: float) -> float:
-    """The shortest ``t'`` with ``scores > t'`` exactly where ``scores > threshold``: a number in
-    ``[a, b)``, ``a`` the largest score ``<= threshold``, ``b`` the smallest above it."""
-    s = np.asarray(scores, dtype=float)
-    t = float(threshold)
-    a = float(s[s <= t].max(initial=-np.inf))
-    b = float(s[s > t].min(initial=np.inf))
-    lo = t if a == -np.inf else a  # nothing at or below: keep t as the floor (no shorter rule is needed)
-    return shortest_decimal(lo, b, t, "left")
 
 
 def literal(text: object) -> str:

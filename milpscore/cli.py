@@ -1,8 +1,7 @@
-"""Command line: ``milpscore fit | predict | export | compare``.
+"""Command line: ``milpscore fit | predict | export | compare | crf | warmup``.
 
 ``milpscore fit [CSV]`` learns a card (``--formulation`` a catalog name: slim, riskslim, facets,
-facets_logistic, fused, convex_rounding, eye; ``riskscore`` and ``rounding`` are old names of
-riskslim and convex_rounding) on a CSV whose label column is ``--target`` (default: the first
+facets_logistic, fused, convex_rounding, eye) on a CSV whose label column is ``--target`` (default: the first
 column), or on the bundled default data; prints what it read, then the card, held-out metrics
 (``--test-size``, ``--cv``) and, for exact formulations, the exact-vs-relaxed table;
 ``--output model.json`` saves it (:mod:`milpscore.persist`). ``milpscore predict model.json CSV``
@@ -43,11 +42,10 @@ from milpscore.compare import fit_row
 from milpscore.data import encode_labels
 from milpscore.datasets import load_default
 from milpscore.interrupt import exit_code, stop_on_sigint
-from solvers.catalog import ALIASES, canonical_name
 
 #: how the table names the two programs
 PROGRAMS = {"exact": "exact", "relaxed": "relaxed"}
-#: formulations ``fit`` and ``export`` take (catalog names; :data:`solvers.catalog.ALIASES` too)
+#: formulations ``fit`` and ``export`` take (catalog names)
 FORMULATIONS = ("slim", "riskslim", "facets", "facets_logistic", "fused", "convex_rounding", "eye")
 
 
@@ -149,12 +147,10 @@ def _multiplier(text: str) -> float | str:
 
 
 def _formulation(text: str) -> str:
-    """``--formulation``: a name of :data:`FORMULATIONS` or an alias; the catalog name."""
-    name = canonical_name(text)
-    if name not in FORMULATIONS:
-        raise argparse.ArgumentTypeError(f"unknown formulation {text!r}; choose one of {', '.join(FORMULATIONS)} "
-                                         f"(old names: {', '.join(f'{a}={b}' for a, b in ALIASES.items())})")
-    return name
+    """``--formulation``: a name of :data:`FORMULATIONS`."""
+    if text not in FORMULATIONS:
+        raise argparse.ArgumentTypeError(f"unknown formulation {text!r}; choose one of {', '.join(FORMULATIONS)}")
+    return text
 
 
 def _n_jobs(text: str) -> int:
@@ -171,8 +167,7 @@ def _n_jobs(text: str) -> int:
 
 def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--formulation", type=_formulation, default="slim", metavar="NAME",
-                   help=f"what to fit: {', '.join(FORMULATIONS)} (default slim; riskscore and rounding are old "
-                        "names of riskslim and convex_rounding)")
+                   help=f"what to fit: {', '.join(FORMULATIONS)} (default slim)")
     p.add_argument("--time-limit", type=float, default=60.0,
                    help="seconds for the whole fit (default 60; a proven fit returns earlier)")
     p.add_argument("--memory-limit", type=float, default=None, metavar="MB",
@@ -298,7 +293,7 @@ def estimator(args: argparse.Namespace) -> Any:
     common = {"time_limit": args.time_limit, "verbose": args.verbose}
     otpv = {"one_threshold_per_variable": True} if args.one_threshold_per_variable else {}
     pick = lambda *names: {k: set_[k] for k in names if k in set_}  # noqa: E731
-    name = canonical_name(args.formulation)
+    name = args.formulation
     common["pos_label"] = args.pos_label
     memory = {"memory_limit": getattr(args, "memory_limit", None), "n_jobs": getattr(args, "n_jobs", 1)}
     if name == "slim":
@@ -319,7 +314,7 @@ def estimator(args: argparse.Namespace) -> Any:
 
 def _design(args: argparse.Namespace, X: pd.DataFrame, y: pd.Series
             ) -> tuple[pd.DataFrame, str, ThresholdBinarizer | None]:
-    if canonical_name(args.formulation) == "fused":  # the fused table bins its own columns
+    if args.formulation == "fused":  # the fused table bins its own columns
         if args.missing != "error" or args.special_values or args.categorical or args.thresholds != "quantile":
             raise ValueError("the fused table bins its own columns: --missing, --special-values, --categorical and "
                              "--thresholds apply to the other formulations")
@@ -553,7 +548,7 @@ def _compare_params(args: argparse.Namespace, names: Sequence[str]) -> dict[str,
     given = {k: v for k, v in {"max_size": args.max_size, "coef_bound": args.coef_bound, "c0": args.c0,
                                "lam": args.lam}.items() if v is not None}
     out = {}
-    for name in dict.fromkeys(canonical_name(n) for n in names):
+    for name in dict.fromkeys(names):
         if name in CATALOG and given:
             fields = {f.name for f in dataclasses.fields(CATALOG[name].spec_class)}
             out[name] = {k: v for k, v in given.items() if k in fields}

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from solvers.catalog import ALIASES, CATALOG, Entry, canonical_name, get_entry
+from solvers.catalog import CATALOG, Entry, get_entry
 from solvers.limits import Limits
 from solvers.result import relative_gap
 
@@ -103,13 +103,12 @@ def list_formulations() -> dict[str, tuple[str, ...]]:
 def _check_arguments(formulations: Sequence[str], methods: Sequence[str] | None,
                      params: Mapping[str, Mapping[str, Any]] | None, time_limit: float | None,
                      test_size: float | None) -> tuple[list[Entry], dict[str, dict[str, Any]]]:
-    unknown = [f for f in formulations if canonical_name(f) not in CATALOG]
+    formulations = list(formulations)
+    unknown = [f for f in formulations if f not in CATALOG]
     if unknown:
-        raise ValueError(f"formulations {unknown} are not in the catalog; available: {sorted(CATALOG)} "
-                         f"(aliases: {ALIASES})")
-    formulations = [canonical_name(f) for f in formulations]
+        raise ValueError(f"formulations {unknown} are not in the catalog; available: {sorted(CATALOG)}")
     entries = [get_entry(f) for f in formulations]
-    params = {canonical_name(k): dict(v or {}) for k, v in dict(params or {}).items()}
+    params = {k: dict(v or {}) for k, v in dict(params or {}).items()}
     bad = [k for k in params if k not in formulations]
     if bad:
         raise ValueError(f"params given for {bad}, which are not in formulations={list(formulations)}")
@@ -234,8 +233,7 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
     ----------
     X : (n, d) features (array or DataFrame; raw columns for formulations with a ``design`` hook).
     y : (n,) two-valued labels (mapped as :func:`milpscore.data.encode_labels`).
-    formulations : names of :data:`solvers.catalog.CATALOG` (:func:`list_formulations`; the old names
-        of :data:`solvers.catalog.ALIASES` are accepted, the table shows the catalog name).
+    formulations : names of :data:`solvers.catalog.CATALOG` (:func:`list_formulations`).
     methods : subset of the entries' ``method_names``; None runs every method of each formulation.
     time_limit : wall-clock seconds of each ``(formulation, method)`` call, its own budget
         (:class:`solvers.limits.Limits`, started when the call starts); a time-limited exact solve

@@ -19,7 +19,6 @@ score predicts the negative class, as the estimators do).
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -42,18 +41,10 @@ def training_error(instance: ConvexRoundingInstance, model: Model) -> float:
     return float(((scores > 0) != (instance.y > 0)) @ instance.weights / instance.weights.sum())
 
 
-def _deprecated(value, old: str, new: str, current):
-    if value is None:
-        return current
-    warnings.warn(f"gamma_study({old}=...) is deprecated; use {new}=...", DeprecationWarning, stacklevel=3)
-    return value
-
-
 def gamma_study(X: Any, y: Any, margins: Sequence[float] = DEFAULT_MARGINS, *, weights: str = "ternary",
                 threshold: float | None = 0.0, max_size: float | None = None, n_draws: int = 200, seed: int = 0,
                 ilp: bool = True, ilp_time_limit: float = 10.0, local_search: bool = True, n_restarts: int = 5,
-                lp_solver: str = "ipm", sample_weight: np.ndarray | None = None,
-                gammas: Sequence[float] | None = None, sparsity: float | None = None) -> pd.DataFrame:
+                lp_solver: str = "ipm", sample_weight: np.ndarray | None = None) -> pd.DataFrame:
     """Convex rounding vs exact ILP vs local search over a grid of margins, one row per margin.
 
     Parameters
@@ -66,7 +57,6 @@ def gamma_study(X: Any, y: Any, margins: Sequence[float] = DEFAULT_MARGINS, *, w
     n_draws, seed : randomized rounding. ilp, ilp_time_limit : solve the ILP (wall-clock seconds
         per margin). local_search, n_restarts : run the local search (restarts for ternary weights).
     lp_solver : HiGHS ``solver`` of the LPs ("ipm" with crossover by default, as the estimator).
-    gammas, sparsity : deprecated names of ``margins`` and ``max_size``.
 
     Returns
     -------
@@ -78,8 +68,6 @@ def gamma_study(X: Any, y: Any, margins: Sequence[float] = DEFAULT_MARGINS, *, w
     ``ilp_error``, ``ilp_time``, ``local_search_loss``, ``local_search_error`` (Figure 8),
     ``local_search_time``.
     """
-    margins = _deprecated(gammas, "gammas", "margins", margins)
-    max_size = _deprecated(sparsity, "sparsity", "max_size", max_size)
     if sp.issparse(X):
         Xa, (y_pm1, _) = X, encode_labels(y)
     else:

@@ -20,9 +20,8 @@ printed after the card in text, in a collapsed section in HTML, below the card (
 second page (PDF).
 
 Real-valued points and thresholds print with the fewest digits that keep every training row's
-prediction (:func:`milpscore.card_text.readable_points`, :func:`~milpscore.card_text.readable_threshold`)
-when the card was built with its training design ``X``; the exact values stay in ``table`` and
-in the details.
+prediction (:func:`milpscore.card_text.readable_points`) when the card was built with its
+training design ``X``; the exact values stay in ``table`` and in the details.
 """
 from __future__ import annotations
 

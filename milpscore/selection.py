@@ -52,16 +52,6 @@ def _default_path_estimator() -> Any:
     return FacetsClassifier(solver="prox", loss="logistic", bound=10)
 
 
-def grid_unit_parameter(estimator: Any) -> str:
-    """Name of the estimator's grid-unit parameter: ``grid_unit`` (``gamma`` before the rename)."""
-    params = estimator.get_params()
-    for name in ("grid_unit", "gamma"):
-        if name in params:
-            return name
-    raise ValueError(f"estimator {type(estimator).__name__} has no parameter 'grid_unit'; path_grid needs a "
-                     "Facets-style estimator with 'lam' and 'grid_unit'")
-
-
 def _positive_grid(values: Sequence[float], name: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float).ravel()
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
@@ -122,10 +112,10 @@ def _path(estimator: Any, lambdas: np.ndarray, X: np.ndarray, y: np.ndarray, nam
     return [by_lam[float(lam)] for lam in lambdas]
 
 
-def _fold_path(estimator: Any, unit_name: str, unit: float, lambdas: np.ndarray, X: np.ndarray, y: np.ndarray,
+def _fold_path(estimator: Any, unit: float, lambdas: np.ndarray, X: np.ndarray, y: np.ndarray,
                names: list[str], train: np.ndarray, test: np.ndarray, tol: float) -> list[dict[str, Any]]:
     """One fold, one grid unit: the path over ``lambdas`` on ``train``, scored on ``test``."""
-    base = clone(estimator).set_params(**{unit_name: unit})
+    base = clone(estimator).set_params(grid_unit=unit)
     rows = []
     for coef, b, status in _path(base, lambdas, X[train], y[train], names):
         size = model_size(coef, tol * unit)
@@ -143,8 +133,7 @@ def path_grid(X: Any, y: Any, lambdas: Sequence[float], grid_units: Sequence[flo
     ----------
     X : (n, d) features; y : (n,) two-valued labels.
     lambdas, grid_units : grid values (``lam >= 0`` penalty weight; ``grid_unit > 0``, the Facets grid unit of eq. 9).
-    estimator : a classifier with parameters ``lam`` and ``grid_unit`` (``gamma`` in estimators
-        not yet renamed) and fitted ``coef_`` (default
+    estimator : a classifier with parameters ``lam`` and ``grid_unit`` and fitted ``coef_`` (default
         :class:`~milpscore.estimators.facets.FacetsClassifier` with ``solver="ecos"``,
         ``loss="logistic"``, ``bound=10``); cloned for every fit. For each grid unit and fold the
         lambdas form one path: warm-started (:func:`solvers.proximal.path.regularisation_path`) when the
@@ -171,12 +160,12 @@ def path_grid(X: Any, y: Any, lambdas: Sequence[float], grid_units: Sequence[flo
     if not isinstance(cv, (int, np.integer)) or cv < 2:
         raise ValueError(f"cv must be an integer >= 2 (number of folds), got {cv!r}")
     estimator = _default_facets() if estimator is None else estimator
-    if "lam" not in estimator.get_params():
-        raise ValueError(f"estimator {type(estimator).__name__} has no parameter 'lam'; path_grid needs "
-                         "a Facets-style estimator with 'lam' and 'grid_unit'")
-    unit_name = grid_unit_parameter(estimator)
+    missing = [name for name in ("lam", "grid_unit") if name not in estimator.get_params()]
+    if missing:
+        raise ValueError(f"estimator {type(estimator).__name__} has no parameter {', '.join(map(repr, missing))}; "
+                         "path_grid needs a Facets-style estimator with 'lam' and 'grid_unit'")
     folds = list(StratifiedKFold(cv, shuffle=True, random_state=seed).split(Xa, y_pm1))
-    jobs = (delayed(_fold_path)(estimator, unit_name, unit, lam_grid, Xa, y_pm1, names, tr, te, integrity_tol)
+    jobs = (delayed(_fold_path)(estimator, unit, lam_grid, Xa, y_pm1, names, tr, te, integrity_tol)
             for unit in unit_grid for tr, te in folds)
     paths = Parallel(n_jobs=n_jobs, verbose=verbose)(jobs)
     rows = []

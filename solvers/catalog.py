@@ -129,18 +129,8 @@ def entry_for(spec: Any) -> Entry:
     raise KeyError(f"{type(spec).__name__} is not in solvers.catalog.CATALOG; add one Entry line for it")
 
 
-#: earlier names still accepted everywhere a formulation is named (estimators, compare, CLI)
-ALIASES: dict[str, str] = {"riskscore": "riskslim", "rounding": "convex_rounding"}
-
-
-def canonical_name(name: str) -> str:
-    """The catalog name of ``name`` (itself, or what an alias of :data:`ALIASES` stands for)."""
-    return ALIASES.get(name, name)
-
-
 def get_entry(name: str) -> Entry:
-    """The entry called ``name`` (or an alias of it), or a ``ValueError`` listing the known names."""
-    name = canonical_name(name)
+    """The entry called ``name``, or a ``ValueError`` listing the known names."""
     if name not in CATALOG:
-        raise ValueError(f"unknown formulation {name!r}; choose one of {sorted(CATALOG)} (aliases: {ALIASES})")
+        raise ValueError(f"unknown formulation {name!r}; choose one of {sorted(CATALOG)}")
     return CATALOG[name]

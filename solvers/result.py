@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -68,11 +68,6 @@ class Result:
     @property
     def has_solution(self) -> bool:
         return self.x is not None and self.status.has_solution
-
-    def with_times(self, *, build_time: float | None = None, solve_time: float | None = None) -> "Result":
-        """Copy with the build / solve times replaced (the status and solution are never changed)."""
-        changes = {k: float(v) for k, v in (("build_time", build_time), ("solve_time", solve_time)) if v is not None}
-        return replace(self, **changes)
 
     def summary(self) -> dict[str, Any]:
         """Flat dict for tables: status, objective, bound, gap, times, iterations, nodes."""

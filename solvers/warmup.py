@@ -168,11 +168,6 @@ def compile_kernels(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
                     step.run(instance, best, limits, Clock(None), {})
 
 
-def all_ready() -> bool:
-    """Every kernel an exact fit of any formulation may run is compiled or cached."""
-    return all(modules_ready(CATALOG[name].kernels) for name in TINY_SPECS)
-
-
 def compile_exclusively(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
     """Compile ``names`` holding this copy's compilation lock (waiting for a holder to finish)."""
     if fcntl is None:

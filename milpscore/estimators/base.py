@@ -34,16 +34,6 @@ from solvers.limits import Limits
 from solvers.pipeline import FEASIBILITY_TOL, Fit, run
 
 
-def deprecated_alias(estimator: Any, old: str, new: str) -> Any:
-    """Value of the renamed parameter ``new``, taking ``old`` (with a DeprecationWarning) when set."""
-    value = getattr(estimator, old)
-    if isinstance(value, str) and value == "deprecated":
-        return getattr(estimator, new)
-    warnings.warn(f"{type(estimator).__name__}({old}=...) is deprecated and will be removed in the next release; "
-                  f"use {new}=...", DeprecationWarning, stacklevel=3)
-    return value
-
-
 class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
     """Linear classifier ``sign(x . coef + intercept)`` learned by any catalog formulation.
 

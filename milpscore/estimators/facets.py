@@ -22,7 +22,7 @@ import numpy as np
 from formulations.base import Instance
 from formulations.constraints import operational_constraints
 from formulations.facets import Facets
-from milpscore.estimators.base import IntegerLinearClassifier, deprecated_alias
+from milpscore.estimators.base import IntegerLinearClassifier
 from milpscore.scorecard import ScoreCard
 from solvers.limits import Limits
 from solvers.pipeline import Fit
@@ -54,7 +54,6 @@ class FacetsClassifier(IntegerLinearClassifier):
     constraints : operational constraints by column name (:mod:`formulations.constraints`; points in
         grid steps ``coef / grid_unit``); the programs carry them, the proximal path cannot.
     one_threshold_per_variable : at most one ``"<variable> >= <t>"`` column of each variable.
-    gamma, mip_gap : deprecated names of ``grid_unit`` and ``mip_rel_gap``.
 
     Attributes
     ----------
@@ -70,7 +69,7 @@ class FacetsClassifier(IntegerLinearClassifier):
                  accelerated: bool = True, mip_rel_gap: float = 1e-4, time_limit: float | None = 60.0,
                  node_limit: int | None = None, threads: int = 1, seed: int = 0, verbose: bool = False,
                  relaxed: bool = False, constraints: Sequence = (), one_threshold_per_variable: bool = False,
-                 pos_label: Any = None, gamma="deprecated", mip_gap="deprecated"):
+                 pos_label: Any = None):
         self.solver = solver
         self.loss = loss
         self.lam = lam
@@ -91,15 +90,9 @@ class FacetsClassifier(IntegerLinearClassifier):
         self.relaxed = relaxed
         self.constraints = constraints
         self.one_threshold_per_variable = one_threshold_per_variable
-        self.gamma = gamma
-        self.mip_gap = mip_gap
-
-    @property
-    def _grid_unit(self) -> float:
-        return deprecated_alias(self, "gamma", "grid_unit")
 
     def _formulation(self, y: np.ndarray, names: list[str]) -> Facets:
-        return Facets(loss=self.loss, lam=self.lam, grid_unit=self._grid_unit, eps=self.eps, bound=self.bound,
+        return Facets(loss=self.loss, lam=self.lam, grid_unit=self.grid_unit, eps=self.eps, bound=self.bound,
                       margin=self.margin, feature_names=tuple(names),
                       constraints=operational_constraints(self.constraints, names, self.one_threshold_per_variable))
 
@@ -119,7 +112,7 @@ class FacetsClassifier(IntegerLinearClassifier):
 
     def _limits(self) -> Limits:
         return Limits(time_limit=self.time_limit, node_limit=self.node_limit,
-                      mip_rel_gap=deprecated_alias(self, "mip_gap", "mip_rel_gap"), threads=self.threads,
+                      mip_rel_gap=self.mip_rel_gap, threads=self.threads,
                       seed=self.seed)
 
     def _keep(self, instance: Instance, fit: Fit) -> None:

@@ -26,7 +26,7 @@ from formulations.base import Model
 from formulations.fused import FusedLassoHinge, FusedPoints
 from milpscore.binning import NUMERIC, OrderedBinner, _as_frame
 from milpscore.data import LabelMap
-from milpscore.estimators.base import IntegerLinearClassifier, deprecated_alias
+from milpscore.estimators.base import IntegerLinearClassifier
 from milpscore.scorecard import ScoreCard
 
 _SOLVERS = {"highs": ("exact", "highs"), "lp": ("relaxed", "highs"), "prox": ("relaxed", "prox")}
@@ -45,13 +45,13 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         when there are at most that many).
     lam : float
         lambda of eq. (1): cost of one point of difference between adjacent bins, in units of
-        hinge loss of one sample. Larger values merge more bins. (Was ``penalty``.)
+        hinge loss of one sample. Larger values merge more bins.
     points_range : (lo, hi) or dict column -> (lo, hi)
         Integer points per bin (default ``(0, 5)``; dict entries override ``(0, 5)`` per column).
     reference : ``"min"`` (smallest points of each variable are 0), ``"first"`` or ``"sum_to_zero"``.
     monotone : dict column -> ``"increasing"`` / ``"decreasing"`` (or +1 / -1), optional.
     max_size : int or None
-        Maximum number of variables with non-zero points. (Was ``max_variables``.)
+        Maximum number of variables with non-zero points.
     must_include : column names always given a place in the model (see ``max_size``).
     categories : dict column -> ordered categories (see :class:`~milpscore.binning.OrderedBinner`).
     unknown_category : ``"error"`` or ``"first"`` (bin of an unseen category at predict time).
@@ -90,9 +90,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
                  unknown_category: str = "error", solver: str = "highs", mip_start: str | None = None,
                  time_limit: float | None = 60.0, node_limit: int | None = None, mip_rel_gap: float = 1e-4,
                  threads: int = 1, seed: int = 0, verbose: bool = False, relaxed: bool = False, margin: float = 1.0,
-                 prox_smoothing: float = 0.1, constraints: Sequence = (), pos_label: Any = None,
-                 penalty: Any = "deprecated",
-                 max_variables: Any = "deprecated"):
+                 prox_smoothing: float = 0.1, constraints: Sequence = (), pos_label: Any = None):
         self.n_bins = n_bins
         self.lam = lam
         self.points_range = points_range
@@ -115,8 +113,6 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         self.prox_smoothing = prox_smoothing
         self.constraints = constraints
         self.pos_label = pos_label
-        self.penalty = penalty
-        self.max_variables = max_variables
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "FusedScoreClassifier":
@@ -163,9 +159,9 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         unknown = [m for m in self.must_include if m not in names]
         if unknown:
             raise ValueError(f"must_include names unknown columns {unknown}; columns are {names}")
-        return FusedLassoHinge(lam=deprecated_alias(self, "penalty", "lam"), margin=self.margin, points_lb=lo,
+        return FusedLassoHinge(lam=self.lam, margin=self.margin, points_lb=lo,
                                points_ub=hi, reference=self.reference, monotone=mono,
-                               max_size=deprecated_alias(self, "max_variables", "max_size"),
+                               max_size=self.max_size,
                                must_include=[names.index(m) for m in self.must_include],
                                blocks=[v.n_bins for v in self.binner_.variables_], smoothing=self.prox_smoothing,
                                constraints=tuple(self.constraints or ()), variable_names=tuple(names))
@@ -226,10 +222,6 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         """One-hot bins of raw ``X`` (the fitted binner checks columns, NaN and unseen categories)."""
         check_is_fitted(self, "coef_")
         return self.binner_.transform(X)
-
-    def total_points(self, X: Any) -> np.ndarray:
-        """Card score per row (sum of the points of the row's ranges, without the intercept)."""
-        return self.decision_function(X) - self.intercept_
 
     def plot_scores(self, X: Any, y: Any, ax: Any = None) -> Any:
         """Per-class histograms of the card score with the threshold (the slides' figures)."""

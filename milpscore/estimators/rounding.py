@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 
 from formulations.base import Instance
 from formulations.rounding import ConvexRounding
-from milpscore.estimators.base import IntegerLinearClassifier, deprecated_alias
+from milpscore.estimators.base import IntegerLinearClassifier
 from solvers.limits import Limits
 from solvers.pipeline import Fit
 from solvers.heuristics.rounding import lp_options
@@ -30,15 +30,12 @@ def _seed(random_state) -> int:
 
 
 class _RoundingPreset(IntegerLinearClassifier):
-    """What both presets share: renamed parameters, seeds, fit_info_ from the method's model."""
+    """What both presets share: seeds, fit_info_ from the method's model."""
 
     # defaults of the base's solver settings for presets without these parameters (local search)
     verbose = False
     mip_rel_gap = 1e-6
     threads = 1
-
-    def _margin_and_size(self) -> tuple[float, float | None]:
-        return deprecated_alias(self, "gamma", "margin"), deprecated_alias(self, "sparsity", "max_size")
 
     def _limits(self) -> Limits:
         return Limits(time_limit=self.time_limit, mip_rel_gap=self.mip_rel_gap, threads=self.threads,
@@ -76,7 +73,6 @@ class ConvexRoundingClassifier(_RoundingPreset):
     constraints : operational constraints by column name (:mod:`formulations.constraints`) on the
         weights; the exact ILP (``rounding="exact"``) carries them, a rounding that breaks one is
         refused with the violation.
-    gamma, sparsity : deprecated names of ``margin`` and ``max_size``.
 
     Attributes
     ----------
@@ -92,7 +88,7 @@ class ConvexRoundingClassifier(_RoundingPreset):
                  max_size: float | None = None, rounding: str = "randomized", n_draws: int = 100,
                  random_state=0, lp_solver: str = "ipm", time_limit: float | None = 60.0,
                  mip_rel_gap: float = 1e-6, threads: int = 1, verbose: bool = False, constraints: Sequence = (),
-                 pos_label: Any = None, gamma="deprecated", sparsity="deprecated"):
+                 pos_label: Any = None):
         self.constraints = constraints
         self.margin = margin
         self.weights = weights
@@ -107,8 +103,6 @@ class ConvexRoundingClassifier(_RoundingPreset):
         self.threads = threads
         self.verbose = verbose
         self.pos_label = pos_label
-        self.gamma = gamma
-        self.sparsity = sparsity
 
     def _method(self) -> tuple[str, str | None, dict]:
         if self.rounding not in ROUNDINGS:
@@ -118,8 +112,8 @@ class ConvexRoundingClassifier(_RoundingPreset):
         return ROUNDINGS[self.rounding], "highs", ({} if self.rounding == "exact" else options)
 
     def _formulation(self, y: np.ndarray, names: list[str]) -> ConvexRounding:
-        margin, max_size = self._margin_and_size()
-        return ConvexRounding(margin=margin, weights=self.weights, threshold=self.threshold, max_size=max_size,
+        return ConvexRounding(margin=self.margin, weights=self.weights, threshold=self.threshold,
+                              max_size=self.max_size,
                               n_draws=self.n_draws, constraints=tuple(self.constraints or ()), feature_names=tuple(names))
 
 
@@ -144,7 +138,6 @@ class LocalSearchClassifier(_RoundingPreset):
     random_state : seed of the restarts (default 0: every fit of the same data gives the same
         model; None draws a new seed per fit).
     time_limit : float or None, wall-clock seconds of the whole fit (LP and searches).
-    gamma, sparsity : deprecated names of ``margin`` and ``max_size``.
 
     Attributes
     ----------
@@ -157,8 +150,7 @@ class LocalSearchClassifier(_RoundingPreset):
     def __init__(self, margin: float = 1.0, weights: str = "ternary", threshold: float | None = None,
                  max_size: float | None = None, n_restarts: int = 10, start_nonzeros: int = 10,
                  epsilon: float = 1.0, max_moves: int | None = None, random_state=0,
-                 time_limit: float | None = 60.0, pos_label: Any = None, gamma="deprecated",
-                 sparsity="deprecated"):
+                 time_limit: float | None = 60.0, pos_label: Any = None):
         self.margin = margin
         self.weights = weights
         self.threshold = threshold
@@ -170,14 +162,12 @@ class LocalSearchClassifier(_RoundingPreset):
         self.random_state = random_state
         self.time_limit = time_limit
         self.pos_label = pos_label
-        self.gamma = gamma
-        self.sparsity = sparsity
 
     def _method(self) -> tuple[str, str | None, dict]:
         return "local_search", "highs", lp_options("ipm")
 
     def _formulation(self, y: np.ndarray, names: list[str]) -> ConvexRounding:
-        margin, max_size = self._margin_and_size()
-        return ConvexRounding(margin=margin, weights=self.weights, threshold=self.threshold, max_size=max_size,
+        return ConvexRounding(margin=self.margin, weights=self.weights, threshold=self.threshold,
+                              max_size=self.max_size,
                               n_restarts=self.n_restarts, start_nonzeros=self.start_nonzeros, epsilon=self.epsilon,
                               max_moves=self.max_moves)

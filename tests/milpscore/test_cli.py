@@ -109,7 +109,7 @@ def _tiny_csv(tmp_path, n=60, seed=0):
     return path, frame
 
 
-@pytest.mark.parametrize("formulation", ["riskscore", "fused", "slim", "facets"])
+@pytest.mark.parametrize("formulation", ["riskslim", "fused", "slim", "facets"])
 def test_fit_save_predict_round_trip(tmp_path, capsys, formulation):
     """The saved JSON predicts the same as the fitted model, from raw columns in any order; the
     ``points`` column is the card's total (points + card intercept > 0 is the prediction)."""
@@ -128,7 +128,7 @@ def test_fit_save_predict_round_trip(tmp_path, capsys, formulation):
     shuffled.to_csv(pred_path, index=False)
     assert main(["predict", str(model_path), str(pred_path)]) == 0
     printed = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
-    assert list(printed.columns) == ["points", "prediction"] + (["probability"] if formulation == "riskscore" else [])
+    assert list(printed.columns) == ["points", "prediction"] + (["probability"] if formulation == "riskslim" else [])
     card = model.scorecard
     unit = model.data["estimator"]["params"]["grid_unit"] if formulation == "facets" else 1.0
     np.testing.assert_allclose(printed["points"] + card.intercept, model.decision_function(frame) / unit, atol=1e-9)
@@ -136,7 +136,7 @@ def test_fit_save_predict_round_trip(tmp_path, capsys, formulation):
     np.testing.assert_array_equal(printed["prediction"].astype(str),
                                   np.where(printed["points"] + card.intercept > 0, card.positive_label,
                                            card.negative_label).astype(str))
-    if formulation == "riskscore":
+    if formulation == "riskslim":
         np.testing.assert_allclose(printed["probability"], 1 / (1 + np.exp(-(printed["points"] + card.intercept))))
     if formulation != "facets":
         assert printed["points"].dtype.kind == "i"  # integer cards print integer totals
@@ -203,12 +203,12 @@ def test_export_pyomo_script_runs(tmp_path, capsys):
 
 def test_compare_command_and_version(tmp_path, capsys):
     path, _ = _tiny_csv(tmp_path)
-    assert main(["compare", str(path), "--formulations", "slim,riskscore", "--methods", "exact,relaxed",
+    assert main(["compare", str(path), "--formulations", "slim,riskslim", "--methods", "exact,relaxed",
                  "--time-limit", "5", "--progress", "--c0", "0.01"]) == 0
     captured = capsys.readouterr()
     out = captured.out
     assert out.count("exact") >= 1 and "relaxed" in out
-    assert "riskslim" in out and "riskscore" not in out  # the old name is accepted, the table says the catalog's
+    assert "riskslim" in out
     assert "settings" in out and "c0=0.01" in out  # the settings of each row are in the table
     assert "compare  4 rows in" in captured.err  # asked for: a progress line on stderr, none on stdout
     assert main(["compare", str(path), "--formulations", "nope", "--time-limit", "1"]) == 2
@@ -254,7 +254,7 @@ def test_pos_label_chooses_the_class_the_points_score_for(tmp_path, capsys):
 def test_riskscore_multiplier_reaches_the_saved_probabilities(tmp_path, capsys):
     path, frame = _tiny_csv(tmp_path)
     model_path = tmp_path / "model.json"
-    assert main(["fit", str(path), "--formulation", "riskscore", "--multiplier", "2", "--time-limit", "5",
+    assert main(["fit", str(path), "--formulation", "riskslim", "--multiplier", "2", "--time-limit", "5",
                  "--output", str(model_path)]) == 0
     assert "/ 2))" in capsys.readouterr().out  # the card states the risk formula it uses
     pred_path = tmp_path / "pred.csv"

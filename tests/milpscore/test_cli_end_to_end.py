@@ -157,8 +157,8 @@ def test_fit_json_predict_export_compare(files, capsys):
     assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
     assert h.getInfo().objective_function_value == pytest.approx(document["model"]["solver"]["objective"], abs=1e-7)
 
-    # compare: catalog names (riskscore is accepted), the settings of each row, no progress line off a terminal
-    table = _run("compare", str(folder / "train.csv"), *FLAGS, "--formulations", "slim,riskscore", "--methods",
+    # compare: catalog names, the settings of each row, no progress line off a terminal
+    table = _run("compare", str(folder / "train.csv"), *FLAGS, "--formulations", "slim,riskslim", "--methods",
                  "exact,relaxed,rounding", "--time-limit", "2", "--max-size", "4")
     assert table.stdout.startswith("data: ") and "riskslim" in table.stdout and "max_size=4" in table.stdout
     assert "no_solution_found" not in table.stdout and "compare " not in table.stderr

@@ -215,15 +215,14 @@ def test_the_budget_is_per_call_and_defaults_are_the_specs():
     assert df.set_index("method").loc["exact", "objective"] == pytest.approx(fit.objective, abs=1e-12)
 
 
-def test_every_row_has_its_own_budget_old_names_and_its_settings(capsys):
+def test_every_row_has_its_own_budget_and_its_settings(capsys):
     """An exact solve that runs to its limit leaves the other rows their whole budget (each row has a
-    model); the old names riskscore / rounding are the catalog's riskslim / convex_rounding; the
-    settings of each row are in the table; asked for, a progress line goes to stderr only."""
+    model); the settings of each row are in the table; asked for, a progress line goes to stderr only."""
     rng = np.random.default_rng(3)
     X = rng.integers(0, 2, size=(400, 24)).astype(float)
     y = (X[:, :12].sum(axis=1) + rng.normal(0, 2.5, 400) > 6).astype(int)  # no small exact card: slim runs out
-    df = compare(X, y, ["slim", "rounding"], methods=["exact", "relaxed", "rounding"], time_limit=1.0, progress=True,
-                 params={"slim": {"c0": 0.002}})
+    df = compare(X, y, ["slim", "convex_rounding"], methods=["exact", "relaxed", "rounding"], time_limit=1.0,
+                 progress=True, params={"slim": {"c0": 0.002}})
     captured = capsys.readouterr()
     assert captured.out == "" and "compare  6 rows in" in captured.err and "compare  1/6  slim" in captured.err
     assert list(df["formulation"]) == ["slim"] * 3 + ["convex_rounding"] * 3
@@ -233,7 +232,7 @@ def test_every_row_has_its_own_budget_old_names_and_its_settings(capsys):
     slim_settings = set(df.loc[df["formulation"] == "slim", "settings"])
     assert slim_settings == {"c0=0.002 coef_bound=10"}
     assert df.loc[df["formulation"] == "convex_rounding", "settings"].iloc[0] == "weights=ternary"
-    quiet = compare(X[:60], y[:60], ["riskscore"], methods=["relaxed"], time_limit=5)  # progress: only on a terminal
+    quiet = compare(X[:60], y[:60], ["riskslim"], methods=["relaxed"], time_limit=5)  # progress: only on a terminal
     assert list(quiet["formulation"]) == ["riskslim"] and capsys.readouterr().err == ""
 
 

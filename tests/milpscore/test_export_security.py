@@ -51,7 +51,7 @@ def objective_of(stdout):
 def test_hostile_names_riskscore_script_runs_and_solves_to_the_fit_objective(hostile_csv, capsys):
     path, frame = hostile_csv
     out = path.parent / HOSTILE_FILE
-    assert main(["export", str(path), "--formulation", "riskscore", "--to", str(out), "--time-limit", "30"]) == 0
+    assert main(["export", str(path), "--formulation", "riskslim", "--to", str(out), "--time-limit", "30"]) == 0
     assert "exact program (Pyomo, nonlinear logistic loss)" in capsys.readouterr().out
     text = out.read_text()
     assert "coef(a___" in text  # the (sanitised) names are there, as data inside one string literal
@@ -79,7 +79,7 @@ def test_hostile_names_slim_script_equals_highs(hostile_csv, tmp_path):
 def test_riskscore_lp_mps_is_named_a_relaxation_and_is_a_lower_bound(hostile_csv, capsys, suffix, mark):
     path, frame = hostile_csv
     out = path.parent / f"m'\"x{suffix}"
-    assert main(["export", str(path), "--formulation", "riskscore", "--to", str(out)]) == 0
+    assert main(["export", str(path), "--formulation", "riskslim", "--to", str(out)]) == 0
     message = capsys.readouterr().out
     n = int(re.search(r"relaxation \((\d+) tangent cuts of the logistic loss\)", message).group(1))
     head = out.read_text().splitlines()[0]

@@ -1,5 +1,4 @@
 """FacetsClassifier: the three solvers against brute force, against each other, on real data."""
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -80,16 +79,6 @@ def test_real_data_breast_cancer(shared_data):
     assert exact.status_ in ("optimal", "feasible")
 
 
-def test_deprecated_names_still_work():
-    X, y = tiny(0)
-    with pytest.warns(DeprecationWarning, match="grid_unit"):
-        old = FacetsClassifier(solver="ecos", loss="hinge", gamma=0.5).fit(X, as_01(y))
-    new = FacetsClassifier(solver="ecos", loss="hinge", grid_unit=0.5).fit(X, as_01(y))
-    assert np.allclose(old.coef_, new.coef_)
-    with pytest.warns(DeprecationWarning, match="mip_rel_gap"):
-        FacetsClassifier(solver="highs-exact", loss="hinge", bound=2, mip_gap=1e-3).fit(X, as_01(y))
-
-
 @pytest.mark.parametrize("kwargs,match", [
     ({"solver": "gurobi"}, "solver must be one of"),
     ({"solver": "prox", "loss": "hinge"}, "smooth loss"),
@@ -107,9 +96,7 @@ def test_prox_rejects_sample_weight_and_clone_keeps_params():
     clf = FacetsClassifier(solver="prox", lam=0.5, grid_unit=0.3)
     with pytest.raises(ValueError, match="sample_weight"):
         clf.fit(X, as_01(y), sample_weight=np.linspace(0.5, 1.5, y.size))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)  # cloning does not trigger the aliases
-        assert clone(clf).get_params() == clf.get_params()
+    assert clone(clf).get_params() == clf.get_params()
 
 
 @pytest.mark.parametrize("seed,grid_unit,bound", [(13, 0.25, 3), (2, 0.5, 2), (7, 1.0, 2)])

@@ -6,8 +6,6 @@ lambda); duplicated rows for sample weights; the shared breast-cancer data for a
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -176,20 +174,6 @@ def test_plot_scores_draws_per_class_histograms(fitted):
 def test_clone_and_params():
     clf = FusedScoreClassifier(lam=2.0, monotone={"age": "increasing"})
     assert clone(clf).get_params()["lam"] == 2.0
-
-
-def test_renamed_parameters_still_work_for_one_release():
-    df, y = diarem_like(100, seed=11)
-    new = FusedScoreClassifier(n_bins=4, lam=0.7, max_size=2, mip_rel_gap=0.0).fit(df, y)
-    with pytest.warns(DeprecationWarning, match="penalty"):
-        old = FusedScoreClassifier(n_bins=4, penalty=0.7, max_size=2, mip_rel_gap=0.0).fit(df, y)
-    with pytest.warns(DeprecationWarning, match="max_variables"):
-        FusedScoreClassifier(n_bins=4, lam=0.7, max_variables=2, time_limit=5).fit(df, y)
-    assert old.objective_ == pytest.approx(new.objective_, abs=1e-7)
-    assert clone(FusedScoreClassifier(penalty=2.0)).get_params()["penalty"] == 2.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
-        FusedScoreClassifier(n_bins=3, time_limit=5).fit(df, y)  # new names: no warning
 
 
 @pytest.mark.parametrize("change,match", [

@@ -127,18 +127,6 @@ def test_constant_models_are_warned_about(breast):
         ConvexRoundingClassifier(margin=3.0, max_size=0, rounding="deterministic").fit(X, y)
 
 
-def test_renamed_parameters_still_work_with_a_deprecation_warning(breast):
-    X, y = breast
-    with pytest.warns(DeprecationWarning, match="margin"):
-        old = LocalSearchClassifier(gamma=3.0, n_restarts=1, random_state=0).fit(X, y)
-    new = LocalSearchClassifier(margin=3.0, n_restarts=1, random_state=0).fit(X, y)
-    np.testing.assert_array_equal(old.coef_, new.coef_)
-    with pytest.warns(DeprecationWarning, match="max_size"):
-        sparse = ConvexRoundingClassifier(sparsity=1, random_state=0).fit(X, y)
-    assert np.count_nonzero(sparse.coef_) <= 1
-    assert "gamma" in ConvexRoundingClassifier().get_params()
-
-
 def test_grid_search_clones_the_estimators(breast):
     X, y = breast
     search = GridSearchCV(LocalSearchClassifier(n_restarts=0), {"margin": [1.0, 3.0]}, cv=3).fit(X, y)
@@ -205,10 +193,9 @@ def test_gamma_study_shows_the_papers_findings(breast):
     assert hurt_small > 0.1 and hurt_small > hurt_large + 0.05
 
 
-def test_gamma_study_with_a_learned_threshold_and_old_names(breast):
+def test_gamma_study_with_a_learned_threshold(breast):
     X, y = breast
-    with pytest.warns(DeprecationWarning, match="margins"):
-        table = gamma_study(X, y, gammas=[1.0], threshold=None, n_draws=20, ilp_time_limit=5.0, n_restarts=1)
+    table = gamma_study(X, y, margins=[1.0], threshold=None, n_draws=20, ilp_time_limit=5.0, n_restarts=1)
     assert list(table["margin"]) == [1.0]
     assert table["lp_objective"].iloc[0] <= table["local_search_loss"].iloc[0] + 1e-7
 

@@ -28,7 +28,7 @@ GRIDS = [
     ("slim", "SLIMClassifier", {"time_limit": 5, "coef_bound": 3}, {"c0": [0.01, 0.05]}),
     ("facets", "FacetsClassifier", {"solver": "ecos", "loss": "hinge"}, {"lam": [0.01, 0.1], "grid_unit": [0.5, 1.0]}),
     ("eye", "EYEClassifier", {}, {"lam": [0.01, 0.1]}),
-    ("fused", "FusedScoreClassifier", {"n_bins": 3, "time_limit": 5}, {"penalty": [0.1, 1.0]}),
+    ("fused", "FusedScoreClassifier", {"n_bins": 3, "time_limit": 5}, {"lam": [0.1, 1.0]}),
     ("rounding", "ConvexRoundingClassifier", {"random_state": 0, "time_limit": 5}, {"margin": [0.5, 1.0]}),
     ("rounding", "LocalSearchClassifier", {"random_state": 0}, {"margin": [0.5, 1.0]}),
 ]
@@ -139,26 +139,6 @@ def test_regularisation_path_is_warm_started_and_agrees_with_cold_fits(mammo, mo
     for lam, (coef, intercept, _), (warm, b, _) in zip(lambdas, refit, points):
         inst = FacetsClassifier(solver="prox", loss="logistic", bound=10, lam=lam, grid_unit=0.5).fit(X, y).instance_
         assert inst.objective(Model(coef, intercept)) == pytest.approx(inst.objective(Model(warm, b)), abs=1e-6)
-
-
-def test_path_grid_takes_the_deprecated_gamma_name(mammo):
-    X, y = mammo
-
-    class OldFacets(__import__("sklearn.base", fromlist=["BaseEstimator"]).BaseEstimator):
-        """A Facets-style estimator from before the rename: parameters lam and gamma."""
-
-        def __init__(self, lam=0.1, gamma=1.0):
-            self.lam, self.gamma = lam, gamma
-
-        def fit(self, X, y):
-            from milpscore.estimators.facets import FacetsClassifier
-
-            inner = FacetsClassifier(solver="ecos", loss="hinge", lam=self.lam, grid_unit=self.gamma).fit(X, y)
-            self.coef_, self.intercept_, self.status_ = inner.coef_, inner.intercept_, inner.status_
-            return self
-
-    grid = path_grid(X, y, [0.01], [0.5], estimator=OldFacets(), cv=2)
-    assert list(grid["grid_unit"]) == [0.5] and grid["accuracy"].between(0, 1).all()
 
 
 def test_bad_grid_arguments(mammo):
