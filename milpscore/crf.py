@@ -154,8 +154,7 @@ class SparseCRF:
         self._check()
         columns, ptr, labels, _, _ = self._tokens(X, y, need_labels=True)
         templates = _as_templates(self.templates, columns.shape[1])
-        self.space_ = FeatureSpace.fit(templates, columns, ptr, labels)
-        data = self.space_.encode(columns, ptr, labels)
+        self.space_, data = FeatureSpace.fit_encode(templates, columns, ptr, labels)
         fit = SOLVERS[self.solver](data, self.rho1, self.rho2, theta=theta, max_iter=self.max_iter, tol=self.tol,
                                    time_limit=self.time_limit, sparse=self.sparse)
         self.fit_ = fit
