@@ -42,7 +42,8 @@ import numba
 import numpy as np
 
 from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, LossGradient
-from solvers.proximal.crf_problem import CRFFit, check_problem, objective_value, rho1_max, start_point
+from solvers.proximal.crf_problem import (CRFFit, check_problem, check_stop, objective_value, rho1_max, small_decrease,
+                                          start_point)
 
 GAMMA = 1e-4
 MAX_BACKTRACKS = 40
@@ -173,9 +174,7 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limi
     rho1, rho2 = check_problem(data, rho1, rho2)
     if int(memory) < 1:
         raise ValueError(f"memory (stored L-BFGS pairs) must be >= 1, got {memory}")
-    if stop_eps is not None and not (stop_eps > 0 and int(stop_window) >= 1):
-        raise ValueError(f"stop_eps must be > 0 with stop_window >= 1, got stop_eps={stop_eps}, "
-                         f"stop_window={stop_window}")
+    check_stop(stop_eps, stop_window)
     memory = int(memory)
     clock = time.perf_counter()
     theta = start_point(data, theta)
@@ -202,11 +201,9 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limi
         if violation <= tol * max(scale, 1e-300):
             status = "converged"
             break
-        if stop_eps is not None and n_iter >= stop_window:
-            before = history[-1 - stop_window][1]
-            if (before - value) / abs(before) < stop_eps:
-                status = "small_decrease"
-                break
+        if small_decrease(history, stop_eps, stop_window):
+            status = "small_decrease"
+            break
         if n_iter >= max_iter:
             break
         if time_limit is not None and time.perf_counter() - clock >= time_limit:

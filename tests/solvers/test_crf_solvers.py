@@ -14,7 +14,6 @@ from solvers.proximal.crf_bcd import solve_bcd
 from solvers.proximal.crf_fista import solve_fista
 from solvers.proximal import crf_owlqn
 from solvers.proximal.crf_owlqn import solve_owlqn
-from solvers.proximal.crf_path import crf_path
 from solvers.proximal.crf_problem import rho1_max
 
 TEMPLATES = "U:w=%x[0,0]\n*:t=%x[-1,1]\n*\nU:n=%x[1,0]"
@@ -167,14 +166,32 @@ def test_sparse_and_dense_bcd_agree():
     assert dense.objective == pytest.approx(sparse.objective, rel=1e-9)
 
 
-def test_path_starts_empty_and_grows():
+def test_rho1_max_is_where_the_solution_leaves_zero():
+    """At rho1 = rho1_max = ||grad l(0)||_inf, theta = 0 is optimal (every solver stops at once,
+    KKT holds); just below it the solution has a non-zero weight."""
     data = compiled(13, n_sentences=20, max_length=5)
-    fits = crf_path(data, rho2=0.1, n_rho=5, ratio=0.05, tol=1e-6, max_iter=2000)
-    assert fits[0].n_active == 0 and fits[0].rho1 == pytest.approx(rho1_max(data))
-    assert fits[-1].n_active > 0
-    assert all(f.status == "converged" for f in fits)
-    for fit in fits:
-        kkt_holds(fit.theta, data, fit.rho1, fit.rho2, tol=1e-5)
+    top = rho1_max(data)
+    for solve in (solve_owlqn, solve_bcd, solve_fista):
+        fit = solve(data, top, 0.1, tol=1e-9)
+        assert fit.status == "converged" and fit.n_active == 0 and fit.n_iter == 0
+    below = solve_owlqn(data, 0.9 * top, 0.1, tol=1e-9, max_iter=2000)
+    assert below.status == "converged" and below.n_active > 0
+    kkt_holds(below.theta, data, 0.9 * top, 0.1, tol=1e-5)
+
+
+def test_relative_decrease_rule_in_every_solver():
+    """Wapiti's -e/-w rule: status small_decrease exactly when F fell by less than stop_eps over the
+    last stop_window iterations (checked on the recorded history)."""
+    data = compiled(20, n_sentences=20, max_length=5)
+    rho1 = 0.05 * rho1_max(data)
+    for solve in (solve_owlqn, solve_bcd, solve_fista):
+        fit = solve(data, rho1, 0.05, tol=1e-14, stop_eps=1e-3, stop_window=2, max_iter=10000)
+        values = [h[1] for h in fit.history]
+        assert fit.status == "small_decrease"
+        assert (values[-3] - values[-1]) / values[-3] < 1e-3
+        assert all((a - b) / a >= 1e-3 for a, b in zip(values[:-3], values[2:-1]))
+        with pytest.raises(ValueError, match="stop_eps"):
+            solve(data, rho1, 0.05, stop_eps=0.0)
 
 
 def test_bad_penalties_are_rejected():
@@ -183,8 +200,6 @@ def test_bad_penalties_are_rejected():
         solve_bcd(data, -1.0, 0.1)
     with pytest.raises(ValueError, match="rho2"):
         solve_fista(data, 0.1, np.nan)
-    with pytest.raises(ValueError, match="solver"):
-        crf_path(data, 0.1, solver="sgd")
 
 
 def test_points_beyond_floating_point_give_an_infinite_loss():
