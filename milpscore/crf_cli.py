@@ -27,8 +27,8 @@ def add_parser(sub) -> None:
     p.add_argument("--tol", type=float, default=1e-6, help="KKT tolerance relative to rho1_max")
     p.add_argument("--stop-eps", type=float, default=0.02,
                    help="stop when F fell by less than this fraction over the last --stop-window iterations "
-                        "(Wapiti's -e; default 0.02); 0 turns the rule off")
-    p.add_argument("--stop-window", type=int, default=5, help="Wapiti's -w (default 5)")
+                        "(Wapiti's -e with its objective window -o; default 0.02); 0 turns the rule off")
+    p.add_argument("--stop-window", type=int, default=5, help="Wapiti's -o (default 5)")
     p.add_argument("--time-limit", type=float, default=None, help="wall seconds of the fit")
     p.add_argument("--sparse", action="store_true",
                    help="the slides' sparse forward-backward in full passes (default: dense)")

@@ -31,8 +31,9 @@ stops with status ``"stalled"``.
 Stopping rules: ``"converged"`` when ``max_k |pg_k| <= tol * scale`` (``scale`` defaults to
 ``rho1_max = ||grad l(0)||_inf``; the KKT rule of ``crf_bcd`` and ``crf_fista``); with
 ``stop_eps`` set, also ``"small_decrease"`` when the relative decrease of ``F`` over the last
-``stop_window`` iterations, ``(F_{k-w} - F_k) / F_{k-w}``, is below ``stop_eps`` (Wapiti's ``-w`` /
-``-e`` rule, ``lbfgs.c``); ``"max_iter"``, ``"time_limit"`` (wall seconds).
+``stop_window`` iterations, ``(F_{k-w} - F_k) / F_{k-w}``, is below ``stop_eps`` (the objective
+window of Wapiti's l-bfgs, ``-o`` / ``-e``, ``lbfgs.c``); ``"max_iter"``, ``"time_limit"`` (wall
+seconds).
 """
 from __future__ import annotations
 

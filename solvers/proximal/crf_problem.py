@@ -72,8 +72,8 @@ def check_stop(stop_eps, stop_window) -> None:
 
 
 def small_decrease(history, stop_eps, stop_window) -> bool:
-    """Wapiti's ``-e`` / ``-w`` rule (``lbfgs.c``): the relative decrease of ``F`` over the last
-    ``stop_window`` outer iterations, ``(F_{k-w} - F_k) / |F_{k-w}|``, is below ``stop_eps``
+    """The objective-window rule of Wapiti's l-bfgs (``-o`` / ``-e``, ``lbfgs.c``): the relative
+    decrease of ``F`` over the last ``stop_window`` outer iterations, ``(F_{k-w} - F_k) / |F_{k-w}|``, is below ``stop_eps``
     (``history`` rows ``(seconds, F, kkt)``, one per iteration; never with ``stop_eps`` None)."""
     if stop_eps is None or len(history) <= stop_window:
         return False

@@ -180,7 +180,7 @@ def test_rho1_max_is_where_the_solution_leaves_zero():
 
 
 def test_relative_decrease_rule_in_every_solver():
-    """Wapiti's -e/-w rule: status small_decrease exactly when F fell by less than stop_eps over the
+    """Wapiti's -o/-e rule: status small_decrease exactly when F fell by less than stop_eps over the
     last stop_window iterations (checked on the recorded history)."""
     data = compiled(20, n_sentences=20, max_length=5)
     rho1 = 0.05 * rho1_max(data)
