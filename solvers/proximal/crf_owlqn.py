@@ -52,12 +52,13 @@ MEMORY = 5
 
 
 @numba.njit(cache=True)
-def pseudo_gradient(theta, grad, rho1, out):
-    """Andrew & Gao's pseudo-gradient of ``F`` (module docstring, step 1) into ``out``; returns
-    ``max_k |out_k|``."""
+def pseudo_gradient(theta, grad, rho1, rho2, out):
+    """Andrew & Gao's pseudo-gradient of ``F`` (module docstring, step 1) into ``out``, ``grad``
+    the gradient of the loss ``l`` (``g = grad + rho2 theta``); returns ``max_k |out_k|``."""
     largest = 0.0
     for k in range(len(theta)):
-        w, g = theta[k], grad[k]
+        w = theta[k]
+        g = grad[k] + rho2 * w
         if w > 0.0:
             v = g + rho1
         elif w < 0.0:
@@ -164,6 +165,20 @@ def left_slope(theta, trial, grad, rho2, rho1):
     return total
 
 
+@numba.njit(cache=True)
+def store_pair(trial, theta, trial_grad, grad, rho2, s_out, y_out):
+    """``s = trial - theta``, ``y = g(trial) - g(theta)`` of the smooth part (loss gradients plus
+    ``rho2 s``); returns ``s.y``."""
+    sy = 0.0
+    for k in range(len(theta)):
+        s = trial[k] - theta[k]
+        y = trial_grad[k] - grad[k] + rho2 * s
+        s_out[k] = s
+        y_out[k] = y
+        sy += s * y
+    return sy
+
+
 def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limit=None, sparse=SPARSE_DEFAULT,
                 scale=None, memory=MEMORY, stop_window=5, stop_eps=None):
     """Minimise ``F`` by OWL-QN; returns a :class:`~solvers.proximal.crf_problem.CRFFit`.
@@ -187,7 +202,6 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limi
         raise ValueError("theta (warm start): the loss is infinite there (potentials beyond the floating-point range)")
     if scale is None:
         scale = float(np.abs(grad).max(initial=0.0)) if not theta.any() else rho1_max(data, sparse)
-    smooth_grad = grad + rho2 * theta
     value = objective_value(loss, theta, rho1, rho2)
     pg, direction, trial = np.empty(n_params), np.empty(n_params), np.empty(n_params)
     trial_grad = np.empty(n_params)
@@ -197,7 +211,7 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limi
     take = orthant_step if rho1 > 0 else plain_step
     history, status, n_iter, n_evals = [], "max_iter", 0, 1
     while True:
-        violation = pseudo_gradient(theta, smooth_grad, rho1, pg)
+        violation = pseudo_gradient(theta, grad, rho1, rho2, pg)
         history.append((time.perf_counter() - clock, value, violation))
         if violation <= tol * max(scale, 1e-300):
             status = "converged"
@@ -236,20 +250,17 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limi
                 else "stalled"
             break
         n_iter += 1
-        trial_smooth = trial_grad + rho2 * trial
         free = [j for j in range(memory) if j not in stored]
         slot = free[0] if free else stored[0]  # a free slot, else the oldest pair's
         if slot in stored:
             stored.remove(slot)
-        np.subtract(trial, theta, out=s_hist[slot])
-        np.subtract(trial_smooth, smooth_grad, out=y_hist[slot])
-        sy = float(s_hist[slot] @ y_hist[slot])
+        sy = store_pair(trial, theta, trial_grad, grad, rho2, s_hist[slot], y_hist[slot])
         if sy > 0:
             rho_hist[slot] = 1.0 / sy
             stored.append(slot)
         theta, trial = trial, theta
         grad, trial_grad = trial_grad, grad
-        smooth_grad, loss, value = trial_smooth, t_loss, t_value
+        loss, value = t_loss, t_value
     return CRFFit(theta=theta, objective=value, loss=loss, kkt=violation, n_iter=n_iter, status=status,
                   seconds=time.perf_counter() - clock, history=tuple(history), rho1=rho1, rho2=rho2,
                   solver="owlqn")

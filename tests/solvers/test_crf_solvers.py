@@ -291,7 +291,7 @@ def test_pseudo_gradient_is_the_minimum_norm_subgradient():
     theta = np.concatenate([rng.normal(size=50), np.zeros(50)])
     grad = rng.normal(size=100) * 2
     pg = np.empty(100)
-    largest = crf_owlqn.pseudo_gradient(theta, grad, 1.0, pg)
+    largest = crf_owlqn.pseudo_gradient(theta, grad - 0.3 * theta, 1.0, 0.3, pg)
     for k in range(100):
         sub = grad[k] + (np.array([np.sign(theta[k])]) if theta[k] else np.linspace(-1, 1, 20001))
         nearest = sub[np.argmin(np.abs(sub))]
