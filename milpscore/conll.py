@@ -90,7 +90,3 @@ def chunk_scores(true: list[list[str]], predicted: list[list[str]]) -> dict[str,
     return {"precision": precision, "recall": recall, "f1": f1, "true_chunks": n_true, "predicted_chunks": n_pred,
             "correct_chunks": n_correct}
 
-
-def chunk_f1(true: list[list[str]], predicted: list[list[str]]) -> float:
-    """The CoNLL phrase-level F1 in percent (see :func:`chunk_scores`)."""
-    return chunk_scores(true, predicted)["f1"]

@@ -1,9 +1,20 @@
 """``SparseCRF``: the elastic-net linear-chain CRF of the fused-lasso slides (Sokolovska et al. 2010).
 
-``SparseCRF(rho1, rho2, templates=..., solver="bcd" | "fista")`` learns
+``SparseCRF(rho1, rho2, templates=..., solver="owlqn" | "bcd" | "fista")`` learns
 ``min l(D; theta) + rho1 ||theta||_1 + rho2 / 2 ||theta||^2`` (``formulations/crf/criterion.py``)
-over Wapiti-like feature templates, by blockwise coordinate descent
-(``solvers/proximal/crf_bcd.py``) or FISTA (``crf_fista.py``), and labels by Viterbi.
+over Wapiti-like feature templates, by OWL-QN (``solvers/proximal/crf_owlqn.py``, Andrew & Gao
+2007, Wapiti's ``-a l-bfgs``; the default: it reaches every level of the objective and the test
+chunk F1 first, ``docs/benchmarks.md``), blockwise coordinate descent (``crf_bcd.py``) or FISTA
+(``crf_fista.py``), and labels by Viterbi.
+
+Stopping: the fit ends at the first of ``max_iter`` outer iterations, ``time_limit`` seconds, the
+KKT rule ``max_k kkt_k <= tol * rho1_max`` (``status_ == "converged"``) and, with ``stop_eps``
+set, Wapiti's objective-window rule: ``F`` fell by less than ``stop_eps`` relatively over the last
+``stop_window`` iterations (``status_ == "small_decrease"``). The defaults ``stop_eps=0.02,
+stop_window=5`` are Wapiti's ``-e 0.02 -o 5`` (Wapiti also stops when its training error rate is
+stable over ``-w 5`` iterations): a model as accurate on held-out text as Wapiti's default one
+(``docs/benchmarks.md``), whose objective can still be a few percent above the minimum and which
+keeps more weights; ``stop_eps=None`` runs to the KKT tolerance.
 
 Input: a list of sentences, each a list of tokens, a token a tuple / list of column values (or a
 single string, one column), with a list of label lists; or a DataFrame with one row per token, a
@@ -26,10 +37,11 @@ from milpscore.conll import chunk_scores
 from solvers.proximal.crf_bcd import solve_bcd
 from solvers.proximal.crf_fista import solve_fista
 from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, decode, marginals
+from solvers.proximal.crf_owlqn import solve_owlqn
 
 FORMAT = "milpscore-crf"
 FORMAT_VERSION = 1
-SOLVERS = {"bcd": solve_bcd, "fista": solve_fista}
+SOLVERS = {"owlqn": solve_owlqn, "bcd": solve_bcd, "fista": solve_fista}
 
 
 def default_templates(n_columns: int) -> tuple[Template, ...]:
@@ -67,10 +79,12 @@ class SparseCRF:
         (Wapiti's ``-1`` and ``-2``), in units of the summed (not averaged) log-likelihood.
     templates : path, str, list of str or None
         Wapiti pattern file, its text, or template lines; None: :func:`default_templates`.
-    solver : "bcd" or "fista"
+    solver : "owlqn" (default), "bcd" or "fista"
     max_iter, tol, time_limit :
         Outer iterations, KKT tolerance relative to ``rho1_max`` (the solvers' stopping rule),
         wall seconds of the fit.
+    stop_eps, stop_window :
+        Wapiti's relative-decrease rule (module docstring); ``stop_eps=None`` turns it off.
     sparse : bool
         Use the slides' sparse forward-backward in the full passes (default: dense, a saving only
         where most bigram potentials are zero; ``crf_forward_backward.SPARSE_DEFAULT``).
@@ -78,8 +92,9 @@ class SparseCRF:
         Column names used with DataFrame input.
     """
 
-    def __init__(self, rho1=0.5, rho2=0.01, templates=None, solver="bcd", max_iter=200, tol=1e-6, time_limit=None,
-                 sparse=SPARSE_DEFAULT, sentence_column="sentence", label_column="label"):
+    def __init__(self, rho1=0.5, rho2=0.01, templates=None, solver="owlqn", max_iter=1000, tol=1e-6, time_limit=None,
+                 stop_eps=0.02, stop_window=5, sparse=SPARSE_DEFAULT, sentence_column="sentence",
+                 label_column="label"):
         self.rho1 = rho1
         self.rho2 = rho2
         self.templates = templates
@@ -87,6 +102,8 @@ class SparseCRF:
         self.max_iter = max_iter
         self.tol = tol
         self.time_limit = time_limit
+        self.stop_eps = stop_eps
+        self.stop_window = stop_window
         self.sparse = sparse
         self.sentence_column = sentence_column
         self.label_column = label_column
@@ -138,7 +155,7 @@ class SparseCRF:
 
     def _check(self):
         if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be 'bcd' or 'fista', got {self.solver!r}")
+            raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {self.solver!r}")
         for name in ("rho1", "rho2"):
             value = getattr(self, name)
             if not isinstance(value, (int, float, np.floating)) or not math.isfinite(value) or value < 0:
@@ -147,6 +164,10 @@ class SparseCRF:
             raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
         if not self.tol > 0:
             raise ValueError(f"tol must be > 0, got {self.tol!r}")
+        if self.stop_eps is not None and not (isinstance(self.stop_eps, (int, float, np.floating)) and self.stop_eps > 0):
+            raise ValueError(f"stop_eps must be a number > 0 or None (no relative-decrease rule), got {self.stop_eps!r}")
+        if not isinstance(self.stop_window, (int, np.integer)) or self.stop_window < 1:
+            raise ValueError(f"stop_window must be an integer >= 1, got {self.stop_window!r}")
 
     # ---------------------------------------------------------------- fit / predict
     def fit(self, X, y=None, theta=None):
@@ -154,10 +175,10 @@ class SparseCRF:
         self._check()
         columns, ptr, labels, _, _ = self._tokens(X, y, need_labels=True)
         templates = _as_templates(self.templates, columns.shape[1])
-        self.space_ = FeatureSpace.fit(templates, columns, ptr, labels)
-        data = self.space_.encode(columns, ptr, labels)
+        self.space_, data = FeatureSpace.fit_encode(templates, columns, ptr, labels)
         fit = SOLVERS[self.solver](data, self.rho1, self.rho2, theta=theta, max_iter=self.max_iter, tol=self.tol,
-                                   time_limit=self.time_limit, sparse=self.sparse)
+                                   time_limit=self.time_limit, sparse=self.sparse, stop_eps=self.stop_eps,
+                                   stop_window=self.stop_window)
         self.fit_ = fit
         self.coef_ = fit.theta
         self.classes_ = np.array(self.space_.labels)
@@ -246,8 +267,8 @@ class SparseCRF:
             block = theta[self._block(o)]
             nz = np.flatnonzero(block)
             weights.append([space.observations[o], nz.tolist(), block[nz].tolist()])
-        params = {k: getattr(self, k) for k in ("rho1", "rho2", "solver", "max_iter", "tol", "time_limit", "sparse",
-                                                 "sentence_column", "label_column")}
+        params = {k: getattr(self, k) for k in ("rho1", "rho2", "solver", "max_iter", "tol", "time_limit", "stop_eps",
+                                                 "stop_window", "sparse", "sentence_column", "label_column")}
         return {"format": FORMAT, "format_version": FORMAT_VERSION, "params": params,
                 "templates": [t.source for t in space.templates], "labels": list(space.labels), "weights": weights,
                 "fit": {"status": self.status_, "objective": self.objective_, "n_active": self.n_active_}}

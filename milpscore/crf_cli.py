@@ -21,9 +21,14 @@ def add_parser(sub) -> None:
     p.add_argument("--rho1", type=float, default=0.5, help="L1 weight (Wapiti -1; default 0.5)")
     p.add_argument("--rho2", type=float, default=0.01, help="squared-L2 weight (Wapiti -2; default 0.01)")
     p.add_argument("--template", help="Wapiti pattern file (default: every column at offsets -1..1 and '*')")
-    p.add_argument("--solver", choices=("bcd", "fista"), default="bcd")
-    p.add_argument("--max-iter", type=int, default=200)
+    p.add_argument("--solver", choices=("owlqn", "bcd", "fista"), default="owlqn",
+                   help="OWL-QN (default, Wapiti's l-bfgs), blockwise coordinate descent, or FISTA")
+    p.add_argument("--max-iter", type=int, default=1000)
     p.add_argument("--tol", type=float, default=1e-6, help="KKT tolerance relative to rho1_max")
+    p.add_argument("--stop-eps", type=float, default=0.02,
+                   help="stop when F fell by less than this fraction over the last --stop-window iterations "
+                        "(Wapiti's -e with its objective window -o; default 0.02); 0 turns the rule off")
+    p.add_argument("--stop-window", type=int, default=5, help="Wapiti's -o (default 5)")
     p.add_argument("--time-limit", type=float, default=None, help="wall seconds of the fit")
     p.add_argument("--sparse", action="store_true",
                    help="the slides' sparse forward-backward in full passes (default: dense)")
@@ -35,7 +40,8 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     sentences, labels = read_conll(args.train)
     model = SparseCRF(rho1=args.rho1, rho2=args.rho2, templates=args.template, solver=args.solver,
-                      max_iter=args.max_iter, tol=args.tol, time_limit=args.time_limit, sparse=args.sparse)
+                      max_iter=args.max_iter, tol=args.tol, time_limit=args.time_limit,
+                      stop_eps=args.stop_eps or None, stop_window=args.stop_window, sparse=args.sparse)
     model.fit(sentences, labels)
     report = {"status": model.status_, "objective": model.objective_, "active": model.n_active_,
               "iterations": model.fit_.n_iter, "seconds": round(model.fit_.seconds, 2),

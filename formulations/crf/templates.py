@@ -24,6 +24,7 @@ layout, so a Wapiti model file maps onto it by observation string.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -141,25 +142,34 @@ def _column_values(columns: np.ndarray, sentence_ptr: np.ndarray, offset: int, c
     starts = np.repeat(sentence_ptr[:-1], np.diff(sentence_ptr))
     ends = np.repeat(sentence_ptr[1:], np.diff(sentence_ptr))
     target = np.arange(n) + offset
-    values = columns[np.clip(target, 0, max(n - 1, 0)), column].astype(object)
+    values = np.empty(n, dtype=object)
+    values[:] = [str(v) for v in columns[np.clip(target, 0, max(n - 1, 0)), column].tolist()]
     before, after = target < starts, target >= ends
     values[before] = np.array([f"_x-{k}" if k <= 4 else "_x-#" for k in (starts - target)[before]], dtype=object)
     values[after] = np.array([f"_x+{k}" if k <= 4 else "_x+#" for k in (target - ends + 1)[after]], dtype=object)
     return values
 
 
-def _apply(item, columns: np.ndarray, sentence_ptr: np.ndarray) -> np.ndarray:
+def _map_unique(values: np.ndarray, function) -> np.ndarray:
+    """``function`` applied once per distinct value of an object array (a dict, no sort)."""
+    table = {v: function(v) for v in dict.fromkeys(values.tolist())}
+    out = np.empty(len(values), dtype=object)
+    out[:] = [table[v] for v in values.tolist()]
+    return out
+
+
+def _apply(item, columns: np.ndarray, sentence_ptr: np.ndarray, cache: dict) -> np.ndarray:
     kind, lower, offset, column, regex = item
-    values = _column_values(columns, sentence_ptr, offset, column)
-    if kind != "x":
-        unique, inverse = np.unique(values.astype(str), return_inverse=True)
-        if kind == "t":
-            mapped = np.array(["true" if regex.search(v) else "false" for v in unique], dtype=object)
-        else:
-            mapped = np.array([(m.group(0) if (m := regex.search(v)) else "") for v in unique], dtype=object)
-        values = mapped[inverse]
+    key = (offset, column)
+    if key not in cache:
+        cache[key] = _column_values(columns, sentence_ptr, offset, column)
+    values = cache[key]
+    if kind == "t":
+        values = _map_unique(values, lambda v: "true" if regex.search(v) else "false")
+    elif kind == "m":
+        values = _map_unique(values, lambda v: m.group(0) if (m := regex.search(v)) else "")
     if lower:
-        values = np.char.lower(values.astype(str)).astype(object)
+        values = _map_unique(values, str.lower)
     return values
 
 
@@ -172,12 +182,20 @@ def expand(templates: tuple[Template, ...], columns: np.ndarray, sentence_ptr: n
         raise ValueError(f"templates read column {need} but the tokens have {width} column(s) "
                          f"(labels excluded); fix the template or the data")
     out = np.empty((n, len(templates)), dtype=object)
+    cache: dict = {}
     for j, template in enumerate(templates):
         text = np.full(n, "", dtype=object)
         for item in template.items:
-            text = text + (item if isinstance(item, str) else _apply(item, columns, sentence_ptr))
+            text = text + (item if isinstance(item, str) else _apply(item, columns, sentence_ptr, cache))
         out[:, j] = text
     return out
+
+
+def _first_appearance(values) -> tuple[dict, np.ndarray]:
+    """``(index, ids)``: distinct values numbered in order of first appearance, and each value's id."""
+    index = dict(zip(dict.fromkeys(values), range(len(values))))
+    ids = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    return index, ids
 
 
 @dataclass(frozen=True)
@@ -220,25 +238,33 @@ class FeatureSpace:
     @classmethod
     def fit(cls, templates, columns: np.ndarray, sentence_ptr: np.ndarray, labels: np.ndarray) -> FeatureSpace:
         """Observations and labels in order of first appearance in the training data."""
-        strings = expand(templates, columns, sentence_ptr).ravel()
-        unique, first = np.unique(strings.astype(str), return_index=True)
-        observations = tuple(unique[np.argsort(first, kind="stable")].tolist())
-        unique_labels, first_label = np.unique(np.asarray(labels).astype(str), return_index=True)
-        label_names = tuple(unique_labels[np.argsort(first_label, kind="stable")].tolist())
-        return cls.from_observations(templates, label_names, observations)
+        return cls.fit_encode(templates, columns, sentence_ptr, labels)[0]
+
+    @classmethod
+    def fit_encode(cls, templates, columns: np.ndarray, sentence_ptr: np.ndarray,
+                   labels: np.ndarray) -> tuple[FeatureSpace, Sequences]:
+        """:meth:`fit` and :meth:`encode` of the same training data, the templates expanded once."""
+        strings = expand(templates, columns, sentence_ptr)
+        index, ids = _first_appearance(strings.ravel().tolist())
+        label_index, y = _first_appearance([str(v) for v in np.asarray(labels).tolist()])
+        space = cls.from_observations(templates, tuple(label_index), tuple(index))
+        space.__dict__["index"] = index  # the cached_property, already built
+        data = Sequences.build(space, ids.reshape(strings.shape), np.asarray(sentence_ptr, dtype=np.int64), y)
+        return space, data
 
     def encode(self, columns: np.ndarray, sentence_ptr: np.ndarray, labels=None) -> Sequences:
         """The compiled sequences; observations unseen in training are dropped (as Wapiti does)."""
         strings = expand(self.templates, columns, sentence_ptr)
         n = strings.shape[0]
-        ids = np.fromiter((self.index.get(s, -1) for s in strings.ravel()), dtype=np.int64,
+        index = self.index
+        ids = np.fromiter(map(index.get, strings.ravel().tolist(), itertools.repeat(-1)), dtype=np.int64,
                           count=strings.size).reshape(strings.shape)
         if labels is None:
             y = np.full(n, -1, dtype=np.int64)
         else:
             label_index = {name: i for i, name in enumerate(self.labels)}
-            labels = np.asarray(labels).astype(str)
-            unknown = sorted(set(labels.tolist()) - set(label_index))
+            labels = [str(v) for v in np.asarray(labels).tolist()]
+            unknown = sorted(set(labels) - set(label_index))
             if unknown:
                 raise ValueError(f"labels {unknown[:5]} were not seen in training; the model knows {list(self.labels)}")
             y = np.array([label_index[v] for v in labels], dtype=np.int64)

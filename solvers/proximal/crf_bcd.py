@@ -49,7 +49,8 @@ zero). Each outer iteration sweeps a *working set*: the blocks with a non-zero w
 violated optimality condition at the last exact gradient; then the exact gradient is recomputed by
 a full forward-backward pass (dense by default, ``crf_forward_backward.SPARSE_DEFAULT``).
 
-Stopping rule (KKT): stop when ``max_k kkt_k <= tol * rho1_max``, with
+Stopping rules: ``"small_decrease"`` with ``stop_eps`` set (``crf_problem.small_decrease``);
+KKT: stop when ``max_k kkt_k <= tol * rho1_max``, with
 ``kkt_k = |g_k + rho2 theta_k + rho1 sign(theta_k)|`` where ``theta_k != 0`` and
 ``(|g_k + rho2 theta_k| - rho1)_+`` where ``theta_k = 0`` (``g`` the exact gradient of ``l``), i.e.
 the distance of zero to the subdifferential of ``F``; ``rho1_max = ||grad l(0)||_inf`` makes
@@ -63,8 +64,8 @@ import numba
 import numpy as np
 
 from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, fill_potentials
-from solvers.proximal.crf_problem import (CRFFit, check_problem, full_gradient, kkt_max, objective_value, rho1_max,
-                                          start_point)
+from solvers.proximal.crf_problem import (CRFFit, check_problem, check_stop, full_gradient, kkt_max, objective_value,
+                                          rho1_max, small_decrease, start_point)
 
 SIGMA = 0.01
 MAX_HALVINGS = 30
@@ -580,14 +581,18 @@ def observation_offsets(data):
 
 
 def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=None, sparse=SPARSE_DEFAULT,
-              scale=None, inner=INNER_STEPS, chunk=4096):
+              scale=None, inner=INNER_STEPS, chunk=4096, stop_eps=None, stop_window=5):
     """Minimise ``F`` by blockwise coordinate descent; returns a :class:`~solvers.proximal.crf_problem.CRFFit`.
 
     ``scale`` (default ``rho1_max = ||grad l(0)||_inf``) sets the KKT tolerance ``tol * scale``;
     ``time_limit`` in seconds of wall time, checked every ``chunk`` blocks; ``inner``: Newton
-    steps per block and sweep; ``sparse``: the forward-backward of the exact-gradient passes.
+    steps per block and sweep; ``sparse``: the forward-backward of the exact-gradient passes;
+    ``stop_eps`` (None: off), ``stop_window``: also stop (``"small_decrease"``) when ``F`` fell by
+    less than ``stop_eps`` relatively over the last ``stop_window`` sweeps
+    (``crf_problem.small_decrease``, Wapiti's rule).
     """
     rho1, rho2 = check_problem(data, rho1, rho2)
+    check_stop(stop_eps, stop_window)
     if int(inner) < 1:
         raise ValueError(f"inner (Newton steps per block) must be >= 1, got {inner}")
     clock = time.perf_counter()
@@ -609,6 +614,9 @@ def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=N
         history.append((time.perf_counter() - clock, objective_value(loss, theta, rho1, rho2), violation))
         if violation <= tol * max(scale, 1e-300):
             status = "converged"
+            break
+        if small_decrease(history, stop_eps, stop_window):
+            status = "small_decrease"
             break
         if n_iter >= max_iter:
             break

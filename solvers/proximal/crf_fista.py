@@ -24,8 +24,8 @@ import time
 import numpy as np
 
 from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT
-from solvers.proximal.crf_problem import (CRFFit, check_problem, full_gradient, kkt_max, objective_value, rho1_max,
-                                          start_point)
+from solvers.proximal.crf_problem import (CRFFit, check_problem, check_stop, full_gradient, kkt_max, objective_value,
+                                          rho1_max, small_decrease, start_point)
 
 MAX_DOUBLINGS = 60
 
@@ -35,11 +35,15 @@ def _soft(v, threshold):
 
 
 def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, time_limit=None, sparse=SPARSE_DEFAULT,
-                scale=None, lipschitz=None):
+                scale=None, lipschitz=None, stop_eps=None, stop_window=5):
     """Minimise ``F`` by FISTA with backtracking and restarts; returns a
     :class:`~solvers.proximal.crf_problem.CRFFit`. ``lipschitz`` is the first guess of ``L``
-    (default: ``max_tokens_per_feature``-free estimate ``1``, corrected by the backtracking)."""
+    (default: ``max_tokens_per_feature``-free estimate ``1``, corrected by the backtracking);
+    ``stop_eps`` (None: off) and ``stop_window``: also stop (``"small_decrease"``) when ``F`` fell
+    by less than ``stop_eps`` relatively over the last ``stop_window`` iterations
+    (``crf_problem.small_decrease``, Wapiti's rule)."""
     rho1, rho2 = check_problem(data, rho1, rho2)
+    check_stop(stop_eps, stop_window)
     clock = time.perf_counter()
     theta = start_point(data, theta)
     if scale is None:
@@ -55,6 +59,9 @@ def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, time_limi
         history.append((time.perf_counter() - clock, value, violation))
         if violation <= tol * max(scale, 1e-300):
             status = "converged"
+            break
+        if small_decrease(history, stop_eps, stop_window):
+            status = "small_decrease"
             break
         if n_iter >= max_iter:
             break

@@ -241,10 +241,59 @@ def workspace(sentence_ptr, n_labels):
 
 
 @numba.njit(cache=True)
+def nonzero_blocks(theta, offsets, width, out):
+    """``out[o]``: does the block ``theta[offsets[o]:offsets[o] + width]`` hold a non-zero weight
+    (False where ``offsets[o] < 0``)."""
+    for o in range(len(offsets)):
+        off = offsets[o]
+        flag = False
+        if off >= 0:
+            for k in range(off, off + width):
+                if theta[k] != 0.0:
+                    flag = True
+                    break
+        out[o] = flag
+
+
+@numba.njit(cache=True)
+def fill_active_potentials(theta, n_labels, uni_ptr, uni_off, uni_obs, uni_active, bi_ptr, bi_off, bi_obs,
+                           bi_active, unary, pair):
+    """:func:`fill_potentials` skipping the blocks whose weights are all zero (``*_active[obs]``
+    False): they add nothing, and at a sparse point they are most of the bigram blocks."""
+    n = len(uni_ptr) - 1
+    yy = n_labels * n_labels
+    for i in range(n):
+        for y in range(n_labels):
+            unary[i, y] = 0.0
+        for d in range(yy):
+            pair[i, d] = 0.0
+        for k in range(uni_ptr[i], uni_ptr[i + 1]):
+            if not uni_active[uni_obs[k]]:
+                continue
+            off = uni_off[k]
+            for y in range(n_labels):
+                unary[i, y] += theta[off + y]
+        for k in range(bi_ptr[i], bi_ptr[i + 1]):
+            if not bi_active[bi_obs[k]]:
+                continue
+            off = bi_off[k]
+            for d in range(yy):
+                pair[i, d] += theta[off + d]
+
+
+@numba.njit(cache=True)
 def loss_gradient(theta, n_labels, sentence_ptr, y, uni_ptr, uni_off, bi_ptr, bi_off, unary, pair, grad,
                   sparse):
     """``l(D; theta)`` and, into ``grad`` (overwritten), its gradient; fills the potentials."""
     fill_potentials(theta, n_labels, uni_ptr, uni_off, bi_ptr, bi_off, unary, pair)
+    return loss_gradient_from_potentials(n_labels, sentence_ptr, y, uni_ptr, uni_off, bi_ptr, bi_off, unary, pair,
+                                         grad, sparse)
+
+
+@numba.njit(cache=True)
+def loss_gradient_from_potentials(n_labels, sentence_ptr, y, uni_ptr, uni_off, bi_ptr, bi_off, unary, pair, grad,
+                                  sparse):
+    """``l(D; theta)`` and its gradient (into ``grad``, overwritten) from filled potentials."""
     n_labels2 = n_labels * n_labels
     alpha, beta, scale, expo, eunary, nz_ptr, nz_index, nz_value, work, marg = workspace(sentence_ptr, n_labels)
     for k in range(len(grad)):
@@ -257,12 +306,14 @@ def loss_gradient(theta, n_labels, sentence_ptr, y, uni_ptr, uni_off, bi_ptr, bi
         if sparse:
             log_z = forward_sparse(unary, pair, start, stop, n_labels, alpha, scale, eunary, nz_ptr, nz_index,
                                    nz_value)
-            backward_sparse(stop - start, n_labels, scale, eunary, nz_ptr, nz_index, nz_value, beta, work)
         else:
             log_z = forward(unary, pair, start, stop, n_labels, alpha, scale, expo)
-            backward(stop - start, n_labels, scale, expo, beta)
         if log_z == np.inf:
             return np.inf  # callers reject such a point (line searches) before using the gradient
+        if sparse:
+            backward_sparse(stop - start, n_labels, scale, eunary, nz_ptr, nz_index, nz_value, beta, work)
+        else:
+            backward(stop - start, n_labels, scale, expo, beta)
         loss += log_z - gold_score(unary, pair, y, start, stop, n_labels)
         for i in range(start, stop):
             t = i - start
@@ -302,6 +353,11 @@ def token_marginals(unary, pair, sentence_ptr, n_labels, out):
         if stop == start:
             continue
         log_z[s] = forward(unary, pair, start, stop, n_labels, alpha, scale, expo)
+        if log_z[s] == np.inf:  # potentials beyond the floating-point range: no marginals
+            for i in range(start, stop):
+                for yy in range(n_labels):
+                    out[i, yy] = np.nan
+            continue
         backward(stop - start, n_labels, scale, expo, beta)
         for i in range(start, stop):
             for yy in range(n_labels):
@@ -352,6 +408,40 @@ def potentials(theta, data):
     fill_potentials(np.ascontiguousarray(theta, dtype=float), data.n_labels, data.uni_ptr, data.uni_off,
                     data.bi_ptr, data.bi_off, unary, pair)
     return unary, pair
+
+
+class LossGradient:
+    """``l(D; theta)`` and its gradient, evaluated repeatedly on one data set (an optimiser's
+    iterations): the potential arrays (``n_tokens x Y^2``) are allocated once, and blocks whose
+    weights are all zero are skipped when the potentials are filled (:func:`fill_active_potentials`)."""
+
+    def __init__(self, data, sparse: bool = SPARSE_DEFAULT):
+        if np.any(data.y < 0):
+            raise ValueError("the loss needs the labels of every token (y >= 0)")
+        self.data, self.sparse = data, bool(sparse)
+        n, n_labels = data.n_tokens, data.n_labels
+        self.unary = np.empty((n, n_labels))
+        self.pair = np.empty((n, n_labels * n_labels))
+        self.uni_block = np.full(data.n_observations, -1, dtype=np.int64)
+        self.bi_block = np.full(data.n_observations, -1, dtype=np.int64)
+        self.uni_block[data.uni_obs] = data.uni_off
+        self.bi_block[data.bi_obs] = data.bi_off
+        self.uni_active = np.zeros(data.n_observations, dtype=np.bool_)
+        self.bi_active = np.zeros(data.n_observations, dtype=np.bool_)
+
+    def __call__(self, theta, grad=None):
+        """``(loss, grad)``; ``grad`` (shape ``(n_params,)``, overwritten) is allocated when None."""
+        d = self.data
+        theta = np.ascontiguousarray(theta, dtype=float)
+        if grad is None:
+            grad = np.empty(d.n_params)
+        nonzero_blocks(theta, self.uni_block, d.n_labels, self.uni_active)
+        nonzero_blocks(theta, self.bi_block, d.n_labels * d.n_labels, self.bi_active)
+        fill_active_potentials(theta, d.n_labels, d.uni_ptr, d.uni_off, d.uni_obs, self.uni_active, d.bi_ptr,
+                               d.bi_off, d.bi_obs, self.bi_active, self.unary, self.pair)
+        loss = loss_gradient_from_potentials(d.n_labels, d.sentence_ptr, d.y, d.uni_ptr, d.uni_off, d.bi_ptr,
+                                             d.bi_off, self.unary, self.pair, grad, self.sparse)
+        return float(loss), grad
 
 
 def loss_and_gradient(theta, data, sparse: bool = SPARSE_DEFAULT):

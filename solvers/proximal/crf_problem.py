@@ -64,6 +64,23 @@ def start_point(data, theta) -> np.ndarray:
     return theta
 
 
+def check_stop(stop_eps, stop_window) -> None:
+    """Validate the relative-decrease rule's ``stop_eps`` (None: off) and ``stop_window``."""
+    if stop_eps is not None and not (stop_eps > 0 and int(stop_window) >= 1):
+        raise ValueError(f"stop_eps must be > 0 (or None) with stop_window >= 1, got stop_eps={stop_eps}, "
+                         f"stop_window={stop_window}")
+
+
+def small_decrease(history, stop_eps, stop_window) -> bool:
+    """The objective-window rule of Wapiti's l-bfgs (``-o`` / ``-e``, ``lbfgs.c``): the relative
+    decrease of ``F`` over the last ``stop_window`` outer iterations, ``(F_{k-w} - F_k) / |F_{k-w}|``, is below ``stop_eps``
+    (``history`` rows ``(seconds, F, kkt)``, one per iteration; never with ``stop_eps`` None)."""
+    if stop_eps is None or len(history) <= stop_window:
+        return False
+    before, now = history[-1 - stop_window][1], history[-1][1]
+    return (before - now) / max(abs(before), 1e-300) < stop_eps
+
+
 def full_gradient(theta, data, sparse=SPARSE_DEFAULT):
     """``(l(D; theta), grad l)`` by one forward-backward pass over every sentence."""
     return loss_and_gradient(theta, data, sparse)

@@ -1,4 +1,4 @@
-"""Numba forward-backward, Viterbi, BCD and FISTA against enumeration, the numpy criterion and each other."""
+"""Numba forward-backward, Viterbi, BCD, FISTA and OWL-QN against enumeration, the numpy criterion and each other."""
 import itertools
 
 import numpy as np
@@ -12,7 +12,8 @@ from solvers.proximal import crf_forward_backward as fb
 from solvers.proximal import crf_bcd
 from solvers.proximal.crf_bcd import solve_bcd
 from solvers.proximal.crf_fista import solve_fista
-from solvers.proximal.crf_path import crf_path
+from solvers.proximal import crf_owlqn
+from solvers.proximal.crf_owlqn import solve_owlqn
 from solvers.proximal.crf_problem import rho1_max
 
 TEMPLATES = "U:w=%x[0,0]\n*:t=%x[-1,1]\n*\nU:n=%x[1,0]"
@@ -165,14 +166,32 @@ def test_sparse_and_dense_bcd_agree():
     assert dense.objective == pytest.approx(sparse.objective, rel=1e-9)
 
 
-def test_path_starts_empty_and_grows():
+def test_rho1_max_is_where_the_solution_leaves_zero():
+    """At rho1 = rho1_max = ||grad l(0)||_inf, theta = 0 is optimal (every solver stops at once,
+    KKT holds); just below it the solution has a non-zero weight."""
     data = compiled(13, n_sentences=20, max_length=5)
-    fits = crf_path(data, rho2=0.1, n_rho=5, ratio=0.05, tol=1e-6, max_iter=2000)
-    assert fits[0].n_active == 0 and fits[0].rho1 == pytest.approx(rho1_max(data))
-    assert fits[-1].n_active > 0
-    assert all(f.status == "converged" for f in fits)
-    for fit in fits:
-        kkt_holds(fit.theta, data, fit.rho1, fit.rho2, tol=1e-5)
+    top = rho1_max(data)
+    for solve in (solve_owlqn, solve_bcd, solve_fista):
+        fit = solve(data, top, 0.1, tol=1e-9)
+        assert fit.status == "converged" and fit.n_active == 0 and fit.n_iter == 0
+    below = solve_owlqn(data, 0.9 * top, 0.1, tol=1e-9, max_iter=2000)
+    assert below.status == "converged" and below.n_active > 0
+    kkt_holds(below.theta, data, 0.9 * top, 0.1, tol=1e-5)
+
+
+def test_relative_decrease_rule_in_every_solver():
+    """Wapiti's -o/-e rule: status small_decrease exactly when F fell by less than stop_eps over the
+    last stop_window iterations (checked on the recorded history)."""
+    data = compiled(20, n_sentences=20, max_length=5)
+    rho1 = 0.05 * rho1_max(data)
+    for solve in (solve_owlqn, solve_bcd, solve_fista):
+        fit = solve(data, rho1, 0.05, tol=1e-14, stop_eps=1e-3, stop_window=2, max_iter=10000)
+        values = [h[1] for h in fit.history]
+        assert fit.status == "small_decrease"
+        assert (values[-3] - values[-1]) / values[-3] < 1e-3
+        assert all((a - b) / a >= 1e-3 for a, b in zip(values[:-3], values[2:-1]))
+        with pytest.raises(ValueError, match="stop_eps"):
+            solve(data, rho1, 0.05, stop_eps=0.0)
 
 
 def test_bad_penalties_are_rejected():
@@ -181,8 +200,6 @@ def test_bad_penalties_are_rejected():
         solve_bcd(data, -1.0, 0.1)
     with pytest.raises(ValueError, match="rho2"):
         solve_fista(data, 0.1, np.nan)
-    with pytest.raises(ValueError, match="solver"):
-        crf_path(data, 0.1, solver="sgd")
 
 
 def test_points_beyond_floating_point_give_an_infinite_loss():
@@ -202,3 +219,114 @@ def test_warm_start_of_the_wrong_shape_is_refused():
         solve_bcd(data, 0.1, 0.1, theta=np.zeros(data.n_params + 1))
     with pytest.raises(ValueError, match="warm start"):
         solve_fista(data, 0.1, 0.1, theta=np.full(data.n_params, np.nan))
+
+
+# ---------------------------------------------------------------- OWL-QN (Andrew & Gao 2007)
+
+@pytest.mark.parametrize("seed", [11, 15])
+def test_owlqn_reaches_the_optimum_of_bcd_and_fista(seed):
+    """Three algorithms, one minimiser: same F to 1e-9, same support, KKT of the numpy criterion."""
+    data = compiled(seed, n_sentences=30, max_length=6)
+    rho1, rho2 = 0.15 * rho1_max(data), 0.1
+    owlqn = solve_owlqn(data, rho1, rho2, tol=1e-10, max_iter=5000)
+    bcd = solve_bcd(data, rho1, rho2, tol=1e-10, max_iter=2000)
+    fista = solve_fista(data, rho1, rho2, tol=1e-10, max_iter=20000)
+    assert owlqn.status == "converged"
+    assert owlqn.objective == pytest.approx(bcd.objective, rel=1e-9)
+    assert owlqn.objective == pytest.approx(fista.objective, rel=1e-9)
+    assert np.array_equal(owlqn.theta != 0, bcd.theta != 0)
+    assert 0 < owlqn.n_active < data.n_params
+    assert owlqn.objective == pytest.approx(criterion.objective(owlqn.theta, data, rho1, rho2), rel=1e-12)
+    kkt_holds(owlqn.theta, data, rho1, rho2, tol=1e-6)
+    # the reported KKT measure is the distance of 0 to the subdifferential, from the numpy gradient
+    violation = criterion.kkt_violation(owlqn.theta, criterion.gradient(owlqn.theta, data), rho1, rho2).max()
+    assert owlqn.kkt == pytest.approx(violation, abs=1e-9)
+
+
+def test_owlqn_decreases_F_at_every_iteration():
+    data = compiled(16, n_sentences=25, max_length=6)
+    rho1 = 0.05 * rho1_max(data)
+    fit = solve_owlqn(data, rho1, 0.01, tol=1e-9, max_iter=5000)
+    values = [h[1] for h in fit.history]
+    assert fit.status == "converged" and len(values) > 10
+    # strictly, up to the rounding of F (steps certified by convexity near the optimum)
+    assert all(b <= a + 1e-13 * abs(a) for a, b in zip(values, values[1:])), "every step must decrease F"
+    assert values[-1] < values[len(values) // 2] < values[0]
+
+
+def test_owlqn_without_l1_is_lbfgs_to_the_smooth_optimum():
+    """rho1 = 0: the smooth problem; its gradient vanishes at the answer (numpy criterion), which
+    FISTA (plain accelerated gradient at rho1 = 0) reaches too."""
+    data = compiled(17, n_sentences=20, max_length=5)
+    fit = solve_owlqn(data, 0.0, 0.5, tol=1e-10, max_iter=5000)
+    grad = criterion.gradient(fit.theta, data) + 0.5 * fit.theta
+    assert fit.status == "converged"
+    assert np.abs(grad).max() <= 1e-7
+    fista = solve_fista(data, 0.0, 0.5, tol=1e-10, max_iter=20000, scale=1.0)
+    assert fit.objective == pytest.approx(fista.objective, rel=1e-12)
+    np.testing.assert_allclose(fit.theta, fista.theta, atol=1e-7)
+
+
+def test_orthant_step_keeps_signs_and_zeroes_the_crossings():
+    """pi(theta + a d; xi): a coordinate keeps the sign of theta (of -pg where theta = 0) or is 0."""
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=400) * (rng.random(400) < 0.5)
+    pg = rng.normal(size=400)
+    direction = rng.normal(size=400) * 3
+    out = np.empty(400)
+    slope, l1, l2 = crf_owlqn.orthant_step(theta, pg, direction, 1.0, out)
+    orthant = np.where(theta != 0, np.sign(theta), np.sign(-pg))
+    assert np.all(out * orthant >= 0)
+    free = (theta + direction) * orthant > 0
+    np.testing.assert_array_equal(out[free], (theta + direction)[free])
+    assert np.all(out[~free] == 0) and np.any(~free & (theta != 0))
+    assert slope == pytest.approx(pg @ (out - theta)) and l1 == pytest.approx(np.abs(out).sum())
+    assert l2 == pytest.approx(out @ out)
+
+
+def test_pseudo_gradient_is_the_minimum_norm_subgradient():
+    """|pg_k| = distance of 0 to the subdifferential of g_k theta_k + rho1 |theta_k| (checked on a
+    grid of subgradients), with the sign of that nearest subgradient."""
+    rng = np.random.default_rng(4)
+    theta = np.concatenate([rng.normal(size=50), np.zeros(50)])
+    grad = rng.normal(size=100) * 2
+    pg = np.empty(100)
+    largest = crf_owlqn.pseudo_gradient(theta, grad - 0.3 * theta, 1.0, 0.3, pg)
+    for k in range(100):
+        sub = grad[k] + (np.array([np.sign(theta[k])]) if theta[k] else np.linspace(-1, 1, 20001))
+        nearest = sub[np.argmin(np.abs(sub))]
+        assert pg[k] == pytest.approx(nearest, abs=1e-4)
+    assert largest == pytest.approx(np.abs(pg).max())
+
+
+def test_owlqn_stopping_rules_and_bad_input():
+    data = compiled(18, n_sentences=20, max_length=5)
+    rho1 = 0.1 * rho1_max(data)
+    loose = solve_owlqn(data, rho1, 0.05, tol=1e-12, stop_eps=1e-2, stop_window=3)
+    assert loose.status == "small_decrease"
+    values = [h[1] for h in loose.history]
+    assert (values[-4] - values[-1]) / values[-4] < 1e-2
+    assert solve_owlqn(data, rho1, 0.05, tol=1e-12, max_iter=3).status == "max_iter"
+    warm = solve_owlqn(data, rho1, 0.05, theta=loose.theta, tol=1e-8)
+    assert warm.status == "converged" and warm.history[0][1] == pytest.approx(loose.objective, rel=1e-12)
+    with pytest.raises(ValueError, match="memory"):
+        solve_owlqn(data, rho1, 0.05, memory=0)
+    with pytest.raises(ValueError, match="stop_eps"):
+        solve_owlqn(data, rho1, 0.05, stop_eps=-1.0)
+    with pytest.raises(ValueError, match="rho1"):
+        solve_owlqn(data, -1.0, 0.05)
+
+
+def test_loss_gradient_evaluator_skips_zero_blocks_exactly():
+    """The reusable evaluator (zero blocks skipped in the potentials) equals the plain pass, on
+    sparse and dense points, called repeatedly on its own buffers."""
+    data = compiled(19, n_sentences=10, max_length=6)
+    evaluate = fb.LossGradient(data)
+    grad = np.empty(data.n_params)
+    for density in (0.0, 0.05, 0.3, 1.0):
+        theta = sparse_theta(data, 19, density)
+        loss, out = evaluate(theta, grad)
+        ref_loss, ref_grad = fb.loss_and_gradient(theta, data)
+        assert out is grad and loss == pytest.approx(ref_loss, rel=1e-13)
+        np.testing.assert_allclose(out, ref_grad, atol=1e-12)
+        assert loss == pytest.approx(criterion.negative_log_likelihood(theta, data), rel=1e-12)
