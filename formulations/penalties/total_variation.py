@@ -142,9 +142,19 @@ class Binarsity(Penalty):
         shape = X_binary.shape
         if len(shape) != 2 or shape[1] != sizes.sum() or shape[0] == 0:
             raise ValueError(f"X_binary must be (n, sum(block_sizes)) = (n >= 1, {sizes.sum()}), got {shape}")
-        n, d = shape
+        return cls.from_column_sums(X_binary.sum(axis=0), shape[0], sizes, strength)
+
+    @classmethod
+    def from_column_sums(cls, column_sums: Any, n: int, block_sizes: Any, strength: float = 1.0) -> "Binarsity":
+        """The weights of :meth:`from_data` from the column sums of the one-hot design and its
+        number of rows ``n`` (all the data they depend on: a distributed design sends only these)."""
+        sizes = np.asarray(block_sizes, dtype=np.int64)
+        col_share = np.asarray(column_sums, dtype=np.float64).ravel() / n
+        if col_share.size != sizes.sum() or n < 1:
+            raise ValueError(f"column_sums must have sum(block_sizes) = {sizes.sum()} entries and n >= 1, got "
+                             f"{col_share.size} entries and n = {n}")
+        d = col_share.size
         strength = check_scalar(strength, "strength")
-        col_share = np.asarray(X_binary.sum(axis=0), dtype=np.float64).ravel() / n
         starts = np.concatenate([[0], np.cumsum(sizes)])
         # pi_{j,k} for k = 1..d_j - 1: share of ones in columns k..d_j - 1 of block j (reverse cumsum)
         tails = [np.cumsum(col_share[a:b][::-1])[::-1][1:] for a, b in zip(starts[:-1], starts[1:])]

@@ -79,8 +79,17 @@ def binarsity_logistic_path(X_onehot: Any, y: Any, block_sizes: Any, *, strength
     decreasing strength order, and the unit-strength penalty ``base`` (``base.scaled(s)`` is the
     penalty of strength ``s``).
     """
-    loss = Logistic(X_onehot, y)
-    base = Binarsity.from_data(loss.X, block_sizes)
+    return binarsity_path(Logistic(X_onehot, y), block_sizes, strength=strength, n_strengths=n_strengths, tol=tol,
+                          max_iter=max_iter, blas_threads=blas_threads)
+
+
+def binarsity_path(loss: Any, block_sizes: Any, *, strength: float = 1.0, n_strengths: int = 10,
+                   tol: float = PATH_TOL, max_iter: int = PATH_MAX_ITER,
+                   blas_threads: int | None = 1) -> tuple[list[PathPoint], Binarsity]:
+    """:func:`binarsity_logistic_path` for a loss already bound to its design: a
+    :class:`formulations.losses.Logistic` or a :class:`solvers.proximal.distributed.DaskLogistic`
+    (the weights need only its ``column_sums`` and ``n``)."""
+    base = Binarsity.from_column_sums(loss.column_sums, loss.n, block_sizes)
     grid = strength_grid(lambda_max(loss, base.scaled), float(strength), n_strengths)
     points = regularisation_path(loss, base.scaled, grid, working_set=False, tol=tol, max_iter=max_iter,
                                  blas_threads=blas_threads)
