@@ -25,8 +25,10 @@ Equal verified accuracy: the L1 problem is the peers' own, so every L1 solution 
 peers') is certified the same way, by the relative duality gap at its own point (the dual
 candidate built from its gradient, :func:`solvers.proximal.common.duality_gap`); each peer is run
 with tolerances 1e-2, 1e-3, ... until its certified gap is at most ``--accuracy`` and the time
-of that run is reported (``tol`` column). Ratios are to ``l1_fista`` of the same ``n`` in the
-same run, on CPU time (``ratio`` column).
+of that run is reported (``tol`` column); at the next ``n`` the sweep starts from the tolerance
+that sufficed (``--saga-tol`` / ``--skglm-tol`` set the first one). The ``ratio`` column is the
+CPU time over that of ``--reference`` (default ``binarsity``: the slides' estimator) for the same
+``n`` in the same run; ``l1_fista`` vs ``saga`` / ``skglm`` is the same-problem comparison.
 
 Run (one core each): ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=. python
 benchmarks/scale_relaxed.py --sizes 1e5 1e6 1e7 --peers /work/peers/skglm``.
@@ -211,6 +213,11 @@ def main() -> None:
     parser.add_argument("--peers", default=None, help="folder holding skglm (pip install --target)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per child process")
     parser.add_argument("--max-path-n", type=float, default=1e6, help="largest n for binarsity_path and estimator")
+    parser.add_argument("--reference", default="binarsity", help="method whose CPU time the ratios divide by")
+    parser.add_argument("--saga-tol", type=float, default=None, choices=PEER_TOLS,
+                        help="first tolerance of saga's sweep (default 1e-2)")
+    parser.add_argument("--skglm-tol", type=float, default=None, choices=PEER_TOLS,
+                        help="first tolerance of skglm's sweep (default 1e-2)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -222,6 +229,7 @@ def main() -> None:
     header = (f"{'n':>9} {'method':<15} {'penalty':<9} {'tol':>7} {'time s':>8} {'ratio':>6} {'iters':>6} "
               f"{'cert gap':>9} {'objective':>12} {'used':>5} {'data GB':>7} {'peak GB':>7} {'cpu s':>8}  load")
     print(header)
+    first_tol = {method: tol for method, tol in (("saga", args.saga_tol), ("skglm", args.skglm_tol)) if tol}
     for n in (int(s) for s in args.sizes):
         rows = []
         for method in args.methods:
@@ -229,15 +237,17 @@ def main() -> None:
                 continue
             if method in ("saga", "skglm"):
                 row = None
-                for tol in PEER_TOLS:
+                for tol in PEER_TOLS[PEER_TOLS.index(first_tol.get(method, PEER_TOLS[0])):]:
                     row = _run_child(args, method, n, tol)
                     if "error" in row or row["gap"] <= args.accuracy:
                         break
+                if "error" not in row:
+                    first_tol[method] = row["tol"]  # larger n: start the sweep where this one ended
             else:
                 row = _run_child(args, method, n, args.tol)
                 row["tol"] = args.accuracy
             rows.append(row)
-            reference = next((r["cpu"] for r in rows if r["method"] == "l1_fista" and "cpu" in r), None)
+            reference = next((r["cpu"] for r in rows if r["method"] == args.reference and "cpu" in r), None)
             if "error" in row:
                 print(f"{n:>9} {method:<15} {'':<9} {'':>7} {'-':>8} {'':>6} {'':>6} {'':>9} {'':>12} {'':>5} "
                       f"{'':>7} {'':>7} {'':>8}  {row['load']}  ({row['error']})", flush=True)

@@ -158,8 +158,13 @@ class BinarsityLogisticClassifier(LinearClassifierMixin, BaseEstimator):
         return self
 
     def _onehot(self, frame: pd.DataFrame) -> sp.csr_matrix:
-        return onehot_matrix(self.binner_.codes(frame), [b.start for b in self.binner_.blocks_],
-                             self.binner_.n_bins_out)
+        """CSR one-hot design of ``frame``; the bin codes are gathered column by column into one
+        int32 matrix (not the binner's int64 one: 10^7 x 24 codes take 0.96 GB instead of 1.9)."""
+        frame = self.binner_._check_frame(frame)
+        codes = np.empty((len(frame), len(self.binner_.variables_)), dtype=np.int32)
+        for j, var in enumerate(self.binner_.variables_):
+            codes[:, j] = var.codes(frame[var.name].to_numpy(), unknown_category=self.binner_.unknown_category)
+        return onehot_matrix(codes, [b.start for b in self.binner_.blocks_], self.binner_.n_bins_out)
 
     def _round(self) -> None:
         """Integer card: one scale for all blocks (the widest block spans ``max_points``), rounded,
