@@ -199,21 +199,32 @@ class OrderedBins:
         self.n_bins = int(n_bins)
 
     @staticmethod
-    def _numeric(X: Any) -> np.ndarray:
-        try:
-            arr = np.asarray(X, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError("OrderedBins bins numeric columns only; bin categorical columns with "
-                            "milpscore.binning.OrderedBinner (FusedScoreClassifier does)") from None
+    def _numeric(X: Any) -> Any:
+        """``X`` as a 2-D float array, or as a CSC matrix when sparse (binned one column at a time,
+        never densified as a whole)."""
+        if sp.issparse(X):
+            arr = sp.csc_matrix(X, dtype=np.float64)
+            finite = np.isfinite(arr.data).all()
+        else:
+            try:
+                arr = np.asarray(X, dtype=float)
+            except (TypeError, ValueError):
+                raise TypeError("OrderedBins bins numeric columns only; bin categorical columns with "
+                                "milpscore.binning.OrderedBinner (FusedScoreClassifier does)") from None
+            finite = arr.ndim != 2 or np.isfinite(arr).all()
         if arr.ndim != 2 or arr.shape[1] == 0:
             raise ValueError(f"X must be a 2-D matrix with at least one column, got shape {arr.shape}")
-        if not np.isfinite(arr).all():
+        if not finite:
             raise ValueError("X contains NaN or inf; impute or drop those entries before binning")
         return arr
 
+    @staticmethod
+    def _column(arr: Any, j: int) -> np.ndarray:
+        return arr[:, [j]].toarray().ravel() if sp.issparse(arr) else arr[:, j]
+
     def fit(self, X: Any, y: Any = None) -> "OrderedBins":
         arr = self._numeric(X)
-        self.cuts_ = tuple(cut_points(arr[:, j], self.n_bins - 1) for j in range(arr.shape[1]))
+        self.cuts_ = tuple(cut_points(self._column(arr, j), self.n_bins - 1) for j in range(arr.shape[1]))
         self.blocks_ = as_blocks([c.size + 1 for c in self.cuts_])
         return self
 
@@ -222,7 +233,8 @@ class OrderedBins:
         arr = self._numeric(X)
         if arr.shape[1] != len(self.cuts_):
             raise ValueError(f"X has {arr.shape[1]} columns, the bins were fitted on {len(self.cuts_)}")
-        return np.column_stack([np.searchsorted(c, arr[:, j], side="right") for j, c in enumerate(self.cuts_)])
+        return np.column_stack([np.searchsorted(c, self._column(arr, j), side="right")
+                                for j, c in enumerate(self.cuts_)])
 
     def transform(self, X: Any) -> sp.csr_matrix:
         codes = self.codes(X)

@@ -32,15 +32,20 @@ DualPoint = tuple[np.ndarray, Callable[[float], float]]
 
 
 def _design(X: Any) -> Any:
+    """``X`` as a CSR float64 matrix (sparse input; kept as is, not copied, when it already is
+    one) or a float64 array; ValueError for a non-2-D, empty or non-finite design."""
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        if not (isinstance(X, sp.csr_matrix) and X.dtype == np.float64):
+            X = sp.csr_matrix(X, dtype=np.float64)
+        if not np.isfinite(X.data.sum()) and not np.all(np.isfinite(X.data)):
+            raise ValueError("X contains NaN or infinite values; impute or drop them first")
     else:
         X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D (n_samples, n_features) array, got shape {X.shape}")
     if X.shape[0] == 0:
         raise ValueError("X has no samples; pass at least one row")
-    if not sp.issparse(X) and not np.all(np.isfinite(X)):
+    if not sp.issparse(X) and not np.isfinite(X.sum()) and not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinite values; impute or drop them first")
     return X
 

@@ -42,6 +42,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from formulations.bins import cut_points, supervised_cut_points
@@ -87,6 +88,39 @@ def _check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
         raise ValueError(f"{name} must be {' or '.join(map(repr, choices))}, got {value!r}")
 
 
+class _Columns:
+    """The output columns of :meth:`ThresholdBinarizer.transform`, filled by ``out[:, k] = values``:
+    one dense array, or (``sparse``) the non-zeros of each column kept as they come."""
+
+    def __init__(self, n: int, m: int, sparse: bool):
+        self.n, self.m, self.sparse = n, m, sparse
+        self.dense = None if sparse else np.zeros((n, m))
+        self.parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def __setitem__(self, key: tuple, values: Any) -> None:
+        k = key[1]
+        if not self.sparse:
+            self.dense[:, k] = values
+            return
+        values = np.broadcast_to(np.asarray(values, dtype=float), (self.n,))
+        rows = np.flatnonzero(values)
+        self.parts[k] = (rows, values[rows])
+
+    def frame(self, columns: Any, index: Any) -> pd.DataFrame:
+        if not self.sparse:
+            return pd.DataFrame(self.dense, columns=columns, index=index)
+        ks = range(self.m)
+        rows = [self.parts.get(k, (np.zeros(0, np.int64), np.zeros(0)))[0] for k in ks]
+        vals = [self.parts.get(k, (np.zeros(0, np.int64), np.zeros(0)))[1] for k in ks]
+        indptr = np.concatenate([[0], np.cumsum([r.size for r in rows])])
+        matrix = sp.csc_matrix((np.concatenate(vals) if vals else np.zeros(0),
+                                np.concatenate(rows) if rows else np.zeros(0, np.int64), indptr),
+                               shape=(self.n, self.m))
+        out = pd.DataFrame.sparse.from_spmatrix(matrix, columns=columns)
+        out.index = index
+        return out
+
+
 class ThresholdBinarizer(TransformerMixin, BaseEstimator):
     """Turn each column of a mixed table into 0/1 indicators (module docstring: the rules).
 
@@ -119,12 +153,16 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         column: each gets an indicator where it occurs and is kept out of the thresholds.
     categorical : sequence of column names
         Numeric columns to treat as categories (codes such as a region number).
+    sparse_output : bool
+        ``transform`` returns the same DataFrame with pandas sparse columns (fill value 0), built
+        column by column without a dense ``n x rules`` array (the same values; every estimator and
+        ``compare`` take it). A scipy.sparse input ``X`` is read one column at a time.
     """
 
     def __init__(self, max_cuts: int = 3, handle_unknown: str = "error", thresholds: str = "quantile",
                  max_categories: int | None = 10, missing: str = "error",
                  special_values: Sequence[float] | Mapping[str, Sequence[float]] = (),
-                 categorical: Sequence[str] = ()):
+                 categorical: Sequence[str] = (), sparse_output: bool = False):
         self.max_cuts = max_cuts
         self.handle_unknown = handle_unknown
         self.thresholds = thresholds
@@ -132,11 +170,15 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         self.missing = missing
         self.special_values = special_values
         self.categorical = categorical
+        self.sparse_output = sparse_output
 
     # ------------------------------------------------------------------------ checks
     @staticmethod
     def _frame(X: Any) -> pd.DataFrame:
-        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+        if sp.issparse(X):  # sparse columns: each is densified alone when it is read
+            frame = pd.DataFrame.sparse.from_spmatrix(sp.csc_matrix(X))
+        else:
+            frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
         frame = frame.set_axis([str(c) for c in frame.columns], axis=1)  # a copy: the caller's frame is untouched
         if frame.columns.duplicated().any():
             raise ValueError(f"column names repeat: {sorted(set(frame.columns[frame.columns.duplicated()]))}; "
@@ -365,7 +407,7 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         if missing_cols:
             raise ValueError(f"columns {missing_cols[:5]} seen in fit are missing from X")
         specials = self._specials(list(self.feature_names_in_))
-        out = np.zeros((len(frame), len(self.rules_)))
+        out = _Columns(len(frame), len(self.rules_), bool(self.sparse_output))
         by_col: dict[str, list[int]] = {}
         for k, (col, _, _) in enumerate(self.rules_):
             by_col.setdefault(col, []).append(k)
@@ -405,4 +447,4 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
                     out[:, k] = v == t
                 else:  # missing
                     out[:, k] = missing
-        return pd.DataFrame(out, columns=self.get_feature_names_out(), index=frame.index)
+        return out.frame(self.get_feature_names_out(), frame.index)

@@ -150,9 +150,12 @@ def _category_order(series: pd.Series, given: Sequence | None, name: str) -> tup
 
 
 def _as_frame(X: Any, name: str = "X") -> pd.DataFrame:
-    if sp.issparse(X):
-        raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array or a "
-                        "DataFrame of raw values (the binner builds the one-hot matrix itself)")
+    if sp.issparse(X):  # columns stay sparse: each is densified alone when it is binned (n values)
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+        if X.dtype.kind == "c":
+            raise ValueError(f"{name} holds complex numbers: Complex data not supported; pass real values")
+        return pd.DataFrame.sparse.from_spmatrix(sp.csc_matrix(X), columns=[f"x{j}" for j in range(X.shape[1])])
     if isinstance(X, pd.Series):
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
@@ -164,6 +167,19 @@ def _as_frame(X: Any, name: str = "X") -> pd.DataFrame:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}; "
                          "Reshape your data: X.reshape(-1, 1) for a single feature")
     return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+
+
+def onehot_matrix(codes: np.ndarray, offsets: Any, n_columns: int) -> sp.csr_matrix:
+    """CSR one-hot matrix ``(n, n_columns)`` of bin codes ``(n, p)``: row ``i`` has a 1 in column
+    ``offsets[j] + codes[i, j]`` of each block ``j``. Built in place from its three arrays (no COO
+    intermediate), with int32 indices whenever ``n * p`` and ``n_columns`` fit (half the memory of
+    int64: 10^7 rows x 24 blocks is 2.4e8 non-zeros)."""
+    codes = np.asarray(codes)
+    n, p = codes.shape
+    index = np.int32 if max(n * p, n_columns) < np.iinfo(np.int32).max else np.int64
+    cols = np.asarray(offsets, dtype=index)[None, :] + codes.astype(index, copy=False)
+    indptr = np.arange(0, n * p + 1, p, dtype=index) if p else np.zeros(n + 1, dtype=index)
+    return sp.csr_matrix((np.ones(n * p), cols.reshape(-1), indptr), shape=(n, n_columns))
 
 
 class OrderedBinner(TransformerMixin, BaseEstimator):
@@ -256,12 +272,7 @@ class OrderedBinner(TransformerMixin, BaseEstimator):
 
     def transform(self, X: Any) -> sp.csr_matrix:
         """Ordered one-hot matrix ``(n, sum_j d_j)`` (CSR, exactly one 1 per variable per row)."""
-        codes = self.codes(X)
-        n, p = codes.shape
-        offsets = np.array([b.start for b in self.blocks_], dtype=np.int64)
-        cols = (codes + offsets[None, :]).reshape(-1)
-        indptr = np.arange(0, n * p + 1, p, dtype=np.int64)
-        return sp.csr_matrix((np.ones(n * p), cols, indptr), shape=(n, self.n_bins_out))
+        return onehot_matrix(self.codes(X), [b.start for b in self.blocks_], self.n_bins_out)
 
     @property
     def n_bins_out(self) -> int:

@@ -128,6 +128,7 @@ def _check_arguments(formulations: Sequence[str], methods: Sequence[str] | None,
 
 def _split(X: Any, y_pm1: np.ndarray, test_size: float | None, seed: int):
     import pandas as pd
+    import scipy.sparse as sp
     from sklearn.model_selection import train_test_split
 
     n = y_pm1.shape[0]
@@ -138,7 +139,11 @@ def _split(X: Any, y_pm1: np.ndarray, test_size: float | None, seed: int):
         train, test = train_test_split(np.arange(n), test_size=test_size, random_state=seed, stratify=y_pm1)
     else:
         train, test = np.arange(n), None
-    take = (lambda idx: X.iloc[idx]) if isinstance(X, pd.DataFrame) else (lambda idx: np.asarray(X)[idx])
+    if sp.issparse(X):  # rows of a sparse table stay sparse (CSR row slicing)
+        X = sp.csr_matrix(X)
+        take = (lambda idx: X[idx])
+    else:
+        take = (lambda idx: X.iloc[idx]) if isinstance(X, pd.DataFrame) else (lambda idx: np.asarray(X)[idx])
     return take(train), y_pm1[train], (None if test is None else take(test)), (None if test is None else y_pm1[test])
 
 

@@ -1,8 +1,16 @@
-"""Input validation and label normalisation: numpy / pandas in, clear errors out.
+"""Input validation and label normalisation: numpy / pandas / scipy.sparse in, clear errors out.
 
 Every estimator and the CLI pass their inputs through :func:`validate_features` and
 :func:`encode_labels`, so the same mistakes get the same messages everywhere: the offending
 column or argument is named, and the fix is suggested.
+
+Sparse tables (scipy.sparse CSR / CSC / COO matrices and arrays, DataFrames of pandas sparse
+columns) are checked on their stored values only (finite, within ``MAX_ABS_VALUE``). The exact
+programs read dense rows, so :func:`validate_features` then densifies them -- never silently: a
+:class:`DensifiedWarning` names the size, and a dense copy larger than the memory budget
+(``memory_limit`` MiB, default half of the memory available) is refused before it is allocated,
+with the fix. The relaxed estimator built for large sparse tables,
+:class:`milpscore.estimators.BinarsityLogisticClassifier`, never densifies.
 """
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
 
 from formulations.validation import MAX_ABS_VALUE
@@ -44,14 +53,22 @@ def feature_names(X: Any, n_features: int) -> list[str]:
 
 
 def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
-                      columns: Sequence[str] | None = None, owner: str = "the model") -> np.ndarray:
+                      columns: Sequence[str] | None = None, owner: str = "the model",
+                      memory_limit: float | None = None) -> np.ndarray:
     """Return ``X`` as a 2-D float array after checking dtype, shape and finiteness.
+
+    A sparse ``X`` (scipy.sparse, or a DataFrame with pandas sparse columns) is checked on its
+    stored values, then densified with a :class:`DensifiedWarning` when the dense copy fits in
+    ``memory_limit`` MiB (None: half of the memory available now); otherwise a ``MemoryError``
+    names the size, the budget and the fix, before anything is allocated.
 
     Raises
     ------
     TypeError
         for a non-numeric column (named; suggests :class:`milpscore.binarize.ThresholdBinarizer`
         or one-hot encoding).
+    MemoryError
+        for a sparse ``X`` whose dense copy exceeds the memory budget.
     ValueError
         for NaN / inf or ``|x| > formulations.validation.MAX_ABS_VALUE`` (column named, with the
         number of bad rows; the same limit at fit and at predict), repeated column names, a 1-D
@@ -59,10 +76,6 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
     """
     if X is None:
         raise ValueError(f"{name} is None; pass a 2-D array or DataFrame of features")
-    if hasattr(X, "tocsr") or hasattr(X, "sparse"):
-        if hasattr(X, "tocsr"):
-            raise TypeError(f"A sparse matrix was passed as {name}, but dense data is required. "
-                            "Use '.toarray()' to convert to a dense numpy array.")
     if isinstance(X, pd.Series):
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
@@ -85,7 +98,10 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
                                  + (f"; it has {extra[:5]} instead (renamed?)" if extra else ""))
             X = X.set_axis(cols, axis=1)[list(columns)]  # the same columns in another order: aligned by name
             cols = list(columns)
-        arr = X.to_numpy(dtype=float)
+        arr = _densified(X, name, owner, memory_limit) if is_sparse(X) else X.to_numpy(dtype=float)
+    elif sp.issparse(X):
+        cols = None
+        arr = _densified(X, name, owner, memory_limit)
     else:
         cols = None
         arr = np.asarray(X)
@@ -129,6 +145,71 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
                          "the solvers cannot resolve one point and scores overflow): rescale the column (e.g. to "
                          "thousands) or binarise it")
     return arr
+
+
+class DensifiedWarning(UserWarning):
+    """A sparse table was turned into a dense array because the step that reads it needs dense rows."""
+
+
+def is_sparse(X: Any) -> bool:
+    """True for a scipy.sparse matrix / array or a DataFrame holding pandas sparse columns."""
+    if sp.issparse(X):
+        return True
+    return isinstance(X, pd.DataFrame) and any(isinstance(dt, pd.SparseDtype) for dt in X.dtypes)
+
+
+def as_sparse(X: Any, name: str = "X") -> sp.csr_matrix:
+    """A sparse table (:func:`is_sparse`) as a CSR float64 matrix, without a dense intermediate
+    (a DataFrame mixing sparse and dense columns converts its dense columns only)."""
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported in {name}; pass real numbers")
+        return sp.csr_matrix(X, dtype=np.float64)
+    columns = []
+    for col in X.columns:
+        series = X[col]
+        array = series.array
+        if isinstance(series.dtype, pd.SparseDtype) and array.fill_value == 0:
+            stored = np.asarray(array.sp_values, dtype=np.float64)
+            rows = np.asarray(array.sp_index.indices)
+            columns.append(sp.csc_matrix((stored, rows, [0, stored.size]), shape=(len(series), 1)))
+        else:  # a dense column (or a sparse one filled with a non-zero value): stored as it is
+            columns.append(sp.csc_matrix(series.to_numpy(dtype=float).reshape(-1, 1)))
+    return sp.hstack(columns, format="csr", dtype=np.float64) if columns else sp.csr_matrix((len(X), 0))
+
+
+def memory_budget(memory_limit: float | None) -> int:
+    """Bytes one step may allocate: ``memory_limit`` MiB, or half of the memory available now
+    (the default budget of :class:`solvers.limits.Limits`)."""
+    if memory_limit is not None:
+        return int(float(memory_limit) * 2**20)
+    from solvers.limits import MEMORY_SHARE, available_memory
+
+    return int(MEMORY_SHARE * available_memory())
+
+
+def _densified(X: Any, name: str, owner: str, memory_limit: float | None) -> np.ndarray:
+    """Dense float64 copy of a sparse table, its stored values checked first; warns, and refuses a
+    copy over the memory budget."""
+    matrix = as_sparse(X, name)
+    stored = matrix.data
+    if stored.size and not np.all(np.isfinite(stored)):
+        j = int(matrix.indices[np.flatnonzero(~np.isfinite(stored))[0]])
+        raise ValueError(f"{name} column x{j} contains NaN or inf among its stored values; drop or impute them")
+    n, p = matrix.shape
+    need = 8 * n * p
+    budget = memory_budget(memory_limit)
+    if need > budget:
+        raise MemoryError(f"{owner} needs dense rows, and {name} ({n} x {p} sparse, {matrix.nnz} stored values) "
+                          f"would take {need / 2**20:.3g} MiB dense, over the memory budget of {budget / 2**20:.3g} "
+                          "MiB (memory_limit): raise memory_limit, keep fewer columns, or fit "
+                          "milpscore.estimators.BinarsityLogisticClassifier, which keeps the table sparse")
+    warnings.warn(f"{owner}: the sparse {name} ({n} x {p}, {matrix.nnz} stored values) is densified "
+                  f"({need / 2**20:.3g} MiB within the {budget / 2**20:.3g} MiB budget): the exact programs read "
+                  "dense rows", DensifiedWarning, stacklevel=4)
+    return matrix.toarray()
 
 
 def _first_text_column(arr: np.ndarray) -> str:
@@ -185,9 +266,11 @@ def encode_labels(y: Any, *, name: str = "y", pos_label: Any = None) -> tuple[np
     return np.where(arr == classes[1], 1.0, -1.0), labels
 
 
-def validate_xy(X: Any, y: Any, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray, list[str], LabelMap]:
-    """Validate a training set: float ``X``, ``y`` in ``{-1, +1}`` (``pos_label`` is ``+1``), names, label map."""
-    Xa = validate_features(X)
+def validate_xy(X: Any, y: Any, pos_label: Any = None, *, owner: str = "the model",
+                memory_limit: float | None = None) -> tuple[np.ndarray, np.ndarray, list[str], LabelMap]:
+    """Validate a training set: float ``X``, ``y`` in ``{-1, +1}`` (``pos_label`` is ``+1``), names,
+    label map (a sparse ``X`` densified within ``memory_limit`` MiB: :func:`validate_features`)."""
+    Xa = validate_features(X, owner=owner, memory_limit=memory_limit)
     y_pm1, labels = encode_labels(y, pos_label=pos_label)
     if Xa.shape[0] != y_pm1.shape[0]:
         raise ValueError(f"X has {Xa.shape[0]} rows but y has {y_pm1.shape[0]} labels; they must match")

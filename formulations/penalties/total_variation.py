@@ -6,13 +6,15 @@ weighted form of the binarsity slides' Algorithm 1), compiled with numba.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import kernels
-from .base import Penalty, check_length, check_scalar, check_weights
+from .base import Penalty, as_vector, check_length, check_scalar, check_weights
 
 
 def _tv_weights(weights: Any, p: int) -> np.ndarray:
@@ -126,22 +128,73 @@ class Binarsity(Penalty):
         """Data-driven weights :math:`c_{j,k} = s\\sqrt{\\log(d)\\,\\hat\\pi_{j,k} / n}` (binarsity slides).
 
         :math:`\\hat\\pi_{j,k}` is the share of ones in block ``j`` after deleting its first ``k``
-        columns (``X_binary`` (n, d) one-hot blocks, ordered bins); ``strength`` is the constant
-        hidden in the slides' :math:`\\mathcal O(\\cdot)`.
+        columns (``X_binary`` (n, d) one-hot blocks, ordered bins: a numpy array, a scipy.sparse
+        matrix or a DataFrame of dense or sparse columns, read by column sums only, never
+        densified); ``strength`` is the constant hidden in the slides' :math:`\\mathcal O(\\cdot)`.
         """
-        Xb = np.asarray(X_binary.toarray() if hasattr(X_binary, "toarray") else X_binary, dtype=np.float64)
+        if hasattr(X_binary, "sparse") and hasattr(X_binary, "columns"):  # DataFrame of sparse columns
+            X_binary = X_binary.sparse.to_coo()
+        elif hasattr(X_binary, "to_numpy") and not sp.issparse(X_binary):
+            X_binary = X_binary.to_numpy()
+        if not sp.issparse(X_binary):
+            X_binary = np.asarray(X_binary)
         sizes = np.asarray(block_sizes, dtype=np.int64)
-        if Xb.ndim != 2 or Xb.shape[1] != sizes.sum():
-            raise ValueError(f"X_binary must be (n, sum(block_sizes)) = (n, {sizes.sum()}), got {Xb.shape}")
-        n, d = Xb.shape
+        shape = X_binary.shape
+        if len(shape) != 2 or shape[1] != sizes.sum() or shape[0] == 0:
+            raise ValueError(f"X_binary must be (n, sum(block_sizes)) = (n >= 1, {sizes.sum()}), got {shape}")
+        return cls.from_column_sums(X_binary.sum(axis=0), shape[0], sizes, strength)
+
+    @classmethod
+    def from_column_sums(cls, column_sums: Any, n: int, block_sizes: Any, strength: float = 1.0) -> "Binarsity":
+        """The weights of :meth:`from_data` from the column sums of the one-hot design and its
+        number of rows ``n`` (all the data they depend on: a distributed design sends only these)."""
+        sizes = np.asarray(block_sizes, dtype=np.int64)
+        col_share = np.asarray(column_sums, dtype=np.float64).ravel() / n
+        if col_share.size != sizes.sum() or n < 1:
+            raise ValueError(f"column_sums must have sum(block_sizes) = {sizes.sum()} entries and n >= 1, got "
+                             f"{col_share.size} entries and n = {n}")
+        d = col_share.size
         strength = check_scalar(strength, "strength")
-        col_share = Xb.mean(axis=0)
         starts = np.concatenate([[0], np.cumsum(sizes)])
         # pi_{j,k} for k = 1..d_j - 1: share of ones in columns k..d_j - 1 of block j (reverse cumsum)
         tails = [np.cumsum(col_share[a:b][::-1])[::-1][1:] for a, b in zip(starts[:-1], starts[1:])]
         pi = np.concatenate(tails) if tails else np.empty(0)
         weights = strength * np.sqrt(np.log(max(d, 2)) * pi / n)
         return cls(sizes, weights)
+
+    def scaled(self, factor: float) -> "Binarsity":
+        """The same penalty with every weight multiplied by ``factor >= 0`` (``factor * bina``)."""
+        return Binarsity(self.block_sizes, check_scalar(factor, "factor") * self.weights)
+
+    def zero_gauge(self, z: Any) -> float:
+        """Closed form of :math:`\\min\\{s \\ge 0 : z \\in s\\,\\partial\\operatorname{bina}(0)\\}`.
+
+        :math:`\\partial\\operatorname{bina}(0)` is the set of :math:`D^\\top v + t` (per block,
+        :math:`|v_k| \\le c_{j,k}`, :math:`t` any multiple of :math:`\\mathbf 1`), with :math:`D` the
+        within-block differences. Solving :math:`z_j - t_j\\mathbf 1 = D^\\top v_j` forces
+        :math:`t_j = \\bar z_j` and :math:`v_{j,k} = -\\sum_{m \\le k}(z_{j,m} - \\bar z_j)`, so the gauge
+        is :math:`\\max_{j,k} |\\sum_{m\\le k}(z_{j,m} - \\bar z_j)| / c_{j,k}` (``inf`` where a zero
+        weight meets a non-zero partial sum). Blocks of one column cost nothing (their only
+        admissible value is 0).
+        """
+        z = as_vector(z, "z")
+        starts = self.starts
+        check_length(z, int(starts[-1]), "z", "sum(block_sizes)")
+        if z.size == 0:
+            return 0.0
+        sizes = self.block_sizes
+        centred = z - np.repeat(np.add.reduceat(z, starts[:-1]) / sizes, sizes)
+        partial = np.cumsum(centred)
+        partial -= np.repeat(np.r_[0.0, partial[starts[1:-1] - 1]], sizes)  # restart the sum in each block
+        last = np.zeros(z.size, dtype=bool)
+        last[starts[1:] - 1] = True
+        partial = np.abs(partial[~last])  # the d_j - 1 partial sums of each block, aligned with the weights
+        tiny = 1e-12 * max(1.0, float(np.abs(z).max()))
+        nonzero = partial > tiny
+        if np.any(nonzero & (self.weights == 0)):
+            return math.inf
+        ratio = np.divide(partial, self.weights, out=np.zeros_like(partial), where=self.weights > 0)
+        return float(ratio.max(initial=0.0))
 
     def _value(self, w: np.ndarray) -> float:
         starts = self.starts

@@ -9,6 +9,7 @@
 ``EYEClassifier``              EYE credible-model penalty (ECOS or proximal path)
 ``FusedScoreClassifier``       fused-lasso hinge ILP: points table over ordered bins
 ``RiskScoreClassifier``        RiskSLIM: certified logistic risk score (the RiskSLIM route), risk table
+``BinarsityLogisticClassifier``  logistic GLM + weighted binarsity on ordered bins (certified path), card
 =============================  ==========================================================
 
 Imported lazily: ``from milpscore.estimators import SLIMClassifier`` loads only what it needs.
@@ -19,7 +20,8 @@ import importlib
 
 _WHERE = {"IntegerLinearClassifier": "base", "SLIMClassifier": "slim", "ConvexRoundingClassifier": "rounding",
           "LocalSearchClassifier": "rounding", "FacetsClassifier": "facets", "EYEClassifier": "eye",
-          "FusedScoreClassifier": "fused", "RiskScoreClassifier": "riskscore"}
+          "FusedScoreClassifier": "fused", "RiskScoreClassifier": "riskscore",
+          "BinarsityLogisticClassifier": "binarsity"}
 
 __all__ = list(_WHERE)
 

@@ -55,7 +55,9 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
     node_limit, mip_rel_gap, threads, seed : see :class:`solvers.limits.Limits`.
     verbose : print the solver's log.
     memory_limit : MiB one step of the exact solve may allocate (None: half the memory available
-        when the fit starts); a step over it is skipped, with its reason in ``fit_.steps``.
+        when the fit starts); a step over it is skipped, with its reason in ``fit_.steps``. A
+        sparse ``X`` (scipy.sparse, pandas sparse columns) is densified within it, with a
+        :class:`milpscore.data.DensifiedWarning` (the programs read dense rows).
 
     Every preset also takes ``pos_label``: the class the points score for (predicted when
     ``total points + base score > 0``); default the larger label (``1`` of ``0/1``) or the later
@@ -127,6 +129,7 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True  # densified within memory_limit, with a warning (milpscore.data)
         return tags
 
     def _prepare_input(self, X: Any) -> Any:
@@ -139,7 +142,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
 
     def _instance(self, X: Any, y: Any, sample_weight: Any) -> tuple[Instance, list[str], LabelMap]:
         X = self._prepare_input(X)
-        Xa, y_pm1, names, labels = validate_xy(X, y, getattr(self, "pos_label", None))
+        Xa, y_pm1, names, labels = validate_xy(X, y, getattr(self, "pos_label", None), owner=type(self).__name__,
+                                               memory_limit=getattr(self, "memory_limit", None))
         w = validate_sample_weight(sample_weight, Xa.shape[0])
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.array(names, dtype=object)
@@ -248,7 +252,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
     def _validated(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "coef_")
         columns = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") and hasattr(X, "columns") else None
-        Xa = validate_features(X, n_features=self.n_features_in_, columns=columns, owner=type(self).__name__)
+        Xa = validate_features(X, n_features=self.n_features_in_, columns=columns, owner=type(self).__name__,
+                               memory_limit=getattr(self, "memory_limit", None))
         return self._design(Xa, self._feature_names(self.n_features_in_), fitting=False)
 
     def decision_function(self, X: Any) -> np.ndarray:

@@ -183,16 +183,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
 
     # --------------------------------------------------------------- ranges
     def _ranges(self) -> pd.DataFrame:
-        rows = []
-        for j, var in enumerate(self.binner_.variables_):
-            for first, last, pts in self.points_.ranges(j):
-                lower = upper = np.nan
-                if var.kind == NUMERIC:
-                    lower = -np.inf if first == 0 else float(var.cuts[first - 1])
-                    upper = np.inf if last == var.n_bins - 1 else float(var.cuts[last])
-                rows.append((var.name, first, last, lower, upper, var.range_label(first, last), pts))
-        return pd.DataFrame(rows, columns=["variable", "first_bin", "last_bin", "lower", "upper", "condition",
-                                           "points"])
+        return ranges_table(self.binner_, self.points_)
 
     def _make_scorecard(self, names: list[str], labels: LabelMap) -> ScoreCard:
         self.ranges_ = self._ranges()
@@ -246,3 +237,17 @@ def _points_bounds(points_range, names: list[str]) -> tuple[np.ndarray, np.ndarr
     if np.any(lo != np.round(lo)) or np.any(hi != np.round(hi)) or np.any(lo > hi):
         raise ValueError(f"points_range must hold integer pairs lo <= hi; got {points_range!r}")
     return lo, hi
+
+
+def ranges_table(binner: OrderedBinner, points: FusedPoints) -> pd.DataFrame:
+    """Merged ranges of a points table over a fitted binner's bins: one row per run of adjacent
+    bins with equal points, ``variable, first_bin, last_bin, lower, upper, condition, points``."""
+    rows = []
+    for j, var in enumerate(binner.variables_):
+        for first, last, pts in points.ranges(j):
+            lower = upper = np.nan
+            if var.kind == NUMERIC:
+                lower = -np.inf if first == 0 else float(var.cuts[first - 1])
+                upper = np.inf if last == var.n_bins - 1 else float(var.cuts[last])
+            rows.append((var.name, first, last, lower, upper, var.range_label(first, last), pts))
+    return pd.DataFrame(rows, columns=["variable", "first_bin", "last_bin", "lower", "upper", "condition", "points"])

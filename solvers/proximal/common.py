@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from formulations.penalties import OWL, L1, ElasticNet, Penalty, WeightedL1
+from formulations.penalties import OWL, L1, Binarsity, ElasticNet, Penalty, WeightedL1
 
-_NORM_PENALTIES = (L1, WeightedL1, OWL)
+_NORM_PENALTIES = (L1, WeightedL1, OWL, Binarsity)  # positively homogeneous: conjugate = indicator of the gauge ball
 
 
 @lru_cache(maxsize=1)
