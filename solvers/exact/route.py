@@ -11,6 +11,8 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
   ``limits.memory``;
 * ``share``: the share of the time left the step may spend;
 * ``kernels``: the modules whose numba kernels it runs (:mod:`solvers.compiled`);
+* ``always``: the step runs even with no time left (a *floor*, :mod:`solvers.exact.floor`: cheap, and
+  the fit's bound stays finite whatever the other steps do); it is skipped only once proven;
 * ``run(instance, incumbent, limits, clock, notes) -> Outcome``: a model (or None), a lower bound
   valid for *every* model of the instance, whether it proved infeasibility, and notes handed to
   later steps (e.g. the sign-cover cuts).
@@ -87,6 +89,7 @@ class Step:
     share: float
     proves: str
     kernels: tuple[str, ...] = ()
+    always: bool = False
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,8 @@ def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best:
         return "the incumbent is already proven optimal"
     if best.limit < best.objective and certified(best.limit, bound, limits.mip_rel_gap):
         return "no model beats the objective limit (proven)"
+    if step.always:
+        return None
     if clock.expired():
         return "no time left"
     reason = step.applies(instance, limits)

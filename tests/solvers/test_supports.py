@@ -145,8 +145,9 @@ def test_constrained_instances_skip_the_enumeration_and_scip_solves_them():
     cs = CoefficientSet.uniform(names, 2)
     inst = RiskSLIM(coefficients=cs, max_size=3, constraints=(AtMost(["x0", "x1"], 1),)).instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
-    supports, scip = fit.steps
+    supports, floor, scip = fit.steps
     assert not supports.ran and "operational constraints" in supports.reason, fit.message
+    assert floor.ran and floor.bound <= fit.objective
     assert scip.ran and "lazy-cut tree" in scip.message
     assert fit.status.value == "optimal" and np.count_nonzero(fit.model.coef[:2]) <= 1
     other = solve_exact(inst, "highs", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
