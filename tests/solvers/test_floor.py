@@ -174,3 +174,24 @@ def test_riskscore_auto_on_a_wide_table_reports_a_finite_gap():
     est = RiskScoreClassifier(coef_bound=5, max_size=5, multiplier="auto", time_limit=2.0).fit(X, y)
     assert np.isfinite(est.multipliers_["bound"]).all(), est.multipliers_
     assert math.isfinite(est.gap_) and est.bound_ <= est.objective_ + 1e-12
+
+
+def test_the_progress_line_shows_the_route_bound_from_the_floor_on():
+    """With a reporter (what ``milpscore fit`` shows on a terminal), a fit on a wide table reports
+    the floor's finite bound once the floor ran, and no report afterwards shows a smaller bound (the
+    steps' own reports are folded with the route's) or a bound above the fit's objective."""
+    from solvers import progress
+
+    X, y = _wide_table(2, n=1000, columns=30)
+    inst = RiskSLIM(coef_bound=5, c0=1e-6, max_size=5).instance(X, y)
+    seen = []
+    with progress.reporting(lambda elapsed, incumbent, bound, gap: seen.append((elapsed, incumbent, bound))):
+        fit = solve_exact(inst, limits=Limits(time_limit=8.0, mip_rel_gap=1e-4))
+    floor, scip = (next(r for r in fit.steps if r.step == name) for name in ("floor", "scip"))
+    assert floor.ran and scip.ran and len(seen) > 3, fit.message  # SCIP reported too
+    bounds = np.array([b for _, _, b in seen])
+    first = int(np.argmax(bounds >= floor.bound - 1e-15))
+    assert bounds[first] >= floor.bound - 1e-15 and np.isfinite(bounds[first:]).all()
+    assert np.all(np.diff(bounds[first:]) >= -1e-15)
+    assert bounds.max() <= fit.objective + 1e-9
+    assert all(np.diff([e for e, _, _ in seen]) >= 0)
