@@ -71,7 +71,8 @@ def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, c
 
 
 # ----------------------------------------------------------------------------------- floor
-#: the floor's share of the time left, and its cap in seconds (it stops earlier once converged)
+#: the floor's share of the time left, and its cap in seconds under a time limit (it stops earlier
+#: once converged; without a time limit only its iteration cap stops it, so its bound is reproducible)
 FLOOR_SHARE, FLOOR_SECONDS = 0.05, 5.0
 
 
@@ -81,7 +82,8 @@ def _floor_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 
 def _run_floor(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    deadline = min(clock.end(), time.perf_counter() + FLOOR_SECONDS)
+    end = clock.end()
+    deadline = end if math.isinf(end) else min(end, time.perf_counter() + FLOOR_SECONDS)
     bound, iterations = riskslim_floor(instance, deadline=deadline)
     return Outcome(bound=bound, message=f"least sparse tangent plane, {iterations} gradient steps")
 
