@@ -22,12 +22,22 @@ set for a class balance of 10-50 %; the numeric columns are binarised by
 ``milpscore.binarize.ThresholdBinarizer`` (quantile thresholds, label-free, fitted on the whole
 table) to 20-60 binary columns. The seed fixes the table.
 
+``wide<width>s<seed>`` (issue 41) is a wide look-alike: 5,000-10,000 rows of continuous columns
+correlated through 4 latent factors (every third one skewed), each cut by ``ThresholdBinarizer`` at
+3-5 quantile thresholds (``x >= t``: one column's indicators are nested) until ``width`` binary
+columns (120, 240, 480 in the issue), a label from a logistic model of 4-6 raw columns, 5-40 %
+positives. ``int<seed>`` is a few-valued integer look-alike: 300-10,000 rows of 10-40 correlated
+columns of integers 0..10 (3-11 levels each, kept as integers: points per unit), 10-50 % positives.
+Each row's ``gap unproven`` is the mean over unproven folds (``inf`` if any fold had no bound).
+
     OPENBLAS_NUM_THREADS=1 python benchmarks/certify_all.py --fold-limit 20 --sets breastcancer,mammo,gen0
+    OPENBLAS_NUM_THREADS=1 python benchmarks/certify_all.py --fold-limit 60 --folds 2 --sets wide120s0,int0
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -92,9 +102,72 @@ def generated(seed: int) -> tuple[np.ndarray, np.ndarray, str]:
     return X, y, f"{n_bin} binary, {n_few} few-valued, {n_cont} continuous; {np.mean(y > 0):.0%} positive"
 
 
+def _latent_columns(rng: np.random.Generator, n: int, count: int, n_factors: int = 4) -> np.ndarray:
+    """``count`` continuous columns of ``n`` rows correlated through ``n_factors`` shared factors."""
+    latent = rng.normal(size=(n, n_factors))
+    return latent @ rng.normal(0, 1, (n_factors, count)) + rng.normal(0, 1.0, (n, count))
+
+
+def _logistic_label(rng: np.random.Generator, raw: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Labels in {-1, 1} from a logistic model of 4-6 standardised raw columns, the intercept set
+    for a positive share drawn in ``[low, high]``."""
+    n, d = raw.shape
+    standard = (raw - raw.mean(axis=0)) / np.maximum(raw.std(axis=0), 1e-12)
+    chosen = rng.choice(d, size=int(rng.integers(4, 7)), replace=False)
+    score = standard[:, chosen] @ rng.choice([-1.5, -1.0, -0.5, 0.5, 1.0, 1.5], size=chosen.size)
+    balance = rng.uniform(low, high)
+    noise = rng.logistic(size=n)
+    intercept = -np.quantile(score + noise, 1 - balance)
+    return np.where(score + intercept + noise > 0, 1.0, -1.0)
+
+
+def wide(width: int, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """A wide look-alike (issue 41): 5,000-10,000 rows of correlated continuous columns, each cut by
+    :class:`~milpscore.binarize.ThresholdBinarizer` at 3-5 quantile thresholds (``x >= t``: the
+    indicators of one column are nested), until ``width`` binary columns; 5-40 % positives."""
+    rng = np.random.default_rng(10_000 + 1000 * width + seed)
+    n = int(rng.integers(5000, 10_001))
+    raw = _latent_columns(rng, n, width // 3 + 1)
+    raw[:, ::3] = np.round(np.exp(raw[:, ::3] / 2), 2)  # some skewed columns, as measured data are
+    blocks, total = [], 0
+    for j in range(raw.shape[1]):
+        cuts = int(rng.integers(3, 6))
+        block = ThresholdBinarizer(max_cuts=cuts).fit_transform(pd.DataFrame({f"c{j}": raw[:, j]})).to_numpy(float)
+        block = block[:, block.std(axis=0) > 0][:, :width - total]
+        blocks.append(block)
+        total += block.shape[1]
+        if total >= width:
+            break
+    X = np.hstack(blocks)
+    y = _logistic_label(rng, raw[:, :len(blocks)], 0.05, 0.40)
+    return X, y, f"{len(blocks)} continuous columns at 3-5 thresholds; {np.mean(y > 0):.0%} positive"
+
+
+def few_valued(seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """A few-valued integer look-alike (issue 41): 300-10,000 rows of 10-40 correlated columns of
+    integers 0..10 (each with 3-11 levels, points per unit), 10-50 % positives."""
+    rng = np.random.default_rng(20_000 + seed)
+    n = int(rng.integers(300, 10_001))
+    d = int(rng.integers(10, 41))
+    raw = _latent_columns(rng, n, d, n_factors=3)
+    X = np.empty((n, d))
+    for j in range(d):
+        levels = int(rng.integers(3, 12))
+        edges = np.quantile(raw[:, j], np.sort(rng.uniform(0.02, 0.98, levels - 1)))
+        X[:, j] = np.searchsorted(edges, raw[:, j]) * (10 // (levels - 1))
+    X = X[:, X.std(axis=0) > 0]
+    y = _logistic_label(rng, X, 0.10, 0.50)
+    return X, y, f"{X.shape[1]} integer columns 0..10; {np.mean(y > 0):.0%} positive"
+
+
 def dataset(name: str) -> tuple[np.ndarray, np.ndarray, str]:
     if name.startswith("gen"):
         return generated(int(name[3:]))
+    found = re.fullmatch(r"wide(\d+)s(\d+)", name)
+    if found:
+        return wide(int(found[1]), int(found[2]))
+    if re.fullmatch(r"int\d+", name):
+        return few_valued(int(name[3:]))
     X, y = load(name)
     return X, y, "shared"
 

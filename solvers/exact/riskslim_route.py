@@ -5,11 +5,14 @@ support (:mod:`solvers.exact.supports`) when the instance has no operational con
 kernels fit the memory budget, then SCIP's branch and bound with lazy tangent cuts of the logistic
 loss in one tree (:mod:`solvers.backends.scip`), which keeps every constraint. The enumeration
 stops at once, with its incumbent, when its first chunk projects that bounding every support would
-not fit the time left; SCIP then gets the time, warm-started from the incumbent.
+not fit the time left; the floor (always, :mod:`solvers.exact.floor`: the least tangent plane of the
+loss over the sparse coefficient box, near the minimiser of the loss over that box's convex hull) then
+gives a finite bound whatever SCIP reaches, and SCIP gets the time, warm-started from the incumbent.
 """
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -18,6 +21,7 @@ from formulations.riskslim import RiskSLIMInstance
 from formulations.rows import is_binary
 from solvers.backends.scip import solve_scip
 from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
+from solvers.exact.floor import riskslim_floor
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.supports import CHUNK, SparseLogistic, enumerate_supports, kernel_copies
 from solvers.limits import Clock, Limits
@@ -66,6 +70,24 @@ def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, c
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
 
+# ----------------------------------------------------------------------------------- floor
+#: the floor's share of the time left, and its cap in seconds under a time limit (it stops earlier
+#: once converged; without a time limit only its iteration cap stops it, so its bound is reproducible)
+FLOOR_SHARE, FLOOR_SECONDS = 0.05, 5.0
+
+
+def _floor_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
+    m, d = instance.X.shape
+    return 8.0 * (6 * m + 12 * d)
+
+
+def _run_floor(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    end = clock.end()
+    deadline = end if math.isinf(end) else min(end, time.perf_counter() + FLOOR_SECONDS)
+    bound, iterations = riskslim_floor(instance, deadline=deadline)
+    return Outcome(bound=bound, message=f"least sparse tangent plane, {iterations} gradient steps")
+
+
 # ------------------------------------------------------------------ SCIP, lazy tangent cuts
 def _scip_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
@@ -87,6 +109,9 @@ ROUTE: tuple[Step, ...] = (
     Step("supports", _run_supports, _supports_applies, _supports_memory, 1.0,
          "the optimum when every support is bounded below the incumbent or searched (box-constrained "
          "logistic bounds)", ("solvers.exact.box_logistic", "solvers.exact.supports")),
+    Step("floor", _run_floor, lambda instance, limits: None, _floor_memory, FLOOR_SHARE,
+         "a lower bound: the least tangent plane of the loss over the sparse box (at the minimiser over "
+         "its convex hull), plus L0 costs", always=True),
     Step("scip", _run_scip, lambda instance, limits: None, _scip_memory, 1.0,
          "the optimum of the MILP with lazy tangent cuts of the logistic loss (one SCIP tree), "
          "operational constraints included"),

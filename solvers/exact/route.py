@@ -11,6 +11,8 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
   ``limits.memory``;
 * ``share``: the share of the time left the step may spend;
 * ``kernels``: the modules whose numba kernels it runs (:mod:`solvers.compiled`);
+* ``always``: the step runs even with no time left (a *floor*, :mod:`solvers.exact.floor`: cheap, and
+  the fit's bound stays finite whatever the other steps do); it is skipped only once proven;
 * ``run(instance, incumbent, limits, clock, notes) -> Outcome``: a model (or None), a lower bound
   valid for *every* model of the instance, whether it proved infeasibility, and notes handed to
   later steps (e.g. the sign-cover cuts).
@@ -22,9 +24,15 @@ the models that obey the program (``feasible``), and the largest bound. It recor
 it ran (seconds, bound, objective after it, its message) or why it did not (does not apply, over
 the memory budget, kernels not compiled, no time left, already proven, nothing beats the limit). Steps never relabel each
 other's results: the route's status is decided here, once.
+
+The progress line (:mod:`solvers.progress`, when a caller opted in) shows the route's numbers: after
+each step its incumbent and bound, and during a step the step's own reports with the route's
+incumbent and bound folded in (the least objective, the largest bound), so the bound shown never
+falls back below the floor.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -33,6 +41,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from formulations.base import Instance, Model
+from solvers import progress
 from solvers.compiled import kernels_ready
 from solvers.limits import Clock, Limits
 from solvers.result import Status, certified
@@ -87,6 +96,7 @@ class Step:
     share: float
     proves: str
     kernels: tuple[str, ...] = ()
+    always: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,7 +170,8 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
             continue
         started = time.perf_counter()
         try:
-            out = step.run(instance, best, limits, clock.part(step.share), notes)
+            with _folded(progress.current(), clock, best.objective, bound):
+                out = step.run(instance, best, limits, clock.part(step.share), notes)
         except MemoryError:  # the estimate was wrong: the step is lost, the route goes on
             records.append(StepRecord(step.name, False, "ran out of memory despite its estimate"))
             continue
@@ -173,6 +184,9 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
         notes.update(out.notes)
         records.append(StepRecord(step.name, True, seconds=time.perf_counter() - started, bound=out.bound,
                                   objective=best.objective, message=out.message))
+        report = progress.current()
+        if report is not None:
+            report(clock.elapsed(), best.objective, bound, math.nan)
         if out.infeasible and best.model is None:
             infeasible = True
             break
@@ -182,6 +196,19 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
     bound = min(bound, best.objective)  # no valid bound exceeds a feasible model's objective
     status = Status.OPTIMAL if certified(best.objective, bound, limits.mip_rel_gap) else Status.FEASIBLE
     return RouteOutcome(best.model, best.objective, bound, status, nodes, tuple(records))
+
+
+def _folded(report, clock: Clock, objective: float, bound: float):
+    """A :func:`solvers.progress.reporting` block in which a step's reports show the fit's elapsed
+    time (``clock``), the least of the step's incumbent and ``objective`` and the largest of its
+    bound and ``bound`` (nothing when no one reports)."""
+    if report is None:
+        return contextlib.nullcontext()
+
+    def folded(elapsed: float, incumbent: float, step_bound: float, gap: float) -> None:
+        report(clock.elapsed(), min(incumbent, objective), max(step_bound, bound), math.nan)
+
+    return progress.reporting(folded)
 
 
 #: the reason recorded for a step skipped because its kernels are not compiled yet
@@ -195,6 +222,8 @@ def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best:
         return "the incumbent is already proven optimal"
     if best.limit < best.objective and certified(best.limit, bound, limits.mip_rel_gap):
         return "no model beats the objective limit (proven)"
+    if step.always:
+        return None
     if clock.expired():
         return "no time left"
     reason = step.applies(instance, limits)

@@ -1,6 +1,7 @@
 """The SLIM route: which exact step runs on which instance (Ustun & Rudin 2016, the SLIM MILP).
 
-:data:`ROUTE` is the table: the support enumeration with Bayes-error bounds (0/1 features; it
+:data:`ROUTE` is the table: the Bayes-error floor of the rows grouped by identical feature vectors
+(always; a finite bound whatever else runs, :mod:`solvers.exact.floor`), the support enumeration with Bayes-error bounds (0/1 features; it
 proves most 0/1 tables alone, and when the supports are too many it stops after its first chunks),
 the sign-cover LP bound (always), the box search (few integer features of many values), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
@@ -18,6 +19,7 @@ import numpy as np
 from formulations.base import Model
 from formulations.slim import SLIMInstance
 from solvers.backends.highs import solve_highs
+from solvers.exact.floor import bayes_floor
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
@@ -46,6 +48,16 @@ def operational(instance: SLIMInstance) -> str | None:
     if c is not None and not c.empty:
         return "the instance has operational constraints (only the MILP keeps them)"
     return None
+
+
+# ----------------------------------------------------------------------------------- floor
+def _floor_memory(instance: SLIMInstance, limits: Limits) -> float:
+    m, d = instance.X.shape
+    return 16.0 * m * d + 64.0 * m
+
+
+def _run_floor(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    return Outcome(bound=bayes_floor(instance), message="Bayes error of the rows grouped by their feature vectors")
 
 
 # --------------------------------------------------------------------------- sign-cover LP
@@ -144,6 +156,9 @@ def _run_highs(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: C
 
 
 ROUTE: tuple[Step, ...] = (
+    Step("floor", _run_floor, lambda instance, limits: None, _floor_memory, 0.0,
+         "a lower bound: the Bayes error of the rows grouped by feature vector, plus the forced features' costs",
+         always=True),
     Step("bayes_supports", _run_bayes, _bayes_applies, _bayes_memory, 0.2,
          "the optimum when every support below the incumbent is bounded or searched (Bayes-error bounds)",
          ("solvers.exact.bayes_error", "solvers.exact.supports")),

@@ -27,8 +27,8 @@ from solvers.pipeline import solve_exact
 from solvers.result import Status
 from tests.solvers.test_slim_solver import _intercepts, _reference_terms
 
-SLIM_STEPS = ("bayes_supports", "sign_cover_lp", "box_search", "highs")
-RISKSLIM_STEPS = ("supports", "scip")
+SLIM_STEPS = ("floor", "bayes_supports", "sign_cover_lp", "box_search", "highs")
+RISKSLIM_STEPS = ("supports", "floor", "scip")
 OPERATIONAL = "the instance has operational constraints (only the MILP keeps them)"
 PROVEN = "the incumbent is already proven optimal"
 
@@ -125,7 +125,7 @@ def test_slim_table_reads_the_instance(seed):
     limits = Limits()
     why = {step.name: step.applies(inst, limits) for step in slim_route.ROUTE}
     assert tuple(why) == SLIM_STEPS
-    assert why["sign_cover_lp"] is None and why["highs"] is None
+    assert why["floor"] is None and why["sign_cover_lp"] is None and why["highs"] is None
     binary = bool(np.isin(X, (0.0, 1.0)).all())
     if seed >= 6:
         assert why["bayes_supports"] == why["box_search"] == OPERATIONAL
@@ -142,10 +142,10 @@ def test_riskslim_table_reads_the_instance():
     X, y, spec, _ = _risk_case(0)
     limits = Limits()
     assert [s.name for s in riskslim_route.ROUTE] == list(RISKSLIM_STEPS)
-    assert [s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE] == [None, None]
+    assert [s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE] == [None, None, None]
     X, y, spec, _ = _risk_case(0, constrained=True)
-    supports, scip = (s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE)
-    assert "operational constraints" in supports and scip is None
+    supports, floor, scip = (s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE)
+    assert "operational constraints" in supports and floor is None and scip is None
 
 
 # ------------------------------------------------------------------------------ what runs
@@ -197,7 +197,7 @@ def test_the_milp_step_runs_under_operational_constraints():
         fit = solve_exact(spec.instance(X, y), limits=Limits(time_limit=30, mip_rel_gap=1e-9))
         if fit.steps[-1].ran:
             ran += 1
-            assert fit.steps[0].reason == fit.steps[2].reason == OPERATIONAL, fit.message
+            assert fit.steps[1].reason == fit.steps[3].reason == OPERATIONAL, fit.message
     assert ran >= 2
 
 
@@ -206,9 +206,9 @@ def test_riskslim_with_constraints_skips_the_enumeration_and_scip_proves_brute_f
     X, y, spec, constraints = _risk_case(seed, constrained=True)
     inst = spec.instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
-    supports, scip = fit.steps
+    supports, floor, scip = fit.steps
     assert not supports.ran and "operational constraints" in supports.reason
-    assert scip.ran or scip.reason == PROVEN, fit.message
+    assert floor.ran and scip.ran or scip.reason == PROVEN, fit.message
     best = _risk_brute_force(inst, _obeys(constraints, list(inst.coefficients.names)))
     assert fit.status == Status.OPTIMAL, fit.message
     assert fit.objective == pytest.approx(best, abs=1e-9)
@@ -226,33 +226,36 @@ def test_riskslim_without_max_size_on_many_binary_features_skips_the_enumeration
     y = np.where(X[:, :4] @ np.array([1.5, -1.0, 1.0, 0.5]) - 1.0 + rng.normal(0, 1, 300) > 0, 1.0, -1.0)
     inst = RiskSLIM(coef_bound=3, c0=0.01).instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=4))
-    supports, scip = fit.steps
+    supports, floor, scip = fit.steps
     assert not supports.ran and "memory_limit" in supports.reason and "MiB" in supports.reason, supports
-    assert scip.ran, fit.message
+    assert floor.ran and scip.ran, fit.message
     assert fit.model is not None and fit.status in (Status.FEASIBLE, Status.OPTIMAL)
     assert fit.bound <= fit.objective + 1e-9 and fit.times["total"] < 4 + 2.0
 
 
-def test_a_tiny_memory_budget_skips_every_step_and_the_route_returns_the_start():
+def test_a_tiny_memory_budget_skips_every_step_but_the_floor_and_the_route_returns_the_start():
     """``Limits(memory=16 MiB)`` (the least accepted): on 4000 rows x 25 real features the LP and
     the MILP would exceed it and the searches do not apply; each record says why, and the fit
-    returns the heuristic's model, feasible, with no bound beyond it. The RiskSLIM route likewise."""
+    returns the heuristic's model, feasible, with no bound beyond it but the floor's (which always
+    runs: a finite bound). The RiskSLIM route likewise."""
     rng = np.random.default_rng(5)
     X = np.round(rng.normal(size=(4000, 25)), 3)
     y = np.where(X[:, :3] @ np.array([1.0, -1.0, 0.5]) + rng.normal(0, 1, 4000) > 0, 1.0, -1.0)
     fit = solve_exact(SLIM(c0=0.01, coef_bound=3).instance(X, y), limits=Limits(time_limit=3, memory=MIN_MEMORY))
     reasons = {r.step: r.reason for r in fit.steps}
-    assert not any(r.ran for r in fit.steps), fit.message
+    assert [r.step for r in fit.steps if r.ran] == ["floor"], fit.message
     assert "memory_limit" in reasons["sign_cover_lp"] and "memory_limit" in reasons["highs"]
     assert reasons["bayes_supports"] == "some features take values other than 0 and 1"
     assert reasons["box_search"] == "it has 25 free features (over 16)"
     assert fit.model is not None and fit.status == Status.FEASIBLE and fit.violation == 0.0
-    assert not fit.bound > fit.objective
+    assert not fit.bound > fit.objective and math.isfinite(fit.bound)
 
     Xb = rng.integers(0, 2, (600, 20)).astype(float)
     yb = np.where(Xb[:, :3] @ np.array([1.0, -1.0, 0.5]) + rng.normal(0, 1, 600) > 0, 1.0, -1.0)
     fit = solve_exact(RiskSLIM(coef_bound=3, c0=0.01).instance(Xb, yb), limits=Limits(time_limit=3, memory=MIN_MEMORY))
-    assert [r.ran for r in fit.steps] == [False, False] and all("memory_limit" in r.reason for r in fit.steps)
+    assert [r.ran for r in fit.steps] == [False, True, False], fit.message
+    assert all("memory_limit" in r.reason for r in fit.steps if r.step != "floor")
+    assert math.isfinite(fit.bound) and not fit.bound > fit.objective
     assert fit.model is not None and fit.status == Status.FEASIBLE and fit.violation == 0.0
 
 
