@@ -261,6 +261,13 @@ class CompiledConstraints:
         return float(max(np.max(self.lb - v, initial=0.0), np.max(v - self.ub, initial=0.0)))
 
 
+def binding(constraints: "CompiledConstraints | None") -> bool:
+    """Whether an instance's compiled operational constraints restrict its models at all (rows or
+    performance constraints): the one test every step and heuristic asks before it searches
+    without them."""
+    return constraints is not None and not constraints.empty
+
+
 def compile_constraints(constraints: Iterable[Any], names: Sequence[str]) -> CompiledConstraints:
     """Rows of ``constraints`` over the features ``names`` (unknown names are an error naming them)."""
     names = tuple(str(n) for n in names)

@@ -43,7 +43,8 @@ import scipy.sparse as sp
 from formulations.base import CachedPrograms, Model
 from formulations.bins import (FusedPoints, OrderedBins, as_blocks, as_tuple, difference_matrix, infer_blocks,
                             membership_matrix, merge_runs, per_variable_values, round_points)
-from formulations.constraints import CompiledConstraints, check_constraints, compile_constraints, fold_level_monotone
+from formulations.constraints import (CompiledConstraints, binding, check_constraints, compile_constraints,
+                                      fold_level_monotone)
 from formulations.errors import NotRepresentableError
 from formulations.intercept import hinge_intercept
 from formulations.program import Program, ProgramBuilder
@@ -297,7 +298,7 @@ class FusedInstance(CachedPrograms):
     def constraint_violation(self, model: Model) -> float:
         """Largest violation of the operational rows at ``used = points not constant`` (monotone
         blocks are program rows that :meth:`round` keeps)."""
-        if self.constraints is None or self.constraints.n_rows == 0:
+        if not binding(self.constraints):
             return 0.0
         used = np.array([np.ptp(np.asarray(model.coef)[s]) > 0 for s in self.blocks], dtype=float)
         v = self.constraints.U @ used + self.constraints.c * model.intercept

@@ -59,7 +59,7 @@ from scipy.optimize import minimize
 from formulations.base import CachedPrograms, Model
 from formulations.coefficients import CoefficientSet
 from formulations.constraint_rows import add_constraint_rows, lift_constraint_blocks
-from formulations.constraints import (PERFORMANCE, SUPPORTED_BY, CompiledConstraints, check_constraints,
+from formulations.constraints import (PERFORMANCE, SUPPORTED_BY, CompiledConstraints, binding, check_constraints,
                                       compile_constraints)
 from formulations.errors import NotRepresentableError
 from formulations.logistic_cuts import MAX_TABLE, LogisticCuts, LogisticData, softplus_neg, with_lazy
@@ -353,7 +353,7 @@ class RiskSLIMInstance(CachedPrograms):
                     trial = scores + X[:, j] * (v - coef[j])
                     bb, ll = self.data.best_intercept(trial, self.intercept_bounds, start=b)
                     value = ll + self.penalty(coef) - (costs[j] if v == 0 else 0.0)
-                    if self.constraints is not None and self.constraints.n_rows:
+                    if binding(self.constraints):
                         moved = coef.copy()
                         moved[j] = v
                         if self.constraints.violation(moved, bb) > self.constraints.violation(coef, b) + 1e-9:

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from formulations.base import Model
+from formulations.constraints import binding
 from formulations.riskslim import RiskSLIMInstance
 from formulations.rows import is_binary
 from solvers.backends.scip import solve_scip
@@ -36,7 +37,7 @@ def _size(instance: RiskSLIMInstance) -> int:
 # -------------------------------------------------------------------------- supports
 def _supports_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
     c = instance.constraints
-    if c is not None and c.n_rows:
+    if binding(c):
         return "the instance has operational constraints (SCIP's tree keeps them)"
     if not instance.coefficients.integer.all():
         return "the points are not all integers"

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from formulations.base import Model
+from formulations.constraints import binding
 from formulations.slim import SLIMInstance
 from solvers.backends.highs import solve_highs
 from solvers.exact.floor import bayes_floor
@@ -45,7 +46,7 @@ def zero_one(instance: SLIMInstance) -> ZeroOneProgram:
 def operational(instance: SLIMInstance) -> str | None:
     """The reason a step that ignores operational constraints may not run, or None."""
     c = instance.constraints
-    if c is not None and not c.empty:
+    if binding(c):
         return "the instance has operational constraints (only the MILP keeps them)"
     return None
 

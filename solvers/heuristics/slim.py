@@ -30,6 +30,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from formulations.base import Model
+from formulations.constraints import binding
 from formulations.intercept import margin_error_intercept
 from formulations.slim import SLIMInstance
 from solvers.compiled import kernels_ready
@@ -139,7 +140,7 @@ def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0)
     the pipeline rejects a start that does not.
     """
     c = instance.constraints
-    if instance.X.shape[0] > SEARCH_ROWS and (c is None or not (c.n_rows or c.performance)):
+    if instance.X.shape[0] > SEARCH_ROWS and not binding(c):
         found = _heuristic(sample_rows(instance, SEARCH_ROWS, seed), clock)
         if clock is not None and clock.expired():
             return found

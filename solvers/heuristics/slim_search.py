@@ -39,6 +39,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from formulations.base import Model
+from formulations.constraints import binding
 from formulations.slim import SLIMInstance
 from solvers.limits import Clock
 
@@ -243,7 +244,7 @@ class MoveSearch:
         self.forced = cs.must_include | (cs.lb > 0) | (cs.ub < 0)
         self.cost = instance.spec.c0 * cs.c0
         self.max_size = instance.spec.max_size
-        self.constrained = instance.constraints is not None and not instance.constraints.empty
+        self.constrained = binding(instance.constraints)
         span = np.maximum(np.abs(self.vlo), np.abs(self.vhi)) * 2
         self.n = X.shape[0]
         self.xmax = np.zeros(X.shape[1], np.int64)

@@ -12,7 +12,8 @@ import pytest
 
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import (AtLeast, AtMost, Exactly, Implies, Linear, MaxFalsePositiveRate,
-                                      MinTruePositiveRate, Monotone, excludes, threshold_groups)
+                                      MinTruePositiveRate, Monotone, binding, compile_constraints, excludes,
+                                      threshold_groups)
 from formulations.errors import NotRepresentableError
 from formulations.facets import Facets
 from formulations.riskslim import RiskSLIM
@@ -360,3 +361,11 @@ def test_facets_logistic_exact_obeys_and_matches_enumeration(seed):
         return
     assert obeys(cons, inst.grid_units(fit.model.coef), fit.model.intercept)
     assert objective(inst.grid_units(fit.model.coef), fit.model.intercept) == pytest.approx(best, abs=1e-6), cons
+
+
+def test_binding_is_true_for_rows_or_performance_constraints_only():
+    names = ["a", "b", "c"]
+    assert not binding(None)
+    assert not binding(compile_constraints((), names))
+    assert binding(compile_constraints((AtMost(("a", "b"), 1),), names))
+    assert binding(compile_constraints((MinTruePositiveRate(0.9),), names))
