@@ -274,9 +274,11 @@ def run_section(root: Path, section: Section, state: dict, state_path: Path, ord
 
 
 def regenerate(root: Path, sections: list[Section], names: list[str] | None = None, state_path: Path | None = None,
-               budget: float | None = None, status_only: bool = False, out=sys.stdout) -> int:
+               budget: float | None = None, status_only: bool = False, out=None) -> int:
     """Status or run. ``names``: the sections to rerun whatever their state (default: the stale ones);
-    returns 0 when every section run exited with 0 (and, with ``status_only``, always 0)."""
+    returns 0 when every section run exited with 0 (and, with ``status_only``, always 0). ``out``: where the
+    progress and status lines go (default: standard output at the time of the call)."""
+    out = out if out is not None else sys.stdout
     state_path = state_path or root / STATE
     by_name = {s.name: s for s in sections}
     unknown = [n for n in names or [] if n not in by_name]

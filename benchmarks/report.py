@@ -114,13 +114,23 @@ def render(cmd: str, stamp: str, text: str) -> str:
 
 def write_page(out: Path, written: dict[str, str], commands: dict[str, str] | None = None) -> None:
     """Put the sections ``written`` (run name -> rendered section) into the page ``out`` as it is *now* (others
-    may have written sections meanwhile), in the order of ``commands`` (default :data:`RUNS`), keeping the
-    other sections and dropping older forms of the runs written; the file is replaced atomically."""
+    may have written sections meanwhile). The page keeps its order (a small diff): a rewritten section stays
+    where it was, or takes the place of an older form of its command, or goes after the last section that
+    precedes it in ``commands`` (default :data:`RUNS`); the file is replaced atomically."""
     commands = commands if commands is not None else {run: command(run) for run in RUNS}
+    names = list(commands)
     kept = sections(out.read_text(), commands) if out.exists() else {}
+    order = list(kept)
     for run, text in written.items():
+        older = [key for key in order if key not in commands and supersedes(commands[run], key)]
+        if run not in order:
+            if older:
+                order[order.index(older[0])] = run
+            else:
+                before = [key for key in order if key in commands and names.index(key) < names.index(run)]
+                order.insert(order.index(before[-1]) + 1 if before else 0, run)
+        order = [key for key in order if key not in older]
         kept[run] = text
-        kept = {key: v for key, v in kept.items() if key in commands or not supersedes(commands[run], key)}
     lines = ["# Benchmarks: what the scripts printed", "",
              "Written by `python benchmarks/regenerate.py` (or `python benchmarks/report.py`). Each section is the "
              "standard output of one script, verbatim, under the commit and date of its run (the first line of each "
@@ -128,8 +138,7 @@ def write_page(out: Path, written: dict[str, str], commands: dict[str, str] | No
              "in each script's docstring and in `benchmarks/timing.py`. `python benchmarks/regenerate.py --status` "
              "lists the sections whose code changed since their run (`docs/benchmarks.state.json` records the "
              "hashes); `python benchmarks/regenerate.py <name>` reruns one.", ""]
-    lines += [kept[run] for run in commands if run in kept]
-    lines += [text for run, text in kept.items() if run not in commands]
+    lines += [kept[key] for key in order]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text("\n".join(lines))

@@ -215,3 +215,20 @@ def test_a_record_written_meanwhile_by_another_pass_is_kept(repo):
     saved = json.loads(state_path.read_text())
     assert set(saved["sections"]) == {"one", "other"} and saved["sections"]["other"] == other
     assert saved["sections"]["one"]["library"] in saved["libraries"]
+
+
+def test_a_rewritten_section_keeps_its_place_in_the_page(tmp_path):
+    """Small diffs: the page's order is kept; a new section goes after its predecessor in the run order, an
+    older form of a command (same script, same first option) is replaced where it stood."""
+    report = regenerate.report
+    commands = {"a": "python a.py", "b": "python b.py --x 1", "c": "python c.py"}
+    page = tmp_path / "page.md"
+    body = lambda cmd, text: report.render(cmd, "stamp", text)  # noqa: E731
+    page.write_text("# t\n\n" + body("python c.py", "old c") + "\n" + body("python b.py --x 0", "older b") + "\n"
+                    + body("python other.py", "kept") + "\n")
+    report.write_page(page, {"c": body("python c.py", "new c")}, commands)
+    report.write_page(page, {"b": body("python b.py --x 1", "new b")}, commands)
+    report.write_page(page, {"a": body("python a.py", "new a")}, commands)
+    text = page.read_text()
+    assert "old c" not in text and "older b" not in text
+    assert text.index("new a") < text.index("new c") < text.index("new b") < text.index("kept")
