@@ -98,7 +98,7 @@ def test_backend_stops_at_the_interrupt_with_its_incumbent(solver):
         clear_interrupt()
     if elapsed < 1.5:
         pytest.skip(f"{solver.__name__} solved the instance before the interrupt ({elapsed:.2f} s)")
-    assert elapsed < 3.0, f"{elapsed:.2f} s to stop"
+    assert elapsed < 5.0, f"{elapsed:.2f} s to stop (interrupted at 1.5 s of a 60 s limit)"
     assert result.x is not None and program.is_feasible(result.x, tol=1e-6)
     assert result.gap > 0
 
