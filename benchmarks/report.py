@@ -53,6 +53,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "scale-1e6x100": ("scale", ("--sizes", "1e6", "--binary", "60", "--continuous", "10", "--estimators", "riskslim",
                                 "--time-limit", "600")),
     "riskslim_cplex": ("riskslim_cplex", ()),
+    "first_run": ("first_run", ()),
 }
 HEADER = "## `"
 #: runs whose scripts time peers from benchmarks/peers.py's environments
