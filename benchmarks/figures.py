@@ -1,7 +1,7 @@
 """Render every figure of milpscore to PNG (docs/figures/), to be looked at: not a test, not timed.
 
 Run: ``python benchmarks/figures.py`` (about a minute). Each plot function of
-:mod:`milpscore.plots`, the score card and risk table exports and the SLIM accuracy-size path is
+:mod:`milpscore.cards.plots`, the score card and risk table exports and the SLIM accuracy-size path is
 drawn on the bundled default data (scikit-learn's breast cancer, binarised) or small generated data,
 and one line per file written is printed. With Debian's headless Chromium (``/usr/bin/chromium``)
 the risk card's HTML page is also photographed as a browser shows it (``risk_card_html.png``).
@@ -24,8 +24,8 @@ import numpy as np  # noqa: E402
 
 from milpscore import RiskScoreClassifier, SLIMClassifier, compare, plots  # noqa: E402
 from milpscore.datasets import load_default  # noqa: E402
-from milpscore.selection import path_grid, regularisation_path  # noqa: E402
-from milpscore.slim_path import slim_path  # noqa: E402
+from milpscore.studies.selection import path_grid, regularisation_path  # noqa: E402
+from milpscore.studies.slim_path import slim_path  # noqa: E402
 
 OUT = ROOT / "docs" / "figures"
 

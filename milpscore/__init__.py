@@ -29,7 +29,7 @@ _WHERE = {
     "EYEClassifier": ("milpscore.estimators", "EYEClassifier"),
     "FusedScoreClassifier": ("milpscore.estimators", "FusedScoreClassifier"),
     "RiskScoreClassifier": ("milpscore.estimators", "RiskScoreClassifier"),
-    "ScoreCard": ("milpscore.scorecard", "ScoreCard"),
+    "ScoreCard": ("milpscore.cards.scorecard", "ScoreCard"),
     "solve": ("solvers.registry", "solve"),
     "Limits": ("solvers.limits", "Limits"),
     "solve_exact": ("solvers.pipeline", "solve_exact"),

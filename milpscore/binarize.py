@@ -23,10 +23,10 @@ Values passed through (``max_cuts=0``) must satisfy ``|x| <= MAX_ABS_VALUE`` (1e
 transform alike, as every linear model's input (:func:`milpscore.data.validate_features`).
 
 Each threshold is the shortest decimal giving the same indicator on every training row as the
-data value the cut was chosen at (:func:`milpscore.card_text.readable_cuts`: ``>= 0.01117``, not
+data value the cut was chosen at (:func:`milpscore.cards.card_text.readable_cuts`: ``>= 0.01117``, not
 ``>= 0.011173184357542``), and names print it exactly (:func:`format_number`), so a condition read
 off a card is the rule the model applies, on any data. Everything fitted is in
-:meth:`ThresholdBinarizer.to_dict` (JSON values), which :func:`milpscore.persist.save_model` writes
+:meth:`ThresholdBinarizer.to_dict` (JSON values), which :func:`milpscore.model_files.persist.save_model` writes
 into the model file: ``predict`` applies the same transformation.
 
 Policy for values not seen in fit: NaN in a column without a missing indicator, a new category
@@ -47,7 +47,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from formulations.bins import cut_points, supervised_cut_points
 from formulations.validation import MAX_ABS_VALUE
-from milpscore.card_text import readable_cuts
+from milpscore.cards.card_text import readable_cuts
 
 __all__ = ["ThresholdBinarizer", "cut_points", "format_number", "supervised_cut_points"]
 
@@ -317,7 +317,7 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- model file
     def to_dict(self) -> dict[str, Any]:
-        """The fitted rules as plain JSON values (:func:`milpscore.persist.save_model`)."""
+        """The fitted rules as plain JSON values (:func:`milpscore.model_files.persist.save_model`)."""
         special = self.special_values
         return {"kind": "thresholds", "handle_unknown": self.handle_unknown, "max_cuts": int(self.max_cuts),
                 "thresholds": self.thresholds, "missing": self.missing,

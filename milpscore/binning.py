@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from formulations.bins import cut_points
 from milpscore.binarize import format_number
-from milpscore.card_text import readable_cuts
+from milpscore.cards.card_text import readable_cuts
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -280,7 +280,7 @@ class OrderedBinner(TransformerMixin, BaseEstimator):
         return self.blocks_[-1].stop if self.blocks_ else 0
 
     def to_dict(self) -> dict[str, Any]:
-        """The fitted bins as plain JSON values (:func:`milpscore.persist.save_model`)."""
+        """The fitted bins as plain JSON values (:func:`milpscore.model_files.persist.save_model`)."""
         return {"kind": "bins", "unknown_category": self.unknown_category,
                 "variables": [{"name": v.name, "kind": v.kind, "cuts": [float(c) for c in v.cuts],
                                "categories": [c.item() if isinstance(c, np.generic) else c for c in v.categories]}

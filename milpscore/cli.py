@@ -4,7 +4,7 @@
 facets_logistic, fused, convex_rounding, eye) on a CSV whose label column is ``--target`` (default: the first
 column), or on the bundled default data; prints what it read, then the card, held-out metrics
 (``--test-size``, ``--cv``) and, for exact formulations, the exact-vs-relaxed table;
-``--output model.json`` saves it (:mod:`milpscore.persist`). ``milpscore predict model.json CSV``
+``--output model.json`` saves it (:mod:`milpscore.model_files.persist`). ``milpscore predict model.json CSV``
 writes, per row, the card's total ``points``, the ``prediction`` and (risk scores) the
 ``probability``. ``milpscore export CSV --to model.lp|.mps|.py`` writes the program with readable
 names; ``milpscore compare CSV`` prints the comparison table.
@@ -354,7 +354,7 @@ def metrics(model: Any, X: Any, y: Any) -> dict[str, float]:
     out = {"accuracy": float(np.mean(model.predict(X) == np.asarray(y, dtype=object).astype(labels.dtype)))}
     out["auc"] = float(roc_auc_score(truth, model.decision_function(X))) if 0 < truth.mean() < 1 else float("nan")
     if hasattr(model, "predict_proba"):
-        from milpscore.risk_table import calibration
+        from milpscore.cards.risk_table import calibration
 
         out["ece"] = calibration(model.coef_, model.intercept_, model._validated(X), truth.astype(float)).ece
     return out
@@ -436,7 +436,7 @@ def _fit(args: argparse.Namespace) -> int:
             report.update(_cross_validated(args, X, y, deadline))
     _notes(caught)
     if args.output:
-        from milpscore.persist import save_model
+        from milpscore.model_files.persist import save_model
 
         save_model(model, args.output, binarizer, target=str(y.name))
     info = model.fit_info_
@@ -444,12 +444,12 @@ def _fit(args: argparse.Namespace) -> int:
         head += f" ({info['n_rows_kept']} distinct rows solved)"
     table = comparison_table(model, Z_train, y_train) if model.fit_.method == "exact" else None
     if args.format == "json":
-        from milpscore.persist import model_to_dict
+        from milpscore.model_files.persist import model_to_dict
 
         document = {"data": head, "metrics": report, "model": model_to_dict(model, binarizer, str(y.name))}
         print(json.dumps(document, indent=1, default=str))
     elif args.format == "html":
-        from milpscore.html_page import fit_page  # a complete page, every string escaped, the CSV's base name
+        from milpscore.cards.html_page import fit_page  # a complete page, every string escaped, the CSV's base name
 
         print(fit_page(model.scorecard_, head, report, table, data_path=args.csv))
     else:
@@ -469,7 +469,7 @@ def _fit(args: argparse.Namespace) -> int:
 def card_points(model: Any, frame: pd.DataFrame) -> np.ndarray:
     """Each row's total on the saved card: the sum of the points of the card rows it meets.
 
-    The card (:mod:`milpscore.scorecard`) prints the points in units of ``grid_unit`` for Facets
+    The card (:mod:`milpscore.cards.scorecard`) prints the points in units of ``grid_unit`` for Facets
     (else model units) and predicts the positive class when ``points + card intercept > 0``, so
     ``points = decision_function / unit - card intercept``."""
     estimator_ = model.data["estimator"]
@@ -479,7 +479,7 @@ def card_points(model: Any, frame: pd.DataFrame) -> np.ndarray:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from milpscore.persist import load_model
+    from milpscore.model_files.persist import load_model
 
     model = load_model(args.model)
     frame = _read_csv(args.csv)

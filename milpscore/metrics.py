@@ -1,4 +1,4 @@
-"""Model metrics shared by :mod:`milpscore.compare`, :mod:`milpscore.selection` and the notebooks.
+"""Model metrics shared by :mod:`milpscore.compare`, :mod:`milpscore.studies.selection` and the notebooks.
 
 All functions take a linear model ``score(x) = x . coef + intercept`` (coefficients in model
 units) and labels in ``{-1, +1}`` or any two values (the larger one is positive, as in

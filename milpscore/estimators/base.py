@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from formulations.base import Formulation, Instance, Model
 from formulations.coefficients import CoefficientSet
 from milpscore.data import LabelMap, feature_names, validate_features, validate_sample_weight, validate_xy
-from milpscore.scorecard import ScoreCard
+from milpscore.cards.scorecard import ScoreCard
 from solvers.catalog import get_entry
 from solvers.limits import Limits
 from solvers.pipeline import FEASIBILITY_TOL, Fit, run

@@ -13,7 +13,7 @@ matrix or a DataFrame of pandas sparse columns) the classifier
    table of the fitted blocks merged into ranges, and its rounding onto integer points: the
    points scaled so that the widest block spans ``max_points``, rounded, each block shifted so
    that its smallest points are 0 (:func:`formulations.bins.round_points`); the card
-   (:class:`~milpscore.scorecard.ScoreCard`) prints that integer table.
+   (:class:`~milpscore.cards.scorecard.ScoreCard`) prints that integer table.
 
 ``predict`` / ``decision_function`` use the continuous (certified) model;
 :meth:`points_decision_function` and :meth:`predict_points` use the integer card.
@@ -36,7 +36,7 @@ from formulations.bins import FusedPoints, round_points
 from milpscore.binning import OrderedBinner, _as_frame, onehot_matrix
 from milpscore.data import encode_labels
 from milpscore.estimators.fused import ranges_table
-from milpscore.scorecard import ScoreCard
+from milpscore.cards.scorecard import ScoreCard
 from solvers.proximal.binarsity import PATH_MAX_ITER, PATH_TOL, binarsity_logistic_path, block_support
 
 

@@ -23,7 +23,7 @@ from formulations.base import Instance
 from formulations.constraints import operational_constraints
 from formulations.facets import Facets
 from milpscore.estimators.base import IntegerLinearClassifier
-from milpscore.scorecard import ScoreCard
+from milpscore.cards.scorecard import ScoreCard
 from solvers.limits import Limits
 from solvers.pipeline import Fit
 

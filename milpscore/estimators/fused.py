@@ -27,7 +27,7 @@ from formulations.fused import FusedLassoHinge, FusedPoints
 from milpscore.binning import NUMERIC, OrderedBinner, _as_frame
 from milpscore.data import LabelMap
 from milpscore.estimators.base import IntegerLinearClassifier
-from milpscore.scorecard import ScoreCard
+from milpscore.cards.scorecard import ScoreCard
 
 _SOLVERS = {"highs": ("exact", "highs"), "lp": ("relaxed", "highs"), "prox": ("relaxed", "prox")}
 _MONOTONE_WORDS = {"increasing": 1, "decreasing": -1, 1: 1, -1: -1, 0: 0}

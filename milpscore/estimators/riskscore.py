@@ -15,8 +15,8 @@ from formulations.riskslim import RiskSLIM
 from milpscore.data import encode_labels
 from milpscore.estimators.base import IntegerLinearClassifier
 from milpscore.estimators.slim import class_weight_pair
-from milpscore.risk_table import calibration, plot_risk_table, predicted_risk, risk_table
-from milpscore.scorecard import ScoreCard
+from milpscore.cards.risk_table import calibration, plot_risk_table, predicted_risk, risk_table
+from milpscore.cards.scorecard import ScoreCard
 from solvers.exact.screen import SupportScreen
 from solvers.pipeline import certify
 
@@ -92,7 +92,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     multipliers_ : DataFrame, one row per multiplier tried: objective, bound, gap, status (each its
         own certificate), objective_limit (the objective it had to beat), seconds.
     risk_table_ : DataFrame, every attainable total score -> predicted risk, observed rate, count.
-    calibration_ : :class:`milpscore.risk_table.Calibration` on the training data (curve, ECE).
+    calibration_ : :class:`milpscore.cards.risk_table.Calibration` on the training data (curve, ECE).
     scorecard_ : points table with the risk table in its notes.
     status_, gap_, objective_, bound_, fit_, result_ : the certificate (see the generic estimator).
     """
@@ -201,5 +201,5 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         return np.column_stack([1.0 - p, p])
 
     def plot_risk_table(self, ax: Any = None) -> Any:
-        """Predicted and observed risk per total score (:func:`milpscore.risk_table.plot_risk_table`)."""
+        """Predicted and observed risk per total score (:func:`milpscore.cards.risk_table.plot_risk_table`)."""
         return plot_risk_table(self.risk_table_, ax=ax)

@@ -113,7 +113,7 @@ def _tiny_csv(tmp_path, n=60, seed=0):
 def test_fit_save_predict_round_trip(tmp_path, capsys, formulation):
     """The saved JSON predicts the same as the fitted model, from raw columns in any order; the
     ``points`` column is the card's total (points + card intercept > 0 is the prediction)."""
-    from milpscore.persist import load_model
+    from milpscore.model_files.persist import load_model
 
     path, frame = _tiny_csv(tmp_path)
     model_path = tmp_path / "model.json"
@@ -149,7 +149,7 @@ def test_fit_save_predict_round_trip(tmp_path, capsys, formulation):
 def test_load_refuses_a_newer_format(tmp_path, capsys):
     import json
 
-    from milpscore.persist import load_model
+    from milpscore.model_files.persist import load_model
 
     path, _ = _tiny_csv(tmp_path)
     model_path = tmp_path / "model.json"

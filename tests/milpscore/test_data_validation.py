@@ -136,7 +136,7 @@ def test_predict_names_text_and_overflow_and_takes_zero_rows(name, kwargs):
 
 def test_saved_model_with_values_passed_through_refuses_overflow_like_fit(tmp_path, capsys):
     from milpscore.cli import main
-    from milpscore.persist import load_model
+    from milpscore.model_files.persist import load_model
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"y": rng.integers(0, 2, 40), "x": rng.normal(0, 1, 40)})

@@ -262,7 +262,7 @@ def test_card_applied_by_hand_reproduces_predict_on_any_value():
     assert all(c.startswith(("<", ">=")) or " to < " in c for c in card.table["condition"])
     assert set(card.table["variable"]) == {"age", "income", "delta"}
     income = clf.binner_.variables_[1].cuts
-    from formulations.bins import cut_points  # short thresholds (milpscore.card_text.readable_cuts), same training bins
+    from formulations.bins import cut_points  # short thresholds (milpscore.cards.card_text.readable_cuts), same training bins
     data_cuts = cut_points(df.income.to_numpy(float), 5)
     np.testing.assert_array_equal(np.searchsorted(income, df.income, side="right"),
                                   np.searchsorted(data_cuts, df.income, side="right"))

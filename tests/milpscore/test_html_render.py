@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from milpscore.html_page import fit_page
-from milpscore.risk_table import risk_table
-from milpscore.scorecard import ScoreCard
+from milpscore.cards.html_page import fit_page
+from milpscore.cards.risk_table import risk_table
+from milpscore.cards.scorecard import ScoreCard
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(),

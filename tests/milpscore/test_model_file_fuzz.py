@@ -1,4 +1,4 @@
-"""Model files are untrusted (milpscore.model_schema): mutations of saved SLIM, RiskSLIM and fused
+"""Model files are untrusted (milpscore.model_files.model_schema): mutations of saved SLIM, RiskSLIM and fused
 (bins) models are each refused with a ModelFileError naming the field, or predict exactly as the
 original; oversized, deeply nested and 10**400 files are refused before or while parsing, by name."""
 import copy
@@ -12,8 +12,8 @@ import pytest
 from milpscore import FusedScoreClassifier, RiskScoreClassifier, SLIMClassifier
 from milpscore.binarize import ThresholdBinarizer
 from milpscore.cli import main
-from milpscore.model_schema import MAX_MODEL_BYTES, ModelFileError
-from milpscore.persist import load_model, model_to_dict
+from milpscore.model_files.model_schema import MAX_MODEL_BYTES, ModelFileError
+from milpscore.model_files.persist import load_model, model_to_dict
 
 REFUSED = object()  # marker: the mutation must be refused
 

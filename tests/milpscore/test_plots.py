@@ -11,7 +11,7 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.image import AxesImage  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from milpscore import plots  # noqa: E402
+from milpscore.cards import plots  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -213,7 +213,7 @@ def test_path_and_comparison_name_their_data_and_count_the_features():
 
 
 def test_names_with_dollars_print_literally_in_every_plot(tmp_path):
-    from milpscore.scorecard import ScoreCard
+    from milpscore.cards.scorecard import ScoreCard
 
     names = ["price $ >= 5 and cost $ >= 3", "$\\frac{$"]  # mathtext would swallow the first, raise on the second
     path = pd.DataFrame({names[0]: [1.0, 0.5, 0.0], names[1]: [-1.0, 0.0, 0.0]}, index=[0.01, 0.1, 1.0])

@@ -5,7 +5,7 @@ import pytest
 from sklearn.base import clone
 
 from milpscore.estimators.riskscore import RiskScoreClassifier
-from milpscore.risk_table import attainable_totals, calibration, predicted_risk, risk_table
+from milpscore.cards.risk_table import attainable_totals, calibration, predicted_risk, risk_table
 
 
 def _data(seed=0, n=60):
@@ -45,7 +45,7 @@ def test_risk_table_probabilities_are_the_logistic_of_each_score():
 
 
 def test_multiplier_scales_probabilities_table_card_and_saved_model(tmp_path):
-    from milpscore.persist import load_model, save_model
+    from milpscore.model_files.persist import load_model, save_model
 
     X, y = _data(3, n=80)
     est = RiskScoreClassifier(coef_bound=3, max_size=2, time_limit=30, multiplier=2.5).fit(X, y)

@@ -11,8 +11,8 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from formulations.rounding import cumulative_hinge_loss
 from milpscore.estimators.rounding import ConvexRoundingClassifier, LocalSearchClassifier
-from milpscore.gamma_study import gamma_study
-from milpscore.scorecard import ScoreCard
+from milpscore.studies.gamma_study import gamma_study
+from milpscore.cards.scorecard import ScoreCard
 
 
 @pytest.fixture(scope="module")

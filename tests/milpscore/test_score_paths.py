@@ -1,6 +1,6 @@
 """Accuracy-size paths (slim_path, riskscore_path): each size's certified optimum equals brute-force
 enumeration over the models of at most that size; objectives non-increasing; the sharing rules
-of milpscore.size_path (bounds downwards, models upwards, the L0 rule) and the counterexample to
+of solvers.size_path (bounds downwards, models upwards, the L0 rule) and the counterexample to
 the rule that is not used."""
 import itertools
 
@@ -12,10 +12,10 @@ matplotlib.use("Agg")
 
 from formulations.base import Model  # noqa: E402
 from formulations.slim import SLIM  # noqa: E402
-from milpscore.path_plots import plot_size_path  # noqa: E402
-from milpscore.riskscore_path import riskscore_path  # noqa: E402
-from milpscore.size_path import SizeFit, share  # noqa: E402
-from milpscore.slim_path import slim_path  # noqa: E402
+from milpscore.cards.path_plots import plot_size_path  # noqa: E402
+from milpscore.studies.riskscore_path import riskscore_path  # noqa: E402
+from solvers.size_path import SizeFit, share  # noqa: E402
+from milpscore.studies.slim_path import slim_path  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import Fit, solve_exact  # noqa: E402
 from solvers.result import Status  # noqa: E402

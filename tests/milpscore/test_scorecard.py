@@ -12,9 +12,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from milpscore.card_text import readable_cuts, readable_points, shortest_decimal  # noqa: E402
-from milpscore.risk_table import risk_table  # noqa: E402
-from milpscore.scorecard import ScoreCard  # noqa: E402
+from milpscore.cards.card_text import readable_cuts, readable_points, shortest_decimal  # noqa: E402
+from milpscore.cards.risk_table import risk_table  # noqa: E402
+from milpscore.cards.scorecard import ScoreCard  # noqa: E402
 
 
 def _digits(x: float) -> int:

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 
-from milpscore.selection import path_grid, regularisation_path, table2
+from milpscore.studies.selection import path_grid, regularisation_path, table2
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ def test_regularisation_path_is_warm_started_and_agrees_with_cold_fits(mammo, mo
     # the Facets objective has flat pieces (several optimal models): compare objectives, not coefficients
     from formulations.base import Model
     from milpscore.data import validate_xy
-    from milpscore.selection import _path
+    from milpscore.studies.selection import _path
 
     Xa, y_pm1, names, _ = validate_xy(X, y)
     points = _path(est.set_params(grid_unit=0.5), np.array(lambdas), Xa, y_pm1, names)

@@ -6,7 +6,7 @@ from sklearn.model_selection import GridSearchCV
 
 from milpscore.datasets import load_default
 from milpscore.estimators.slim import SLIMClassifier
-from milpscore.scorecard import ScoreCard
+from milpscore.cards.scorecard import ScoreCard
 from solvers.result import Status
 
 

@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from milpscore.slim_path import slim_path
+from milpscore.studies.slim_path import slim_path
 
 
 def test_each_size_is_optimal_by_enumeration():

@@ -1,7 +1,7 @@
 """The accuracy-size path of SLIM: the best card of each size (Ustun & Rudin 2016, section 5).
 
 :func:`slim_path` solves the sequence of SLIM problems with ``max_size = 1, 2, ...`` on the same
-data within one time budget, the sizes sharing models and bounds (:mod:`milpscore.size_path`: the
+data within one time budget, the sizes sharing models and bounds (:mod:`solvers.size_path`: the
 best model of size k-1 warm-starts size k; a bound of size K holds for every smaller size), and
 returns a :class:`SLIMPath`: one row per size (training and test error, test AUC, size actually
 used, objective, bound, gap, status, time, how certified) and the score card of each size. This answers "what is the
@@ -20,9 +20,9 @@ from formulations.coefficients import CoefficientSet
 from formulations.slim import SLIM
 from milpscore.data import LabelMap, validate_features, validate_sample_weight, validate_xy
 from milpscore.metrics import auc
-from milpscore.scorecard import ScoreCard
+from milpscore.cards.scorecard import ScoreCard
 from solvers.limits import Limits
-from milpscore.size_path import check_sizes, solve_sizes
+from solvers.size_path import check_sizes, solve_sizes
 from solvers.pipeline import Fit
 
 
@@ -67,7 +67,7 @@ def slim_path(X: Any, y: Any, sizes: Iterable[int] = range(1, 11), *, c0: float 
     """Certified best SLIM card of each size, the sizes sharing models and bounds.
 
     Each ``max_size = k`` is SLIM's program (Ustun & Rudin 2016, eq. 3 with ``||lambda||_0 <= k``),
-    solved by :func:`solvers.pipeline.solve_exact`; :func:`milpscore.size_path.solve_sizes` shares
+    solved by :func:`solvers.pipeline.solve_exact`; :func:`solvers.size_path.solve_sizes` shares
     what one size proves with the others (models upwards, bounds downwards, the L0 rule) and
     re-certifies each.
 

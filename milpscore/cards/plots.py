@@ -2,10 +2,10 @@
 
 * :func:`plot_path` — regularisation path, coefficients vs lambda (Facets paper, Figure 3 right),
   with the integer grid ``grid_unit * Z`` drawn when ``grid_unit`` is given;
-* :func:`plot_grid_heatmap` — a :func:`milpscore.selection.path_grid` column (accuracy,
+* :func:`plot_grid_heatmap` — a :func:`milpscore.studies.selection.path_grid` column (accuracy,
   integrity, ...) over (lambda, grid_unit) (Facets paper, Figure 3 left and centre);
 * :func:`plot_score_histograms` — per-class histograms of a score card's total score
-  (reuses :meth:`milpscore.scorecard.ScoreCard.plot`);
+  (reuses :meth:`milpscore.cards.scorecard.ScoreCard.plot`);
 * :func:`plot_exact_vs_relaxed` — bars of objective and bound (and time) per method from a
   :func:`milpscore.compare.compare` table;
 * :func:`plot_rounding_error` — rounding error vs the margin (convex-rounding paper, Figure 7): the
@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from milpscore.card_text import literal
+from milpscore.cards.card_text import literal
 
 
 def _axes(ax: Any, figsize: tuple[float, float] = (6.0, 4.0)) -> Any:
@@ -33,7 +33,7 @@ def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = N
               data: str | None = None) -> Any:
     """Coefficients (columns of ``path``) against lambda (its index), log-scaled lambda axis.
 
-    ``path`` is the output of :func:`milpscore.selection.regularisation_path`. Features that stay
+    ``path`` is the output of :func:`milpscore.studies.selection.regularisation_path`. Features that stay
     at zero along the whole path are omitted, and the title says how many are drawn of how many
     (``"8 of 12 features drawn; 4 stay at 0 all along"``); every drawn one gets its own colour and line style and
     one legend entry, outside the data. With ``grid_unit``, dotted lines mark the multiples of the
@@ -42,7 +42,7 @@ def plot_path(path: pd.DataFrame, *, grid_unit: float | None = None, ax: Any = N
     """
     if not isinstance(path, pd.DataFrame) or path.empty:
         raise ValueError("path must be a non-empty DataFrame (rows: lambda, columns: features); "
-                         "use milpscore.selection.regularisation_path")
+                         "use milpscore.studies.selection.regularisation_path")
     ax = _axes(ax, (7.5, 4.5))
     lam = path.index.to_numpy(dtype=float)
     moving = [c for c in path.columns if np.abs(path[c].to_numpy(dtype=float)).max() > 1e-9]
@@ -106,11 +106,11 @@ def plot_grid_heatmap(grid: pd.DataFrame, value: str = "accuracy", *, ax: Any = 
                       annotate: bool = True) -> Any:
     """Heat map of ``grid[value]`` over lambda (columns) and the grid unit (rows), with a colour bar.
 
-    ``grid`` is the output of :func:`milpscore.selection.path_grid` (columns ``lam``, ``grid_unit``).
+    ``grid`` is the output of :func:`milpscore.studies.selection.path_grid` (columns ``lam``, ``grid_unit``).
     """
     missing = {"lam", "grid_unit", value} - set(grid.columns)
     if missing:
-        raise ValueError(f"grid lacks columns {sorted(missing)}; pass the output of milpscore.selection.path_grid")
+        raise ValueError(f"grid lacks columns {sorted(missing)}; pass the output of milpscore.studies.selection.path_grid")
     table = grid.pivot_table(index="grid_unit", columns="lam", values=value, aggfunc="mean").astype(float)
     ax = _axes(ax)
     image = ax.imshow(table.to_numpy(), origin="lower", aspect="auto", cmap=cmap)

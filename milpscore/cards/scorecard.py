@@ -20,7 +20,7 @@ printed after the card in text, in a collapsed section in HTML, below the card (
 second page (PDF).
 
 Real-valued points and thresholds print with the fewest digits that keep every training row's
-prediction (:func:`milpscore.card_text.readable_points`) when the card was built with its
+prediction (:func:`milpscore.cards.card_text.readable_points`) when the card was built with its
 training design ``X``; the exact values stay in ``table`` and in the details.
 """
 from __future__ import annotations
@@ -32,9 +32,9 @@ import numpy as np
 import pandas as pd
 
 from milpscore.binarize import format_number
-from milpscore.card_text import literal, readable_points
-from milpscore.html_page import escape, page
-from milpscore.risk_table import format_risk, format_risk_table
+from milpscore.cards.card_text import literal, readable_points
+from milpscore.cards.html_page import escape, page
+from milpscore.cards.risk_table import format_risk, format_risk_table
 
 
 def _is_integral(values: Any, tol: float = 1e-9) -> bool:
@@ -57,11 +57,11 @@ class ScoreCard:
     positive_label, negative_label : the user's class labels.
     title : heading for text / HTML rendering.
     notes : how the model was found (solver, status, gap, constraints): the model details.
-    risk : for a risk score, the :func:`milpscore.risk_table.risk_table` (``points`` ->
+    risk : for a risk score, the :func:`milpscore.cards.risk_table.risk_table` (``points`` ->
         ``predicted_risk``, and ``observed_risk`` / ``count`` on the training data), else None.
     per_unit : per row, True when the feature is not 0/1 (its points count per unit of it).
     shown_points, shown_threshold : the rounded points and threshold printed when the exact ones
-        are not integers (:func:`milpscore.card_text.readable_points`); None: print them exactly.
+        are not integers (:func:`milpscore.cards.card_text.readable_points`); None: print them exactly.
     integer_values : every feature of the card took integer values on its training rows (always
         true of 0/1 conditions, and assumed when the card was built without them): with integer
         points the score is then an integer, and the rule is printed in its rounded form.
@@ -113,7 +113,7 @@ class ScoreCard:
 
         A row whose column is not 0/1 prints "per unit of"; real-valued points are rounded to the
         fewest significant digits (2 to 6) with a threshold that predict every row of ``Z`` as the
-        exact card does (:func:`milpscore.card_text.readable_points`; none found: exact values)."""
+        exact card does (:func:`milpscore.cards.card_text.readable_points`; none found: exact values)."""
         Z = np.asarray(Z.toarray() if hasattr(Z, "toarray") else Z, dtype=float)
         if Z.ndim != 2 or Z.shape[1] != len(self.table):
             raise ValueError(f"Z has shape {Z.shape}; it needs one column per card row ({len(self.table)})")

@@ -3,7 +3,7 @@
 :func:`read_model_file` refuses a file larger than :data:`MAX_MODEL_BYTES` from ``os.stat``
 *before* reading it, parses it with ``json`` only (integers of more than 15 digits, ``NaN`` and
 ``Infinity`` are read as floats, so ``10**400`` is refused as a non-finite number, by name), and
-:func:`validate_model` checks every field :func:`milpscore.persist.load_model` uses. A violation
+:func:`validate_model` checks every field :func:`milpscore.model_files.persist.load_model` uses. A violation
 raises :class:`ModelFileError` (a ``ValueError``) naming the field, e.g. ``model.json: field
 'model.coef[3]' must be a finite number, got null``. Fields not listed are ignored (never read).
 

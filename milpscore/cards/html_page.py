@@ -65,7 +65,7 @@ def fit_page(card: Any, summary: str, metrics: Mapping[str, Any], table: pd.Data
 
     ``summary`` is the data line the text mode prints (it may name the data file, the target and
     the labels: all escaped); occurrences of ``data_path`` in it are replaced by the file's base
-    name. ``card`` is a :class:`milpscore.scorecard.ScoreCard`, ``metrics`` maps names to numbers
+    name. ``card`` is a :class:`milpscore.cards.scorecard.ScoreCard`, ``metrics`` maps names to numbers
     or text, ``table`` is the exact-vs-relaxed table (or None).
     """
     if data_path is not None:

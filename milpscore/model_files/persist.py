@@ -3,7 +3,7 @@ binning rules, card, risk table and the solver's certificate.
 
 The file states its format version and the library version that wrote it. A file of a format
 this library reads (``<= FORMAT_VERSION``) loads; a newer one is refused with the versions named.
-Nothing in a file is trusted: :mod:`milpscore.model_schema` checks it (size, then every field).
+Nothing in a file is trusted: :mod:`milpscore.model_files.model_schema` checks it (size, then every field).
 :class:`SavedModel` predicts from raw columns: the stored binariser (``x >= t`` rules or ordered
 bins) is applied first, columns are matched by name, and a missing column is an error naming it.
 """
@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from milpscore.binarize import ThresholdBinarizer
-from milpscore.model_schema import FORMAT, FORMAT_VERSION, ModelFileError, read_model_file, validate_model
-from milpscore.scorecard import ScoreCard
+from milpscore.model_files.model_schema import FORMAT, FORMAT_VERSION, ModelFileError, read_model_file, validate_model
+from milpscore.cards.scorecard import ScoreCard
 
 
 def _plain(value: Any) -> Any:
@@ -91,8 +91,8 @@ def load_model(path: str | Path) -> "SavedModel":
     """Read a model written by :func:`save_model` (any library version with a readable format).
 
     Nothing in the file is trusted: its size is checked before it is read, and every field is
-    validated against the schema of :mod:`milpscore.model_schema`; a violation raises
-    :class:`~milpscore.model_schema.ModelFileError` naming the field."""
+    validated against the schema of :mod:`milpscore.model_files.model_schema`; a violation raises
+    :class:`~milpscore.model_files.model_schema.ModelFileError` naming the field."""
     data = read_model_file(path)
     preprocessor = validate_model(data, Path(path).name)
     return SavedModel(data, preprocessor)

@@ -1,5 +1,5 @@
-"""Matplotlib figure of an accuracy-size path (:func:`milpscore.riskscore_path.riskscore_path`,
-:func:`milpscore.slim_path.slim_path`); returns its Axes.
+"""Matplotlib figure of an accuracy-size path (:func:`milpscore.studies.riskscore_path.riskscore_path`,
+:func:`milpscore.studies.slim_path.slim_path`); returns its Axes.
 
 :func:`plot_size_path` draws the training loss (left axis) and the test AUC (right axis, when the
 table has it) against the maximum number of features. Sizes proven optimal (status ``optimal``)

@@ -3,7 +3,7 @@
 :func:`riskscore_path` solves RiskSLIM (Ustun & Rudin 2019, eq. 1: mean logistic loss of the
 integer score over ``multiplier`` + ``C0 ||lambda||_0``, points in ``{-coef_bound..coef_bound}``)
 with ``max_size = 1, 2, ...`` on the same data within one time budget, the sizes sharing models
-and bounds (:mod:`milpscore.size_path`), and returns a :class:`RiskScorePath`: one row per size
+and bounds (:mod:`solvers.size_path`), and returns a :class:`RiskScorePath`: one row per size
 (objective, bound, gap, status, training loss, test AUC, the points) and the card of each size.
 """
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pandas as pd
 from formulations.riskslim import RiskSLIM
 from milpscore.data import validate_features, validate_sample_weight, validate_xy
 from milpscore.metrics import auc
-from milpscore.scorecard import ScoreCard
-from milpscore.size_path import check_sizes, solve_sizes
+from milpscore.cards.scorecard import ScoreCard
+from solvers.size_path import check_sizes, solve_sizes
 from solvers.limits import Limits
 from solvers.pipeline import Fit
 

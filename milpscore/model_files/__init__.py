@@ -1,0 +1,2 @@
+"""Model files: saving and loading a fitted model as JSON (:mod:`.persist`) under its schema
+(:mod:`.model_schema`)."""
