@@ -135,6 +135,66 @@ def _as_model(start: Model | Fit | None) -> Model | None:
 
 
 # ------------------------------------------------------------------------------- exact
+#: the best feasible model so far: (where it came from, the model, its true objective)
+Best = tuple[str, Model, float] | None
+
+
+def _keep_better(instance: Instance, best: Best, label: str, model: Model, notes: list[str],
+                 rejection: str) -> Best:
+    """``best``, or ``(label, model, objective)`` if ``model`` is feasible and preferred to it;
+    an infeasible model is noted with ``rejection`` (formatted with its violation ``v``)."""
+    v = violation(instance, model)
+    if v > FEASIBILITY_TOL:
+        notes.append(rejection.format(v=v))
+        return best
+    value = instance.objective(model)
+    return (label, model, value) if best is None or preferred(model, value, best[1], best[2]) else best
+
+
+def _solve_by_route(route, instance: Instance, best: Best, limits: Limits, clock: Clock) -> tuple[Result, tuple]:
+    """The formulation's route table from ``best``: its outcome as a :class:`Result`, and its step records."""
+    t0 = time.perf_counter()
+    outcome = run_route(route, instance, None if best is None else best[1], limits, clock,
+                        lambda model: violation(instance, model) <= FEASIBILITY_TOL)
+    result = Result(outcome.status, x=None if outcome.model is None else instance.lift(outcome.model),
+                    objective=outcome.objective, bound=outcome.bound,
+                    gap=relative_gap(outcome.objective, outcome.bound), solve_time=time.perf_counter() - t0,
+                    nodes=outcome.nodes, backend="route", message=outcome.message)
+    return result, outcome.records
+
+
+def _certified(instance: Instance, program, result: Result, best: Best, limits: Limits, clock: Clock,
+               times: dict, notes: list[str], steps: tuple) -> Fit:
+    """The exact fit: the better of ``best`` and the solver's rounded model, its status decided here
+    once, by :func:`certify` on its true objective against the solver's bound (module docstring)."""
+    if result.has_solution:
+        best = _keep_better(instance, best, "solver", instance.round(instance.decode(result.x)), notes,
+                            "solver's model rejected after rounding (violation {v:.3g})")
+    times["total"] = clock.elapsed()
+    bound = float(result.bound) if program.is_mip or result.status == Status.OPTIMAL else float("nan")
+    if best is None:
+        status = result.status if not result.status.has_solution else Status.NO_SOLUTION_FOUND
+        return Fit("exact", None, status, bound=bound, gap=float("inf"), result=result, times=times,
+                   message="; ".join(notes + [f"{result.backend}: {result.message}"]), steps=steps)
+    label, model, value = best
+    if result.status in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
+        notes.append(f"{result.backend} reported {result.status.value}, but the {label} is feasible")
+        bound = float("nan")
+    if bound > value:
+        # no valid bound exceeds a feasible model's objective; HiGHS does so by up to the L1
+        # tie-breaker's range on SLIM (its dual bound rounded up on an objective grid the
+        # tie-breaker is not on): say so, and keep the model's objective as the bound
+        notes.append(f"{result.backend}'s bound {bound:.9g} exceeds the model's true objective by "
+                     f"{bound - value:.3g}; bound taken as that objective")
+        bound = value
+    status, gap = certify(value, bound, limits.mip_rel_gap)
+    if result.status == Status.OPTIMAL and status != Status.OPTIMAL:
+        notes.append(f"{result.backend} reported optimal, but the true objective {value:.9g} exceeds the "
+                     f"bound {bound:.9g} beyond the gap tolerance")
+    notes.append(f"returned the {label}'s model; {result.backend}: {result.message}")
+    return Fit("exact", model, status, value, bound, gap, 0.0, result, times, "; ".join(notes), steps)
+
+
 def solve_exact(instance: Instance, backend: str | None = None, *, start: Model | Fit | None = None,
                 limits: Limits | None = None, heuristic: bool = True, verbose: bool = False,
                 options: Mapping[str, Any] | None = None) -> Fit:
@@ -162,72 +222,28 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     program = instance.exact()
     times = {"build": time.perf_counter() - t0}
     notes: list[str] = []
-    candidates: list[tuple[str, Model]] = []
+    best: Best = None
     if _as_model(start) is not None:
-        candidates.append(("start", _as_model(start)))
+        best = _keep_better(instance, best, "start", _as_model(start), notes,
+                            "start rejected (violates the constraints by {v:.3g})")
     t1 = time.perf_counter()
     if heuristic and entry.heuristic is not None:
         # the heuristic gets at most HEURISTIC_SHARE of the budget: the exact solve needs time for a bound
         found = _heuristic(entry, instance, clock.part(HEURISTIC_SHARE), limits.seed)
         if found is not None:
-            candidates.append(("heuristic", found))
+            best = _keep_better(instance, best, "heuristic", found, notes,
+                                "heuristic rejected (violates the constraints by {v:.3g})")
     times["heuristic"] = time.perf_counter() - t1
-    best: tuple[str, Model, float] | None = None
-    for label, model in candidates:
-        v = violation(instance, model)
-        if v > FEASIBILITY_TOL:
-            notes.append(f"{label} rejected (violates the constraints by {v:.3g})")
-            continue
-        value = instance.objective(model)
-        if best is None or preferred(model, value, best[1], best[2]):
-            best = (label, model, value)
     t2 = time.perf_counter()
     steps: tuple[StepRecord, ...] = ()
     if route is not None:
-        outcome = run_route(route, instance, None if best is None else best[1], limits, clock,
-                            lambda model: violation(instance, model) <= FEASIBILITY_TOL)
-        steps = outcome.records
-        result = Result(outcome.status, x=None if outcome.model is None else instance.lift(outcome.model),
-                        objective=outcome.objective, bound=outcome.bound,
-                        gap=relative_gap(outcome.objective, outcome.bound), solve_time=time.perf_counter() - t2,
-                        nodes=outcome.nodes, backend="route", message=outcome.message)
+        result, steps = _solve_by_route(route, instance, best, limits, clock)
     else:
         warm = instance.lift(best[1]) if best is not None else None
         result = solve(program, backend, warm_start=warm, **_backend_options(limits, clock, verbose),
                        **dict(options or {}))
     times["solve"] = time.perf_counter() - t2
-    if result.has_solution:
-        solved = instance.round(instance.decode(result.x))
-        v = violation(instance, solved)
-        if v <= FEASIBILITY_TOL:
-            value = instance.objective(solved)
-            if best is None or preferred(solved, value, best[1], best[2]):
-                best = ("solver", solved, value)
-        else:
-            notes.append(f"solver's model rejected after rounding (violation {v:.3g})")
-    times["total"] = clock.elapsed()
-    bound = float(result.bound) if program.is_mip or result.status == Status.OPTIMAL else float("nan")
-    if best is None:
-        status = result.status if not result.status.has_solution else Status.NO_SOLUTION_FOUND
-        return Fit("exact", None, status, bound=bound, gap=float("inf"), result=result, times=times,
-                   message="; ".join(notes + [f"{result.backend}: {result.message}"]), steps=steps)
-    label, model, value = best
-    if result.status in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
-        notes.append(f"{result.backend} reported {result.status.value}, but the {label} is feasible")
-        bound = float("nan")
-    if bound > value:
-        # no valid bound exceeds a feasible model's objective; HiGHS does so by up to the L1
-        # tie-breaker's range on SLIM (its dual bound rounded up on an objective grid the
-        # tie-breaker is not on): say so, and keep the model's objective as the bound
-        notes.append(f"{result.backend}'s bound {bound:.9g} exceeds the model's true objective by "
-                     f"{bound - value:.3g}; bound taken as that objective")
-        bound = value
-    status, gap = certify(value, bound, limits.mip_rel_gap)
-    if result.status == Status.OPTIMAL and status != Status.OPTIMAL:
-        notes.append(f"{result.backend} reported optimal, but the true objective {value:.9g} exceeds the "
-                     f"bound {bound:.9g} beyond the gap tolerance")
-    notes.append(f"returned the {label}'s model; {result.backend}: {result.message}")
-    return Fit("exact", model, status, value, bound, gap, 0.0, result, times, "; ".join(notes), steps)
+    return _certified(instance, program, result, best, limits, clock, times, notes, steps)
 
 
 # ----------------------------------------------------------------------------- relaxed
