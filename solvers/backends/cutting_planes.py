@@ -39,6 +39,77 @@ LP_ROUNDS, LP_STALL = 200, 1e-6
 FEASIBILITY_TOL = 1e-9
 
 
+#: HiGHS model statuses that end the rounds without a point, and the status each gives
+_NO_POINT = {_MS.kInfeasible: Status.INFEASIBLE, _MS.kUnbounded: Status.UNBOUNDED,
+             _MS.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED}
+
+
+def _inner_highs(program: Program, mip_rel_gap: float, threads: int, seed: int, verbose: bool,
+                 options: dict | None) -> highspy.Highs:
+    """The HiGHS model of the program without its lazy oracle, solved again in every round."""
+    # HiGHS accepts MILP points violating rows by mip_feasibility_tolerance (1e-6 by default): a
+    # tangent violated by less would come back unchanged in every round
+    return to_highs(replace(program, lazy=None), verbose=verbose, threads=threads, seed=seed,
+                    mip_rel_gap=float(mip_rel_gap) * INNER_GAP_SHARE, options={
+                        "mip_feasibility_tolerance": FEASIBILITY_TOL, "primal_feasibility_tolerance": FEASIBILITY_TOL,
+                        **(options or {})})
+
+
+def _raised(bound: float, round_bound: float) -> tuple[float, bool]:
+    """The best bound with a round's bound, and whether the round raised it (beyond round-off)."""
+    if not np.isfinite(round_bound):
+        return bound, False
+    return max(bound, round_bound), bool(round_bound > bound + 1e-12 * max(1.0, abs(bound)))
+
+
+def _cut(h: highspy.Highs, lazy, x_round: np.ndarray, stalled: int) -> tuple[int, str | None]:
+    """Add the oracle's rows cutting off the round's point: ``(rows added, None)``, or ``(0, why the
+    rounds stop)`` when there is none or the rounds stalled."""
+    rows, lb = lazy.cuts(x_round)
+    if rows.shape[0] == 0:
+        return 0, "no row left to add: the gap left is the inner MILP gap"
+    if stalled >= STALL_ROUNDS:
+        return 0, f"no progress in {STALL_ROUNDS} rounds (round-off of the added rows)"
+    return _add_rows(h, rows, lb), None
+
+
+def _checked_oracle(program: Program, time_limit: float | None, mip_rel_gap: float, max_rounds: int):
+    """``program.lazy``, after checking the arguments of :func:`solve_cutting_planes`."""
+    if program.lazy is None:
+        raise ValueError("solve_cutting_planes needs a program with a lazy oracle (program.lazy)")
+    if time_limit is not None and time_limit <= 0:
+        raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
+    if not mip_rel_gap >= 0:
+        raise ValueError(f"mip_rel_gap must be >= 0, got {mip_rel_gap}")
+    if int(max_rounds) < 1:
+        raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
+    return program.lazy
+
+
+def _start(program: Program, lazy, polish, warm_start: np.ndarray | None) -> tuple[np.ndarray | None, float]:
+    """The first incumbent ``(x, lazy objective)``: the polished warm start if feasible, else ``(None, inf)``."""
+    if warm_start is None:
+        return None, np.inf
+    start = np.asarray(warm_start, dtype=float)
+    if start.shape != (program.n_variables,):
+        raise ValueError(f"warm_start has shape {start.shape}; the program has {program.n_variables} variables")
+    start = polish(start)
+    return (start, lazy.value(start)) if program.is_feasible(start, tol=1e-7) else (None, np.inf)
+
+
+def _round_limits(h: highspy.Highs, seconds_left: float | None, node_limit: int | None, nodes: int) -> str | None:
+    """Give the next round what is left of the time and nodes; the reason to stop when nothing is."""
+    if seconds_left is not None:
+        if seconds_left <= 0:
+            return "time limit reached"
+        set_limits(h, time_limit=float(seconds_left))
+    if node_limit is not None:
+        if nodes >= node_limit:
+            return "node limit reached"
+        set_limits(h, node_limit=int(node_limit - nodes))
+    return None
+
+
 def solve_cutting_planes(program: Program, *, time_limit: float | None = None, mip_rel_gap: float = 1e-6,
                          threads: int = 1, warm_start: np.ndarray | None = None, node_limit: int | None = None,
                          seed: int = 0, verbose: bool = False, max_rounds: int = 500,
@@ -61,66 +132,35 @@ def solve_cutting_planes(program: Program, *, time_limit: float | None = None, m
     of the rounds, ``iterations`` the rounds, ``nodes`` the total nodes, ``raw["history"]`` the
     ``(objective, bound)`` of every round and ``raw["cuts"]`` the rows added.
     """
-    lazy = program.lazy
-    if lazy is None:
-        raise ValueError("solve_cutting_planes needs a program with a lazy oracle (program.lazy)")
-    if time_limit is not None and time_limit <= 0:
-        raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
-    if not mip_rel_gap >= 0:
-        raise ValueError(f"mip_rel_gap must be >= 0, got {mip_rel_gap}")
-    if int(max_rounds) < 1:
-        raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
+    lazy = _checked_oracle(program, time_limit, mip_rel_gap, max_rounds)
     t0 = time.perf_counter()
     n = program.n_variables
     polish = getattr(lazy, "polish", None) or (lambda x: x)
-    # HiGHS accepts MILP points violating rows by mip_feasibility_tolerance (1e-6 by default): a
-    # tangent violated by less would come back unchanged in every round
-    h = to_highs(replace(program, lazy=None), verbose=verbose, threads=threads, seed=seed,
-                 mip_rel_gap=float(mip_rel_gap) * INNER_GAP_SHARE,
-                 options={"mip_feasibility_tolerance": FEASIBILITY_TOL,
-                          "primal_feasibility_tolerance": FEASIBILITY_TOL, **(options or {})})
+    h = _inner_highs(program, mip_rel_gap, threads, seed, verbose, options)
     build_time = time.perf_counter() - t0
 
-    best_x, best, bound = None, np.inf, -np.inf
+    best_x, best = _start(program, lazy, polish, warm_start)
+    bound = -np.inf
     history: list[tuple[float, float]] = []
     nodes = cuts = rounds = stalled = 0
-    if warm_start is not None:
-        start = np.asarray(warm_start, dtype=float)
-        if start.shape != (n,):
-            raise ValueError(f"warm_start has shape {start.shape}; the program has {n} variables")
-        start = polish(start)
-        if program.is_feasible(start, tol=1e-7):
-            best_x, best = start, lazy.value(start)
     deadline = None if time_limit is None else t0 + time_limit
     cuts, lp_rounds = _lp_phase(h, program, lazy, deadline)
     status, message = Status.FEASIBLE, f"round limit {max_rounds} reached"
     for rounds in range(1, int(max_rounds) + 1):
-        if time_limit is not None:
-            remaining = time_limit - (time.perf_counter() - t0)
-            if remaining <= 0:
-                message = "time limit reached"
-                break
-            set_limits(h, time_limit=float(remaining))
-        if node_limit is not None:
-            if nodes >= node_limit:
-                message = "node limit reached"
-                break
-            set_limits(h, node_limit=int(node_limit - nodes))
+        reached = _round_limits(h, None if deadline is None else deadline - time.perf_counter(), node_limit, nodes)
+        if reached:
+            message = reached
+            break
         if best_x is not None and program.is_mip:
             h.setSolution(n, np.arange(n, dtype=np.int32), best_x)
         h.run()
         info, model_status = h.getInfo(), h.getModelStatus()
         nodes += int(max(info.mip_node_count, 0))
-        if model_status in (_MS.kInfeasible, _MS.kUnboundedOrInfeasible, _MS.kUnbounded):
-            status = {_MS.kInfeasible: Status.INFEASIBLE, _MS.kUnbounded: Status.UNBOUNDED}.get(
-                model_status, Status.INFEASIBLE_OR_UNBOUNDED)
-            message = h.modelStatusToString(model_status)
+        if model_status in _NO_POINT:
+            status, message = _NO_POINT[model_status], h.modelStatusToString(model_status)
             break
-        round_bound = float(info.mip_dual_bound) if program.is_mip else (
-            float(info.objective_function_value) if model_status == _MS.kOptimal else -np.inf)
-        progress = np.isfinite(round_bound) and round_bound > bound + 1e-12 * max(1.0, abs(bound))
-        if np.isfinite(round_bound):
-            bound = max(bound, round_bound)
+        bound, progress = _raised(bound, float(info.mip_dual_bound) if program.is_mip else (
+            float(info.objective_function_value) if model_status == _MS.kOptimal else -np.inf))
         if info.primal_solution_status != _FEASIBLE_SOLUTION:
             message = f"stopped without a solution: {h.modelStatusToString(model_status)}"
             break
@@ -136,14 +176,12 @@ def solve_cutting_planes(program: Program, *, time_limit: float | None = None, m
         if model_status != _MS.kOptimal:
             message = f"round {rounds} stopped: {h.modelStatusToString(model_status)}"
             break
-        rows, lb = lazy.cuts(x_round)
         stalled = 0 if progress else stalled + 1
-        if rows.shape[0] == 0 or stalled >= STALL_ROUNDS:
-            message = ("no row left to add: the gap left is the inner MILP gap" if rows.shape[0] == 0
-                       else f"no progress in {STALL_ROUNDS} rounds (round-off of the added rows)")
+        added, message = _cut(h, lazy, x_round, stalled)
+        if message:
             break
-        cuts += _add_rows(h, rows, lb)
-    if best_x is None and status not in (Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED):
+        cuts += added
+    if best_x is None and status not in _NO_POINT.values():
         status = Status.NO_SOLUTION_FOUND
     has_x = best_x is not None
     return Result(status=status, x=best_x, objective=best if has_x else float("nan"), bound=bound,
