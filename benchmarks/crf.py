@@ -341,6 +341,8 @@ def run_task(name, args, binary, crfsuite, workdir):
     for row in rows.values():
         row["F"] = F(row["theta"])
         row["acc"], row["f1"] = scores(row["theta"])
+        if row.get("printed") is not None:  # Wapiti prints obj to 2 decimals: its last point gets our F
+            row["trace"][-1] = (row["trace"][-1][0], row["F"])
     # Wapiti bcd's trace: (optimiser seconds of each separate run, F of its model)
     bcd_trace = sorted((row["seconds"], row["F"]) for key, row in rows.items() if key.startswith("wapiti bcd"))
     best = min(row["F"] for row in rows.values())
