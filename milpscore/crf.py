@@ -85,9 +85,10 @@ class SparseCRF:
         wall seconds of the fit.
     stop_eps, stop_window :
         Wapiti's relative-decrease rule (module docstring); ``stop_eps=None`` turns it off.
-    sparse : bool
-        Use the slides' sparse forward-backward in the full passes (default: dense, a saving only
-        where most bigram potentials are zero; ``crf_forward_backward.SPARSE_DEFAULT``).
+    sparse : bool or None
+        The slides' sparse forward-backward (True) or the dense one (False) in the full passes;
+        None (default): sparse from 10 labels on, where it is the faster
+        (``crf_forward_backward.use_sparse``).
     sentence_column, label_column : str
         Column names used with DataFrame input.
     """

@@ -30,8 +30,8 @@ def add_parser(sub) -> None:
                         "(Wapiti's -e with its objective window -o; default 0.02); 0 turns the rule off")
     p.add_argument("--stop-window", type=int, default=5, help="Wapiti's -o (default 5)")
     p.add_argument("--time-limit", type=float, default=None, help="wall seconds of the fit")
-    p.add_argument("--sparse", action="store_true",
-                   help="the slides' sparse forward-backward in full passes (default: dense)")
+    p.add_argument("--sparse", choices=("auto", "yes", "no"), default="auto", nargs="?", const="yes",
+                   help="the slides' sparse forward-backward in full passes (auto: from 10 labels on)")
     p.add_argument("--output", help="save the model as JSON here")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--top", type=int, default=20, help="active weights listed in the text output")
@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     sentences, labels = read_conll(args.train)
     model = SparseCRF(rho1=args.rho1, rho2=args.rho2, templates=args.template, solver=args.solver,
                       max_iter=args.max_iter, tol=args.tol, time_limit=args.time_limit,
-                      stop_eps=args.stop_eps or None, stop_window=args.stop_window, sparse=args.sparse)
+                      stop_eps=args.stop_eps or None, stop_window=args.stop_window,
+                      sparse={"auto": None, "yes": True, "no": False}[args.sparse])
     model.fit(sentences, labels)
     report = {"status": model.status_, "objective": model.objective_, "active": model.n_active_,
               "iterations": model.fit_.n_iter, "seconds": round(model.fit_.seconds, 2),

@@ -23,12 +23,20 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-# The forward-backward of every full pass (FISTA's iterations, BCD's exact-gradient passes, the
-# estimator): dense. The sparse variant saves work only where most pair potentials are zero (at
-# theta = 0 and at sparse solutions; not at the dense iterates on the way, where it pays a test
-# per pair potential and scattered updates); ``benchmarks/crf.py`` times both, and BCD's block
-# kernel (``crf_bcd``) needs neither, as it caches the potentials' exponentials.
-SPARSE_DEFAULT = False
+# Which forward-backward the full passes use (OWL-QN's and FISTA's iterations, BCD's exact-gradient
+# passes): ``sparse=None`` (the default) chooses by the number of labels, the sparse variant from
+# SPARSE_MIN_LABELS labels on. It trades ``Y^2`` exponentials per token for a test per pair
+# potential and scattered updates: ``benchmarks/crf.py`` times both on the 3-label and the
+# 17-label task, at theta = 0 and at the sparse optimum (docs/benchmarks.md), and it pays on the
+# second only. BCD's block kernel (``crf_bcd``) needs neither, as it caches the exponentials.
+SPARSE_DEFAULT = None
+SPARSE_MIN_LABELS = 10
+
+
+def use_sparse(data, sparse) -> bool:
+    """The forward-backward of a full pass: ``sparse`` itself, or for None (the default) the
+    sparse variant when the data have at least ``SPARSE_MIN_LABELS`` labels."""
+    return data.n_labels >= SPARSE_MIN_LABELS if sparse is None else bool(sparse)
 
 
 @numba.njit(cache=True)
@@ -415,10 +423,10 @@ class LossGradient:
     iterations): the potential arrays (``n_tokens x Y^2``) are allocated once, and blocks whose
     weights are all zero are skipped when the potentials are filled (:func:`fill_active_potentials`)."""
 
-    def __init__(self, data, sparse: bool = SPARSE_DEFAULT):
+    def __init__(self, data, sparse: bool | None = SPARSE_DEFAULT):
         if np.any(data.y < 0):
             raise ValueError("the loss needs the labels of every token (y >= 0)")
-        self.data, self.sparse = data, bool(sparse)
+        self.data, self.sparse = data, use_sparse(data, sparse)
         n, n_labels = data.n_tokens, data.n_labels
         self.unary = np.empty((n, n_labels))
         self.pair = np.empty((n, n_labels * n_labels))
@@ -444,10 +452,12 @@ class LossGradient:
         return float(loss), grad
 
 
-def loss_and_gradient(theta, data, sparse: bool = SPARSE_DEFAULT):
-    """``(l(D; theta), gradient)`` by one forward-backward pass per sentence."""
+def loss_and_gradient(theta, data, sparse: bool | None = SPARSE_DEFAULT):
+    """``(l(D; theta), gradient)`` by one forward-backward pass per sentence (``sparse``:
+    :func:`use_sparse`)."""
     if np.any(data.y < 0):
         raise ValueError("the loss needs the labels of every token (y >= 0)")
+    sparse = use_sparse(data, sparse)
     unary = np.empty((data.n_tokens, data.n_labels))
     pair = np.empty((data.n_tokens, data.n_labels * data.n_labels))
     grad = np.empty(data.n_params)

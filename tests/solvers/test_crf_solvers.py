@@ -330,3 +330,17 @@ def test_loss_gradient_evaluator_skips_zero_blocks_exactly():
         assert out is grad and loss == pytest.approx(ref_loss, rel=1e-13)
         np.testing.assert_allclose(out, ref_grad, atol=1e-12)
         assert loss == pytest.approx(criterion.negative_log_likelihood(theta, data), rel=1e-12)
+
+
+def test_sparse_forward_backward_by_default_from_ten_labels():
+    """sparse=None picks the slides' sparse pass from SPARSE_MIN_LABELS labels on; both passes give
+    the numpy criterion's loss and gradient there."""
+    many = compiled(22, n_sentences=30, n_labels=fb.SPARSE_MIN_LABELS, max_length=6)
+    few = compiled(22, n_sentences=6, n_labels=3, max_length=5)
+    assert fb.LossGradient(many).sparse and not fb.LossGradient(few).sparse
+    assert not fb.LossGradient(many, sparse=False).sparse and fb.LossGradient(few, sparse=True).sparse
+    theta = sparse_theta(many, 22, density=0.1)
+    for sparse in (None, False, True):
+        loss, grad = fb.loss_and_gradient(theta, many, sparse=sparse)
+        assert loss == pytest.approx(criterion.negative_log_likelihood(theta, many), rel=1e-12)
+        np.testing.assert_allclose(grad, criterion.gradient(theta, many), atol=1e-10)
