@@ -55,7 +55,9 @@ def bayes_floor(instance) -> float:
     cs = instance.coefficients
     forced = forced_mask(cs)
     live = (cs.lb < 0) | (cs.ub > 0)
-    if live.any():
+    if live.all():
+        _, group = unique_rows(instance.X)
+    elif live.any():
         _, group = unique_rows(instance.X[:, live])
     else:
         group = np.zeros(instance.X.shape[0], dtype=np.int64)

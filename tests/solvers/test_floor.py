@@ -195,3 +195,20 @@ def test_the_progress_line_shows_the_route_bound_from_the_floor_on():
     assert np.all(np.diff(bounds[first:]) >= -1e-15)
     assert bounds.max() <= fit.objective + 1e-9
     assert all(np.diff([e for e, _, _ in seen]) >= 0)
+
+
+def test_the_floor_runs_with_no_time_left_but_keeps_the_memory_budget():
+    """A floor step runs on an expired clock (the bound stays finite), and is skipped, saying so, when
+    its allocation estimate is over ``memory_limit`` (the least accepted budget, 16 MiB, on 20,000 x 60)."""
+    from solvers.limits import MIN_MEMORY
+    from tests.solvers.test_slim_solver import run_steps
+
+    X, y = _wide_table(3, n=400, columns=5)
+    inst = SLIM(c0=1e-3, coef_bound=3, max_size=3).instance(np.tile(X, (2, 1)), np.r_[y, -y])
+    out = run_steps(inst, ("floor",), Limits(time_limit=1e-9))
+    assert out.records[0].ran and out.bound == pytest.approx(bayes_floor(inst)) and out.bound > 0, out.records
+    rng = np.random.default_rng(0)
+    big = (rng.random((20_000, 60)) < 0.5).astype(float)
+    inst = SLIM(c0=1e-3, coef_bound=3, max_size=3).instance(big, np.where(big[:, 0] > 0, 1.0, -1.0))
+    out = run_steps(inst, ("floor",), Limits(time_limit=10, memory=MIN_MEMORY))
+    assert not out.records[0].ran and "memory_limit" in out.records[0].reason
