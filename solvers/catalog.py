@@ -79,8 +79,8 @@ def _resolve(path: str) -> Any:
 
 CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
     Entry("slim", "formulations.slim:SLIM", "SLIM MILP: 0-1 loss by big-M, L0 + tie-breaking L1 (Ustun & Rudin 2016); "
-          "exact route: sign-cover LP bound, support enumeration (0/1 features), box search (few features "
-          "of many values), HiGHS on the MILP strengthened with the LP's cuts",
+          "exact route: Bayes-error floor, support enumeration (0/1 features), sign-cover LP bound, box search "
+          "(few features of many values), HiGHS on the MILP strengthened with the LP's cuts",
           exact_backend="highs", exact_route="solvers.exact.slim_route:ROUTE",
           heuristic="solvers.heuristics.slim:heuristic", heuristic_kernels=("solvers.heuristics.slim_search",)),
     Entry("convex_rounding", "formulations.rounding:ConvexRounding",
@@ -101,7 +101,7 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
                         "golovin_rounding": "solvers.heuristics.golovin_rounding:golovin_rounding"},
           defaults={"loss": "logistic", "lam": 0.01, "grid_unit": 0.1}),
     Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019): exact "
-          "route: support enumeration with convex bounds, then SCIP's lazy-cut tree",
+          "route: support enumeration with convex bounds, a sparse tangent floor, then SCIP's lazy-cut tree",
           exact_backend="scip", exact_route="solvers.exact.riskslim_route:ROUTE", relaxed_backend="scip",
           heuristic="solvers.heuristics.riskslim:heuristic"),
     Entry("fused", "formulations.fused:FusedLassoHinge", "integer points per ordered one-hot bin: hinge loss + "

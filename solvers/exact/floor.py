@@ -1,7 +1,9 @@
 """Floors: a finite lower bound on the true objective of every model, cheap enough to always compute.
 
-Every exact route runs its floor step first (:mod:`solvers.exact.route`, ``Step.always``), so a fit
-reports a finite bound whatever later step ran, was skipped or stopped at its clock.
+Every exact route has a floor step that runs even with no time left (:mod:`solvers.exact.route`,
+``Step.always``; SLIM's first, RiskSLIM's after the support enumeration, which proves most narrow
+tables before it is needed), so a fit reports a finite bound whatever other step ran, was skipped or
+stopped at its clock.
 
 **SLIM** (Ustun & Rudin 2016, the 0-1 loss). Rows that agree on every feature whose points may be
 non-zero get the same score, whatever the points and the intercept, so where both labels occur in
@@ -55,7 +57,9 @@ def bayes_floor(instance) -> float:
     cs = instance.coefficients
     forced = forced_mask(cs)
     live = (cs.lb < 0) | (cs.ub > 0)
-    if live.any():
+    if live.all():
+        _, group = unique_rows(instance.X)
+    elif live.any():
         _, group = unique_rows(instance.X[:, live])
     else:
         group = np.zeros(instance.X.shape[0], dtype=np.int64)

@@ -11,8 +11,9 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
   ``limits.memory``;
 * ``share``: the share of the time left the step may spend;
 * ``kernels``: the modules whose numba kernels it runs (:mod:`solvers.compiled`);
-* ``always``: the step runs even with no time left (a *floor*, :mod:`solvers.exact.floor`: cheap, and
-  the fit's bound stays finite whatever the other steps do); it is skipped only once proven;
+* ``always``: the step runs even with no time left and without compiled kernels (a *floor*,
+  :mod:`solvers.exact.floor`: cheap, and the fit's bound stays finite whatever the other steps do);
+  it is skipped only once proven or when over the memory budget;
 * ``run(instance, incumbent, limits, clock, notes) -> Outcome``: a model (or None), a lower bound
   valid for *every* model of the instance, whether it proved infeasibility, and notes handed to
   later steps (e.g. the sign-cover cuts).
@@ -222,9 +223,7 @@ def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best:
         return "the incumbent is already proven optimal"
     if best.limit < best.objective and certified(best.limit, bound, limits.mip_rel_gap):
         return "no model beats the objective limit (proven)"
-    if step.always:
-        return None
-    if clock.expired():
+    if clock.expired() and not step.always:
         return "no time left"
     reason = step.applies(instance, limits)
     if reason is not None:
@@ -233,6 +232,6 @@ def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best:
     if not limits.fits(need):
         return (f"it would allocate about {need / 2**20:,.0f} MiB, over the memory budget of "
                 f"{limits.memory / 2**20:,.0f} MiB (memory_limit)")
-    if step.kernels and not kernels_ready(step.kernels, clock.seconds_left()):
+    if step.kernels and not step.always and not kernels_ready(step.kernels, clock.seconds_left()):
         return NOT_COMPILED
     return None

@@ -195,3 +195,51 @@ def test_the_progress_line_shows_the_route_bound_from_the_floor_on():
     assert np.all(np.diff(bounds[first:]) >= -1e-15)
     assert bounds.max() <= fit.objective + 1e-9
     assert all(np.diff([e for e, _, _ in seen]) >= 0)
+
+
+def test_the_floor_runs_with_no_time_left_but_keeps_the_memory_budget():
+    """A floor step runs on an expired clock (the bound stays finite), and is skipped, saying so, when
+    its allocation estimate is over ``memory_limit`` (the least accepted budget, 16 MiB, on 20,000 x 60)."""
+    from solvers.limits import MIN_MEMORY
+    from tests.solvers.test_slim_solver import run_steps
+
+    X, y = _wide_table(3, n=400, columns=5)
+    inst = SLIM(c0=1e-3, coef_bound=3, max_size=3).instance(np.tile(X, (2, 1)), np.r_[y, -y])
+    out = run_steps(inst, ("floor",), Limits(time_limit=1e-9))
+    assert out.records[0].ran and out.bound == pytest.approx(bayes_floor(inst)) and out.bound > 0, out.records
+    rng = np.random.default_rng(0)
+    big = (rng.random((20_000, 60)) < 0.5).astype(float)
+    inst = SLIM(c0=1e-3, coef_bound=3, max_size=3).instance(big, np.where(big[:, 0] > 0, 1.0, -1.0))
+    out = run_steps(inst, ("floor",), Limits(time_limit=10, memory=MIN_MEMORY))
+    assert not out.records[0].ran and "memory_limit" in out.records[0].reason
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_floors_on_mixed_coefficient_sets_are_below_brute_force(seed):
+    """Asymmetric and one-signed boxes, a feature forced by its range (points >= 1) or by must-include,
+    ``max_size`` 1, 2 or none, multipliers and class weights: both floors stay below the enumerated
+    optimum of the models that obey the set (a must-include feature has non-zero points)."""
+    rng = np.random.default_rng(5000 + seed)
+    d, n = int(rng.integers(2, 5)), int(rng.integers(8, 40))
+    X = rng.integers(0, int(rng.integers(2, 4)), (n, d)).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, d) - 0.5 + rng.normal(0, 1, n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    lb, ub = -rng.integers(0, 3, d).astype(float), rng.integers(1, 3, d).astype(float)
+    must = np.zeros(d, bool)
+    if seed % 4 == 1:
+        lb[0] = 1.0
+    if seed % 4 == 2:
+        must[0] = True
+    cs = CoefficientSet(lb, ub, np.ones(d, bool), rng.uniform(0.5, 2, d), must, tuple(f"x{j}" for j in range(d)))
+    k = (None, 1, 2)[seed % 3]
+
+    def allowed(coef):
+        return bool(np.all(coef[must] != 0)) and (k is None or np.count_nonzero(coef) <= k)
+
+    risk = RiskSLIM(coefficients=cs, c0=float(rng.choice([1e-6, 0.02])), max_size=k,
+                    multiplier=float(rng.choice([0.7, 1.0, 2.0])), class_weight=(1.0, float(rng.choice([1.0, 3.0]))))
+    inst = risk.instance(X, y)
+    assert riskslim_floor(inst)[0] <= _risk_brute_force(inst, allowed) + 1e-12
+    slim = SLIM(coefficients=cs, c0=float(rng.choice([0.005, 0.02])), max_size=k, margin=float(rng.choice([0.5, 1.0])))
+    inst = slim.instance(X, y)
+    assert bayes_floor(inst) <= _slim_brute_force(X, y, cs, slim, inst, allowed) + 1e-12
