@@ -30,8 +30,14 @@ that sufficed (``--saga-tol`` / ``--skglm-tol`` set the first one). The ``ratio`
 CPU time over that of ``--reference`` (default ``binarsity``: the slides' estimator) for the same
 ``n`` in the same run; ``l1_fista`` vs ``saga`` / ``skglm`` is the same-problem comparison.
 
+``--wide [p ...]`` runs the p >> n shape instead (200 samples x p sparse counts, 1% non-zero,
+the metagenomic shape of the ternary-weights paper): L1 logistic by our working-set solver on the
+CSR matrix, and the estimators ``FacetsClassifier(solver="prox")``, ``EYEClassifier(solver="prox")``
+and ``ConvexRoundingClassifier`` on the sparse table (``densified``: the estimator densified it,
+with its warning).
+
 Run (one core each): ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=. python
-benchmarks/scale_relaxed.py --sizes 1e5 1e6 1e7 --peers /work/peers/skglm``.
+benchmarks/scale_relaxed.py --sizes 1e5 1e6 1e7 --peers /work/peers/skglm``; ``... --wide 1e5``.
 """
 from __future__ import annotations
 
@@ -79,6 +85,51 @@ def higgs_shaped(n: int, seed: int = 0, raw: bool = False):
             out[:, j] = np.searchsorted(cuts, x, side="right")
     y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-score)), 1.0, -1.0)
     return out, y
+
+
+def metagenomic_shaped(n: int, p: int, density: float = 0.01, seed: int = 0):
+    """``(X, y)``: ``n`` samples of ``p`` sparse counts (CSR, ``density`` non-zero, Poisson(3) + 1),
+    the label driven by the first 5 columns: the p >> n shape of the ternary-weights paper."""
+    rng = np.random.default_rng(seed)
+    import scipy.sparse as sp
+
+    X = sp.random(n, p, density=density, random_state=seed, format="csr",
+                  data_rvs=lambda k: rng.poisson(3, k) + 1.0)
+    w = np.zeros(p)
+    w[:5] = [1.0, -1.0, 0.8, -0.6, 0.5]
+    y = np.where(X @ w + 0.3 * rng.standard_normal(n) > 0, 1, 0)
+    return X, y
+
+
+def wide_child(method: str, p: int) -> dict:
+    """One p >> n fit (200 x p sparse counts) in this process; returns its measurements."""
+    import warnings
+
+    X, y = metagenomic_shaped(200, p)
+    out: dict = {"method": method, "p": p, "nnz": int(X.nnz), "rss_data_gb": _rss_gb()}
+    start, cpu = time.perf_counter(), time.process_time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if method == "l1":
+            from formulations.losses import Logistic
+            from formulations.penalties import L1
+            from solvers.proximal.gradient import working_set_solve
+            from solvers.proximal.path import lambda_max
+
+            loss = Logistic(X, np.where(y > 0, 1.0, -1.0))
+            res = working_set_solve(loss, L1(lambda_max(loss, L1) / 5), tol=1e-6)
+            coef, status, gap = res.x, res.status.value, res.gap
+        else:
+            from milpscore.estimators import ConvexRoundingClassifier, EYEClassifier, FacetsClassifier
+
+            model = {"facets_prox": lambda: FacetsClassifier(solver="prox", lam=0.01),
+                     "eye_prox": lambda: EYEClassifier(solver="prox", lam=0.02),
+                     "rounding_lp": lambda: ConvexRoundingClassifier(random_state=0)}[method]().fit(X, y)
+            coef, status, gap = model.coef_, getattr(model, "status_", ""), getattr(model, "gap_", math.nan)
+    out.update(time=time.perf_counter() - start, cpu=time.process_time() - cpu, nonzeros=int(np.count_nonzero(coef)),
+               status=str(status), gap=float(gap) if gap is not None else math.nan,
+               densified=any("densified" in str(w.message) for w in caught), peak_gb=_peak_gb())
+    return out
 
 
 def _design(n: int):
@@ -137,7 +188,8 @@ def child(method: str, n: int, strength: float, accuracy: float, tol: float, pee
         last = points[-1]
         out.update(time=time.perf_counter() - start, cpu=time.process_time() - cpu,
                    iterations=sum(p.result.iterations for p in points), gap=last.result.gap,
-                   objective=last.objective, penalty="binarsity", used=int(block_support(last.coef, [N_BINS] * N_COLUMNS).sum()))
+                   objective=last.objective, penalty="binarsity",
+                   used=int(block_support(last.coef, [N_BINS] * N_COLUMNS).sum()))
         out["peak_gb"] = _peak_gb()
         return out
     loss = Logistic(X, y)
@@ -202,6 +254,31 @@ def _run_child(args, method: str, n: int, tol: float) -> dict:
     return result
 
 
+def _wide_table(args) -> None:
+    """p >> n: 200 x p sparse counts (1% non-zero) through L1, Facets prox, EYE prox, convex-rounding LP."""
+    print(f"# p >> n: 200 rows x p sparse counts (1% non-zero); OPENBLAS_NUM_THREADS="
+          f"{os.environ.get('OPENBLAS_NUM_THREADS')} cpus={os.cpu_count()}")
+    print(f"{'p':>8} {'method':<12} {'time s':>8} {'cpu s':>8} {'status':<9} {'gap':>9} {'nonzeros':>8} "
+          f"{'densified':>9} {'data GB':>7} {'peak GB':>7}  load")
+    for p in (int(v) for v in (args.wide or [1e5])):
+        for method in ("l1", "facets_prox", "eye_prox", "rounding_lp"):
+            load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--child", f"wide:{method}", "--sizes", str(p)]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, cwd=ROOT,
+                                      env=dict(os.environ, PYTHONPATH=str(ROOT)))
+            except subprocess.TimeoutExpired:
+                print(f"{p:>8} {method:<12} timeout {args.timeout:g} s  {load}", flush=True)
+                continue
+            if proc.returncode != 0:
+                print(f"{p:>8} {method:<12} error: {(proc.stderr.strip().splitlines() or ['?'])[-1][:100]}  {load}")
+                continue
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            print(f"{p:>8} {method:<12} {r['time']:>8.2f} {r['cpu']:>8.2f} {r['status']:<9} {r['gap']:>9.2e} "
+                  f"{r['nonzeros']:>8} {str(r['densified']):>9} {r['rss_data_gb']:>7.2f} {r['peak_gb']:>7.2f}  {load}",
+                  flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", nargs="+", type=float, default=[1e5, 1e6, 1e7])
@@ -218,10 +295,18 @@ def main() -> None:
                         help="first tolerance of saga's sweep (default 1e-2)")
     parser.add_argument("--skglm-tol", type=float, default=None, choices=PEER_TOLS,
                         help="first tolerance of skglm's sweep (default 1e-2)")
+    parser.add_argument("--wide", nargs="*", type=float, default=None,
+                        help="instead: p >> n fits, 200 x p sparse counts, for each p given (default 1e5)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child and args.child.startswith("wide:"):
+        print(json.dumps(wide_child(args.child[5:], int(args.sizes[0]))))
+        return
     if args.child:
         print(json.dumps(child(args.child, int(args.sizes[0]), args.strength, args.accuracy, args.tol, args.peers)))
+        return
+    if args.wide:
+        _wide_table(args)
         return
     print(f"# OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')} "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')} cpus={os.cpu_count()} accuracy={args.accuracy:g} "
