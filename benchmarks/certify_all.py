@@ -19,7 +19,7 @@ Data. The shared sets ``../shared/data/<name>_data.csv`` are loaded by ``risk_sc
 a mix of binary, few-valued (3-6 levels) and continuous columns driven by shared latent factors
 (correlated), a label drawn from a logistic model of a few of the raw columns with the intercept
 set for a class balance of 10-50 %; the numeric columns are binarised by
-``milpscore.binarize.ThresholdBinarizer`` (quantile thresholds, label-free, fitted on the whole
+``milpscore.data.binarize.ThresholdBinarizer`` (quantile thresholds, label-free, fitted on the whole
 table) to 20-60 binary columns. The seed fixes the table.
 
 ``wide<width>s<seed>`` (issue 41) is a wide look-alike: 5,000-10,000 rows of continuous columns
@@ -50,7 +50,7 @@ from sklearn.model_selection import StratifiedKFold
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from milpscore.binarize import ThresholdBinarizer  # noqa: E402
+from milpscore.data.binarize import ThresholdBinarizer  # noqa: E402
 from milpscore.estimators import RiskScoreClassifier, SLIMClassifier  # noqa: E402
 from risk_scores import FASTERRISK_PY, fasterrisk_auc, load  # noqa: E402
 from timing import compile_kernels, environment  # noqa: E402
@@ -123,7 +123,7 @@ def _logistic_label(rng: np.random.Generator, raw: np.ndarray, low: float, high:
 
 def wide(width: int, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
     """A wide look-alike (issue 41): 5,000-10,000 rows of correlated continuous columns, each cut by
-    :class:`~milpscore.binarize.ThresholdBinarizer` at 3-5 quantile thresholds (``x >= t``: the
+    :class:`~milpscore.data.binarize.ThresholdBinarizer` at 3-5 quantile thresholds (``x >= t``: the
     indicators of one column are nested), until ``width`` binary columns; 5-40 % positives."""
     rng = np.random.default_rng(10_000 + 1000 * width + seed)
     n = int(rng.integers(5000, 10_001))

@@ -67,8 +67,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from formulations.crf.templates import FeatureSpace, read_templates  # noqa: E402
-from milpscore.conll import chunk_scores, read_conll  # noqa: E402
-from milpscore.crf import SparseCRF  # noqa: E402
+from milpscore.crf.conll import chunk_scores, read_conll  # noqa: E402
+from milpscore.crf.estimator import SparseCRF  # noqa: E402
 from solvers.proximal.crf_bcd import solve_bcd  # noqa: E402
 from solvers.proximal.crf_fista import solve_fista  # noqa: E402
 from solvers.proximal.crf_forward_backward import decode, loss_and_gradient  # noqa: E402

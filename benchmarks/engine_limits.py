@@ -31,7 +31,7 @@ kind, rows, limit, data = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys
 from milpscore import SLIMClassifier
 from milpscore.estimators import RiskScoreClassifier
 if data == "default":
-    from milpscore.datasets import load_default
+    from milpscore.data.datasets import load_default
     X, y = load_default()
     max_size = None
 else:

@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from milpscore import RiskScoreClassifier, SLIMClassifier, compare, plots  # noqa: E402
-from milpscore.datasets import load_default  # noqa: E402
+from milpscore.data.datasets import load_default  # noqa: E402
 from milpscore.studies.selection import path_grid, regularisation_path  # noqa: E402
 from milpscore.studies.slim_path import slim_path  # noqa: E402
 

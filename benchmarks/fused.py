@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from formulations.fused import FusedLassoHinge  # noqa: E402
-from milpscore.binning import OrderedBinner  # noqa: E402
+from milpscore.data.binning import OrderedBinner  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import solve_exact, solve_relaxed, solve_rounded  # noqa: E402
 from timing import environment  # noqa: E402

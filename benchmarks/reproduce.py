@@ -6,7 +6,7 @@ Run: ``python benchmarks/reproduce.py [--datasets breastcancer mammo ...] [--fol
 
 Protocol (stated in the generated document, with every difference from the paper):
 * features: binary columns as given; other columns binarised at 3 thresholds
-  (:class:`milpscore.binarize.ThresholdBinarizer`: quantiles, and for zero-inflated columns
+  (:class:`milpscore.data.binarize.ThresholdBinarizer`: quantiles, and for zero-inflated columns
   quantiles of the non-zero values; unsupervised, fitted on all rows); every method sees the
   same binary features;
 * rows: a stratified, seeded subsample of at most ``--max-rows`` rows (adult has 32561);
@@ -36,7 +36,7 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from threadpoolctl import threadpool_limits
 
 from milpscore import ConvexRoundingClassifier, FacetsClassifier, SLIMClassifier
-from milpscore.binarize import ThresholdBinarizer
+from milpscore.data.binarize import ThresholdBinarizer
 from milpscore.metrics import accuracy, model_size
 
 ROOT = Path(__file__).resolve().parents[1]

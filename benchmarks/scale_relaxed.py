@@ -133,7 +133,7 @@ def wide_child(method: str, p: int) -> dict:
 
 
 def _design(n: int):
-    from milpscore.binning import onehot_matrix
+    from milpscore.data.binning import onehot_matrix
 
     codes, y = higgs_shaped(n)
     X = onehot_matrix(codes, np.arange(N_COLUMNS) * N_BINS, N_COLUMNS * N_BINS)

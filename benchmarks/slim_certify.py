@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from formulations.slim import SLIM  # noqa: E402
-from milpscore.datasets import load_default  # noqa: E402
+from milpscore.data.datasets import load_default  # noqa: E402
 from solvers.catalog import entry_for  # noqa: E402
 from solvers.exact.route import StepRecord, run_route  # noqa: E402
 from solvers.exact.slim_route import ROUTE  # noqa: E402

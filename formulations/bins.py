@@ -6,7 +6,7 @@ of the binarsity setup, Alaya 2018, "Features binarization: setup"). This module
 what the formulations need of it:
 
 * :func:`cut_points` -- the thresholds of a numeric column (every distinct value when few, else
-  quantiles; values that occur in the data). :mod:`milpscore.binning` bins with the same rule;
+  quantiles; values that occur in the data). :mod:`milpscore.data.binning` bins with the same rule;
   :func:`supervised_cut_points` chooses them among the label's boundary points instead;
 * :func:`as_blocks` / :func:`infer_blocks` -- block sizes or slices, given or read off a one-hot
   matrix;
@@ -151,7 +151,7 @@ def infer_blocks(X: sp.csr_matrix) -> tuple[slice, ...]:
     ends = np.flatnonzero(prefix.min(axis=0) == prefix.max(axis=0))
     if ends.size == 0 or ends[-1] != X.shape[1] - 1:
         raise ValueError("X_onehot is not an ordered one-hot matrix: its rows do not all have the same number of "
-                         "ones; bin the raw data first (milpscore.binning.OrderedBinner) or pass blocks")
+                         "ones; bin the raw data first (milpscore.data.binning.OrderedBinner) or pass blocks")
     starts = np.r_[0, ends[:-1] + 1]
     return tuple(slice(int(a), int(b) + 1) for a, b in zip(starts, ends))
 
@@ -210,7 +210,7 @@ class OrderedBins:
                 arr = np.asarray(X, dtype=float)
             except (TypeError, ValueError):
                 raise TypeError("OrderedBins bins numeric columns only; bin categorical columns with "
-                                "milpscore.binning.OrderedBinner (FusedScoreClassifier does)") from None
+                                "milpscore.data.binning.OrderedBinner (FusedScoreClassifier does)") from None
             finite = arr.ndim != 2 or np.isfinite(arr).all()
         if arr.ndim != 2 or arr.shape[1] == 0:
             raise ValueError(f"X must be a 2-D matrix with at least one column, got shape {arr.shape}")

@@ -204,7 +204,7 @@ def excludes(a: str, b: str) -> AtMost:
 
 def one_per_group(groups: Mapping[str, Sequence[str]]) -> tuple[AtMost, ...]:
     """At most one indicator of each variable (``groups``: variable -> its indicator columns, e.g.
-    :attr:`milpscore.binarize.ThresholdBinarizer.groups_`)."""
+    :attr:`milpscore.data.binarize.ThresholdBinarizer.groups_`)."""
     return tuple(AtMost(tuple(cols), 1) for cols in groups.values() if len(cols) > 1)
 
 
@@ -336,7 +336,7 @@ def compile_constraints(constraints: Iterable[Any], names: Sequence[str]) -> Com
 
 def threshold_groups(names: Sequence[str]) -> dict[str, list[str]]:
     """Indicator columns named ``"<variable> >= <threshold>"`` (the names
-    :class:`milpscore.binarize.ThresholdBinarizer` writes), grouped by variable in threshold order."""
+    :class:`milpscore.data.binarize.ThresholdBinarizer` writes), grouped by variable in threshold order."""
     groups: dict[str, list[tuple[float, str]]] = {}
     for name in names:
         variable, sep, value = str(name).rpartition(" >= ")
@@ -358,7 +358,7 @@ def operational_constraints(constraints: Iterable[Any] | None, names: Sequence[s
         groups = threshold_groups(names)
         if not groups:
             raise ValueError("one_threshold_per_variable=True needs indicator columns named '<variable> >= <t>' "
-                             "(milpscore.binarize.ThresholdBinarizer writes them); none of the columns is")
+                             "(milpscore.data.binarize.ThresholdBinarizer writes them); none of the columns is")
         items += one_per_group(groups)
     return items
 

@@ -151,7 +151,7 @@ class FusedLassoHinge:
         Xs = sp.csr_matrix(X)
         if not np.isin(Xs.data, (0.0, 1.0)).all():
             raise ValueError("X_onehot must contain only 0 and 1 (ordered one-hot bins); "
-                             "bin the raw data first, e.g. milpscore.binning.OrderedBinner")
+                             "bin the raw data first, e.g. milpscore.data.binning.OrderedBinner")
         slices = as_blocks(self.blocks, Xs.shape[1]) if self.blocks is not None else infer_blocks(Xs)
         member = membership_matrix(slices, Xs.shape[1])
         per_block = np.asarray((Xs @ member).todense())

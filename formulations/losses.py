@@ -222,7 +222,7 @@ class _MarginLoss(_StateLoss):
         if labels.size > 2 or not np.all(np.isin(labels, (-1.0, 0.0, 1.0))) or (
                 labels.size == 2 and not np.isin(1.0, labels)):
             raise ValueError("y must hold two classes coded {-1, +1} or {0, 1}; "
-                             "use milpscore.data.validate_xy to convert other labels")
+                             "use milpscore.data.validation.validate_xy to convert other labels")
         y = np.where(y > 0, 1.0, -1.0)
         object.__setattr__(self, "X", X)
         object.__setattr__(self, "y", y)

@@ -1,4 +1,4 @@
-"""The one input validator of the formulation builders (array level; :mod:`milpscore.data` handles
+"""The one input validator of the formulation builders (array level; :mod:`milpscore.data.validation` handles
 DataFrames, label mapping and column names before data reach a builder).
 
 :func:`check_training_set` accepts a dense array or a scipy.sparse matrix, labels in ``{-1, +1}``
@@ -56,7 +56,7 @@ def check_training_set(X: Any, y: Any, sample_weight: Any = None, *, labels: str
         raise ValueError(f"y has {y.shape[0]} labels but {name} has {X.shape[0]} rows; pass one label per row")
     if labels == "binary":
         if not np.isin(y, (-1.0, 1.0)).all():
-            raise ValueError("y must hold labels in {-1, +1}; map 0/1 or text labels with milpscore.data.encode_labels")
+            raise ValueError("y must hold labels in {-1, +1}; map 0/1 or text labels with milpscore.data.validation.encode_labels")
     elif not np.isfinite(y).all() or np.abs(y).max() > MAX_ABS_VALUE:
         raise ValueError(f"y must be finite with |y| <= {MAX_ABS_VALUE:g}; rescale the target")
     if sample_weight is None:

@@ -9,7 +9,7 @@ writes, per row, the card's total ``points``, the ``prediction`` and (risk score
 ``probability``. ``milpscore export CSV --to model.lp|.mps|.py`` writes the program with readable
 names; ``milpscore compare CSV`` prints the comparison table.
 
-Columns become 0/1 indicators by :class:`milpscore.binarize.ThresholdBinarizer`: numeric columns
+Columns become 0/1 indicators by :class:`milpscore.data.binarize.ThresholdBinarizer`: numeric columns
 that are not 0/1 at quantile thresholds (``--binarize K``; 0 keeps them as values; or
 ``--thresholds supervised``, chosen among the label's boundary points on the training rows),
 text columns one indicator per level (``--max-categories K`` most frequent, the rest "other
@@ -36,11 +36,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from milpscore import crf_cli
-from milpscore.binarize import ThresholdBinarizer
+from milpscore.crf import cli as crf_cli
+from milpscore.data.binarize import ThresholdBinarizer
 from milpscore.compare import fit_row
-from milpscore.data import encode_labels
-from milpscore.datasets import load_default
+from milpscore.data.validation import encode_labels
+from milpscore.data.datasets import load_default
 from milpscore.interrupt import exit_code, stop_on_sigint
 
 #: how the table names the two programs

@@ -237,7 +237,7 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
     Parameters
     ----------
     X : (n, d) features (array or DataFrame; raw columns for formulations with a ``design`` hook).
-    y : (n,) two-valued labels (mapped as :func:`milpscore.data.encode_labels`).
+    y : (n,) two-valued labels (mapped as :func:`milpscore.data.validation.encode_labels`).
     formulations : names of :data:`solvers.catalog.CATALOG` (:func:`list_formulations`).
     methods : subset of the entries' ``method_names``; None runs every method of each formulation.
     time_limit : wall-clock seconds of each ``(formulation, method)`` call, its own budget
@@ -258,7 +258,7 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
     """
     import pandas as pd
 
-    from milpscore.data import encode_labels, validate_features
+    from milpscore.data.validation import encode_labels, validate_features
 
     if isinstance(formulations, str):
         formulations = (formulations,)
@@ -303,7 +303,7 @@ def compare(X: Any, y: Any, formulations: Sequence[str] = ("slim",), methods: Se
 
 def _settings(spec: Any) -> str:
     """``"c0=0.001 coef_bound=10"``: the :data:`SETTINGS` fields of a spec that are set."""
-    from milpscore.binarize import format_number
+    from milpscore.data.binarize import format_number
 
     def text(value: Any) -> str:
         return format_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)

@@ -2,7 +2,7 @@
 
 All functions take a linear model ``score(x) = x . coef + intercept`` (coefficients in model
 units) and labels in ``{-1, +1}`` or any two values (the larger one is positive, as in
-:func:`milpscore.data.encode_labels`).
+:func:`milpscore.data.validation.encode_labels`).
 
 Definitions (Belahcene et al., ACML 2020, section 2, "Models"):
 

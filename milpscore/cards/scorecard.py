@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from milpscore.binarize import format_number
+from milpscore.data.binarize import format_number
 from milpscore.cards.card_text import literal, readable_points
 from milpscore.cards.html_page import escape, page
 from milpscore.cards.risk_table import format_risk, format_risk_table

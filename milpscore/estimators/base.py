@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from formulations.base import Formulation, Instance, Model
 from formulations.coefficients import CoefficientSet
-from milpscore.data import LabelMap, feature_names, validate_features, validate_sample_weight, validate_xy
+from milpscore.data.validation import LabelMap, feature_names, validate_features, validate_sample_weight, validate_xy
 from milpscore.cards.scorecard import ScoreCard
 from solvers.catalog import get_entry
 from solvers.limits import Limits
@@ -57,7 +57,7 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
     memory_limit : MiB one step of the exact solve may allocate (None: half the memory available
         when the fit starts); a step over it is skipped, with its reason in ``fit_.steps``. A
         sparse ``X`` (scipy.sparse, pandas sparse columns) is densified within it, with a
-        :class:`milpscore.data.DensifiedWarning` (the programs read dense rows).
+        :class:`milpscore.data.validation.DensifiedWarning` (the programs read dense rows).
 
     Every preset also takes ``pos_label``: the class the points score for (predicted when
     ``total points + base score > 0``); default the larger label (``1`` of ``0/1``) or the later
@@ -129,7 +129,7 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = True  # densified within memory_limit, with a warning (milpscore.data)
+        tags.input_tags.sparse = True  # densified within memory_limit, with a warning (milpscore.data.validation)
         return tags
 
     def _prepare_input(self, X: Any) -> Any:

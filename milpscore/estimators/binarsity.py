@@ -3,7 +3,7 @@
 From a table of numeric and categorical columns (a DataFrame, a numpy array, a scipy.sparse
 matrix or a DataFrame of pandas sparse columns) the classifier
 
-1. bins every column into ordered one-hot bins (:class:`milpscore.binning.OrderedBinner`,
+1. bins every column into ordered one-hot bins (:class:`milpscore.data.binning.OrderedBinner`,
    columns by position for arrays: ``x0, x1, ...``), a CSR design with int32 indices;
 2. fits the logistic loss plus the weighted binarsity penalty with the slides' data-driven
    weights :math:`\\hat\\omega_{j,k}` (Alaya 2018; block total variation plus sum-to-zero per
@@ -33,8 +33,8 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from formulations.bins import FusedPoints, round_points
-from milpscore.binning import OrderedBinner, _as_frame, onehot_matrix
-from milpscore.data import encode_labels
+from milpscore.data.binning import OrderedBinner, _as_frame, onehot_matrix
+from milpscore.data.validation import encode_labels
 from milpscore.estimators.fused import ranges_table
 from milpscore.cards.scorecard import ScoreCard
 from solvers.proximal.binarsity import PATH_MAX_ITER, PATH_TOL, binarsity_logistic_path, block_support
@@ -62,12 +62,12 @@ class BinarsityLogisticClassifier(LinearClassifierMixin, BaseEstimator):
     max_points : int >= 1
         Integer card: the points of the widest block (largest minus smallest points) after
         scaling; every block is scaled by the same factor, rounded and shifted to start at 0.
-    categories, unknown_category : see :class:`~milpscore.binning.OrderedBinner`.
+    categories, unknown_category : see :class:`~milpscore.data.binning.OrderedBinner`.
     pos_label : the class the points score for (default: the larger label).
 
     Attributes
     ----------
-    binner_ : the fitted :class:`~milpscore.binning.OrderedBinner`.
+    binner_ : the fitted :class:`~milpscore.data.binning.OrderedBinner`.
     coef_ : (d,) points per bin (each block sums to 0); intercept_ : float.
     path_ : list of :class:`~solvers.proximal.path.PathPoint` (decreasing strength); the last is the model.
     path_table_ : DataFrame ``strength, objective, bound, gap, status, iterations, n_used``.

@@ -1,7 +1,7 @@
 """FusedScoreClassifier: a DiaRem-style points table learned by the fused-lasso hinge ILP.
 
 From a table of numeric and categorical variables the classifier (1) bins every column into
-ordered one-hot bins (:class:`milpscore.binning.OrderedBinner`), (2) learns integer points per
+ordered one-hot bins (:class:`milpscore.data.binning.OrderedBinner`), (2) learns integer points per
 bin and an intercept with the fused-lasso hinge ILP (Sokolovska, eqs. 1-5;
 :class:`formulations.fused.FusedLassoHinge`) through :func:`solvers.pipeline.run`, and (3)
 merges adjacent bins with equal points into ranges ("Age < 40: 0, 40-49: 1, ..."). ``predict``
@@ -24,8 +24,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from formulations.base import Model
 from formulations.fused import FusedLassoHinge, FusedPoints
-from milpscore.binning import NUMERIC, OrderedBinner, _as_frame
-from milpscore.data import LabelMap
+from milpscore.data.binning import NUMERIC, OrderedBinner, _as_frame
+from milpscore.data.validation import LabelMap
 from milpscore.estimators.base import IntegerLinearClassifier
 from milpscore.cards.scorecard import ScoreCard
 
@@ -53,7 +53,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
     max_size : int or None
         Maximum number of variables with non-zero points.
     must_include : column names always given a place in the model (see ``max_size``).
-    categories : dict column -> ordered categories (see :class:`~milpscore.binning.OrderedBinner`).
+    categories : dict column -> ordered categories (see :class:`~milpscore.data.binning.OrderedBinner`).
     unknown_category : ``"error"`` or ``"first"`` (bin of an unseen category at predict time).
     solver : ``"highs"`` (the ILP), ``"lp"`` (its LP relaxation: continuous points) or ``"prox"``
         (continuous binarsity points by the proximal path).
@@ -71,7 +71,7 @@ class FusedScoreClassifier(IntegerLinearClassifier):
 
     Attributes
     ----------
-    binner_ : the fitted :class:`~milpscore.binning.OrderedBinner`.
+    binner_ : the fitted :class:`~milpscore.data.binning.OrderedBinner`.
     points_ : :class:`~formulations.fused.FusedPoints` (points per bin at the reference level,
         intercept, blocks).
     coef_ : points per one-hot bin; intercept_ : intercept (rounded up to an integer when the

@@ -12,7 +12,7 @@ from sklearn.base import clone
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import operational_constraints
 from formulations.riskslim import RiskSLIM
-from milpscore.data import encode_labels
+from milpscore.data.validation import encode_labels
 from milpscore.estimators.base import IntegerLinearClassifier
 from milpscore.estimators.slim import class_weight_pair
 from milpscore.cards.risk_table import calibration, plot_risk_table, predicted_risk, risk_table
@@ -68,7 +68,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         (the card lists them, checked).
     one_threshold_per_variable : bool
         At most one ``"<variable> >= <t>"`` indicator of each variable (groups read off the column
-        names that :class:`~milpscore.binarize.ThresholdBinarizer` writes).
+        names that :class:`~milpscore.data.binarize.ThresholdBinarizer` writes).
     multiplier : float > 0, a sequence of them, or "auto"
         The risk is ``1 / (1 + exp(-(total points + base score) / m))`` (FasterRisk's multiplier
         ``m``). 1 (default) is RiskSLIM's problem; a larger value gives the same integer points a

@@ -79,7 +79,7 @@ class SLIMClassifier(IntegerLinearClassifier):
         (the card lists them, checked).
     one_threshold_per_variable : bool
         At most one ``"<variable> >= <t>"`` indicator of each variable (groups read off the column
-        names that :class:`~milpscore.binarize.ThresholdBinarizer` writes).
+        names that :class:`~milpscore.data.binarize.ThresholdBinarizer` writes).
 
     Attributes
     ----------

@@ -49,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from milpscore.binarize import ThresholdBinarizer
-from milpscore.binning import OrderedBinner
+from milpscore.data.binarize import ThresholdBinarizer
+from milpscore.data.binning import OrderedBinner
 
 FORMAT = "milpscore-model"
 FORMAT_VERSION = 1

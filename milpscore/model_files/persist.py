@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from milpscore.binarize import ThresholdBinarizer
+from milpscore.data.binarize import ThresholdBinarizer
 from milpscore.model_files.model_schema import FORMAT, FORMAT_VERSION, ModelFileError, read_model_file, validate_model
 from milpscore.cards.scorecard import ScoreCard
 
@@ -137,7 +137,7 @@ class SavedModel:
                              + (f" (the input has {extra[:5]} instead: renamed?)" if extra else ""))
         frame = frame[columns]
         if self.preprocessor is None:
-            from milpscore.data import validate_features
+            from milpscore.data.validation import validate_features
 
             return validate_features(frame)
         design = self.preprocessor.transform(frame)

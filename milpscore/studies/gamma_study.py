@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from formulations.base import Model
 from formulations.rounding import INTEGRAL_TOL, ConvexRounding, ConvexRoundingInstance
-from milpscore.data import encode_labels, validate_xy
+from milpscore.data.validation import encode_labels, validate_xy
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact, solve_method, solve_relaxed, solve_rounded
 from solvers.heuristics.rounding import lp_options, relaxed_weights

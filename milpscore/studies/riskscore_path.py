@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from formulations.riskslim import RiskSLIM
-from milpscore.data import validate_features, validate_sample_weight, validate_xy
+from milpscore.data.validation import validate_features, validate_sample_weight, validate_xy
 from milpscore.metrics import auc
 from milpscore.cards.scorecard import ScoreCard
 from solvers.size_path import check_sizes, solve_sizes

@@ -36,7 +36,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
-from milpscore.data import validate_xy
+from milpscore.data.validation import validate_xy
 from milpscore.metrics import accuracy, integrity, magnitude, model_size
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from formulations.coefficients import CoefficientSet
 from formulations.slim import SLIM
-from milpscore.data import LabelMap, validate_features, validate_sample_weight, validate_xy
+from milpscore.data.validation import LabelMap, validate_features, validate_sample_weight, validate_xy
 from milpscore.metrics import auc
 from milpscore.cards.scorecard import ScoreCard
 from solvers.limits import Limits

@@ -225,7 +225,7 @@ def test_errors_name_the_problem():
 
 def test_one_threshold_per_variable_on_real_data(shared_data):
     from milpscore import SLIMClassifier
-    from milpscore.binarize import ThresholdBinarizer
+    from milpscore.data.binarize import ThresholdBinarizer
 
     frame = pd.read_csv(shared_data / "breastcancer_data.csv")
     y = frame.pop(frame.columns[0])

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from milpscore.binarize import ThresholdBinarizer, cut_points, format_number
+from milpscore.data.binarize import ThresholdBinarizer, cut_points, format_number
 
 
 def test_fit_leaves_the_callers_frame_alone():

@@ -1,11 +1,11 @@
-"""Ordered one-hot binning (milpscore/binning.py): bins, labels, unseen values, errors."""
+"""Ordered one-hot binning (milpscore/data/binning.py): bins, labels, unseen values, errors."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from milpscore.binning import OrderedBinner
+from milpscore.data.binning import OrderedBinner
 
 
 @pytest.fixture

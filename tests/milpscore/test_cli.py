@@ -180,7 +180,7 @@ def test_export_rereads_and_resolves_to_the_same_objective(tmp_path, capsys, suf
     h.setOptionValue("mip_rel_gap", 0.0)
     h.run()
     X = frame.drop(columns="event")
-    from milpscore.binarize import ThresholdBinarizer
+    from milpscore.data.binarize import ThresholdBinarizer
 
     Z = ThresholdBinarizer(3).fit_transform(X)
     instance = SLIMClassifier(c0=0.01).build_instance(Z, frame["event"])

@@ -3,7 +3,7 @@ numeric code column, missing values and special codes: fit -> JSON -> predict ->
 
 Each command runs in its own process, so anything a solver library writes to the process's
 stdout (not only Python's ``sys.stdout``) is seen. The card is read off the printed text and
-applied by hand to the raw CSV, independently of :class:`milpscore.binarize.ThresholdBinarizer`;
+applied by hand to the raw CSV, independently of :class:`milpscore.data.binarize.ThresholdBinarizer`;
 the exported program is re-solved by highspy.
 """
 from __future__ import annotations

@@ -8,8 +8,8 @@ import pytest
 from formulations.crf import criterion
 from formulations.crf.synthetic import markov_sentences
 from milpscore.cli import main
-from milpscore.conll import chunk_scores, chunks, read_conll
-from milpscore.crf import SparseCRF
+from milpscore.crf.conll import chunk_scores, chunks, read_conll
+from milpscore.crf.estimator import SparseCRF
 
 
 

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from milpscore.binarize import ThresholdBinarizer, cut_points
-from milpscore.data import encode_labels, validate_xy
+from milpscore.data.binarize import ThresholdBinarizer, cut_points
+from milpscore.data.validation import encode_labels, validate_xy
 from milpscore.estimators.slim import SLIMClassifier
 
 GOOD_X = pd.DataFrame({"age": [30, 40, 50, 60], "bp": [1.0, 2.0, 3.0, 4.0]})

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from milpscore import FusedScoreClassifier, RiskScoreClassifier, SLIMClassifier
-from milpscore.binarize import ThresholdBinarizer
+from milpscore.data.binarize import ThresholdBinarizer
 from milpscore.cli import main
 from milpscore.model_files.model_schema import MAX_MODEL_BYTES, ModelFileError
 from milpscore.model_files.persist import load_model, model_to_dict

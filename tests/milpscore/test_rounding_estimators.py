@@ -145,7 +145,7 @@ def test_bad_parameters_fail_at_fit_with_a_clear_message(breast, model, match):
         model.fit(X, y)
 
 
-# Failures of sklearn's check_estimator that come from the shared base class / milpscore.data
+# Failures of sklearn's check_estimator that come from the shared base class / milpscore.data.validation
 # (input validation messages, sparse input, NotFittedError, multiclass message), not from these
 # estimators; any other failing check is a defect of this module.
 BASE_CLASS_FAILURES = {

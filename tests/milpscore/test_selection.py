@@ -121,7 +121,7 @@ def test_regularisation_path_is_warm_started_and_agrees_with_cold_fits(mammo, mo
     assert len(calls) == 1 and list(calls[0]) == lambdas
     # the Facets objective has flat pieces (several optimal models): compare objectives, not coefficients
     from formulations.base import Model
-    from milpscore.data import validate_xy
+    from milpscore.data.validation import validate_xy
     from milpscore.studies.selection import _path
 
     Xa, y_pm1, names, _ = validate_xy(X, y)

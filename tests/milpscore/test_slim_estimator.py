@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from sklearn.model_selection import GridSearchCV
 
-from milpscore.datasets import load_default
+from milpscore.data.datasets import load_default
 from milpscore.estimators.slim import SLIMClassifier
 from milpscore.cards.scorecard import ScoreCard
 from solvers.result import Status

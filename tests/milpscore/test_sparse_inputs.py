@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from milpscore.compare import compare
-from milpscore.data import DensifiedWarning, as_sparse, validate_features
+from milpscore.data.validation import DensifiedWarning, as_sparse, validate_features
 from milpscore.estimators import (ConvexRoundingClassifier, EYEClassifier, FacetsClassifier, FusedScoreClassifier,
                                   LocalSearchClassifier, RiskScoreClassifier, SLIMClassifier)
 
@@ -93,8 +93,8 @@ def test_stored_values_are_checked_and_mixed_frames_convert_without_densifying()
 
 def test_binarizers_read_sparse_tables_and_emit_sparse_blocks(data):
     from formulations.bins import OrderedBins
-    from milpscore.binarize import ThresholdBinarizer
-    from milpscore.binning import OrderedBinner
+    from milpscore.data.binarize import ThresholdBinarizer
+    from milpscore.data.binning import OrderedBinner
 
     X, _ = data
     frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])]).assign(

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from formulations.bins import boundary_points, supervised_cut_points
-from milpscore.binarize import ThresholdBinarizer
+from milpscore.data.binarize import ThresholdBinarizer
 
 
 def test_a_clean_step_is_found_exactly():

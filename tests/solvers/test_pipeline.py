@@ -107,7 +107,7 @@ def test_progress_line_reports_incumbent_and_bound_only_when_asked():
     import io
 
     from milpscore import RiskScoreClassifier, SLIMClassifier
-    from milpscore.datasets import load_default
+    from milpscore.data.datasets import load_default
     from solvers.progress import ProgressLine, reporting
 
     X, y = load_default()

@@ -65,7 +65,7 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
     Raises
     ------
     TypeError
-        for a non-numeric column (named; suggests :class:`milpscore.binarize.ThresholdBinarizer`
+        for a non-numeric column (named; suggests :class:`milpscore.data.binarize.ThresholdBinarizer`
         or one-hot encoding).
     MemoryError
         for a sparse ``X`` whose dense copy exceeds the memory budget.
@@ -88,7 +88,7 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
                                                           or pd.api.types.is_bool_dtype(dt))]
         if bad:
             raise TypeError(f"{name} column {bad[0]!r} is not numeric (dtype {X[X.columns[cols.index(bad[0])]].dtype}); "
-                            "encode it first, e.g. milpscore.binarize.ThresholdBinarizer for ordered values "
+                            "encode it first, e.g. milpscore.data.binarize.ThresholdBinarizer for ordered values "
                             "or pandas.get_dummies for categories")
         if columns is not None and list(columns) != cols:
             missing = [c for c in columns if c not in cols]
@@ -112,7 +112,7 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
         except (TypeError, ValueError) as exc:
             where = _first_text_column(arr)
             raise TypeError(f"{name} must be numeric; {where or 'it has'} values that cannot be converted to float "
-                            f"({exc}). Encode text columns first (milpscore.binarize.ThresholdBinarizer makes "
+                            f"({exc}). Encode text columns first (milpscore.data.binarize.ThresholdBinarizer makes "
                             "indicators of categories).") from None
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}. Reshape your data "

@@ -8,7 +8,7 @@ column kind (what optbinning and the FICO / RiskSLIM score cards do):
 * another numeric column becomes ``column >= t`` at the thresholds of
   :func:`formulations.bins.cut_points` (all interior unique values when few, else quantiles, with
   zero-inflated columns cut among their non-minimal values; or supervised, among the label's
-  boundary points), the same rule as the ordered bins of :mod:`milpscore.binning`; with
+  boundary points), the same rule as the ordered bins of :mod:`milpscore.data.binning`; with
   ``max_cuts=0`` its values are passed through unchanged;
 * a text / categorical column (or one listed in ``categorical``) becomes ``column == level`` for
   its ``max_categories`` most frequent levels (ties by text) and ``"column: other levels"`` for
@@ -20,7 +20,7 @@ column kind (what optbinning and the FICO / RiskSLIM score cards do):
   ``column >= t`` indicators are 0 (its value passed through is 0 with ``max_cuts=0``).
 
 Values passed through (``max_cuts=0``) must satisfy ``|x| <= MAX_ABS_VALUE`` (1e6), at fit and at
-transform alike, as every linear model's input (:func:`milpscore.data.validate_features`).
+transform alike, as every linear model's input (:func:`milpscore.data.validation.validate_features`).
 
 Each threshold is the shortest decimal giving the same indicator on every training row as the
 data value the cut was chosen at (:func:`milpscore.cards.card_text.readable_cuts`: ``>= 0.01117``, not

@@ -2,15 +2,15 @@
 
 Prints the fit (solver status, objective, active weights, seconds), the token accuracy and the
 CoNLL chunk F1 on the test file when one is given, and the active weights per label;
-``--output model.json`` saves the model (``milpscore.crf.SparseCRF.load`` reads it).
+``--output model.json`` saves the model (``milpscore.crf.estimator.SparseCRF.load`` reads it).
 """
 from __future__ import annotations
 
 import argparse
 import json
 
-from milpscore.conll import read_conll
-from milpscore.crf import SparseCRF
+from milpscore.crf.conll import read_conll
+from milpscore.crf.estimator import SparseCRF
 
 
 def add_parser(sub) -> None:

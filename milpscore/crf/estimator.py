@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from formulations.crf.templates import FeatureSpace, Template, parse_templates, read_templates
-from milpscore.conll import chunk_scores
+from milpscore.crf.conll import chunk_scores
 from solvers.proximal.crf_bcd import solve_bcd
 from solvers.proximal.crf_fista import solve_fista
 from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, decode, marginals

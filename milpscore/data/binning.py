@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from formulations.bins import cut_points
-from milpscore.binarize import format_number
+from milpscore.data.binarize import format_number
 from milpscore.cards.card_text import readable_cuts
 
 NUMERIC = "numeric"
@@ -69,7 +69,7 @@ class VariableBins:
         """Label of the union of bins ``first..last`` (contiguous, inclusive).
 
         Numeric labels are the half-open interval itself, ``"< t"``, ``"a to < b"``, ``">= t"``,
-        with every threshold printed exactly (:func:`milpscore.binarize.format_number`), so the
+        with every threshold printed exactly (:func:`milpscore.data.binarize.format_number`), so the
         labels of a variable's ranges cover the real line and a value read off the card falls in
         the bin ``codes`` gives it (an integer column's ``40 to < 50`` also holds 49.5).
         """

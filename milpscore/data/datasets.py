@@ -2,14 +2,14 @@
 
 The data ship with scikit-learn (a dependency), so nothing is downloaded. Each of the 30
 continuous features becomes ``feature >= t`` indicators at quantile thresholds
-(:class:`milpscore.binarize.ThresholdBinarizer`), the form a SLIM score card needs.
+(:class:`milpscore.data.binarize.ThresholdBinarizer`), the form a SLIM score card needs.
 """
 from __future__ import annotations
 
 import pandas as pd
 from sklearn.datasets import load_breast_cancer
 
-from milpscore.binarize import ThresholdBinarizer
+from milpscore.data.binarize import ThresholdBinarizer
 
 
 def load_default(max_cuts: int = 2) -> tuple[pd.DataFrame, pd.Series]:
