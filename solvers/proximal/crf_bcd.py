@@ -65,7 +65,7 @@ import numpy as np
 
 from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, fill_potentials
 from solvers.proximal.crf_problem import (CRFFit, check_problem, check_stop, full_gradient, kkt_max, objective_value,
-                                          rho1_max, small_decrease, start_point)
+                                          rho1_max, stop_status, start_point)
 
 SIGMA = 0.01
 MAX_HALVINGS = 30
@@ -612,16 +612,9 @@ def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=N
     while True:
         violation = kkt_max(theta, grad, rho1, rho2)
         history.append((time.perf_counter() - clock, objective_value(loss, theta, rho1, rho2), violation))
-        if violation <= tol * max(scale, 1e-300):
-            status = "converged"
-            break
-        if small_decrease(history, stop_eps, stop_window):
-            status = "small_decrease"
-            break
-        if n_iter >= max_iter:
-            break
-        if time_limit is not None and time.perf_counter() - clock >= time_limit:
-            status = "time_limit"
+        stop = stop_status(history, tol * max(scale, 1e-300), stop_eps, stop_window, n_iter, max_iter, time_limit)
+        if stop is not None:
+            status = stop
             break
         work = np.flatnonzero(block_violation(theta, grad, uni_offset, bi_offset, n_labels, rho1))
         fill_potentials(theta, n_labels, data.uni_ptr, data.uni_off, data.bi_ptr, data.bi_off, unary, pair)

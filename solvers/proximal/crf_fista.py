@@ -25,7 +25,7 @@ import numpy as np
 
 from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT
 from solvers.proximal.crf_problem import (CRFFit, check_problem, check_stop, full_gradient, kkt_max, objective_value,
-                                          rho1_max, small_decrease, start_point)
+                                          rho1_max, stop_status, start_point)
 
 MAX_DOUBLINGS = 60
 
@@ -57,16 +57,9 @@ def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, time_limi
     while True:
         violation = kkt_max(theta, grad, rho1, rho2)
         history.append((time.perf_counter() - clock, value, violation))
-        if violation <= tol * max(scale, 1e-300):
-            status = "converged"
-            break
-        if small_decrease(history, stop_eps, stop_window):
-            status = "small_decrease"
-            break
-        if n_iter >= max_iter:
-            break
-        if time_limit is not None and time.perf_counter() - clock >= time_limit:
-            status = "time_limit"
+        stop = stop_status(history, tol * max(scale, 1e-300), stop_eps, stop_window, n_iter, max_iter, time_limit)
+        if stop is not None:
+            status = stop
             break
         smooth_z = z_loss + 0.5 * rho2 * z @ z
         gradient_z = z_grad + rho2 * z

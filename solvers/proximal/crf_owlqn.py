@@ -43,7 +43,7 @@ import numba
 import numpy as np
 
 from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, LossGradient
-from solvers.proximal.crf_problem import (CRFFit, check_problem, check_stop, objective_value, rho1_max, small_decrease,
+from solvers.proximal.crf_problem import (CRFFit, check_problem, check_stop, objective_value, rho1_max, stop_status,
                                           start_point)
 
 GAMMA = 1e-4
@@ -213,16 +213,9 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limi
     while True:
         violation = pseudo_gradient(theta, grad, rho1, rho2, pg)
         history.append((time.perf_counter() - clock, value, violation))
-        if violation <= tol * max(scale, 1e-300):
-            status = "converged"
-            break
-        if small_decrease(history, stop_eps, stop_window):
-            status = "small_decrease"
-            break
-        if n_iter >= max_iter:
-            break
-        if time_limit is not None and time.perf_counter() - clock >= time_limit:
-            status = "time_limit"
+        stop = stop_status(history, tol * max(scale, 1e-300), stop_eps, stop_window, n_iter, max_iter, time_limit)
+        if stop is not None:
+            status = stop
             break
         accepted = False
         for attempt in range(2):  # the quasi-Newton direction, then (memory cleared) the pseudo-gradient's

@@ -81,6 +81,24 @@ def small_decrease(history, stop_eps, stop_window) -> bool:
     return (before - now) / max(abs(before), 1e-300) < stop_eps
 
 
+def stop_status(history, tol: float, stop_eps, stop_window: int, n_iter: int, max_iter: int,
+                time_limit: float | None) -> str | None:
+    """Why the iterations stop after the last ``history`` row ``(seconds, F, kkt)``, or None: the
+    optimality violation at most ``tol`` (``"converged"``), Wapiti's objective window
+    (:func:`small_decrease`), ``max_iter`` iterations done, or ``time_limit`` seconds spent; the
+    stopping rules of every CRF solver, in this order."""
+    seconds, _, violation = history[-1]
+    if violation <= tol:
+        return "converged"
+    if small_decrease(history, stop_eps, stop_window):
+        return "small_decrease"
+    if n_iter >= max_iter:
+        return "max_iter"
+    if time_limit is not None and seconds >= time_limit:
+        return "time_limit"
+    return None
+
+
 def full_gradient(theta, data, sparse=SPARSE_DEFAULT):
     """``(l(D; theta), grad l)`` by one forward-backward pass over every sentence."""
     return loss_and_gradient(theta, data, sparse)
