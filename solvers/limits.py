@@ -70,6 +70,13 @@ def available_memory() -> int:
         return 4 * 2**30
 
 
+def phase_seconds(fraction: float, left: float) -> float:
+    """Seconds of a phase that may spend ``fraction`` of the ``left`` seconds of its call: the one
+    share rule of :meth:`Limits.share` and :meth:`Clock.part` (at least :attr:`Clock.MIN_PHASE`,
+    never more than what is left)."""
+    return max(fraction * left, min(Clock.MIN_PHASE, left))
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one fit may spend.
@@ -149,8 +156,7 @@ class Limits:
         if self.time_limit is None:
             return self
         started = self.started()
-        left = max(started.deadline - time.perf_counter(), 0.0)
-        part = max(fraction * left, min(Clock.MIN_PHASE, left))
+        part = phase_seconds(fraction, max(started.deadline - time.perf_counter(), 0.0))
         return replace(started, time_limit=max(part, Clock.MIN_PHASE),
                        deadline=time.perf_counter() + part)
 
@@ -210,5 +216,5 @@ class Clock:
         """A clock for a phase that may spend ``fraction`` of the time left."""
         if self.deadline is None:
             return Clock(None)
-        left = max(self.seconds_left(), 0.0)
-        return Clock(fraction * left, time.perf_counter() + fraction * left)
+        part = phase_seconds(fraction, max(self.seconds_left(), 0.0))
+        return Clock(part, time.perf_counter() + part)

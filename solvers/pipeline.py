@@ -116,13 +116,14 @@ def _entry(instance: Instance):
     return entry_for(instance.spec)
 
 
-def _heuristic(entry, instance: Instance, clock: Clock, seed: int) -> Model | None:
-    """The formulation's heuristic within ``clock``; one that declares a ``relaxed`` parameter
-    gets the relaxed solve (``relaxed(limits) -> Fit``) rather than importing this module."""
+def _heuristic(entry, instance: Instance, limits: Limits) -> Model | None:
+    """The formulation's heuristic within ``limits`` (its phase's share of the call); one that
+    declares a ``relaxed`` parameter gets the relaxed solve within the same limits
+    (``relaxed() -> Fit``) rather than importing this module."""
     function = entry.heuristic_function
     if "relaxed" in inspect.signature(function).parameters:
-        return function(instance, clock, seed, relaxed=lambda limits: solve_relaxed(instance, limits=limits))
-    return function(instance, clock, seed)
+        return function(instance, limits.clock(), limits.seed, relaxed=lambda: solve_relaxed(instance, limits=limits))
+    return function(instance, limits.clock(), limits.seed)
 
 
 def _backend_options(limits: Limits, clock: Clock, verbose: bool) -> dict[str, Any]:
@@ -229,7 +230,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     t1 = time.perf_counter()
     if heuristic and entry.heuristic is not None:
         # the heuristic gets at most HEURISTIC_SHARE of the budget: the exact solve needs time for a bound
-        found = _heuristic(entry, instance, clock.part(HEURISTIC_SHARE), limits.seed)
+        found = _heuristic(entry, instance, limits.share(HEURISTIC_SHARE))
         if found is not None:
             best = _keep_better(instance, best, "heuristic", found, notes,
                                 "heuristic rejected (violates the constraints by {v:.3g})")
@@ -349,7 +350,7 @@ def solve_heuristic(instance: Instance, *, limits: Limits | None = None) -> Fit:
     entry = _entry(instance)
     if entry.heuristic is None:
         raise ValueError(f"{type(instance.spec).__name__} has no heuristic; use solve_rounded or solve_exact")
-    model = _heuristic(entry, instance, clock, limits.seed)
+    model = _heuristic(entry, instance, limits)
     times = {"heuristic": clock.elapsed(), "total": clock.elapsed()}
     return _heuristic_fit(instance, "heuristic", model, float("nan"), times, "")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from formulations.base import Model
-from solvers.limits import Clock, Limits
+from solvers.limits import Clock
 from solvers.proximal.gradient import proximal_gradient
 
 #: FISTA iteration budget of the method (the clock is checked before and after the path)
@@ -42,16 +42,17 @@ def prox_rounding(instance, source, clock: Clock, seed: int) -> tuple[Model | No
                    f"rounded to the grid with its best intercept")
 
 
-def heuristic(instance, clock: Clock, seed: int, relaxed: Callable[[Limits], Any]) -> Model | None:
-    """Start of the exact solve: the convex program rounded to the grid. ``relaxed(limits)`` is
-    the pipeline's relaxed solve (the formulation's default relaxed backend) within ``limits``.
+def heuristic(instance, clock: Clock, seed: int, relaxed: Callable[[], Any]) -> Model | None:
+    """Start of the exact solve: the convex program rounded to the grid. ``relaxed()`` is the
+    pipeline's relaxed solve (the formulation's default relaxed backend) within the heuristic's
+    limits (its share of the call's time, and the call's memory, threads and seed).
 
     The rounded model keeps its intercept (clipped) or takes its best intercept, whichever is
     better; None when the relaxation finds no model within the clock.
     """
     if clock.expired():
         return None
-    fit = relaxed(Limits(time_limit=clock.remaining(), seed=seed))
+    fit = relaxed()
     if fit.model is None:
         return None
     rounded = instance.round(fit.model)

@@ -38,8 +38,9 @@ def test_prox_rounding_refuses_the_hinge_and_weighted_rows():
 def test_heuristic_is_a_feasible_start(loss):
     X, y = tiny(3, n=40)
     inst = Facets(loss, lam=0.02, grid_unit=0.5, bound=3).instance(X, y)
-    relaxed = lambda limits: solve_relaxed(inst, limits=limits)  # noqa: E731 (what the pipeline passes)
-    model = heuristic(inst, Clock(30), 0, relaxed)
+    limits = Limits(time_limit=30).started()
+    relaxed = lambda: solve_relaxed(inst, limits=limits)  # noqa: E731 (what the pipeline passes)
+    model = heuristic(inst, limits.clock(), 0, relaxed)
     assert model is not None and violation(inst, model) <= 1e-9
     assert heuristic(inst, Clock(1e-9), 0, relaxed) is None  # expired clock: no work
 
