@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,13 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         return self.method, self.backend, {}
 
     def _limits(self) -> Limits:
+        """The fit's limits: made from the parameters, or, for a fit that is one part of a larger
+        call (RiskSLIM's multipliers), that call's started limits' share (``_budget``) passed down
+        unchanged but for the pruning objective and the shared screen."""
+        budget = getattr(self, "_budget", None)
+        if budget is not None:
+            return replace(budget, objective_limit=getattr(self, "_objective_limit", math.inf),
+                           screen=getattr(self, "_support_screen", None))
         memory = getattr(self, "memory_limit", None)
         return Limits(time_limit=self.time_limit, node_limit=self.node_limit, mip_rel_gap=self.mip_rel_gap,
                       threads=self.threads, seed=self.seed, memory=None if memory is None else int(memory * 2**20),

@@ -145,7 +145,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         """Solve RiskSLIM by the pipeline (once per multiplier when several are given, keeping the
         least objective), then tabulate the risks and their calibration on ``(X, y)``."""
         multipliers = self._multipliers()
-        clock = self._limits().clock()
+        limits = self._limits().started()
         rows, best = [], None
         screen = SupportScreen() if len(multipliers) > 1 else None
         # without operational constraints the route enumerates supports, and the first fit's screen
@@ -153,10 +153,10 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         first = FIRST_MULTIPLIER_SHARE if not self.constraints and not self.one_threshold_per_variable else \
             1.0 / len(multipliers)
         for i, m in enumerate(multipliers):
-            remaining = clock.remaining()
             share = 1.0 / (len(multipliers) - i) if i or len(multipliers) == 1 else first
-            one = clone(self).set_params(multiplier=m, time_limit=None if remaining is None else remaining * share)
+            one = clone(self).set_params(multiplier=m)
             one.multiplier_ = m
+            one._budget = limits.share(share)  # this call's memory, threads, jobs and seed, its share of the time
             # only a model beating the best of the multipliers before matters: prune with its objective,
             # and bound only the supports the first fit's saturated-loss screen left (solvers.exact.screen)
             one._objective_limit = math.inf if best is None else best.objective_

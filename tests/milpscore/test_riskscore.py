@@ -125,3 +125,22 @@ def test_several_multipliers_keep_the_least_objective_and_certify_over_all():
         RiskScoreClassifier(multiplier="best").fit(X, y)
     with pytest.raises(ValueError, match="multiplier"):
         RiskScoreClassifier(multiplier=[1.0, 0.0]).fit(X, y)
+
+
+def test_each_multiplier_fits_within_the_call_limits(monkeypatch):
+    """The multipliers share one started budget: each fit runs with the call's memory, threads and
+    seed, ending no later than the call (it used to restart a budget from seconds)."""
+    import milpscore.estimators.base as base
+
+    seen, real = [], base.run
+
+    def recording(instance, method, backend=None, *, limits=None, **kwargs):
+        seen.append(limits)
+        return real(instance, method, backend, limits=limits, **kwargs)
+
+    monkeypatch.setattr(base, "run", recording)
+    X, y = _data()
+    model = RiskScoreClassifier(multiplier=(1.0, 2.0), time_limit=60, memory_limit=300, seed=3).fit(X, y)
+    assert len(model.multipliers_) == 2 and len(seen) == 2
+    assert all(s.memory == 300 * 2**20 and s.seed == 3 and s.deadline is not None for s in seen)
+    assert seen[0].deadline < seen[1].deadline  # the second starts with the time the first left
