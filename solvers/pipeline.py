@@ -215,7 +215,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     entry = _entry(instance)
     route = entry.route if backend is None else None
     if route is not None or heuristic:
-        ensure_compiled(entry, clock)  # a fresh environment's first fit compiles, when it has time
+        ensure_compiled(entry, instance, limits, clock)  # a fresh environment's first fit compiles, when it has time
     if route is not None:
         start_workers(limits.n_jobs)  # their start-up overlaps the heuristic (solvers.exact.supports)
     backend = backend or entry.exact_backend

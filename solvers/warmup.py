@@ -3,12 +3,14 @@
 A kernel compiles on its first call and is cached (``cache=True``); later processes load it. Who
 compiles:
 
-* :func:`ensure_compiled`, at the start of every exact fit by a route: when kernels of the
-  formulation (:attr:`solvers.catalog.Entry.kernels`) are not ready and the clock leaves at least
-  :data:`FOREGROUND_SECONDS`, it compiles them *now*, in a child process given at most
+* :func:`ensure_compiled`, at the start of every exact fit by a route: when the kernels the fit
+  may run (:func:`needed_kernels`: the heuristic's and those of the route steps that take the
+  instance) are not ready and the clock leaves at least :data:`FOREGROUND_SECONDS`, it compiles
+  them *now*, for the instance's feature kind (0/1 or integer), in a child process given at most
   :data:`COMPILE_SHARE` of the time left (so the fit's time limit holds even on a slow machine),
   and says so in one line on stderr -- the one line the library prints unasked, once per
-  environment. The fit then loads the kernels from the cache. When the child runs out of its share
+  environment. The fit then loads the kernels from the cache, while a background child compiles
+  the other kinds for later fits. When the child runs out of its share
   it is left to finish in the background (what it compiles serves the next fit) and the fit goes
   on without the steps whose kernels are missing; with less time than that, the fit starts a
   background compilation (:func:`compile_in_background`) and goes on at once.
@@ -42,6 +44,7 @@ import numpy as np
 
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
+from formulations.rows import is_binary
 from solvers.catalog import CATALOG, Entry
 from solvers.compiled import modules_ready
 from solvers.exact.route import Incumbent
@@ -106,10 +109,23 @@ def _wait(process: subprocess.Popen | None, modules: tuple[str, ...], seconds: f
         time.sleep(0.1)
 
 
-def ensure_compiled(entry: Entry, clock: Clock) -> None:
-    """Make ``entry``'s kernels ready before a fit on ``clock`` starts, when there is time for it
-    (module docstring); otherwise leave them to a background compilation."""
-    if modules_ready(entry.kernels):
+def needed_kernels(entry: Entry, instance, limits: Limits) -> tuple[str, ...]:
+    """Kernel modules a fit of ``instance`` may run: the heuristic's and those of the route steps
+    that take the instance."""
+    modules = list(entry.heuristic_kernels)
+    for step in entry.route or ():
+        if step.kernels and step.applies(instance, limits) is None:
+            modules += step.kernels
+    return tuple(dict.fromkeys(modules))
+
+
+def ensure_compiled(entry: Entry, instance, limits: Limits, clock: Clock) -> None:
+    """Make the kernels a fit of ``instance`` needs ready before it starts on ``clock``, when there
+    is time for it (module docstring); otherwise leave them to a background compilation. The
+    foreground child compiles for this instance's feature kind only; the other kinds follow in
+    the background."""
+    needed = needed_kernels(entry, instance, limits)
+    if modules_ready(needed):
         return
     left = clock.seconds_left()
     if left < FOREGROUND_SECONDS:
@@ -117,15 +133,18 @@ def ensure_compiled(entry: Entry, clock: Clock) -> None:
         return
     share = math.inf if math.isinf(left) else COMPILE_SHARE * left
     if _compiling_elsewhere():
-        _wait(None, entry.kernels, share)
+        _wait(None, needed, share)
         return
     print(f"milpscore: compiling the {entry.name} engine's numba kernels for this environment "
           "(once; later fits load them from the cache)", file=sys.stderr, flush=True)
-    child = _start((entry.name,))
-    _wait(child, entry.kernels, share)
-    if child.poll() is None:  # out of its share: it finishes in the background for the next fit
-        with _lock:
+    kind = "binary" if is_binary(instance.X) else "integer"
+    child = _start((f"{entry.name}:{kind}",))
+    _wait(child, needed, share)
+    with _lock:
+        if child.poll() is None:  # out of its share: it finishes in the background for the next fit
             _background.append(child)
+            return
+    compile_in_background()  # the other kinds, for later fits
 
 
 def _start(names: tuple[str, ...]) -> subprocess.Popen:
@@ -149,23 +168,35 @@ def _tiny(rng: np.random.Generator, binary: bool) -> tuple[np.ndarray, np.ndarra
     return X, y
 
 
+#: the feature kinds the tiny instances are drawn in (their kernels' argument types and steps differ)
+KINDS = ("binary", "integer")
+
+
+def _targets(names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(formulation, kind)`` pairs of ``names``: ``"slim"`` (every kind) or ``"slim:binary"``."""
+    pairs = []
+    for name in names:
+        formulation, _, kind = name.partition(":")
+        if formulation not in TINY_SPECS or kind and kind not in KINDS:
+            raise ValueError(f"no kernels to compile for {name!r}; formulations with kernels: {sorted(TINY_SPECS)}, "
+                             f"optionally with a kind ':{'|'.join(KINDS)}'")
+        pairs += [(formulation, k) for k in ((kind,) if kind else KINDS)]
+    return pairs
+
+
 def compile_kernels(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
-    """Compile the kernels of the formulations ``names`` (keys of :data:`TINY_SPECS`) in this
-    process, by solving their tiny instances (module docstring); prints nothing."""
-    unknown = sorted(set(names) - set(TINY_SPECS))
-    if unknown:
-        raise ValueError(f"no kernels to compile for {unknown}; formulations with kernels: {sorted(TINY_SPECS)}")
-    rng = np.random.default_rng(0)
+    """Compile the kernels of ``names`` (keys of :data:`TINY_SPECS`, each optionally with a kind of
+    :data:`KINDS`, ``"slim:binary"``) in this process, by solving their tiny instances (module
+    docstring); prints nothing."""
     limits = Limits(time_limit=None, node_limit=200)
-    for binary in (True, False):
-        X, y = _tiny(rng, binary)
-        for name in names:
-            entry, instance = CATALOG[name], TINY_SPECS[name].instance(X, y)
-            start = entry.heuristic_function(instance, Clock(None), 0)
-            best = Incumbent(start, instance.objective(start))
-            for step in entry.route:  # every step with kernels that takes the instance, proven or not
-                if step.kernels and step.applies(instance, limits) is None:
-                    step.run(instance, best, limits, Clock(None), {})
+    for name, kind in _targets(names):
+        X, y = _tiny(np.random.default_rng(KINDS.index(kind)), kind == "binary")
+        entry, instance = CATALOG[name], TINY_SPECS[name].instance(X, y)
+        start = entry.heuristic_function(instance, Clock(None), 0)
+        best = Incumbent(start, instance.objective(start))
+        for step in entry.route:  # every step with kernels that takes the instance, proven or not
+            if step.kernels and step.applies(instance, limits) is None:
+                step.run(instance, best, limits, Clock(None), {})
 
 
 def compile_exclusively(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
