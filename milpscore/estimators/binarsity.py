@@ -121,6 +121,8 @@ class BinarsityLogisticClassifier(LinearClassifierMixin, BaseEstimator):
         self.binner_ = OrderedBinner(self.n_bins, self.categories, self.unknown_category).fit(frame)
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.array([str(c) for c in frame.columns], dtype=object)
+        elif hasattr(self, "feature_names_in_"):  # refitted on an array: no names from an earlier fit
+            del self.feature_names_in_
         self.n_features_in_ = frame.shape[1]
         self.labels_ = labels
         self.classes_ = np.array([labels.negative, labels.positive])
