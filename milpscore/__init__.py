@@ -29,6 +29,7 @@ _WHERE = {
     "EYEClassifier": ("milpscore.estimators", "EYEClassifier"),
     "FusedScoreClassifier": ("milpscore.estimators", "FusedScoreClassifier"),
     "RiskScoreClassifier": ("milpscore.estimators", "RiskScoreClassifier"),
+    "BinarsityLogisticClassifier": ("milpscore.estimators", "BinarsityLogisticClassifier"),
     "ScoreCard": ("milpscore.cards.scorecard", "ScoreCard"),
     "solve": ("solvers.registry", "solve"),
     "Limits": ("solvers.limits", "Limits"),

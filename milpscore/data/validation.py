@@ -24,6 +24,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
 
+from formulations.errors import OverMemoryBudgetError
 from formulations.validation import MAX_ABS_VALUE
 
 
@@ -59,16 +60,16 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
 
     A sparse ``X`` (scipy.sparse, or a DataFrame with pandas sparse columns) is checked on its
     stored values, then densified with a :class:`DensifiedWarning` when the dense copy fits in
-    ``memory_limit`` MiB (None: half of the memory available now); otherwise a ``MemoryError``
-    names the size, the budget and the fix, before anything is allocated.
+    ``memory_limit`` MiB (None: half of the memory available now); otherwise an
+    :class:`~formulations.errors.OverMemoryBudgetError` names the size, the budget and the fix, before anything is allocated.
 
     Raises
     ------
     TypeError
         for a non-numeric column (named; suggests :class:`milpscore.data.binarize.ThresholdBinarizer`
         or one-hot encoding).
-    MemoryError
-        for a sparse ``X`` whose dense copy exceeds the memory budget.
+    OverMemoryBudgetError
+        (a ValueError) for a sparse ``X`` whose dense copy exceeds the memory budget.
     ValueError
         for NaN / inf or ``|x| > formulations.validation.MAX_ABS_VALUE`` (column named, with the
         number of bad rows; the same limit at fit and at predict), repeated column names, a 1-D
@@ -202,7 +203,7 @@ def _densified(X: Any, name: str, owner: str, memory_limit: float | None) -> np.
     need = 8 * n * p
     budget = memory_budget(memory_limit)
     if need > budget:
-        raise MemoryError(f"{owner} needs dense rows, and {name} ({n} x {p} sparse, {matrix.nnz} stored values) "
+        raise OverMemoryBudgetError(f"{owner} needs dense rows, and {name} ({n} x {p} sparse, {matrix.nnz} stored values) "
                           f"would take {need / 2**20:.3g} MiB dense, over the memory budget of {budget / 2**20:.3g} "
                           "MiB (memory_limit): raise memory_limit, keep fewer columns, or fit "
                           "milpscore.estimators.BinarsityLogisticClassifier, which keeps the table sparse")

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from formulations.errors import OverMemoryBudgetError
 from milpscore.compare import compare
 from milpscore.data.validation import DensifiedWarning, as_sparse, validate_features
 from milpscore.estimators import (ConvexRoundingClassifier, EYEClassifier, FacetsClassifier, FusedScoreClassifier,
@@ -75,9 +76,9 @@ def test_compare_takes_a_sparse_table(data):
 
 def test_a_dense_copy_over_the_budget_is_refused_before_allocation():
     huge = sp.csr_matrix((10**6, 10**5))  # 800 GB dense, 8 MB sparse
-    with pytest.raises(MemoryError, match="memory_limit.*BinarsityLogisticClassifier"):
+    with pytest.raises(OverMemoryBudgetError, match="memory_limit.*BinarsityLogisticClassifier"):
         validate_features(huge)
-    with pytest.raises(MemoryError, match="SLIMClassifier needs dense rows"):
+    with pytest.raises(OverMemoryBudgetError, match="SLIMClassifier needs dense rows"):
         SLIMClassifier(memory_limit=100).fit(huge, np.r_[np.zeros(5 * 10**5), np.ones(5 * 10**5)])
 
 
