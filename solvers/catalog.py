@@ -49,6 +49,13 @@ class Entry:
         return _resolve(self.exact_route) if self.exact_route else None
 
     @property
+    def kernels(self) -> tuple[str, ...]:
+        """Every module whose numba kernels an exact fit of this formulation may run: the
+        heuristic's and those named by the route's steps, in order, each once."""
+        named = list(self.heuristic_kernels) + [m for step in (self.route or ()) for m in step.kernels]
+        return tuple(dict.fromkeys(named))
+
+    @property
     def heuristic_function(self) -> Callable | None:
         return _resolve(self.heuristic) if self.heuristic else None
 

@@ -124,6 +124,8 @@ def ensure_compiled(entry: Entry, instance, limits: Limits, clock: Clock) -> Non
     is time for it (module docstring); otherwise leave them to a background compilation. The
     foreground child compiles for this instance's feature kind only; the other kinds follow in
     the background."""
+    if modules_ready(entry.kernels):  # every kind ready: no step's applies() run twice per fit
+        return
     needed = needed_kernels(entry, instance, limits)
     if modules_ready(needed):
         return
