@@ -6,7 +6,8 @@ of the binarsity setup, Alaya 2018, "Features binarization: setup"). This module
 what the formulations need of it:
 
 * :func:`cut_points` -- the thresholds of a numeric column (every distinct value when few, else
-  quantiles; values that occur in the data). :mod:`milpscore.data.binning` bins with the same rule;
+  quantiles; values that occur in the data), also from distinct values and counts
+  (:func:`cut_points_of_counts`). :mod:`milpscore.data.binning` bins with the same rule;
   :func:`supervised_cut_points` chooses them among the label's boundary points instead;
 * :func:`as_blocks` / :func:`infer_blocks` -- block sizes or slices, given or read off a one-hot
   matrix;
@@ -33,24 +34,45 @@ def cut_points(values: np.ndarray, max_cuts: int) -> np.ndarray:
     of the values, deduplicated and above the minimum (a threshold at the minimum selects every
     row); when the minimum holds most of the rows (zero-inflated columns, e.g. word frequencies)
     these collapse, and the missing cuts are taken as quantiles of the values above the minimum.
-    Thresholds are values that occur in the data, so ``x >= t`` reads naturally.
+    Thresholds are values that occur in the data, so ``x >= t`` reads naturally. Non-finite
+    values are ignored. The quantiles are numpy's ``method="higher"`` order statistics, so the
+    cuts depend on the column only through its distinct values and their counts
+    (:func:`cut_points_of_counts`, which a distributed table uses).
     """
     v = np.asarray(values, dtype=float)
+    uniq, counts = np.unique(v[np.isfinite(v)], return_counts=True)
+    return cut_points_of_counts(uniq, counts, max_cuts)
+
+
+def cut_points_of_counts(uniq: np.ndarray, counts: np.ndarray, max_cuts: int) -> np.ndarray:
+    """:func:`cut_points` of a column given as its increasing distinct finite values ``uniq`` and
+    how often each occurs (``counts``, positive integers): the same thresholds, bit for bit.
+
+    The ``q``-quantile with ``method="higher"`` of ``n`` sorted values is the value at position
+    ``ceil((n - 1) q)`` (0-based), i.e. ``uniq[m]`` for the first ``m`` whose cumulative count
+    exceeds that position."""
     if max_cuts < 1:
         raise ValueError(f"max_cuts must be >= 1, got {max_cuts}")
-    v = v[np.isfinite(v)]
-    uniq = np.unique(v)
+    uniq = np.asarray(uniq, dtype=float)
+    counts = np.asarray(counts, dtype=np.int64)
     if uniq.size <= 1:
         return np.zeros(0)
     if uniq.size <= max_cuts + 1:
         return uniq[1:]
-    q = np.quantile(v, np.arange(1, max_cuts + 1) / (max_cuts + 1), method="higher")
+    q = _higher_quantiles(uniq, counts, np.arange(1, max_cuts + 1) / (max_cuts + 1))
     cuts = np.unique(q[q > uniq[0]])
     if cuts.size < max_cuts:
-        extra = np.quantile(v[v > uniq[0]], np.arange(max_cuts) / max_cuts, method="higher")
+        extra = _higher_quantiles(uniq[1:], counts[1:], np.arange(max_cuts) / max_cuts)
         extra = np.setdiff1d(extra, cuts)
         cuts = np.unique(np.r_[cuts, extra[: max_cuts - cuts.size]])
     return cuts
+
+
+def _higher_quantiles(uniq: np.ndarray, counts: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``np.quantile(np.repeat(uniq, counts), q, method="higher")`` without repeating."""
+    cumulative = np.cumsum(counts)
+    position = np.ceil((cumulative[-1] - 1) * q).astype(np.intp)
+    return uniq[np.searchsorted(cumulative, position, side="right")]
 
 
 def boundary_points(values: np.ndarray, positive: np.ndarray, weights: np.ndarray | None = None

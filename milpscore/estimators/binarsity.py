@@ -33,11 +33,14 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from formulations.bins import FusedPoints, round_points
-from milpscore.data.binning import OrderedBinner, _as_frame, onehot_matrix
+from formulations.losses import Logistic
+from milpscore.data.binning import OrderedBinner, _as_frame
+from milpscore.data.dask_tables import encode_dask_labels, is_dask_collection, onehot_blocks, partition_lengths
 from milpscore.data.validation import encode_labels
 from milpscore.estimators.fused import ranges_table
 from milpscore.cards.scorecard import ScoreCard
-from solvers.proximal.binarsity import PATH_MAX_ITER, PATH_TOL, binarsity_logistic_path, block_support
+from solvers.proximal.binarsity import PATH_MAX_ITER, PATH_TOL, binarsity_path, block_support
+from solvers.proximal.distributed import DaskLogistic
 
 
 class BinarsityLogisticClassifier(LinearClassifierMixin, BaseEstimator):
@@ -114,23 +117,18 @@ class BinarsityLogisticClassifier(LinearClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> "BinarsityLogisticClassifier":
         """Bin ``X``, solve the certified path, and build the points tables and the card."""
         self._check_params()
-        frame = _as_frame(X)
-        y_pm1, labels = encode_labels(y, pos_label=self.pos_label)
-        if frame.shape[0] != y_pm1.shape[0]:
-            raise ValueError(f"X has {frame.shape[0]} rows but y has {y_pm1.shape[0]} labels; they must match")
-        self.binner_ = OrderedBinner(self.n_bins, self.categories, self.unknown_category).fit(frame)
+        self.binner_ = OrderedBinner(self.n_bins, self.categories, self.unknown_category).fit(X)
+        loss, labels = self._loss(X, y)
         if hasattr(X, "columns"):
-            self.feature_names_in_ = np.array([str(c) for c in frame.columns], dtype=object)
+            self.feature_names_in_ = np.array(self.binner_.feature_names_in_, dtype=object)
         elif hasattr(self, "feature_names_in_"):  # refitted on an array: no names from an earlier fit
             del self.feature_names_in_
-        self.n_features_in_ = frame.shape[1]
+        self.n_features_in_ = len(self.binner_.variables_)
         self.labels_ = labels
         self.classes_ = np.array([labels.negative, labels.positive])
         sizes = np.array([v.n_bins for v in self.binner_.variables_], dtype=np.int64)
-        design = self._onehot(frame)
-        self.path_, base = binarsity_logistic_path(design, y_pm1, sizes, strength=float(self.strength),
-                                                   n_strengths=self.n_strengths, tol=float(self.tol),
-                                                   max_iter=int(self.max_iter))
+        self.path_, base = binarsity_path(loss, sizes, strength=float(self.strength), n_strengths=self.n_strengths,
+                                          tol=float(self.tol), max_iter=int(self.max_iter))
         last = self.path_[-1]
         self.penalty_ = base.scaled(last.lam)
         self.coef_ = np.asarray(last.coef, dtype=float)
@@ -159,14 +157,20 @@ class BinarsityLogisticClassifier(LinearClassifierMixin, BaseEstimator):
                           "raise max_iter", ConvergenceWarning, stacklevel=2)
         return self
 
-    def _onehot(self, frame: pd.DataFrame) -> sp.csr_matrix:
-        """CSR one-hot design of ``frame``; the bin codes are gathered column by column into one
-        int32 matrix (not the binner's int64 one: 10^7 x 24 codes take 0.96 GB instead of 1.9)."""
-        frame = self.binner_._check_frame(frame)
-        codes = np.empty((len(frame), len(self.binner_.variables_)), dtype=np.int32)
-        for j, var in enumerate(self.binner_.variables_):
-            codes[:, j] = var.codes(frame[var.name].to_numpy(), unknown_category=self.binner_.unknown_category)
-        return onehot_matrix(codes, [b.start for b in self.binner_.blocks_], self.binner_.n_bins_out)
+    def _loss(self, X: Any, y: Any) -> tuple[Any, Any]:
+        """The logistic loss on the one-hot design of ``X`` and the label map: in memory
+        (:class:`~formulations.losses.Logistic` on CSR), or over the partitions of a dask table
+        (:class:`~solvers.proximal.distributed.DaskLogistic` on CSR chunks, on the workers)."""
+        if is_dask_collection(X):
+            lengths = partition_lengths(X)
+            y_pm1, labels = encode_dask_labels(y, lengths, pos_label=self.pos_label)
+            design = onehot_blocks(X, self.binner_._transform_in_memory, self.binner_.n_bins_out, lengths)
+            return DaskLogistic(design, y_pm1), labels
+        frame = _as_frame(X)
+        y_pm1, labels = encode_labels(y, pos_label=self.pos_label)
+        if frame.shape[0] != y_pm1.shape[0]:
+            raise ValueError(f"X has {frame.shape[0]} rows but y has {y_pm1.shape[0]} labels; they must match")
+        return Logistic(self.binner_.transform(frame), y_pm1), labels
 
     def _round(self) -> None:
         """Integer card: one scale for all blocks (the widest block spans ``max_points``), rounded,
@@ -198,28 +202,62 @@ class BinarsityLogisticClassifier(LinearClassifierMixin, BaseEstimator):
                          labels.negative, "Points table (binarsity logistic regression, rounded)", notes)
 
     # -------------------------------------------------------------- predict
-    def _design(self, X: Any) -> sp.csr_matrix:
+    def _design(self, X: Any) -> Any:
+        """One-hot design of ``X``: CSR, or a dask array of CSR row chunks for a dask table."""
         check_is_fitted(self, "coef_")
+        if is_dask_collection(X):
+            return self.binner_.transform(X)
         frame = _as_frame(X)
         if not hasattr(X, "columns") and frame.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {frame.shape[1]} features, but BinarsityLogisticClassifier is expecting "
                              f"{self.n_features_in_} features as input")
-        return self._onehot(frame)
+        return self.binner_.transform(frame)
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Log-odds of ``classes_[1]``: ``onehot(X) . coef_ + intercept_`` (the certified model)."""
-        return np.asarray(self._design(X) @ self.coef_).reshape(-1) + self.intercept_
+    def decision_function(self, X: Any) -> Any:
+        """Log-odds of ``classes_[1]``: ``onehot(X) . coef_ + intercept_`` (the certified model);
+        a dask array, computed partition by partition, for a dask table."""
+        return _linear(self._design(X), self.coef_, self.intercept_)
 
-    def predict_proba(self, X: Any) -> np.ndarray:
+    def predict(self, X: Any) -> Any:
+        """``classes_[1]`` where :meth:`decision_function` > 0, else ``classes_[0]``."""
+        return _to_classes(self.decision_function(X), self.classes_)
+
+    def predict_proba(self, X: Any) -> Any:
         """(n, 2) class probabilities of the logistic model, columns in ``classes_`` order."""
         p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
-        return np.column_stack([1.0 - p, p])
+        stack = np.column_stack if isinstance(p, np.ndarray) else _dask_column_stack
+        return stack([1.0 - p, p])
 
-    def points_decision_function(self, X: Any) -> np.ndarray:
+    def points_decision_function(self, X: Any) -> Any:
         """Card score plus its base score per row: sum of the integer points of the row's ranges
         plus ``integer_points_.intercept`` (``> 0`` predicts ``classes_[1]``)."""
-        return self.integer_points_.scores(self._design(X))
+        return _linear(self._design(X), self.integer_points_.theta, self.integer_points_.intercept)
 
-    def predict_points(self, X: Any) -> np.ndarray:
+    def predict_points(self, X: Any) -> Any:
         """The integer card's prediction (``classes_[1]`` where :meth:`points_decision_function` > 0)."""
-        return self.classes_[(self.points_decision_function(X) > 0).astype(int)]
+        return _to_classes(self.points_decision_function(X), self.classes_)
+
+
+def _row_scores(block: Any, coef: np.ndarray, intercept: float) -> np.ndarray:
+    return np.asarray(block @ coef, dtype=np.float64).reshape(-1) + intercept
+
+
+def _linear(design: Any, coef: np.ndarray, intercept: float) -> Any:
+    """``design @ coef + intercept`` for CSR / dense designs, block by block for a dask array."""
+    if is_dask_collection(design):
+        return design.map_blocks(_row_scores, np.asarray(coef, dtype=np.float64), float(intercept), drop_axis=1,
+                                 dtype=np.float64, meta=np.array((), dtype=np.float64))
+    return _row_scores(design, coef, intercept)
+
+
+def _to_classes(scores: Any, classes: np.ndarray) -> Any:
+    if is_dask_collection(scores):
+        return scores.map_blocks(lambda s: classes[(s > 0).astype(int)], dtype=classes.dtype,
+                                 meta=np.array((), dtype=classes.dtype))
+    return classes[(np.asarray(scores) > 0).astype(int)]
+
+
+def _dask_column_stack(columns: list) -> Any:
+    import dask.array as da
+
+    return da.stack(columns, axis=1)
