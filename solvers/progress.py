@@ -50,6 +50,19 @@ def silenced() -> Iterator[None]:
         _CURRENT.reset(token)
 
 
+class Trace:
+    """A reporter that keeps every report: ``rows`` of ``(elapsed s, incumbent, bound)``, for a
+    figure of the certificate over time (:func:`milpscore.cards.plots.plot_bound_trace`).
+
+    ``with progress.reporting(trace := Trace()): model.fit(X, y)``."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[float, float, float]] = []
+
+    def __call__(self, elapsed: float, incumbent: float, bound: float, gap: float) -> None:
+        self.rows.append((float(elapsed), float(incumbent), float(bound)))
+
+
 class ProgressLine:
     """Rewrites one line of ``stream`` at most every ``every`` seconds (``\\r``, no scrolling)."""
 

@@ -8,6 +8,8 @@
   (reuses :meth:`milpscore.cards.scorecard.ScoreCard.plot`);
 * :func:`plot_exact_vs_relaxed` — bars of objective and bound (and time) per method from a
   :func:`milpscore.compare.compare` table;
+* :func:`plot_bound_trace` — an exact fit's incumbent and proven lower bound over time (a
+  :class:`solvers.progress.Trace`), the gap between them shaded;
 * :func:`plot_rounding_error` — rounding error vs the margin (convex-rounding paper, Figure 7): the
   loss of the rounded model minus the LP optimum, with the Proposition 1 bound when given.
 """
@@ -269,4 +271,34 @@ def plot_rounding_error(margins: Sequence[float], errors: Sequence[float] | np.n
     ax.set_title("rounding error vs margin")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # off the band
     ax.figure.tight_layout()
+    return ax
+
+
+def plot_bound_trace(rows: Sequence[tuple[float, float, float]], *, ax: Any = None, objective: float | None = None,
+                     bound: float | None = None, title: str | None = None) -> Any:
+    """Incumbent (best model found) and lower bound (proven for every model) against time.
+
+    ``rows`` are ``(elapsed s, incumbent, bound)`` as a :class:`solvers.progress.Trace` records
+    them (infinite values: none yet). ``objective`` / ``bound``: the fit's final values, drawn as
+    the last point (the route's later steps may not report). The shaded band is the gap; the fit
+    is proven optimal where the two lines meet."""
+    data = np.array([r for r in rows], dtype=float).reshape(-1, 3)
+    if objective is not None and bound is not None and data.size:
+        data = np.vstack([data, [data[-1, 0], objective, bound]])
+    if not data.size:
+        raise ValueError("no progress was recorded: fit inside `with progress.reporting(trace)`")
+    ax = _axes(ax)
+    t = np.maximum(data[:, 0], 1e-2)
+    inc = np.minimum.accumulate(np.where(np.isfinite(data[:, 1]), data[:, 1], np.inf))
+    low = np.maximum.accumulate(np.where(np.isfinite(data[:, 2]), data[:, 2], -np.inf))
+    shown = np.isfinite(inc) & np.isfinite(low)
+    ax.step(t, inc, where="post", color="#b2182b", label="incumbent (best model found)")
+    ax.step(t, low, where="post", color="#2166ac", label="lower bound (proven)")
+    ax.fill_between(t, low, inc, where=shown, step="post", color="0.85", label="gap")
+    ax.set_xscale("log")
+    ax.set_xlabel("wall time (s)")
+    ax.set_ylabel("objective")
+    if title:
+        ax.set_title(literal(title))
+    ax.legend(loc="best", fontsize=8)
     return ax

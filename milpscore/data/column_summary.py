@@ -49,8 +49,11 @@ class ColumnSummary:
             rows = self.n_missing + int(self.counts[infinite].sum())
             raise ValueError(f"column {self.name!r} contains {kind} in {rows} row(s); "
                              "drop or impute those rows before binning")
-        order = np.argsort(values, kind="stable")
-        return values[order], np.asarray(self.counts, dtype=np.int64)[order]
+        counts = np.asarray(self.counts, dtype=np.int64)
+        if values.size > 1 and not np.all(values[1:] > values[:-1]):
+            order = np.argsort(values, kind="stable")
+            values, counts = values[order], counts[order]
+        return values, counts
 
 
 def summarize_counts(name: str, dtype: Any, value_counts: pd.Series) -> ColumnSummary:
@@ -65,7 +68,13 @@ def summarize_counts(name: str, dtype: Any, value_counts: pd.Series) -> ColumnSu
 
 
 def summarize_series(series: pd.Series, name: str) -> ColumnSummary:
-    """The summary of an in-memory column (dense or pandas sparse)."""
+    """The summary of an in-memory column (dense or pandas sparse); numbers by one sort
+    (``np.unique``), other values by ``value_counts``."""
     if isinstance(series.dtype, pd.SparseDtype):
         series = series.sparse.to_dense()
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        missing = np.isnan(values)
+        uniq, counts = np.unique(values[~missing] if missing.any() else values, return_counts=True)
+        return ColumnSummary(name, series.dtype, uniq, counts.astype(np.int64), int(missing.sum()))
     return summarize_counts(name, series.dtype, series.value_counts(dropna=False, sort=False))

@@ -52,7 +52,7 @@ def column_summaries(X: Any) -> list[ColumnSummary]:
     import dask
 
     frame = _dataframe(X)
-    counts = dask.compute(*[frame[c].value_counts(dropna=False) for c in frame.columns])
+    counts = dask.compute(*[frame[c].value_counts(dropna=False, split_out=1) for c in frame.columns])
     return [summarize_counts(c, frame.dtypes[c], vc) for c, vc in zip(frame.columns, counts)]
 
 
@@ -98,7 +98,7 @@ def encode_dask_labels(y: Any, lengths: tuple[int, ...], pos_label: Any = None) 
         y = dd.from_dask_array(y)
     if not isinstance(y, dd.Series):
         raise TypeError(f"with a dask table X, y must be a dask Series or array, got {type(y).__name__}")
-    distinct, missing, lengths_y = dask.compute(y.drop_duplicates(), y.isna().sum(),
+    distinct, missing, lengths_y = dask.compute(y.drop_duplicates(split_out=1), y.isna().sum(),
                                                 y.map_partitions(len))
     if int(missing):
         raise ValueError(f"y contains missing labels in {int(missing)} row(s); drop them")

@@ -191,7 +191,10 @@ class BinarsityLogisticClassifier(LinearClassifierMixin, BaseEstimator):
         self.integer_ranges_ = ranges_table(self.binner_, self.integer_points_)
 
     def _make_scorecard(self, labels: Any) -> ScoreCard:
-        used = set(self.used_features_)
+        """The card lists the columns whose *integer* points vary (a column the continuous model
+        uses but whose points all round to one value scores nothing and is left out)."""
+        sizes = [v.n_bins for v in self.binner_.variables_]
+        used = {v.name for v, on in zip(self.binner_.variables_, block_support(self.integer_points_.theta, sizes)) if on}
         table = self.integer_ranges_.loc[self.integer_ranges_["variable"].isin(used),
                                          ["variable", "condition", "points"]]
         notes = (f"binarsity logistic path ({len(self.path_)} strengths, last {self.path_[-1].lam:.4g}): "
