@@ -330,10 +330,10 @@ class RiskSLIMInstance(CachedPrograms):
         return points
 
     # ------------------------------------------------------------ polishing
-    def polish(self, model: Model, max_passes: int = 10, clock: Any = None) -> Model:
+    def polish(self, model: Model, max_passes: int = 10, limits: Any = None) -> Model:
         """Integer coordinate descent on the support of a model in the set (RiskSLIM's polishing):
         each move sets one non-zero point to another value of its range (0 included) with the best
-        integer intercept; stops when no move improves, after ``max_passes`` or when ``clock`` expires.
+        integer intercept; stops when no move improves, after ``max_passes`` or when the budget ``limits`` expires.
         Never adds a feature, so the model stays inside the set and ``max_size``; a move that would
         break an operational constraint is skipped."""
         cs, X = self.coefficients, self.X
@@ -345,7 +345,7 @@ class RiskSLIMInstance(CachedPrograms):
         for _ in range(max_passes):
             improved = False
             for j in np.flatnonzero((coef != 0) & cs.integer):
-                if clock is not None and clock.expired():
+                if limits is not None and limits.expired():
                     return Model(coef, b)
                 for v in np.arange(math.ceil(cs.lb[j] - 1e-9), math.floor(cs.ub[j] + 1e-9) + 1, dtype=float):
                     if v == coef[j] or coef[j] == 0:

@@ -9,8 +9,9 @@ and a formulation cannot hide an import cycle.
 The pipeline (:mod:`solvers.pipeline`), the estimators and ``compare`` read this table only;
 adding a formulation is one builder module in :mod:`formulations` plus one line here.
 
-Signatures: ``heuristic(instance, clock, seed) -> Model | None``;
-``method(instance, source_fit, clock, seed) -> (Model | None, message)``.
+Signatures: ``heuristic(instance, limits, seed) -> Model | None``;
+``method(instance, source_fit, limits, seed) -> (Model | None, message)``, with ``limits`` the
+phase's started budget (:class:`solvers.limits.Limits`).
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
 from solvers.exact.floor import riskslim_floor
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.supports import CHUNK, SparseLogistic, enumerate_supports, kernel_copies
-from solvers.limits import Clock, Limits
+from solvers.limits import Limits
 from solvers.result import Status
 
 
@@ -62,9 +62,8 @@ def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     return (8.0 * m * (k + 4) + 16.0 * MAX_PATTERNS + 8.0 * m * d + chunk) * copies
 
 
-def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock,
-                  notes: dict) -> Outcome:
-    found = enumerate_supports(SparseLogistic.from_instance(instance), **best.search_start(), deadline=clock.end(),
+def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    found = enumerate_supports(SparseLogistic.from_instance(instance), **best.search_start(), deadline=limits.end(),
                                node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs,
                                screen=limits.screen)
     model = None if found.model is None else Model(*found.model)
@@ -82,8 +81,8 @@ def _floor_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     return 8.0 * (6 * m + 12 * d)
 
 
-def _run_floor(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    end = clock.end()
+def _run_floor(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    end = limits.end()
     deadline = end if math.isinf(end) else min(end, time.perf_counter() + FLOOR_SECONDS)
     bound, iterations = riskslim_floor(instance, deadline=deadline)
     return Outcome(bound=bound, message=f"least sparse tangent plane, {iterations} gradient steps")
@@ -95,9 +94,9 @@ def _scip_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     return 32.0 * m * (d + 2) + 2e7
 
 
-def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     program = instance.exact()
-    result = solve_scip(program, time_limit=clock.remaining(), node_limit=limits.node_limit,
+    result = solve_scip(program, time_limit=limits.remaining(), node_limit=limits.node_limit,
                    mip_rel_gap=limits.mip_rel_gap, threads=limits.threads, seed=limits.seed,
                    warm_start=None if best.model is None else instance.lift(best.model))
     model = None if result.x is None else instance.round(instance.decode(result.x))

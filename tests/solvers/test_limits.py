@@ -1,4 +1,4 @@
-"""One share rule (solvers.limits.phase_seconds) for Limits.share and Clock.part, and a heuristic's
+"""One share rule (solvers.limits.phase_seconds) for Limits.share, and a heuristic's
 relaxed solve within the call's limits (memory, threads, seed), not a budget restarted from seconds."""
 from __future__ import annotations
 
@@ -6,23 +6,25 @@ import pytest
 
 from formulations.facets import Facets
 from solvers import pipeline
-from solvers.limits import Clock, Limits, phase_seconds
+from solvers.limits import MIN_PHASE, Limits, phase_seconds
 from tests.formulations.test_facets_program import tiny
 
 
 def test_phase_seconds_takes_its_fraction_with_a_floor_and_never_more_than_is_left():
     assert phase_seconds(0.5, 10.0) == 5.0
-    assert phase_seconds(0.1, 0.2) == Clock.MIN_PHASE
+    assert phase_seconds(0.1, 0.2) == MIN_PHASE
     assert phase_seconds(0.5, 0.01) == 0.01
     assert phase_seconds(0.5, 0.0) == 0.0
 
 
-def test_limits_share_and_clock_part_give_the_same_phase():
-    limits = Limits(time_limit=10.0).started()
-    share, part = limits.share(0.3), limits.clock().part(0.3)
+def test_a_share_takes_its_fraction_of_the_time_left_and_keeps_the_rest_of_the_budget():
+    limits = Limits(time_limit=10.0, memory=300 * 2**20, threads=2, seed=3, n_jobs=2, node_limit=7).started()
+    share = limits.share(0.3)
     assert share.time_limit == pytest.approx(3.0, abs=0.05)
-    assert part.time_limit == pytest.approx(share.time_limit, abs=0.05)
-    assert part.deadline == pytest.approx(share.deadline, abs=0.05)
+    assert share.seconds_left() == pytest.approx(3.0, abs=0.05) and share.deadline <= limits.deadline
+    assert (share.memory, share.threads, share.seed, share.n_jobs, share.node_limit) == (300 * 2**20, 2, 3, 2, 7)
+    whole = share.share(1.0)  # a share of a share never outlives it
+    assert whole.deadline <= share.deadline + 1e-9
 
 
 def test_the_facets_heuristic_solves_its_relaxation_within_the_call_limits(monkeypatch):

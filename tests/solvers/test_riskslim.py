@@ -6,7 +6,7 @@ import pytest
 
 from formulations.base import Model
 from formulations.riskslim import RiskSLIM
-from solvers.limits import Clock, Limits
+from solvers.limits import Limits
 from solvers.pipeline import solve_exact, solve_heuristic, solve_relaxed
 from solvers.heuristics.riskslim import beam_search, heuristic, star_ray_round, swap_search
 
@@ -170,7 +170,7 @@ def test_relaxation_bounds_the_exact_optimum():
 def test_heuristic_stays_in_the_set_and_finds_the_tiny_optimum():
     for seed in range(3):
         inst = RiskSLIM(coef_bound=2, c0=1e-3, max_size=2).instance(*_data(seed, d=3, levels=3))
-        model = heuristic(inst, Clock(30), 0)
+        model = heuristic(inst, Limits(time_limit=30).started(), 0)
         assert np.count_nonzero(model.coef) <= 2
         assert np.all(np.abs(model.coef) <= 2) and np.array_equal(model.coef, np.rint(model.coef))
         assert inst.exact().is_feasible(inst.lift(model))
@@ -182,8 +182,8 @@ def test_heuristic_stays_in_the_set_and_finds_the_tiny_optimum():
 
 def test_heuristic_parts_respect_an_expired_clock_and_the_set():
     inst = RiskSLIM(coef_bound=3, max_size=2).instance(*_data(0, n=60, d=4, levels=3))
-    clock = Clock(1e-9)
-    model = heuristic(inst, clock, 0)
+    limits = Limits(time_limit=1e-9).started()
+    model = heuristic(inst, limits, 0)
     assert inst.exact().is_feasible(inst.lift(model))
     fits = beam_search(inst, 2)
     assert all(np.count_nonzero(c) <= 2 for c, _ in fits)

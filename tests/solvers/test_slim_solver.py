@@ -34,7 +34,7 @@ def run_steps(inst, names, limits, start=None) -> RouteOutcome:
     route = tuple(step for step in entry_for(inst.spec).route if step.name in names)
     assert len(route) == len(names), names
     limits = limits.started()
-    return run_route(route, inst, start, limits, limits.clock(), lambda m: violation(inst, m) <= FEASIBILITY_TOL)
+    return run_route(route, inst, start, limits.started(), lambda m: violation(inst, m) <= FEASIBILITY_TOL)
 
 
 def _reference_terms(X, y, sw, cw, coef, b, margin, c0, costs):
