@@ -31,7 +31,7 @@ import numpy as np
 from formulations.base import Instance, Model
 from solvers.catalog import entry_for
 from solvers.exact.route import StepRecord, preferred, run_route
-from solvers.exact.supports import start_workers
+from solvers.exact.support_workers import start_workers
 from solvers.limits import Limits, interrupted
 from solvers.registry import solve
 from solvers.result import Result, Status, certified, relative_gap

@@ -24,7 +24,10 @@ from solvers.backends.scip import solve_scip
 from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
 from solvers.exact.floor import riskslim_floor
 from solvers.exact.route import Incumbent, Outcome, Step
-from solvers.exact.supports import CHUNK, SparseLogistic, enumerate_supports, kernel_copies
+from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.exact.support_listing import CHUNK
+from solvers.exact.support_workers import kernel_copies
+from solvers.exact.supports import enumerate_supports
 from solvers.limits import Limits
 from solvers.result import Status
 

@@ -137,6 +137,36 @@ class RouteOutcome:
         return "; ".join(str(r) for r in self.records)
 
 
+@dataclass(frozen=True)
+class EnumerationRules:
+    """When a support enumeration (:mod:`solvers.exact.supports`, the ``supports`` and
+    ``bayes_supports`` steps) takes its pre-pass or gives up and leaves the time to the route's
+    next step: the route's decisions inside those steps, in one table (:data:`ENUMERATION`).
+
+    projection_share : the supports of a size are bounded only while their rate projects the whole
+        pass within this share of the time left (else the step stops with its incumbent).
+    search_share : share of the time left one in-support search may take, for kinds that ration
+        their searches (the SLIM kind); the searches also stop when the projected rest is over
+        ``projection_share``.
+    decisive_share : a rate sample may end the measure (projecting a pass too long) only after
+        this share of its budget.
+    rule_in_supports : sizes with at least this many supports first rule in the features every
+        model below the incumbent uses (:mod:`solvers.exact.exclusion`, the RiskSLIM kind).
+    exclusion_share : share of the time left that pre-pass may take (it returns the features
+        proven by then).
+    """
+
+    projection_share: float = 0.8
+    search_share: float = 0.25
+    decisive_share: float = 0.01
+    rule_in_supports: int = 10**5
+    exclusion_share: float = 0.25
+
+
+#: the support enumerations' route decisions (:class:`EnumerationRules`)
+ENUMERATION = EnumerationRules()
+
+
 #: relative difference below which two true objectives count as tied (:func:`preferred`)
 TIE_TOL = 1e-12
 

@@ -24,7 +24,9 @@ from solvers.exact.floor import bayes_floor
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
-from solvers.exact.supports import CHUNK, enumerate_supports, kernel_copies
+from solvers.exact.support_listing import CHUNK
+from solvers.exact.support_workers import kernel_copies
+from solvers.exact.supports import enumerate_supports
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import MIN_PHASE, Limits
 from solvers.result import Status, prune_level
