@@ -259,7 +259,10 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
     backend = backend or entry.relaxed_backend
     t0 = time.perf_counter()
     if backend == "prox":
-        result = _solve_prox(instance, dict(options or {}))
+        result = _solve_prox(instance, limits, dict(options or {}))
+        if result is None:
+            return Fit("relaxed", None, Status.NO_SOLUTION_FOUND, times={"total": time.perf_counter() - start_time},
+                       message=_prox_over_budget(instance, limits))
         times = {"build": 0.0}
         model = Model(result.x, result.raw["intercept"]) if result.x is not None else None
     else:
@@ -279,15 +282,30 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
                violation(instance, model), result, times, result.message)
 
 
-def _solve_prox(instance: Instance, options: dict[str, Any]) -> Result:
+def _prox_memory(instance: Instance) -> float:
+    """Bytes the proximal path on ``instance``'s composite form may allocate: a copy of the design
+    (n x p floats) and its working vectors (a few of length n and p)."""
+    n, p = instance.X.shape
+    return 8.0 * (n * p + 8 * n + 10 * p)
+
+
+def _prox_over_budget(instance: Instance, limits: Limits) -> str:
+    return (f"proximal path not run: it would allocate about {_prox_memory(instance) / 2**20:,.0f} MiB, over the "
+            f"memory budget of {limits.memory / 2**20:,.0f} MiB (memory_limit)")
+
+
+def _solve_prox(instance: Instance, limits: Limits, options: dict[str, Any]) -> Result | None:
+    """The proximal path on the composite form within ``limits`` (None: over the memory budget)."""
     from solvers.proximal.gradient import proximal_gradient
 
     composite = getattr(instance, "composite", None)
     if composite is None:
         raise ValueError(f"{type(instance.spec).__name__} has no composite loss + penalty form for the proximal "
                          "path; choose a program backend such as 'highs' or 'ecos'")
+    if not limits.fits(_prox_memory(instance)):
+        return None
     loss, penalty = composite()
-    return proximal_gradient(loss, penalty, **options)
+    return proximal_gradient(loss, penalty, limits=limits, **options)
 
 
 # ----------------------------------------------------------------------------- rounded

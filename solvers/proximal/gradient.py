@@ -49,7 +49,8 @@ def ista(loss: Any, penalty: Penalty, **options: Any) -> Result:
 
 def proximal_gradient(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0: float | None = None,
                       accelerated: bool = True, restart: bool = True, tol: float = 1e-8,
-                      max_iter: int = 10000, check_every: int = 5, blas_threads: int | None = 1) -> Result:
+                      max_iter: int = 10000, check_every: int = 5, blas_threads: int | None = 1,
+                      limits: Any = None) -> Result:
     """Minimise ``loss + penalty`` by (accelerated) proximal gradient; returns a :class:`Result`.
 
     Parameters
@@ -62,6 +63,9 @@ def proximal_gradient(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     max_iter : iteration budget; reaching it without the criterion gives ``Status.FEASIBLE``.
     check_every : iterations between two evaluations of the criterion (O(n + p) each).
     blas_threads : cap on BLAS threads inside the iterations (None: leave as is).
+    limits : the call's budget (a :class:`solvers.limits.Limits`, started here if not yet; None: no
+        time limit): the loop stops at its deadline, with ``Status.FEASIBLE`` and the last point,
+        and says so in the message.
 
     Returns
     -------
@@ -74,10 +78,11 @@ def proximal_gradient(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     if not isinstance(penalty, Penalty):
         raise TypeError(f"penalty must be a formulations.penalties.Penalty, got {type(penalty).__name__}")
     with blas_limit(blas_threads):
-        return _run(loss, penalty, w0, b0, accelerated, restart, float(tol), int(max_iter), int(check_every))
+        return _run(loss, penalty, w0, b0, accelerated, restart, float(tol), int(max_iter), int(check_every),
+                    None if limits is None else limits.started())
 
 
-def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every) -> Result:
+def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every, limits) -> Result:
     start = time.perf_counter()
     p = loss.p
     has_b = bool(loss.has_intercept_variable)
@@ -98,8 +103,11 @@ def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every
     history: list[tuple[int, float]] = []
     criterion, crit_name, dual = math.inf, "subgradient_distance", math.nan
     fx = fy
-    it = 0
+    it, out_of_time = 0, False
     for it in range(1, max_iter + 1):
+        if limits is not None and it > 1 and limits.expired():
+            out_of_time, it = True, it - 1
+            break
         while True:
             step = 1.0 / L
             xn = penalty._prox(y - step * gy, step)
@@ -147,7 +155,8 @@ def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every
     return Result(status=status, x=x.copy(), objective=primal, bound=dual if math.isfinite(dual) else math.nan,
                   gap=gap, solve_time=time.perf_counter() - start, iterations=it,
                   backend="fista" if accelerated else "ista",
-                  message=f"{crit_name} = {criterion:.3g} (tol {tol:.3g}) after {it} iterations",
+                  message=f"{crit_name} = {criterion:.3g} (tol {tol:.3g}) after {it} iterations"
+                          + (" (stopped at the time limit)" if out_of_time else ""),
                   raw={"criterion": criterion, "criterion_name": crit_name, "intercept": float(intercept),
                        "lipschitz": L, "restarts": restarts, "history": history})
 
