@@ -179,6 +179,14 @@ class Limits:
         part = phase_seconds(fraction, max(started.seconds_left(), 0.0))
         return replace(started, time_limit=max(part, MIN_PHASE), deadline=now + part, start=now)
 
+    def ending_earlier(self, seconds: float) -> "Limits":
+        """This budget with its deadline ``seconds`` earlier (for a solver that looks at its clock
+        only after a set-up of about that many seconds); unchanged without a time limit."""
+        started = self.started()
+        if started.deadline is None:
+            return started
+        return replace(started, deadline=started.deadline - seconds)
+
     # ------------------------------------------------------------------ the clock
     def _running(self) -> None:
         if not self.is_started:

@@ -114,7 +114,8 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
     done: list[MultiplierFit] = []
     best, setup = math.inf, 0.0
     for i, m in enumerate(multipliers):
-        if i and (interrupted() or limits.deadline is not None and time.perf_counter() + setup > limits.deadline + SETUP_GRACE):
+        late = limits.deadline is not None and time.perf_counter() + setup > limits.deadline + SETUP_GRACE
+        if i and (interrupted() or late):
             done.append(MultiplierFit(m, None, None, best, skipped=f"its set-up (about {setup:.1f} s, like the "
                                                                    f"last one's) would end past the time limit"))
             continue

@@ -17,7 +17,8 @@ Certificates. A backend's :class:`~solvers.result.Result` is kept as it came (fr
 ``Fit`` reports its own status from the true objective ``f`` of the returned model and the
 backend's lower bound ``L``: OPTIMAL only when ``f - L <= mip_rel_gap * max(|f|, 1e-10) + 1e-9``;
 FEASIBLE for any other feasible model; INFEASIBLE only when the backend proved it and no start
-was feasible. ``limits.time_limit`` is the wall time of the whole call (:class:`~solvers.limits.Limits`, started once per call).
+was feasible. The budget ``limits`` (:class:`~solvers.limits.Limits`, started once per call) is the
+wall time of the whole call.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from solvers.catalog import entry_for
 from solvers.exact.route import StepRecord, preferred, run_route
 from solvers.exact.support_workers import start_workers
 from solvers.limits import Limits, interrupted
-from solvers.registry import solve
+from solvers.registry import solve, solver_options
 from solvers.result import Result, Status, certified, relative_gap
 from solvers.warmup import ensure_compiled
 
@@ -127,8 +128,7 @@ def _heuristic(entry, instance: Instance, limits: Limits) -> Model | None:
 
 
 def _backend_options(limits: Limits, verbose: bool) -> dict[str, Any]:
-    return {"time_limit": limits.remaining(), "node_limit": limits.node_limit, "mip_rel_gap": limits.mip_rel_gap,
-            "threads": limits.threads, "seed": limits.seed, "verbose": verbose}
+    return {**solver_options(limits), "verbose": verbose}
 
 
 def _as_model(start: Model | Fit | None) -> Model | None:
@@ -342,7 +342,8 @@ def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits | N
     model = _as_model(source)
     bound = source.bound if isinstance(source, Fit) else float("nan")
     if model is None:
-        return _heuristic_fit(instance, "rounding", None, bound, {"total": time.perf_counter() - start_time}, "no model to round")
+        return _heuristic_fit(instance, "rounding", None, bound, {"total": time.perf_counter() - start_time},
+                              "no model to round")
     peak = float(np.max(np.abs(model.coef), initial=0.0))
     scales = [1.0] + ([t / peak for t in RAY_TARGETS] if peak > 0 else [])
     best: tuple[float, float, Model, float] | None = None
@@ -391,7 +392,7 @@ def solve_method(instance: Instance, method: str, *, source: Fit | None = None, 
 # ------------------------------------------------------------------------------ dispatch
 def run(instance: Instance, method: str = "exact", backend: str | None = None, *, limits: Limits | None = None,
         source: Fit | None = None, verbose: bool = False, options: Mapping[str, Any] | None = None) -> Fit:
-    """Run one method by name, all of it inside ``limits.time_limit``.
+    """Run one method by name, all of it inside the budget ``limits``.
 
     ``"exact"``, ``"relaxed"``, ``"rounding"`` (of ``source``, or of the relaxation solved here
     first), ``"heuristic"``, or a catalog method of the formulation (which starts from ``source``

@@ -29,6 +29,7 @@ from solvers.exact.support_listing import CHUNK
 from solvers.exact.support_workers import kernel_copies
 from solvers.exact.supports import enumerate_supports
 from solvers.limits import Limits
+from solvers.registry import solver_options
 from solvers.result import Status
 
 
@@ -99,9 +100,8 @@ def _scip_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     program = instance.exact()
-    result = solve_scip(program, time_limit=limits.remaining(), node_limit=limits.node_limit,
-                   mip_rel_gap=limits.mip_rel_gap, threads=limits.threads, seed=limits.seed,
-                   warm_start=None if best.model is None else instance.lift(best.model))
+    result = solve_scip(program, **solver_options(limits),
+                        warm_start=None if best.model is None else instance.lift(best.model))
     model = None if result.x is None else instance.round(instance.decode(result.x))
     bound = float(result.bound) if not math.isnan(result.bound) else -math.inf
     return Outcome(model=model, bound=bound, infeasible=result.status == Status.INFEASIBLE, nodes=result.nodes,

@@ -29,6 +29,7 @@ from solvers.exact.support_workers import kernel_copies
 from solvers.exact.supports import enumerate_supports
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import MIN_PHASE, Limits
+from solvers.registry import solver_options
 from solvers.result import Status, prune_level
 
 
@@ -145,11 +146,10 @@ def _run_highs(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: d
     else:
         target, warm = program, start
     # HiGHS looks at its clock only once the model is loaded and presolved: that time comes first
-    left = limits.seconds_left() - HIGHS_LOAD_SECONDS_PER_NONZERO * target.A.nnz
-    if left <= MIN_PHASE:
+    after_load = limits.ending_earlier(HIGHS_LOAD_SECONDS_PER_NONZERO * target.A.nnz)
+    if after_load.seconds_left() <= MIN_PHASE:
         return Outcome(message=f"not started: loading the MILP ({target.A.nnz} nonzeros) would use the time left")
-    result = solve_highs(target, time_limit=None if math.isinf(left) else left, node_limit=limits.node_limit,
-                   mip_rel_gap=limits.mip_rel_gap, threads=limits.threads, seed=limits.seed, warm_start=warm)
+    result = solve_highs(target, **solver_options(after_load), warm_start=warm)
     model = None
     if result.x is not None:
         model = instance.round(instance.decode(result.x[:program.n_variables]))

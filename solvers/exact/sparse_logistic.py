@@ -75,7 +75,8 @@ class SparseLogistic:
         """The supports of ``max_size`` features; with many of them, those containing the features
         every model below ``incumbent`` uses (:func:`solvers.exact.exclusion.must_use`, given
         ``ENUMERATION.exclusion_share`` of the time to ``deadline``, when the size has at least
-        ``ENUMERATION.rule_in_supports`` supports: :data:`solvers.exact.route.ENUMERATION`), the others' least bound in the lister's ``outside``."""
+        ``ENUMERATION.rule_in_supports`` supports: :data:`solvers.exact.route.ENUMERATION`), the
+        others' least bound in the lister's ``outside``."""
         forced, free = np.flatnonzero(self.forced), self.free
         r = max(0, min(free.size, self.max_size - forced.size))
         outside = math.inf

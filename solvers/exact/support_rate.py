@@ -34,7 +34,8 @@ def sampled_rate(bound, lister: Lister, level: float, budget: float = math.inf) 
     :data:`PROJECTION_CHUNK` supports at each of :data:`SAMPLES` evenly spaced places (``lister``
     does not move; the supports bounded there are bounded again in their turn). A first probe of
     :data:`FIRST_CHUNK` supports, and each sample, may end the measure early: once it has taken
-    ``ENUMERATION.decisive_share`` (:data:`solvers.exact.route.ENUMERATION`) of ``budget`` seconds and its rate projects the whole pass above
+    ``ENUMERATION.decisive_share`` (:data:`solvers.exact.route.ENUMERATION`) of ``budget`` seconds
+    and its rate projects the whole pass above
     ``budget`` (so slow supports cost a small probe, not the samples; a fast probe, whose time is
     mostly the call's overhead, decides nothing)."""
     took, listed = 0.0, 0

@@ -104,7 +104,8 @@ class Pool:
 
 def bound_task(blob: np.ndarray, forced: np.ndarray, free: np.ndarray, r: int, prev: np.ndarray | None,
                 state: np.ndarray, count: int, level: float) -> tuple:
-    """In a worker: :func:`solvers.exact.support_listing.sift` the ``count`` supports of a lister from its ``state``, chunk by
+    """In a worker: :func:`solvers.exact.support_listing.sift` the ``count`` supports of a lister
+    from its ``state``, chunk by
     chunk of :data:`CHUNK` (the serial run's chunks), kept ones concatenated in listing order.
     ``blob`` is the pickled bounder (a uint8 array, so joblib memory-maps it and dask scatters it once
     per call); its kernels are module functions, loaded from the numba cache."""

@@ -37,7 +37,8 @@ The reported bound is the least of the incumbent and of every lower bound of a p
 unvisited region, so it is valid at any stop (time or node limit): the gap is honest. There are
 ``C(d_free, K - |F|)`` supports: when their rate (measured on samples spread over the listing,
 :func:`solvers.exact.support_rate.sampled_rate`, or on the first chunks of a small size) projects
-that bounding them all takes more than ``ENUMERATION.projection_share`` of the time left, the enumeration stops with its incumbent and the
+that bounding them all takes more than ``ENUMERATION.projection_share`` of the time left, the
+enumeration stops with its incumbent and the
 route's next step (SCIP's lazy-cut tree) gets the time. The second kind, SLIM with Bayes-error
 bounds, is :mod:`solvers.exact.zero_one_supports`.
 
@@ -53,7 +54,8 @@ the supports kept, their bounds (each support's fit depends on the support and t
 and their order (bound, then listing order) are the serial run's, and so are the searches, the
 model, the bound and the certificate. Results are read in order as the tasks finish, with a look
 at the clock after each; at the deadline the tasks not finished are dropped. The workers come
-from the active joblib backend (:func:`solvers.exact.support_workers.start_workers` starts them, and loads their kernels, while
+from the active joblib backend (:func:`solvers.exact.support_workers.start_workers` starts them,
+and loads their kernels, while
 the fit's heuristic runs): local processes (loky, which keeps them between calls), or a
 ``dask.distributed`` cluster::
 
@@ -130,177 +132,243 @@ def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None
     survivors in it."""
     workers = bounding_workers(n_jobs)
     if workers == 1:
-        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, None, screen)
+        return _Enumeration(problem, start, incumbent, deadline, node_limit, mip_rel_gap, None, screen).run()
     pool = Pool(n_jobs, workers)
     try:
-        return _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool, screen)
+        return _Enumeration(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool, screen).run()
     finally:
         pool.close()
 
 
-def _enumerate(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool: Pool | None,
-               screen: SupportScreen | None) -> Enumeration:
-    """:func:`enumerate_supports` with the workers of ``pool`` (None: bound here)."""
-    t0 = time.perf_counter()
-    search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
-                                                                       float(start[1])), mip_rel_gap)
-    rationed = problem.hands_over_search and math.isfinite(deadline)
+class _GiveUp(Exception):
+    """The enumeration stops at once with its incumbent and no bound (the reason in the message)."""
 
-    def stopped_early(reason: str) -> Enumeration:
-        return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes,
-                           f"stopped: {reason}")
 
-    if problem.hands_over_search and not math.isfinite(deadline):
-        return stopped_early("with features of more than two values the in-support searches are planned "
-                             "against a time limit, and there is none")
-    listers = problem.listers(search.incumbent, deadline)
-    for lister in listers:  # the supports ruled out before listing
-        search.closed_floor = min(search.closed_floor, lister.outside)
-    total = sum(lister.total for lister in listers)
-    bound = problem.bounder()
-    workers = 1 if pool is None else pool.workers
-    blob = None if pool is None else np.frombuffer(pickle.dumps(bound, protocol=pickle.HIGHEST_PROTOCOL),
-                                                       np.uint8)
-    first = listers[0]
-    bound(Lister(first.forced, first.free, first.r).next(1), math.inf)
-    # (compiles the kernel, if this process has not, before the first chunk is timed)
-    done = visited = ruled_out = 0
-    bound_time, open_floor = 0.0, math.inf
-    report = progress.current()
-    later_least = [min([problem.least_bound(later) for later in listers[i + 1:]], default=math.inf)
-                   for i in range(len(listers))]  # every support of a size not yet reached is above this
-    for index, lister in enumerate(listers):
-        least = problem.least_bound(lister)
-        level = search.prune_level()  # the incumbent's, fixed while this size is bounded
-        if least >= level:  # every support of this size costs the incumbent already
-            search.closed_floor = min(search.closed_floor, least)
-            continue
-        started_phase = time.perf_counter()
-        kept_bounds, kept_supports, stopped, done_before = [], [], False, done
-        known = None if screen is None else screen.survivors(problem, lister, level)
+class _Kept:
+    """What the bounding of one size keeps: the supports below the prune level and their bounds,
+    how many were listed, and the saturated-loss screen's survivors while there are few enough to
+    keep (None once there are too many, or the bounder has no screen)."""
+
+    def __init__(self, search: Search, screening: bool):
+        self.search, self.supports, self.bounds, self.done = search, [], [], 0
+        self.passed: list[np.ndarray] | None = [] if screening else None
+        self.survivors = 0
+
+    def absorb(self, sifted: tuple) -> None:
+        """Add one :func:`solvers.exact.support_listing.sift` result."""
+        self.supports.append(sifted[0])
+        self.bounds.append(sifted[1])
+        self.search.closed_floor = min(self.search.closed_floor, sifted[2])
+        self.done += sifted[3]
+        if self.passed is not None:
+            self.survivors += 0 if sifted[4] is None else sifted[4].shape[0]
+            if sifted[4] is None or self.survivors > MAX_SUPPORTS:
+                self.passed = None
+            else:
+                self.passed.append(sifted[4])
+
+
+class _Enumeration:
+    """One run of :func:`enumerate_supports` (module docstring): the sizes in turn, each bounded
+    (:meth:`_bound_size`) then searched in increasing bound (:meth:`_search_size`); any step may give
+    up (:class:`_GiveUp`) when the projected work does not fit the time left
+    (:data:`solvers.exact.route.ENUMERATION`)."""
+
+    def __init__(self, problem, start, incumbent: float, deadline: float, node_limit: int | None,
+                 mip_rel_gap: float, pool: Pool | None, screen: SupportScreen | None):
+        self.problem, self.deadline, self.node_limit = problem, deadline, node_limit
+        self.pool, self.screen = pool, screen
+        self.t0 = time.perf_counter()
+        self.search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
+                                                                                float(start[1])), mip_rel_gap)
+        self.rationed = problem.hands_over_search and math.isfinite(deadline)
+        self.workers = 1 if pool is None else pool.workers
+        self.done = self.visited = self.ruled_out = 0
+        self.bound_time, self.open_floor = 0.0, math.inf
+        self.report = progress.current()
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def fits(self, projected: float) -> bool:
+        """Whether work projected to take ``projected`` seconds fits the time left."""
+        return projected <= route.ENUMERATION.projection_share * self.left()
+
+    def run(self) -> Enumeration:
+        try:
+            return self._run()
+        except _GiveUp as stop:
+            return Enumeration(self.search.model, self.search.incumbent, -math.inf, False, self.search.nodes,
+                               f"stopped: {stop}")
+
+    def _run(self) -> Enumeration:
+        problem, search = self.problem, self.search
+        if problem.hands_over_search and not math.isfinite(self.deadline):
+            raise _GiveUp("with features of more than two values the in-support searches are planned "
+                          "against a time limit, and there is none")
+        listers = problem.listers(search.incumbent, self.deadline)
+        for lister in listers:  # the supports ruled out before listing
+            search.closed_floor = min(search.closed_floor, lister.outside)
+        self.bound = problem.bounder()
+        self.blob = None if self.pool is None else np.frombuffer(
+            pickle.dumps(self.bound, protocol=pickle.HIGHEST_PROTOCOL), np.uint8)
+        first = listers[0]
+        self.bound(Lister(first.forced, first.free, first.r).next(1), math.inf)
+        # (compiles the kernel, if this process has not, before the first chunk is timed)
+        later_least = [min([problem.least_bound(later) for later in listers[i + 1:]], default=math.inf)
+                       for i in range(len(listers))]  # every support of a size not yet reached is above this
+        for index, lister in enumerate(listers):
+            least = problem.least_bound(lister)
+            level = search.prune_level()  # the incumbent's, fixed while this size is bounded
+            if least >= level:  # every support of this size costs the incumbent already
+                search.closed_floor = min(search.closed_floor, least)
+                continue
+            kept, lister, stopped, phase_time = self._bound_size(lister, least, level)
+            bounds = np.concatenate(kept.bounds) if kept.bounds else np.zeros(0)
+            if self.report is not None:  # this size bounded: its least bound, the closed regions, later sizes
+                self.report(time.perf_counter() - self.t0, search.incumbent,
+                            min(search.incumbent, search.closed_floor, self.open_floor,
+                                float(bounds.min(initial=math.inf)), later_least[index]), math.nan)
+            stopped = self._search_size(lister, kept.supports, bounds, later_least[index]) or stopped
+            if stopped:  # the sizes not reached keep their least bound
+                self.open_floor = min(self.open_floor, later_least[index])
+                break
+            self._check_ahead(listers[index + 1:], lister, phase_time)
+        return self._result(listers)
+
+    # ---------------------------------------------------------------- bounding one size
+    def _bound_size(self, lister, least: float, level: float):
+        """Bound the supports of one size at the prune ``level``: ``(kept, lister, stopped, seconds)``
+        (``lister``: the screen's survivors when an earlier fit's screen covers the size)."""
+        search, screen = self.search, self.screen
+        started = time.perf_counter()
+        known = None if screen is None else screen.survivors(self.problem, lister, level)
         if known is not None:  # an earlier fit's screen: the rest hold no model below its level
             search.closed_floor = min(search.closed_floor, screen.level)
-            ruled_out += lister.total - known.shape[0]
+            self.ruled_out += lister.total - known.shape[0]
             lister = Listed(known, lister)
-        passed: list[np.ndarray] | None = [] if screen is not None and known is None else None
-        survivors = 0
-        sampled = known is None and lister.total >= SAMPLED_PASS and math.isfinite(deadline)
+        kept = _Kept(search, screen is not None and known is None)
+        sampled = known is None and lister.total >= SAMPLED_PASS and math.isfinite(self.deadline)
         if sampled:  # a large size: its pass projected from samples spread over it
-            projected = sampled_rate(bound, lister, level,
-                                     route.ENUMERATION.projection_share * (deadline - time.perf_counter()) * workers) * lister.total / workers
-            if projected > route.ENUMERATION.projection_share * (deadline - time.perf_counter()):
-                return stopped_early(too_long(lister, projected, deadline))
+            share = route.ENUMERATION.projection_share * self.left() * self.workers
+            projected = sampled_rate(self.bound, lister, level, share) * lister.total / self.workers
+            if not self.fits(projected):
+                raise _GiveUp(too_long(lister, projected, self.deadline))
+        stopped = self._bound_here(lister, kept, level, least, sampled, known is not None)
+        if not stopped and lister.listed < lister.total:
+            stopped = self._bound_on_workers(lister, kept, level, least, started)
+        phase_time = time.perf_counter() - started
+        self.bound_time += phase_time
+        self.done += kept.done
+        if kept.passed is not None and not stopped:  # every support of this size screened at ``level``
+            screen.store(self.problem, lister, level, np.concatenate(kept.passed) if kept.passed else
+                         np.zeros((0, lister.r + lister.forced.size), np.int64))
+        return kept, lister, stopped, phase_time
 
-        def absorb(sifted: tuple) -> None:
-            nonlocal done, passed, survivors
-            kept_supports.append(sifted[0])
-            kept_bounds.append(sifted[1])
-            search.closed_floor = min(search.closed_floor, sifted[2])
-            done += sifted[3]
-            if passed is not None:  # the screen's survivors, while there are few enough to keep
-                survivors += 0 if sifted[4] is None else sifted[4].shape[0]
-                if sifted[4] is None or survivors > MAX_SUPPORTS:
-                    passed = None
-                else:
-                    passed.append(sifted[4])
-
-        # chunks of FIRST_CHUNK doubling to CHUNK, here, each projecting the whole pass at its rate;
-        # then chunks of CHUNK, here or in tasks of whole chunks on the workers (the same chunks)
+    def _bound_here(self, lister, kept: _Kept, level: float, least: float, sampled: bool, listed: bool) -> bool:
+        """Chunks of :data:`FIRST_CHUNK` doubling to :data:`CHUNK`, in this process, each projecting
+        the whole pass at its rate; then (without workers, or for given supports) chunks of CHUNK.
+        True when the deadline stopped it."""
         size = FIRST_CHUNK
-        while lister.listed < lister.total and (pool is None or size < CHUNK or known is not None):
-            if time.perf_counter() > deadline:
-                open_floor, stopped = min(open_floor, least), True
-                break
-            started_chunk = time.perf_counter()
-            absorb(sift(bound, lister, size, level))
+        while lister.listed < lister.total and (self.pool is None or size < CHUNK or listed):
+            if time.perf_counter() > self.deadline:
+                self.open_floor = min(self.open_floor, least)
+                return True
+            started = time.perf_counter()
+            kept.absorb(sift(self.bound, lister, size, level))
             if size < CHUNK:
-                took, listed_now = time.perf_counter() - started_chunk, size
+                took, listed_now = time.perf_counter() - started, size
                 size *= 2
-                left = deadline - time.perf_counter()
                 # the rate of the latest chunk, once it is large enough that a call's fixed cost does
                 # not dominate it (or slow enough to matter)
-                if lister.listed < lister.total and math.isfinite(deadline) and not sampled and \
-                        (listed_now >= PROJECTION_CHUNK or took > 0.1 * left):
-                    projected = took * (lister.total - lister.listed) / listed_now / workers
-                    if projected > route.ENUMERATION.projection_share * left:
-                        return stopped_early(too_long(lister, projected, deadline))
-        if not stopped and lister.listed < lister.total:
-            per_chunk = (time.perf_counter() - started_phase) / lister.listed * CHUNK
-            chunks_left = -(-(lister.total - lister.listed) // CHUNK)
-            per_task = max(1, min(int(TASK_SECONDS / max(per_chunk, 1e-9)), -(-chunks_left // (4 * workers))))
-            tasks = (delayed(bound_task)(blob, lister.forced, lister.free, lister.r, lister.prev, state, count, level)
-                     for state, count in worker_tasks(lister, per_task))
-            results = pool.run(tasks, deadline)
-            for sifted in results if results is not None else ():
-                absorb(sifted)
-                if time.perf_counter() > deadline:
-                    results.close()  # the tasks not finished are dropped
-                    break
-            if done - done_before < lister.total:  # the deadline came first
-                open_floor, stopped = min(open_floor, least), True
-        phase_time = time.perf_counter() - started_phase
-        bound_time += phase_time
-        if passed is not None and not stopped:  # every support of this size screened at ``level``
-            screen.store(problem, lister, level, np.concatenate(passed) if passed else
-                         np.zeros((0, lister.r + lister.forced.size), np.int64))
-        bounds = np.concatenate(kept_bounds) if kept_bounds else np.zeros(0)
-        if report is not None:  # this size bounded: its least bound, the closed regions, later sizes
-            report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, open_floor,
-                                                                   float(bounds.min(initial=math.inf)),
-                                                                   later_least[index]), math.nan)
-        order = np.argsort(bounds, kind="stable")  # ties: the order of listing
+                if lister.listed < lister.total and math.isfinite(self.deadline) and not sampled and \
+                        (listed_now >= PROJECTION_CHUNK or took > 0.1 * self.left()):
+                    projected = took * (lister.total - lister.listed) / listed_now / self.workers
+                    if not self.fits(projected):
+                        raise _GiveUp(too_long(lister, projected, self.deadline))
+        return False
+
+    def _bound_on_workers(self, lister, kept: _Kept, level: float, least: float, started: float) -> bool:
+        """The rest of the size in tasks of whole chunks on the workers (the serial run's chunks).
+        True when the deadline came first (the tasks not finished are dropped)."""
+        per_chunk = (time.perf_counter() - started) / lister.listed * CHUNK
+        chunks_left = -(-(lister.total - lister.listed) // CHUNK)
+        per_task = max(1, min(int(TASK_SECONDS / max(per_chunk, 1e-9)), -(-chunks_left // (4 * self.workers))))
+        tasks = (delayed(bound_task)(self.blob, lister.forced, lister.free, lister.r, lister.prev, state, count, level)
+                 for state, count in worker_tasks(lister, per_task))
+        results = self.pool.run(tasks, self.deadline)
+        for sifted in results if results is not None else ():
+            kept.absorb(sifted)
+            if time.perf_counter() > self.deadline:
+                results.close()
+                break
+        if kept.done < lister.total:  # the deadline came first
+            self.open_floor = min(self.open_floor, least)
+            return True
+        return False
+
+    # ---------------------------------------------------------------- searching one size
+    def _search_size(self, lister, supports: list[np.ndarray], bounds: np.ndarray, later_least: float) -> bool:
+        """Search the kept supports in increasing bound (ties: listing order) until the next bound
+        reaches the prune level; True when a limit (time, nodes, an unfinished search) stopped it."""
+        search, deadline, node_limit = self.search, self.deadline, self.node_limit
+        order = np.argsort(bounds, kind="stable")
         searching = time.perf_counter()
         for position, s in enumerate(order):
             if bounds[s] >= search.prune_level():
                 search.closed_floor = min(search.closed_floor, float(bounds[s]))
-                break
+                return False
             if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
-                open_floor, stopped = min(open_floor, float(bounds[s])), True
-                break
-            until = time.perf_counter() + route.ENUMERATION.search_share * (deadline - time.perf_counter()) if rationed else deadline
-            unfinished = problem.search(_row(kept_supports, s), float(bounds[s]), search, until, node_limit)
-            visited += 1
-            if rationed and (node_limit is None or search.nodes < node_limit):
+                self.open_floor = min(self.open_floor, float(bounds[s]))
+                return True
+            until = time.perf_counter() + route.ENUMERATION.search_share * self.left() if self.rationed else deadline
+            unfinished = self.problem.search(_row(supports, s), float(bounds[s]), search, until, node_limit)
+            self.visited += 1
+            if self.rationed and (node_limit is None or search.nodes < node_limit):
                 ahead = int((bounds[order[position + 1:]] < search.prune_level()).sum())
                 projected = (time.perf_counter() - searching) / (position + 1) * ahead
-                if math.isfinite(unfinished) or projected > route.ENUMERATION.projection_share * (deadline - time.perf_counter()):
-                    return stopped_early(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} "
-                                         f"features below the incumbent one by one would not fit the "
-                                         f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
+                if math.isfinite(unfinished) or not self.fits(projected):
+                    raise _GiveUp(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} "
+                                  f"features below the incumbent one by one would not fit the "
+                                  f"{max(self.left(), 0.0):.0f} s left")
             if math.isfinite(unfinished):
                 rest = bounds[order[position + 1:]]
-                open_floor = min(open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
-                stopped = True
-                break
-            if report is not None:  # the search's bound: closed regions, this size's rest, later sizes
+                self.open_floor = min(self.open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
+                return True
+            if self.report is not None:  # the search's bound: closed regions, this size's rest, later sizes
                 following = float(bounds[order[position + 1]]) if position + 1 < order.size else math.inf
-                report(time.perf_counter() - t0, search.incumbent,
-                       min(search.incumbent, search.closed_floor, following, later_least[index]), math.nan)
-        if stopped:  # the sizes not reached keep their least bound
-            open_floor = min(open_floor, later_least[index])
-            break
-        # this size done, with the freshest incumbent: would the larger sizes it does not prune yet
-        # fit the time, at this size's rate (measured on a full chunk; larger supports cost more)?
-        ahead = [later for later in listers[index + 1:] if problem.least_bound(later) < search.prune_level()]
-        if ahead and lister.total >= CHUNK and math.isfinite(deadline):
-            count = sum(later.total for later in ahead)
+                self.report(time.perf_counter() - self.t0, search.incumbent,
+                            min(search.incumbent, search.closed_floor, following, later_least), math.nan)
+        return False
+
+    def _check_ahead(self, later: list, lister, phase_time: float) -> None:
+        """This size done, with the freshest incumbent: give up when the larger sizes it does not
+        prune yet would not fit the time, at this size's rate (measured on a full chunk; larger
+        supports cost more)."""
+        ahead = [size for size in later if self.problem.least_bound(size) < self.search.prune_level()]
+        if ahead and lister.total >= CHUNK and math.isfinite(self.deadline):
+            count = sum(size.total for size in ahead)
             projected = phase_time * count / lister.total
-            if projected > route.ENUMERATION.projection_share * (deadline - time.perf_counter()):
-                return stopped_early(f"bounding the {count} supports of {ahead[0].r + ahead[0].forced.size} to "
-                                     f"{ahead[-1].r + ahead[-1].forced.size} features would take about "
-                                     f"{projected:.0f} s, more than the "
-                                     f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
-    lower = min(search.incumbent, search.closed_floor, open_floor)
-    finished = not math.isfinite(open_floor)
-    symmetric = max((int((lister.prev >= 0).sum()) for lister in listers if lister.prev is not None), default=0)
-    ruled_in = max(lister.forced.size for lister in listers) - int(np.count_nonzero(problem.forced))
-    message = (f"{done} of {total} supports bounded in {bound_time:.2f} s, {visited} searched, "
-               f"{search.nodes} nodes" + (f" ({symmetric} columns interchangeable with an earlier one: their "
-                                          f"symmetric supports skipped)" if symmetric else "")
-               + (f" ({ruled_out} ruled out by the screen of an earlier fit of these rows)" if ruled_out else "")
-               + (f" ({ruled_in} features in every support: without any of them every model costs at least "
-                  f"{min(lister.outside for lister in listers):.9g}, exclusion bounds)" if ruled_in > 0 else ""))
-    return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, message)
+            if not self.fits(projected):
+                raise _GiveUp(f"bounding the {count} supports of {ahead[0].r + ahead[0].forced.size} to "
+                              f"{ahead[-1].r + ahead[-1].forced.size} features would take about "
+                              f"{projected:.0f} s, more than the {max(self.left(), 0.0):.0f} s left")
+
+    def _result(self, listers: list) -> Enumeration:
+        search, problem = self.search, self.problem
+        total = sum(lister.total for lister in listers)
+        lower = min(search.incumbent, search.closed_floor, self.open_floor)
+        finished = not math.isfinite(self.open_floor)
+        symmetric = max((int((lister.prev >= 0).sum()) for lister in listers if lister.prev is not None), default=0)
+        ruled_in = max(lister.forced.size for lister in listers) - int(np.count_nonzero(problem.forced))
+        message = (f"{self.done} of {total} supports bounded in {self.bound_time:.2f} s, {self.visited} searched, "
+                   f"{search.nodes} nodes" + (f" ({symmetric} columns interchangeable with an earlier one: their "
+                                              f"symmetric supports skipped)" if symmetric else "")
+                   + (f" ({self.ruled_out} ruled out by the screen of an earlier fit of these rows)"
+                      if self.ruled_out else "")
+                   + (f" ({ruled_in} features in every support: without any of them every model costs at least "
+                      f"{min(lister.outside for lister in listers):.9g}, exclusion bounds)" if ruled_in > 0 else ""))
+        return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, message)
 
 
 def _row(chunks: list[np.ndarray], index: int) -> np.ndarray:
