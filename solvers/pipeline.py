@@ -219,7 +219,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
         start_workers(limits.n_jobs)  # their start-up overlaps the heuristic (solvers.exact.supports)
     backend = backend or entry.exact_backend
     t0 = time.perf_counter()
-    program = instance.exact()
+    program = entry.exact_program(instance)
     times = {"build": time.perf_counter() - t0}
     notes: list[str] = []
     best: Best = None

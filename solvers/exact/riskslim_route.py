@@ -28,6 +28,7 @@ from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_listing import CHUNK
 from solvers.exact.support_workers import kernel_copies
 from solvers.exact.supports import enumerate_supports
+from solvers.heuristics.polish import with_polisher
 from solvers.limits import Limits
 from solvers.registry import solver_options
 from solvers.result import Status
@@ -99,7 +100,7 @@ def _scip_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 
 def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    program = instance.exact()
+    program = with_polisher(instance, instance.exact())
     result = solve_scip(program, **solver_options(limits),
                         warm_start=None if best.model is None else instance.lift(best.model))
     model = None if result.x is None else instance.round(instance.decode(result.x))

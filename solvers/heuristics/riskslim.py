@@ -10,7 +10,7 @@
    best children kept; every support of the final beam is then scaled along a star ray of
    multipliers, rounded and polished (Liu et al. 2022, Algorithm 3; the multiplier is searched to
    choose a rounding, the RiskSLIM model itself keeps multiplier 1);
-3. an *integer local search* from the best model: coordinate moves (``instance.polish``), then swaps
+3. an *integer local search* from the best model: coordinate moves (:func:`solvers.heuristics.polish.polish`), then swaps
    of one feature for another with every value of its range, with the best integer intercept.
 
 Every model lies inside the coefficient set and ``max_size`` by construction; every loop checks
@@ -35,6 +35,7 @@ from formulations.base import Model
 from formulations.logistic_cuts import LogisticData
 from formulations.riskslim import RiskSLIMInstance
 from solvers.heuristics.sampling import SEARCH_ROWS, stratified_rows
+from solvers.heuristics.polish import polish
 from solvers.limits import Limits
 
 #: multipliers tried along each star ray (Liu et al. 2022 use 20)
@@ -144,7 +145,7 @@ def star_ray_round(instance: RiskSLIMInstance, coef: np.ndarray, intercept: floa
     if not scored:
         return instance.round(Model(coef, intercept))
     best = sorted(scored.values(), key=lambda t: t[0])[:3]
-    polished = [instance.polish(model, limits=limits) for _, model in best]
+    polished = [polish(instance, model, limits=limits) for _, model in best]
     return min(polished, key=instance.ranking)
 
 
@@ -154,7 +155,7 @@ def swap_search(instance: RiskSLIMInstance, model: Model, limits: Limits | None 
     that breaks an operational constraint the model obeys is not taken."""
     cs, data, X = instance.coefficients, instance.data, instance.X
     k = instance.spec.max_size if instance.spec.max_size is not None else X.shape[1]
-    best = instance.polish(model, limits=limits)
+    best = polish(instance, model, limits=limits)
     best_value = instance.objective(best)
     for _ in range(max_rounds):
         if _expired(limits):
@@ -191,7 +192,7 @@ def swap_search(instance: RiskSLIMInstance, model: Model, limits: Limits | None 
                 break
         if found is None:
             break
-        best = instance.polish(found, limits=limits)
+        best = polish(instance, found, limits=limits)
         best_value = instance.objective(best)
     return best
 
@@ -229,4 +230,4 @@ def heuristic(instance: RiskSLIMInstance, limits: Limits | None = None, seed: in
     best = min((best, swap_search(search, best, limits=limits)), key=search.ranking)
     if search is instance:
         return best
-    return min((best, instance.polish(best, limits=limits)), key=instance.ranking)
+    return min((best, polish(instance, best, limits=limits)), key=instance.ranking)

@@ -8,6 +8,7 @@ from formulations.base import Model
 from formulations.riskslim import RiskSLIM
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact, solve_heuristic, solve_relaxed
+from solvers.heuristics.polish import polish
 from solvers.heuristics.riskslim import beam_search, heuristic, star_ray_round, swap_search
 
 
@@ -197,9 +198,28 @@ def test_heuristic_parts_respect_an_expired_clock_and_the_set():
 def test_polish_never_worsens_and_never_adds_features():
     inst = RiskSLIM(coef_bound=3, max_size=2).instance(*_data(4, n=60, d=4, levels=3))
     start = inst.round(Model(np.array([3.0, 0.0, -3.0, 0.0]), 0.0))
-    polished = inst.polish(start)
+    polished = polish(inst, start)
     assert inst.objective(polished) <= inst.objective(start)
     assert set(np.flatnonzero(polished.coef)) <= set(np.flatnonzero(start.coef))
+
+
+def test_the_exact_programs_lazy_oracle_polishes_with_the_heuristic():
+    """The formulation declares the oracle's polisher hook only; the catalog's exact program (what
+    SCIP solves) polishes an integral point exactly as :func:`polish` does, and leaves a fractional
+    one as it is."""
+    from solvers.catalog import entry_for
+
+    inst = RiskSLIM(coef_bound=3, max_size=2).instance(*_data(4, n=60, d=4, levels=3))
+    start = inst.round(Model(np.array([3.0, 0.0, -3.0, 0.0]), 0.0))
+    assert inst.exact().lazy.polisher is None
+    program = entry_for(inst.spec).exact_program(inst)
+    x = program.lazy.polish(inst.lift(start))
+    expected = polish(inst, start)
+    np.testing.assert_array_equal(inst.decode(x).coef, expected.coef)
+    assert inst.decode(x).intercept == expected.intercept
+    fractional = inst.lift(start).astype(float)
+    fractional[program.blocks["coef"].start] += 0.5
+    np.testing.assert_array_equal(program.lazy.polish(fractional), fractional)
 
 
 @pytest.mark.parametrize("kwargs,match", [({"c0": -1.0}, "c0"), ({"coef_bound": np.inf}, "coef_bound"),
