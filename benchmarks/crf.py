@@ -69,6 +69,7 @@ sys.path.insert(0, str(ROOT))
 from formulations.crf.templates import FeatureSpace, read_templates  # noqa: E402
 from milpscore.crf.conll import chunk_scores, read_conll  # noqa: E402
 from milpscore.crf.estimator import SparseCRF  # noqa: E402
+from solvers.limits import Limits  # noqa: E402
 from solvers.proximal.crf_bcd import solve_bcd  # noqa: E402
 from solvers.proximal.crf_fista import solve_fista  # noqa: E402
 from solvers.proximal.crf_forward_backward import decode, loss_and_gradient  # noqa: E402
@@ -327,7 +328,7 @@ def run_task(name, args, binary, crfsuite, workdir):
                                                 printed=trace[-1][1])
     fits = {}
     for solver in args.ours.split(","):
-        fit = OURS[solver](data, *rho, max_iter=10 ** 6, tol=1e-9, time_limit=args.budget)
+        fit = OURS[solver](data, *rho, max_iter=10 ** 6, tol=1e-9, limits=Limits(time_limit=args.budget))
         fits[solver] = fit
         rows[f"ours {solver}, long"] = dict(theta=fit.theta, wall=fit.seconds, iterations=fit.n_iter,
                                             trace=[(h[0], h[1]) for h in fit.history], note=fit.status)

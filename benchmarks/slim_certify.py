@@ -110,10 +110,9 @@ def solve_steps(inst, steps: tuple[str, ...], limits: Limits, heuristic: bool):
     """The SLIM route shortened to ``steps`` from the pipeline's heuristic start (given the same
     share of the time as in ``solve_exact``), within one started ``limits``."""
     limits = limits.started()
-    clock = limits.clock()
-    start = entry_for(inst.spec).heuristic_function(inst, clock.part(HEURISTIC_SHARE), limits.seed) \
+    start = entry_for(inst.spec).heuristic_function(inst, limits.share(HEURISTIC_SHARE), limits.seed) \
         if heuristic else None
-    return run_route(tuple(step for step in ROUTE if step.name in steps), inst, start, limits, clock,
+    return run_route(tuple(step for step in ROUTE if step.name in steps), inst, start, limits,
                      lambda model: violation(inst, model) <= FEASIBILITY_TOL)
 
 

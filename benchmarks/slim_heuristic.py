@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from formulations.slim import SLIM  # noqa: E402
 from slim_certify import load  # noqa: E402
-from solvers.limits import Clock  # noqa: E402
+from solvers.limits import Limits  # noqa: E402
 from solvers.heuristics.slim import coordinate_heuristic, rounded_logistic_start  # noqa: E402
 from solvers.heuristics.slim_search import search  # noqa: E402
 from timing import compile_kernels, environment  # noqa: E402
@@ -54,8 +54,8 @@ def main() -> None:
             inst = SLIM(coef_bound=5, c0=c0).instance(X[tr], y[tr])
             methods = {"coordinate": lambda: coordinate_heuristic(inst, rounded_logistic_start(inst)),
                        "beam": lambda: search(inst, [rounded_logistic_start(inst)]),
-                       "beam 2.5 s": lambda: (lambda clock: search(inst, [rounded_logistic_start(inst, clock=clock)],
-                                                                   clock))(Clock(2.5))}
+                       "beam 2.5 s": lambda: (lambda limits: search(inst, [rounded_logistic_start(inst, limits=limits)],
+                                                                    limits))(Limits(time_limit=2.5).started())}
             found = {}
             for method, run in methods.items():
                 t = time.perf_counter()

@@ -36,7 +36,7 @@ from formulations.riskslim import RiskSLIM  # noqa: E402
 from solvers import progress  # noqa: E402
 from solvers.exact.floor import SparseBox, hull_floor  # noqa: E402
 from solvers.heuristics.riskslim import heuristic  # noqa: E402
-from solvers.limits import Clock, Limits  # noqa: E402
+from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import solve_exact  # noqa: E402
 from timing import compile_kernels, environment  # noqa: E402
 
@@ -107,7 +107,7 @@ def main() -> None:
     print(f"1. box floor {box_floor:.7f} ({t_box:.1f} s); hull floor {hull:.7f} ({steps} gradient steps, "
           f"{t_hull:.1f} s) | load {load()}", flush=True)
 
-    model = heuristic(inst, Clock(args.heuristic_limit), 0)
+    model = heuristic(inst, Limits(time_limit=args.heuristic_limit).started(), 0)
     incumbent = inst.loss(model)
     bounds, seconds = screening(inst, incumbent)
     q = np.quantile(bounds, [0, 0.25, 0.5, 0.75, 1])

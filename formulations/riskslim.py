@@ -59,7 +59,7 @@ from scipy.optimize import minimize
 from formulations.base import CachedPrograms, Model
 from formulations.coefficients import CoefficientSet
 from formulations.constraint_rows import add_constraint_rows, lift_constraint_blocks
-from formulations.constraints import (PERFORMANCE, SUPPORTED_BY, CompiledConstraints, binding, check_constraints,
+from formulations.constraints import (PERFORMANCE, SUPPORTED_BY, CompiledConstraints, check_constraints,
                                       compile_constraints)
 from formulations.errors import NotRepresentableError
 from formulations.logistic_cuts import MAX_TABLE, LogisticCuts, LogisticData, softplus_neg, with_lazy
@@ -303,8 +303,7 @@ class RiskSLIMInstance(CachedPrograms):
                                 used_block="size", formulation="RiskSLIM")
         base = b.build()
         oracle = LogisticCuts(self.data, base.blocks["coef"], base.blocks["intercept"].start,
-                              base.blocks["loss"].start, base.n_variables, base.c.copy(), base.offset,
-                              polisher=self._polish_vector)
+                              base.blocks["loss"].start, base.n_variables, base.c.copy(), base.offset)
         rows, rhs = [], []
         for coef, intercept in self._pool_points():
             row, value, _ = oracle.tangent(coef, intercept)
@@ -328,49 +327,6 @@ class RiskSLIMInstance(CachedPrograms):
         rounded = self.round(Model(coef, b))
         points.append((rounded.coef, rounded.intercept))
         return points
-
-    # ------------------------------------------------------------ polishing
-    def polish(self, model: Model, max_passes: int = 10, clock: Any = None) -> Model:
-        """Integer coordinate descent on the support of a model in the set (RiskSLIM's polishing):
-        each move sets one non-zero point to another value of its range (0 included) with the best
-        integer intercept; stops when no move improves, after ``max_passes`` or when ``clock`` expires.
-        Never adds a feature, so the model stays inside the set and ``max_size``; a move that would
-        break an operational constraint is skipped."""
-        cs, X = self.coefficients, self.X
-        costs = self.spec.c0 * cs.c0 * ~self.forced
-        coef = np.asarray(model.coef, dtype=float).copy()
-        scores = X @ coef
-        b, loss = self.data.best_intercept(scores, self.intercept_bounds, start=model.intercept)
-        best = loss + self.penalty(coef)
-        for _ in range(max_passes):
-            improved = False
-            for j in np.flatnonzero((coef != 0) & cs.integer):
-                if clock is not None and clock.expired():
-                    return Model(coef, b)
-                for v in np.arange(math.ceil(cs.lb[j] - 1e-9), math.floor(cs.ub[j] + 1e-9) + 1, dtype=float):
-                    if v == coef[j] or coef[j] == 0:
-                        continue
-                    trial = scores + X[:, j] * (v - coef[j])
-                    bb, ll = self.data.best_intercept(trial, self.intercept_bounds, start=b)
-                    value = ll + self.penalty(coef) - (costs[j] if v == 0 else 0.0)
-                    if binding(self.constraints):
-                        moved = coef.copy()
-                        moved[j] = v
-                        if self.constraints.violation(moved, bb) > self.constraints.violation(coef, b) + 1e-9:
-                            continue
-                    if value < best - 1e-12:
-                        best, b, scores, improved, coef[j] = value, bb, trial, True, v
-            if not improved:
-                break
-        return Model(coef, float(b))
-
-    def _polish_vector(self, x: np.ndarray) -> np.ndarray:
-        p = self.exact()
-        coef = np.asarray(x[p.blocks["coef"]], dtype=float)
-        cs = self.coefficients
-        if not np.array_equal(coef[cs.integer], np.rint(coef[cs.integer])):
-            return np.array(x, dtype=float)  # fractional: nothing to polish (the oracle protocol returns x)
-        return self.lift(self.polish(self.round(Model(coef, float(np.rint(x[p.blocks["intercept"]][0]))))))
 
     # ------------------------------------------------------------ mappings
     def decode(self, x: np.ndarray) -> Model:

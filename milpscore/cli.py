@@ -29,7 +29,6 @@ import csv
 import json
 import re
 import sys
-import time
 import warnings
 from typing import Any, Sequence
 
@@ -377,13 +376,17 @@ def comparison_table(model: Any, X: pd.DataFrame, y: pd.Series) -> pd.DataFrame:
     return table[["program", "status", "objective", "bound", "gap", "violation", "total_time", "train_accuracy"]]
 
 
-def _share(deadline: float, parts: int) -> float:
-    """Seconds of one of ``parts`` equal shares of the time left before ``deadline``."""
-    return max((deadline - time.perf_counter()) / parts, 0.05)
+def _fit_within(model, Z, y, budget):
+    """Fit ``model`` on ``(Z, y)`` within ``budget`` (a started share of the command's budget; None:
+    the model's own ``time_limit``, started by its fit). Estimators without a budget (the CRF)
+    take none."""
+    if budget is not None and "time_limit" in model.get_params():
+        return model.fit(Z, y, limits=budget)
+    return model.fit(Z, y)
 
 
-def _cross_validated(args: argparse.Namespace, X: pd.DataFrame, y: pd.Series, deadline: float) -> dict[str, str]:
-    """K-fold metrics; fold ``i`` gets an equal share of the time left before ``deadline``."""
+def _cross_validated(args: argparse.Namespace, X: pd.DataFrame, y: pd.Series, budget) -> dict[str, str]:
+    """K-fold metrics; fold ``i`` gets an equal share of what is left of the command's ``budget``."""
     from sklearn.base import clone
     from sklearn.model_selection import StratifiedKFold
 
@@ -392,9 +395,7 @@ def _cross_validated(args: argparse.Namespace, X: pd.DataFrame, y: pd.Series, de
     for i, (train, test) in enumerate(folds):
         Z_train, _, binarizer = _design(args, X.iloc[train], y.iloc[train])
         model = clone(estimator(args))
-        if "time_limit" in model.get_params():
-            model.set_params(time_limit=_share(deadline, args.cv - i))
-        model.fit(Z_train, y.iloc[train])
+        _fit_within(model, Z_train, y.iloc[train], None if budget is None else budget.share(1.0 / (args.cv - i)))
         Z_test = binarizer.transform(X.iloc[test]) if binarizer is not None else X.iloc[test]
         for key, value in metrics(model, Z_test, y.iloc[test]).items():
             scores.setdefault(key, []).append(value)
@@ -423,17 +424,15 @@ def _fit(args: argparse.Namespace) -> int:
     with _progress(args), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         # one budget: with --cv K the main fit takes one of K + 1 shares, the folds the rest
-        deadline = time.perf_counter() + args.time_limit
         model = estimator(args)
-        if args.cv and "time_limit" in model.get_params():
-            model.set_params(time_limit=_share(deadline, args.cv + 1))
-        model.fit(Z_train, y_train)
+        budget = model._limits().started() if args.cv and "time_limit" in model.get_params() else None
+        _fit_within(model, Z_train, y_train, None if budget is None else budget.share(1.0 / (args.cv + 1)))
         report = {"train " + k: v for k, v in metrics(model, Z_train, y_train).items()}
         if X_test is not None:
             Z_test = binarizer.transform(X_test) if binarizer is not None else X_test
             report.update({"test " + k: v for k, v in metrics(model, Z_test, y_test).items()})
         if args.cv:
-            report.update(_cross_validated(args, X, y, deadline))
+            report.update(_cross_validated(args, X, y, budget))
     _notes(caught)
     if args.output:
         from milpscore.model_files.persist import save_model

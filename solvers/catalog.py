@@ -9,8 +9,9 @@ and a formulation cannot hide an import cycle.
 The pipeline (:mod:`solvers.pipeline`), the estimators and ``compare`` read this table only;
 adding a formulation is one builder module in :mod:`formulations` plus one line here.
 
-Signatures: ``heuristic(instance, clock, seed) -> Model | None``;
-``method(instance, source_fit, clock, seed) -> (Model | None, message)``.
+Signatures: ``heuristic(instance, limits, seed) -> Model | None``;
+``method(instance, source_fit, limits, seed) -> (Model | None, message)``, with ``limits`` the
+phase's started budget (:class:`solvers.limits.Limits`).
 """
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ class Entry:
     #: modules whose numba kernels the heuristic runs (:mod:`solvers.compiled`)
     heuristic_kernels: tuple[str, ...] = ()
     method_paths: Mapping[str, str] = field(default_factory=dict)
+    #: ``"module:function"`` of ``hook(instance, program) -> program`` that gives the exact
+    #: program's lazy oracle the formulation's polishing (a heuristic of :mod:`solvers.heuristics`)
+    polisher: str | None = None
     #: spec keyword arguments used when a caller builds the spec by this entry's name; several
     #: entries may share one spec class (e.g. "facets" / "facets_logistic") and differ here
     defaults: Mapping[str, Any] = field(default_factory=dict)
@@ -54,6 +58,11 @@ class Entry:
         heuristic's and those named by the route's steps, in order, each once."""
         named = list(self.heuristic_kernels) + [m for step in (self.route or ()) for m in step.kernels]
         return tuple(dict.fromkeys(named))
+
+    def exact_program(self, instance: Any) -> Any:
+        """The exact program of ``instance``, its lazy oracle given the entry's polisher (if any)."""
+        program = instance.exact()
+        return _resolve(self.polisher)(instance, program) if self.polisher else program
 
     @property
     def heuristic_function(self) -> Callable | None:
@@ -103,7 +112,7 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
     Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019): exact "
           "route: support enumeration with convex bounds, a sparse tangent floor, then SCIP's lazy-cut tree",
           exact_backend="scip", exact_route="solvers.exact.riskslim_route:ROUTE", relaxed_backend="scip",
-          heuristic="solvers.heuristics.riskslim:heuristic"),
+          heuristic="solvers.heuristics.riskslim:heuristic", polisher="solvers.heuristics.polish:with_polisher"),
     Entry("fused", "formulations.fused:FusedLassoHinge", "integer points per ordered one-hot bin: hinge loss + "
           "within-variable fused lasso (Sokolovska, eqs. 1-5); LP relaxation or binarsity proximal path",
           exact_backend="highs", relaxed_backend="highs"),

@@ -1,11 +1,15 @@
 """Limits of one fit: one wall-clock deadline, one memory budget, nodes, gap, threads, seed.
 
-A :class:`Limits` is checked once, when it is made. :meth:`Limits.started` fixes its deadline
-(``time.perf_counter()`` seconds) once per fit; the started object is then passed down
-*unchanged* — through cross-validation folds, ``compare`` rows, multipliers, the heuristic, the
-relaxation and every step of an exact route — and every phase asks it (or the :class:`Clock` it
-hands out) for the time left. So ``time_limit`` is the wall time of the whole call, and a caller
-that wants a share of what is left asks :meth:`Limits.share`, never a new budget.
+A :class:`Limits` is the one budget of a user call. It is checked once, when it is made;
+:meth:`Limits.started` fixes its deadline (``time.perf_counter()`` seconds) once per call (an
+estimator's ``fit``, a ``compare``, a command of the command line); the started object is then
+passed down *unchanged* — through cross-validation folds, ``compare`` rows, multipliers, the
+heuristic, the relaxation and every step of an exact route — and every phase asks it for the time
+left (:meth:`Limits.seconds_left`, :meth:`Limits.remaining`, :meth:`Limits.expired`,
+:meth:`Limits.end`). So ``time_limit`` is the wall time of the whole call, and a phase that may
+spend a part of what is left gets :meth:`Limits.share` of it (the one share rule,
+:func:`phase_seconds`): same memory, nodes, gap, threads, seed and jobs, never past the call's
+deadline. No step makes a new budget from a number of seconds.
 
 Memory. ``memory`` is a budget in bytes for what one step may allocate (default: half of the
 memory available when the limits are made, :func:`available_memory`). Each exact step estimates
@@ -13,7 +17,7 @@ its allocation *before* it allocates and is skipped, with its reason, when the e
 budget (:mod:`solvers.exact.route`).
 
 Interrupts. :func:`interrupt` (called by a SIGINT handler) asks every running phase to stop at its
-next look at the clock: :meth:`Clock.expired` is then true and :meth:`Clock.remaining` is the
+next look at the clock: :meth:`Limits.expired` is then true and :meth:`Limits.remaining` is the
 minimum, so the fit returns its incumbent.
 
 Reproducibility: a time-limited branch and bound may stop at a different node from one run to
@@ -27,7 +31,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from formulations.validation import check_number
 
@@ -70,21 +74,27 @@ def available_memory() -> int:
         return 4 * 2**30
 
 
+#: a phase asked to run with less than this many seconds left gets this much: a solver needs a
+#: positive limit, and a few milliseconds of overrun are the price of returning the incumbent
+#: rather than nothing
+MIN_PHASE = 0.05
+
+
 def phase_seconds(fraction: float, left: float) -> float:
     """Seconds of a phase that may spend ``fraction`` of the ``left`` seconds of its call: the one
-    share rule of :meth:`Limits.share` and :meth:`Clock.part` (at least :attr:`Clock.MIN_PHASE`,
-    never more than what is left)."""
-    return max(fraction * left, min(Clock.MIN_PHASE, left))
+    share rule of :meth:`Limits.share` (at least :data:`MIN_PHASE`, never more than what is
+    left)."""
+    return max(fraction * left, min(MIN_PHASE, left))
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one fit may spend.
+    """What one call may spend: its one budget of time and memory (module docstring).
 
     Parameters
     ----------
     time_limit : seconds of wall time for the whole call (heuristics, relaxation and exact
-        solve together); None: no limit.
+        solve together); None: no limit. In a :meth:`share`, the seconds of that phase.
     node_limit : branch-and-bound nodes of the exact solve (None: no limit). With
         ``time_limit=None`` this gives reproducible runs.
     mip_rel_gap : relative gap ``(objective - bound) / max(|objective|, 1e-10)`` at which a solve
@@ -92,7 +102,7 @@ class Limits:
     threads : solver threads (1 is the safe default on small machines).
     seed : seed of every randomised step (rounding draws, restarts, solver seeds).
     memory : bytes one step may allocate; None: :data:`MEMORY_SHARE` of :func:`available_memory`
-        when the limits are made.
+        when the limits are made (never at import: no module makes a :class:`Limits` then).
     deadline : ``time.perf_counter()`` seconds at which the call ends; set by :meth:`started`
         (None: not started, or no time limit).
     n_jobs : joblib workers that bound the supports of the exact enumeration and search the boxes
@@ -108,6 +118,8 @@ class Limits:
         rows (RiskSLIM's multipliers): the supports an earlier fit's saturated-loss screen left, so a
         later fit bounds only them (None: none shared). It holds proofs, not a budget; it rides here
         because, like ``objective_limit``, it is passed down unchanged to the exact route.
+    start : ``time.perf_counter()`` seconds at which this budget (or this share of it) started; set
+        by :meth:`started` and :meth:`share` (:meth:`elapsed` counts from it).
     """
 
     time_limit: float | None = 60.0
@@ -120,6 +132,10 @@ class Limits:
     n_jobs: int = 1
     objective_limit: float = math.inf
     screen: Any = None
+    start: float | None = None
+
+    #: :data:`MIN_PHASE`, for callers that hold only the budget
+    MIN_PHASE: ClassVar[float] = MIN_PHASE
 
     def __post_init__(self) -> None:
         if isinstance(self.objective_limit, bool) or not isinstance(self.objective_limit, (int, float)) or \
@@ -139,69 +155,62 @@ class Limits:
             check_number("memory (memory_limit, bytes)", self.memory, minimum=MIN_MEMORY, strict=False)
             object.__setattr__(self, "memory", int(self.memory))
 
-    # ------------------------------------------------------------------ the one clock
+    # ------------------------------------------------------------------ starting and sharing
     @property
     def is_started(self) -> bool:
-        return self.deadline is not None or self.time_limit is None
+        return self.start is not None
 
     def started(self) -> "Limits":
-        """These limits with the deadline fixed now (unchanged if already started)."""
+        """These limits with the clock started now (unchanged if already started): the deadline
+        is now + ``time_limit``. Called once per user call."""
         if self.is_started:
             return self
-        return replace(self, deadline=time.perf_counter() + self.time_limit)
+        now = time.perf_counter()
+        return replace(self, start=now, deadline=None if self.time_limit is None else now + self.time_limit)
 
     def share(self, fraction: float) -> "Limits":
-        """Limits of a phase that may spend ``fraction`` of the time left (same memory, nodes,
-        gap, threads, seed), started now; never past this deadline."""
-        if self.time_limit is None:
-            return self
+        """The budget of a phase that may spend ``fraction`` of the time left (:func:`phase_seconds`;
+        same memory, nodes, gap, threads, seed, jobs, objective limit), started now; never past
+        this deadline."""
         started = self.started()
-        part = phase_seconds(fraction, max(started.deadline - time.perf_counter(), 0.0))
-        return replace(started, time_limit=max(part, Clock.MIN_PHASE),
-                       deadline=time.perf_counter() + part)
+        now = time.perf_counter()
+        if started.deadline is None:
+            return replace(started, start=now)
+        part = phase_seconds(fraction, max(started.seconds_left(), 0.0))
+        return replace(started, time_limit=max(part, MIN_PHASE), deadline=now + part, start=now)
 
-    def clock(self) -> "Clock":
-        """The clock of this call: it ends at the deadline (started now if not yet)."""
+    def ending_earlier(self, seconds: float) -> "Limits":
+        """This budget with its deadline ``seconds`` earlier (for a solver that looks at its clock
+        only after a set-up of about that many seconds); unchanged without a time limit."""
         started = self.started()
-        return Clock(started.time_limit, started.deadline)
+        if started.deadline is None:
+            return started
+        return replace(started, deadline=started.deadline - seconds)
 
-    def fits(self, nbytes: float) -> bool:
-        """Whether an allocation of ``nbytes`` is within the memory budget."""
-        return nbytes <= self.memory
-
-
-class Clock:
-    """Wall-clock budget ending at ``deadline`` (``time.perf_counter()`` seconds; None: no limit).
-
-    ``Clock(time_limit)`` starts a budget now; :meth:`Limits.clock` hands out the clock of a
-    started call."""
-
-    #: a phase asked to run with less than this many seconds left gets this much: a solver
-    #: needs a positive limit, and a few milliseconds of overrun are the price of returning
-    #: the incumbent rather than nothing
-    MIN_PHASE = 0.05
-
-    def __init__(self, time_limit: float | None, deadline: float | None = None) -> None:
-        self.start = time.perf_counter()
-        self.time_limit = time_limit
-        self.deadline = None if time_limit is None else (deadline if deadline is not None
-                                                         else self.start + time_limit)
+    # ------------------------------------------------------------------ the clock
+    def _running(self) -> None:
+        if not self.is_started:
+            raise RuntimeError("these limits are not started: call Limits.started() once per call "
+                               "and pass the started limits down")
 
     def elapsed(self) -> float:
+        """Seconds since this budget (or share) started."""
+        self._running()
         return time.perf_counter() - self.start
 
     def seconds_left(self) -> float:
         """Seconds to the deadline (``inf`` without a limit, 0 once interrupted; may be negative)."""
+        self._running()
         if interrupted():
             return 0.0
         return math.inf if self.deadline is None else self.deadline - time.perf_counter()
 
     def remaining(self) -> float | None:
-        """Seconds left (never below :attr:`MIN_PHASE`), or None when there is no limit and no
-        interrupt."""
+        """Seconds left (never below :data:`MIN_PHASE`), or None when there is no limit and no
+        interrupt: the number a backend hands its solver."""
         if self.deadline is None and not interrupted():
             return None
-        return max(self.seconds_left(), self.MIN_PHASE)
+        return max(self.seconds_left(), MIN_PHASE)
 
     def expired(self) -> bool:
         return self.seconds_left() <= 0
@@ -212,9 +221,7 @@ class Clock:
         left = self.seconds_left()
         return math.inf if math.isinf(left) else time.perf_counter() + max(left, 0.0)
 
-    def part(self, fraction: float) -> "Clock":
-        """A clock for a phase that may spend ``fraction`` of the time left."""
-        if self.deadline is None:
-            return Clock(None)
-        part = phase_seconds(fraction, max(self.seconds_left(), 0.0))
-        return Clock(part, time.perf_counter() + part)
+    # ------------------------------------------------------------------ memory
+    def fits(self, nbytes: float) -> bool:
+        """Whether an allocation of ``nbytes`` is within the memory budget."""
+        return nbytes <= self.memory

@@ -17,7 +17,8 @@ Certificates. A backend's :class:`~solvers.result.Result` is kept as it came (fr
 ``Fit`` reports its own status from the true objective ``f`` of the returned model and the
 backend's lower bound ``L``: OPTIMAL only when ``f - L <= mip_rel_gap * max(|f|, 1e-10) + 1e-9``;
 FEASIBLE for any other feasible model; INFEASIBLE only when the backend proved it and no start
-was feasible. ``limits.time_limit`` is the wall time of the whole call (:class:`~solvers.limits.Clock`).
+was feasible. The budget ``limits`` (:class:`~solvers.limits.Limits`, started once per call) is the
+wall time of the whole call.
 """
 from __future__ import annotations
 
@@ -31,9 +32,9 @@ import numpy as np
 from formulations.base import Instance, Model
 from solvers.catalog import entry_for
 from solvers.exact.route import StepRecord, preferred, run_route
-from solvers.exact.supports import start_workers
-from solvers.limits import Clock, Limits, interrupted
-from solvers.registry import solve
+from solvers.exact.support_workers import start_workers
+from solvers.limits import Limits, interrupted
+from solvers.registry import solve, solver_options
 from solvers.result import Result, Status, certified, relative_gap
 from solvers.warmup import ensure_compiled
 
@@ -122,13 +123,12 @@ def _heuristic(entry, instance: Instance, limits: Limits) -> Model | None:
     (``relaxed() -> Fit``) rather than importing this module."""
     function = entry.heuristic_function
     if "relaxed" in inspect.signature(function).parameters:
-        return function(instance, limits.clock(), limits.seed, relaxed=lambda: solve_relaxed(instance, limits=limits))
-    return function(instance, limits.clock(), limits.seed)
+        return function(instance, limits, limits.seed, relaxed=lambda: solve_relaxed(instance, limits=limits))
+    return function(instance, limits, limits.seed)
 
 
-def _backend_options(limits: Limits, clock: Clock, verbose: bool) -> dict[str, Any]:
-    return {"time_limit": clock.remaining(), "node_limit": limits.node_limit, "mip_rel_gap": limits.mip_rel_gap,
-            "threads": limits.threads, "seed": limits.seed, "verbose": verbose}
+def _backend_options(limits: Limits, verbose: bool) -> dict[str, Any]:
+    return {**solver_options(limits), "verbose": verbose}
 
 
 def _as_model(start: Model | Fit | None) -> Model | None:
@@ -152,10 +152,10 @@ def _keep_better(instance: Instance, best: Best, label: str, model: Model, notes
     return (label, model, value) if best is None or preferred(model, value, best[1], best[2]) else best
 
 
-def _solve_by_route(route, instance: Instance, best: Best, limits: Limits, clock: Clock) -> tuple[Result, tuple]:
+def _solve_by_route(route, instance: Instance, best: Best, limits: Limits) -> tuple[Result, tuple]:
     """The formulation's route table from ``best``: its outcome as a :class:`Result`, and its step records."""
     t0 = time.perf_counter()
-    outcome = run_route(route, instance, None if best is None else best[1], limits, clock,
+    outcome = run_route(route, instance, None if best is None else best[1], limits,
                         lambda model: violation(instance, model) <= FEASIBILITY_TOL)
     result = Result(outcome.status, x=None if outcome.model is None else instance.lift(outcome.model),
                     objective=outcome.objective, bound=outcome.bound,
@@ -164,14 +164,14 @@ def _solve_by_route(route, instance: Instance, best: Best, limits: Limits, clock
     return result, outcome.records
 
 
-def _certified(instance: Instance, program, result: Result, best: Best, limits: Limits, clock: Clock,
+def _certified(instance: Instance, program, result: Result, best: Best, limits: Limits, t0: float,
                times: dict, notes: list[str], steps: tuple) -> Fit:
     """The exact fit: the better of ``best`` and the solver's rounded model, its status decided here
     once, by :func:`certify` on its true objective against the solver's bound (module docstring)."""
     if result.has_solution:
         best = _keep_better(instance, best, "solver", instance.round(instance.decode(result.x)), notes,
                             "solver's model rejected after rounding (violation {v:.3g})")
-    times["total"] = clock.elapsed()
+    times["total"] = time.perf_counter() - t0
     bound = float(result.bound) if program.is_mip or result.status == Status.OPTIMAL else float("nan")
     if best is None:
         status = result.status if not result.status.has_solution else Status.NO_SOLUTION_FOUND
@@ -210,17 +210,16 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
 
     Returns a :class:`Fit` (module docstring for how its status is certified).
     """
-    limits = _started(limits)
-    clock = limits.clock()
+    limits, start_time = _started(limits), time.perf_counter()
     entry = _entry(instance)
     route = entry.route if backend is None else None
     if route is not None or heuristic:
-        ensure_compiled(entry, instance, limits, clock)  # a fresh environment's first fit compiles, when it has time
+        ensure_compiled(entry, instance, limits)  # a fresh environment's first fit compiles, when it has time
     if route is not None:
         start_workers(limits.n_jobs)  # their start-up overlaps the heuristic (solvers.exact.supports)
     backend = backend or entry.exact_backend
     t0 = time.perf_counter()
-    program = instance.exact()
+    program = entry.exact_program(instance)
     times = {"build": time.perf_counter() - t0}
     notes: list[str] = []
     best: Best = None
@@ -238,13 +237,13 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     t2 = time.perf_counter()
     steps: tuple[StepRecord, ...] = ()
     if route is not None:
-        result, steps = _solve_by_route(route, instance, best, limits, clock)
+        result, steps = _solve_by_route(route, instance, best, limits)
     else:
         warm = instance.lift(best[1]) if best is not None else None
-        result = solve(program, backend, warm_start=warm, **_backend_options(limits, clock, verbose),
+        result = solve(program, backend, warm_start=warm, **_backend_options(limits, verbose),
                        **dict(options or {}))
     times["solve"] = time.perf_counter() - t2
-    return _certified(instance, program, result, best, limits, clock, times, notes, steps)
+    return _certified(instance, program, result, best, limits, start_time, times, notes, steps)
 
 
 # ----------------------------------------------------------------------------- relaxed
@@ -255,23 +254,25 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
     ``backend="prox"`` runs the proximal path on the instance's composite form
     (``instance.composite() -> (loss, penalty)``, coefficients in model units).
     """
-    limits = _started(limits)
-    clock = limits.clock()
+    limits, start_time = _started(limits), time.perf_counter()
     entry = _entry(instance)
     backend = backend or entry.relaxed_backend
     t0 = time.perf_counter()
     if backend == "prox":
-        result = _solve_prox(instance, dict(options or {}))
+        result = _solve_prox(instance, limits, dict(options or {}))
+        if result is None:
+            return Fit("relaxed", None, Status.NO_SOLUTION_FOUND, times={"total": time.perf_counter() - start_time},
+                       message=_prox_over_budget(instance, limits))
         times = {"build": 0.0}
         model = Model(result.x, result.raw["intercept"]) if result.x is not None else None
     else:
         program = instance.relaxed()
         times = {"build": time.perf_counter() - t0}
         t1 = time.perf_counter()
-        result = solve(program, backend, **_backend_options(limits, clock, verbose), **dict(options or {}))
+        result = solve(program, backend, **_backend_options(limits, verbose), **dict(options or {}))
         times["solve"] = time.perf_counter() - t1
         model = instance.decode(result.x) if result.has_solution else None
-    times["total"] = clock.elapsed()
+    times["total"] = time.perf_counter() - start_time
     if model is None:
         return Fit("relaxed", None, result.status, result=result, times=times, message=result.message)
     value = instance.objective(model)
@@ -281,15 +282,30 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
                violation(instance, model), result, times, result.message)
 
 
-def _solve_prox(instance: Instance, options: dict[str, Any]) -> Result:
+def _prox_memory(instance: Instance) -> float:
+    """Bytes the proximal path on ``instance``'s composite form may allocate: a copy of the design
+    (n x p floats) and its working vectors (a few of length n and p)."""
+    n, p = instance.X.shape
+    return 8.0 * (n * p + 8 * n + 10 * p)
+
+
+def _prox_over_budget(instance: Instance, limits: Limits) -> str:
+    return (f"proximal path not run: it would allocate about {_prox_memory(instance) / 2**20:,.0f} MiB, over the "
+            f"memory budget of {limits.memory / 2**20:,.0f} MiB (memory_limit)")
+
+
+def _solve_prox(instance: Instance, limits: Limits, options: dict[str, Any]) -> Result | None:
+    """The proximal path on the composite form within ``limits`` (None: over the memory budget)."""
     from solvers.proximal.gradient import proximal_gradient
 
     composite = getattr(instance, "composite", None)
     if composite is None:
         raise ValueError(f"{type(instance.spec).__name__} has no composite loss + penalty form for the proximal "
                          "path; choose a program backend such as 'highs' or 'ecos'")
+    if not limits.fits(_prox_memory(instance)):
+        return None
     loss, penalty = composite()
-    return proximal_gradient(loss, penalty, **options)
+    return proximal_gradient(loss, penalty, limits=limits, **options)
 
 
 # ----------------------------------------------------------------------------- rounded
@@ -322,55 +338,53 @@ def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits | N
     lowest true objective is returned (never worse than plain nearest rounding). The bound is the
     source's bound (the relaxation value when ``source`` is a relaxed fit).
     """
-    limits = _started(limits)
-    clock = limits.clock()
+    limits, start_time = _started(limits), time.perf_counter()
     model = _as_model(source)
     bound = source.bound if isinstance(source, Fit) else float("nan")
     if model is None:
-        return _heuristic_fit(instance, "rounding", None, bound, {"total": clock.elapsed()}, "no model to round")
+        return _heuristic_fit(instance, "rounding", None, bound, {"total": time.perf_counter() - start_time},
+                              "no model to round")
     peak = float(np.max(np.abs(model.coef), initial=0.0))
     scales = [1.0] + ([t / peak for t in RAY_TARGETS] if peak > 0 else [])
     best: tuple[float, float, Model, float] | None = None
     for scale in scales:
-        if clock.expired() and best is not None:
+        if limits.expired() and best is not None:
             break
         rounded = instance.round(Model(model.coef * scale, model.intercept * scale, model.extras))
         key = (violation(instance, rounded) > FEASIBILITY_TOL, instance.objective(rounded))
         if best is None or key < best[:2]:
             best = (*key, rounded, scale)
-    times = {"solve": clock.elapsed(), "total": clock.elapsed()}
+    times = {"solve": time.perf_counter() - start_time, "total": time.perf_counter() - start_time}
     note = "rounded into the coefficient set" + (f" (along its ray, scale {best[3]:.3g})" if best[3] != 1.0 else "")
     return _heuristic_fit(instance, "rounding", best[2], bound, times, note)
 
 
 def solve_heuristic(instance: Instance, *, limits: Limits | None = None) -> Fit:
     """The formulation's own heuristic alone (the start :func:`solve_exact` would use)."""
-    limits = _started(limits)
-    clock = limits.clock()
+    limits, start_time = _started(limits), time.perf_counter()
     entry = _entry(instance)
     if entry.heuristic is None:
         raise ValueError(f"{type(instance.spec).__name__} has no heuristic; use solve_rounded or solve_exact")
     model = _heuristic(entry, instance, limits)
-    times = {"heuristic": clock.elapsed(), "total": clock.elapsed()}
+    times = {"heuristic": time.perf_counter() - start_time, "total": time.perf_counter() - start_time}
     return _heuristic_fit(instance, "heuristic", model, float("nan"), times, "")
 
 
 def solve_method(instance: Instance, method: str, *, source: Fit | None = None, limits: Limits | None = None) -> Fit:
     """Run a formulation's extra method by name (:attr:`solvers.catalog.Entry.methods`).
 
-    A method is ``fn(instance, source, clock, seed) -> (Model | None, message)``; ``source`` is
+    A method is ``fn(instance, source, limits, seed) -> (Model | None, message)``; ``source`` is
     the relaxed fit when the method starts from it. The fit's bound is the source's bound.
     """
-    limits = _started(limits)
-    clock = limits.clock()
+    limits, start_time = _started(limits), time.perf_counter()
     entry = _entry(instance)
     if method not in entry.method_paths:
         raise ValueError(f"{type(instance.spec).__name__} has no method {method!r}; it has "
                          f"{sorted(entry.method_paths)}")
     if source is None:  # every method starts from the relaxation
         source = solve_relaxed(instance, limits=limits)
-    model, message = entry.methods[method](instance, source, clock, limits.seed)
-    times = {"solve": clock.elapsed(), "total": clock.elapsed()}
+    model, message = entry.methods[method](instance, source, limits, limits.seed)
+    times = {"solve": time.perf_counter() - start_time, "total": time.perf_counter() - start_time}
     bound = source.bound if source is not None else float("nan")
     return _heuristic_fit(instance, method, model, bound, times, message)
 
@@ -378,7 +392,7 @@ def solve_method(instance: Instance, method: str, *, source: Fit | None = None, 
 # ------------------------------------------------------------------------------ dispatch
 def run(instance: Instance, method: str = "exact", backend: str | None = None, *, limits: Limits | None = None,
         source: Fit | None = None, verbose: bool = False, options: Mapping[str, Any] | None = None) -> Fit:
-    """Run one method by name, all of it inside ``limits.time_limit``.
+    """Run one method by name, all of it inside the budget ``limits``.
 
     ``"exact"``, ``"relaxed"``, ``"rounding"`` (of ``source``, or of the relaxation solved here
     first), ``"heuristic"``, or a catalog method of the formulation (which starts from ``source``

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import dataclass
-from typing import Callable
 
 from formulations.errors import NotRepresentableError
 from formulations.program import Program
 from solvers.backends import Backend
+from solvers.limits import Limits
 from solvers.result import Result
 
 #: backend modules and the package that makes each importable
@@ -25,6 +24,14 @@ _MODULES = (("solvers.backends.highs", "highspy"), ("solvers.backends.ecos", "ec
             ("solvers.backends.pyomo", "pyomo"), ("solvers.backends.scip", "pyscipopt"))
 #: options the pipeline sends to every backend; a backend that does not take one ignores it
 COMMON_OPTIONS = ("time_limit", "node_limit", "mip_rel_gap", "threads", "seed", "verbose", "warm_start")
+
+
+def solver_options(limits: Limits) -> dict:
+    """The common options of a solve within the started budget ``limits``: its seconds left (None:
+    no limit), nodes, gap, threads and seed -- the one place the budget becomes the numbers a
+    backend hands its solver."""
+    return {"time_limit": limits.remaining(), "node_limit": limits.node_limit, "mip_rel_gap": limits.mip_rel_gap,
+            "threads": limits.threads, "seed": limits.seed}
 
 
 class SolverNotFound(ValueError):

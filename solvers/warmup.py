@@ -48,7 +48,7 @@ from formulations.rows import is_binary
 from solvers.catalog import CATALOG, Entry
 from solvers.compiled import modules_ready
 from solvers.exact.route import Incumbent
-from solvers.limits import Clock, Limits
+from solvers.limits import Limits
 
 try:
     import fcntl
@@ -119,8 +119,8 @@ def needed_kernels(entry: Entry, instance, limits: Limits) -> tuple[str, ...]:
     return tuple(dict.fromkeys(modules))
 
 
-def ensure_compiled(entry: Entry, instance, limits: Limits, clock: Clock) -> None:
-    """Make the kernels a fit of ``instance`` needs ready before it starts on ``clock``, when there
+def ensure_compiled(entry: Entry, instance, limits: Limits) -> None:
+    """Make the kernels a fit of ``instance`` needs ready before it starts on ``limits`` (started), when there
     is time for it (module docstring); otherwise leave them to a background compilation. The
     foreground child compiles for this instance's feature kind only; the other kinds follow in
     the background."""
@@ -129,7 +129,7 @@ def ensure_compiled(entry: Entry, instance, limits: Limits, clock: Clock) -> Non
     needed = needed_kernels(entry, instance, limits)
     if modules_ready(needed):
         return
-    left = clock.seconds_left()
+    left = limits.seconds_left()
     if left < FOREGROUND_SECONDS:
         compile_in_background()
         return
@@ -190,15 +190,15 @@ def compile_kernels(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
     """Compile the kernels of ``names`` (keys of :data:`TINY_SPECS`, each optionally with a kind of
     :data:`KINDS`, ``"slim:binary"``) in this process, by solving their tiny instances (module
     docstring); prints nothing."""
-    limits = Limits(time_limit=None, node_limit=200)
+    limits = Limits(time_limit=None, node_limit=200).started()
     for name, kind in _targets(names):
         X, y = _tiny(np.random.default_rng(KINDS.index(kind)), kind == "binary")
         entry, instance = CATALOG[name], TINY_SPECS[name].instance(X, y)
-        start = entry.heuristic_function(instance, Clock(None), 0)
+        start = entry.heuristic_function(instance, limits, 0)
         best = Incumbent(start, instance.objective(start))
         for step in entry.route:  # every step with kernels that takes the instance, proven or not
             if step.kernels and step.applies(instance, limits) is None:
-                step.run(instance, best, limits, Clock(None), {})
+                step.run(instance, best, limits, {})
 
 
 def compile_exclusively(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:

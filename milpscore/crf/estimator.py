@@ -34,6 +34,7 @@ import pandas as pd
 
 from formulations.crf.templates import FeatureSpace, Template, parse_templates, read_templates
 from milpscore.crf.conll import chunk_scores
+from solvers.limits import Limits
 from solvers.proximal.crf_bcd import solve_bcd
 from solvers.proximal.crf_fista import solve_fista
 from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, decode, marginals
@@ -174,11 +175,12 @@ class SparseCRF:
     def fit(self, X, y=None, theta=None):
         """Learn the weights; ``theta`` warm-starts from a previous fit's ``coef_`` (same data)."""
         self._check()
+        limits = Limits(time_limit=self.time_limit).started()  # the fit's one budget: encoding and solve
         columns, ptr, labels, _, _ = self._tokens(X, y, need_labels=True)
         templates = _as_templates(self.templates, columns.shape[1])
         self.space_, data = FeatureSpace.fit_encode(templates, columns, ptr, labels)
         fit = SOLVERS[self.solver](data, self.rho1, self.rho2, theta=theta, max_iter=self.max_iter, tol=self.tol,
-                                   time_limit=self.time_limit, sparse=self.sparse, stop_eps=self.stop_eps,
+                                   limits=limits, sparse=self.sparse, stop_eps=self.stop_eps,
                                    stop_window=self.stop_window)
         self.fit_ = fit
         self.coef_ = fit.theta

@@ -80,41 +80,58 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
     if isinstance(X, pd.Series):
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
-        cols = [str(c) for c in X.columns]
-        repeated = sorted({c for c in cols if cols.count(c) > 1})
-        if repeated:
-            raise ValueError(f"{name} has repeated column names {repeated[:5]}; every column needs its own name "
-                             "(a card row is read by it): rename or drop the copies")
-        bad = [c for c, dt in zip(cols, X.dtypes) if not (pd.api.types.is_numeric_dtype(dt)
-                                                          or pd.api.types.is_bool_dtype(dt))]
-        if bad:
-            raise TypeError(f"{name} column {bad[0]!r} is not numeric (dtype {X[X.columns[cols.index(bad[0])]].dtype}); "
-                            "encode it first, e.g. milpscore.data.binarize.ThresholdBinarizer for ordered values "
-                            "or pandas.get_dummies for categories")
-        if columns is not None and list(columns) != cols:
-            missing = [c for c in columns if c not in cols]
-            if missing:
-                extra = [c for c in cols if c not in columns]
-                raise ValueError(f"{name} lacks the columns {missing[:5]} seen in fit"
-                                 + (f"; it has {extra[:5]} instead (renamed?)" if extra else ""))
-            X = X.set_axis(cols, axis=1)[list(columns)]  # the same columns in another order: aligned by name
-            cols = list(columns)
-        arr = _densified(X, name, owner, memory_limit) if is_sparse(X) else X.to_numpy(dtype=float)
+        arr, cols = _frame_array(X, name, columns, owner, memory_limit)
     elif sp.issparse(X):
-        cols = None
-        arr = _densified(X, name, owner, memory_limit)
+        arr, cols = _densified(X, name, owner, memory_limit), None
     else:
-        cols = None
-        arr = np.asarray(X)
-        if arr.dtype.kind == "c":
-            raise ValueError(f"Complex data not supported in {name}; pass real numbers")
-        try:
-            arr = arr.astype(float, copy=False)
-        except (TypeError, ValueError) as exc:
-            where = _first_text_column(arr)
-            raise TypeError(f"{name} must be numeric; {where or 'it has'} values that cannot be converted to float "
-                            f"({exc}). Encode text columns first (milpscore.data.binarize.ThresholdBinarizer makes "
-                            "indicators of categories).") from None
+        arr, cols = _plain_array(X, name), None
+    _check_shape(arr, name, n_features, owner)
+    _check_values(arr, name, cols)
+    return arr
+
+
+def _frame_array(X: pd.DataFrame, name: str, columns: Sequence[str] | None, owner: str,
+                 memory_limit: float | None) -> tuple[np.ndarray, list[str]]:
+    """A DataFrame's values (aligned by name to ``columns`` when given) and its column names,
+    after its names and dtypes are checked (:func:`validate_features`)."""
+    cols = [str(c) for c in X.columns]
+    repeated = sorted({c for c in cols if cols.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{name} has repeated column names {repeated[:5]}; every column needs its own name "
+                         "(a card row is read by it): rename or drop the copies")
+    bad = [c for c, dt in zip(cols, X.dtypes) if not (pd.api.types.is_numeric_dtype(dt)
+                                                      or pd.api.types.is_bool_dtype(dt))]
+    if bad:
+        raise TypeError(f"{name} column {bad[0]!r} is not numeric (dtype {X[X.columns[cols.index(bad[0])]].dtype}); "
+                        "encode it first, e.g. milpscore.data.binarize.ThresholdBinarizer for ordered values "
+                        "or pandas.get_dummies for categories")
+    if columns is not None and list(columns) != cols:
+        missing = [c for c in columns if c not in cols]
+        if missing:
+            extra = [c for c in cols if c not in columns]
+            raise ValueError(f"{name} lacks the columns {missing[:5]} seen in fit"
+                             + (f"; it has {extra[:5]} instead (renamed?)" if extra else ""))
+        X = X.set_axis(cols, axis=1)[list(columns)]  # the same columns in another order: aligned by name
+        cols = list(columns)
+    return (_densified(X, name, owner, memory_limit) if is_sparse(X) else X.to_numpy(dtype=float)), cols
+
+
+def _plain_array(X: Any, name: str) -> np.ndarray:
+    """An array-like as floats (complex numbers and text refused, naming the first text column)."""
+    arr = np.asarray(X)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported in {name}; pass real numbers")
+    try:
+        return arr.astype(float, copy=False)
+    except (TypeError, ValueError) as exc:
+        where = _first_text_column(arr)
+        raise TypeError(f"{name} must be numeric; {where or 'it has'} values that cannot be converted to float "
+                        f"({exc}). Encode text columns first (milpscore.data.binarize.ThresholdBinarizer makes "
+                        "indicators of categories).") from None
+
+
+def _check_shape(arr: np.ndarray, name: str, n_features: int | None, owner: str) -> None:
+    """2-D, at least one row and one column, and the fitted number of columns."""
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}. Reshape your data "
                          "with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample")
@@ -127,9 +144,13 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(f"{name} has {arr.shape[1]} features, but {owner} is expecting {n_features} features "
                          "as input (the number seen in fit)")
+
+
+def _check_values(arr: np.ndarray, name: str, cols: list[str] | None) -> None:
+    """Finite values of at most :data:`MAX_ABS_VALUE` in magnitude (the first bad column named)."""
     lo, hi = float(arr.min()), float(arr.max())  # NaN and inf show here: the usual table needs no temporaries
     if math.isfinite(lo) and math.isfinite(hi) and max(-lo, hi) <= MAX_ABS_VALUE:
-        return arr
+        return
     finite = np.isfinite(arr)
     if not finite.all():
         j = int(np.flatnonzero(~finite.all(axis=0))[0])
@@ -145,7 +166,6 @@ def validate_features(X: Any, *, name: str = "X", n_features: int | None = None,
                          f"{int(big[:, j].sum())} row(s); a linear score accepts |x| <= {MAX_ABS_VALUE:g} (beyond it "
                          "the solvers cannot resolve one point and scores overflow): rescale the column (e.g. to "
                          "thousands) or binarise it")
-    return arr
 
 
 class DensifiedWarning(UserWarning):

@@ -15,9 +15,7 @@ formulation sees, e.g. one-hot bins) and :meth:`_make_scorecard`.
 """
 from __future__ import annotations
 
-import math
 import warnings
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -98,18 +96,16 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         return self.method, self.backend, {}
 
     def _limits(self) -> Limits:
-        """The fit's limits: made from the parameters, or, for a fit that is one part of a larger
-        call (RiskSLIM's multipliers), that call's started limits' share (``_budget``) passed down
-        unchanged but for the pruning objective and the shared screen."""
-        budget = getattr(self, "_budget", None)
-        if budget is not None:
-            return replace(budget, objective_limit=getattr(self, "_objective_limit", math.inf),
-                           screen=getattr(self, "_support_screen", None))
+        """The budget of a fit with these parameters (not started: :meth:`fit` starts it)."""
         memory = getattr(self, "memory_limit", None)
         return Limits(time_limit=self.time_limit, node_limit=self.node_limit, mip_rel_gap=self.mip_rel_gap,
                       threads=self.threads, seed=self.seed, memory=None if memory is None else int(memory * 2**20),
-                      n_jobs=getattr(self, "n_jobs", 1), objective_limit=getattr(self, "_objective_limit", math.inf),
-                      screen=getattr(self, "_support_screen", None))
+                      n_jobs=getattr(self, "n_jobs", 1))
+
+    def _budget(self, limits: Limits | None) -> Limits:
+        """The started budget of a fit: ``limits`` (a larger call's, passed down unchanged) or the
+        parameters' (:meth:`_limits`), started now."""
+        return (self._limits() if limits is None else limits).started()
 
     def _design(self, X: np.ndarray, names: list[str], *, fitting: bool) -> np.ndarray:
         """Features the formulation sees (identity; the fused table bins them)."""
@@ -149,6 +145,12 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         return self._instance(X, y, sample_weight)[0]
 
     def _instance(self, X: Any, y: Any, sample_weight: Any) -> tuple[Instance, list[str], LabelMap]:
+        Xd, y_pm1, w, names, labels = self._rows(X, y, sample_weight)
+        return self._formulation(y_pm1, names).instance(Xd, y_pm1, w), names, labels
+
+    def _rows(self, X: Any, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray, Any, list[str], LabelMap]:
+        """The validated rows the formulation sees: ``(features, labels in {-1, 1}, weights, names,
+        label map)``; sets ``feature_names_in_``, ``n_features_in_``, ``labels_`` and ``classes_``."""
         X = self._prepare_input(X)
         Xa, y_pm1, names, labels = validate_xy(X, y, getattr(self, "pos_label", None), owner=type(self).__name__,
                                                memory_limit=getattr(self, "memory_limit", None))
@@ -160,12 +162,15 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         self.n_features_in_ = Xa.shape[1]
         self.labels_ = labels
         self.classes_ = np.array([labels.negative, labels.positive])
-        spec = self._formulation(y_pm1, names)
-        return spec.instance(self._design(Xa, names, fitting=True), y_pm1, w), names, labels
+        return self._design(Xa, names, fitting=True), y_pm1, w, names, labels
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "IntegerLinearClassifier":
-        """Validate ``X`` and ``y``, solve the formulation by the pipeline, build the score card."""
-        limits = self._limits().started()  # one deadline for the whole fit, passed down unchanged
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, limits: Limits | None = None) -> "IntegerLinearClassifier":
+        """Validate ``X`` and ``y``, solve the formulation by the pipeline, build the score card.
+
+        ``limits``: the started budget (:class:`solvers.limits.Limits`) of a larger call this fit is
+        a part of (the command line's cross-validation folds), used unchanged; None: the budget of
+        the parameters, started now (one deadline for the whole fit, passed down unchanged)."""
+        limits = self._budget(limits)
         method, backend, options = self._method()
         instance, names, labels = self._instance(X, y, sample_weight)
         start = self._start(instance, limits) if method == "exact" else None
@@ -175,6 +180,12 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
             self.relaxed_fit_ = run(instance, "relaxed", backend, limits=limits.share(0.2), verbose=self.verbose,
                                     options=options)
         fit = run(instance, method, backend, limits=limits, source=start, verbose=self.verbose, options=options)
+        return self._adopt(instance, fit, method, names, labels)
+
+    def _adopt(self, instance: Instance, fit: Fit, method: str, names: list[str],
+               labels: LabelMap) -> "IntegerLinearClassifier":
+        """Keep ``fit`` (of ``method`` on ``instance``) as the fitted model, or raise when it has no
+        model or breaks the program's constraints."""
         if method != "relaxed" and fit.model is not None and fit.violation > FEASIBILITY_TOL:
             raise RuntimeError(f"{type(self).__name__}: the {method} model breaks the program's constraints (largest "
                                f"violation {fit.violation:.3g}: {fit.message}); use method='exact' to get a model "

@@ -115,10 +115,11 @@ class FusedScoreClassifier(IntegerLinearClassifier):
         self.pos_label = pos_label
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "FusedScoreClassifier":
-        """Bin ``X`` (DataFrame of numeric / categorical columns), solve, and build the points table."""
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, limits: Any = None) -> "FusedScoreClassifier":
+        """Bin ``X`` (DataFrame of numeric / categorical columns), solve, and build the points table
+        (``limits``: as :meth:`IntegerLinearClassifier.fit`)."""
         self._method()  # parameter errors before any work
-        return super().fit(X, y, sample_weight)
+        return super().fit(X, y, sample_weight, limits=limits)
 
     def _prepare_input(self, X: Any) -> pd.DataFrame:
         """Fit the binner on the raw columns (categorical ones included, which the generic numeric

@@ -2,12 +2,11 @@
 the generic estimator, with the risk table and the calibration of the learned score."""
 from __future__ import annotations
 
-import math
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
 
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import operational_constraints
@@ -17,17 +16,8 @@ from milpscore.estimators.base import IntegerLinearClassifier
 from milpscore.estimators.slim import class_weight_pair
 from milpscore.cards.risk_table import calibration, plot_risk_table, predicted_risk, risk_table
 from milpscore.cards.scorecard import ScoreCard
-from solvers.exact.screen import SupportScreen
-from solvers.pipeline import certify
-
-
-#: multipliers of ``multiplier="auto"`` (FasterRisk searches a continuum per support; this grid is
-#: solved exactly, one certified fit per value)
-MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
-#: share of ``time_limit`` the first of several multipliers gets (without operational constraints):
-#: its support enumeration screens every support, and the later fits bound only its survivors (the
-#: rest share the time equally)
-FIRST_MULTIPLIER_SHARE = 0.8
+from solvers.limits import Limits
+from solvers.multipliers import certificate, check_multipliers, least, solve_multipliers
 
 
 class RiskScoreClassifier(IntegerLinearClassifier):
@@ -72,7 +62,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     multiplier : float > 0, a sequence of them, or "auto"
         The risk is ``1 / (1 + exp(-(total points + base score) / m))`` (FasterRisk's multiplier
         ``m``). 1 (default) is RiskSLIM's problem; a larger value gives the same integer points a
-        finer risk scale. With several values (``"auto"``: :data:`MULTIPLIERS`) each is solved in
+        finer risk scale. With several values (``"auto"``: :data:`solvers.multipliers.MULTIPLIERS`) each is solved in
         its share of ``time_limit`` and the one of least objective (the same mean logistic loss +
         L0 cost for every ``m``) is kept: its certificate (``status_``, ``bound_``, ``gap_``) is
         over the points *and* the listed multipliers (the least bound over them), and
@@ -80,9 +70,12 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         least objective found before it (its ``objective_limit``): its search prunes at that
         objective and stops once no model beats it, so its own row may stay uncertified while the
         certificate over all holds. Without operational constraints the first multiplier gets
-        :data:`FIRST_MULTIPLIER_SHARE` of the time: the saturated-loss bound does not depend on
-        the multiplier, so the supports its enumeration screens out are ruled out for the later
-        ones, which bound only the survivors (:mod:`solvers.exact.screen`).
+        :data:`solvers.multipliers.FIRST_MULTIPLIER_SHARE` of the time: the saturated-loss bound
+        does not depend on the multiplier, so the supports its enumeration screens out are ruled
+        out for the later ones, which bound only the survivors (:mod:`solvers.exact.screen`). A
+        multiplier whose set-up (its program's continuous fit, seconds on a wide table) would end
+        past the time limit is skipped (``status`` "skipped" in ``multipliers_``, bound 0): the
+        whole sequence is :mod:`solvers.multipliers`.
 
     Attributes
     ----------
@@ -133,47 +126,28 @@ class RiskScoreClassifier(IntegerLinearClassifier):
                         multiplier=getattr(self, "multiplier_", self._multipliers()[0]))
 
     def _multipliers(self) -> tuple[float, ...]:
-        m = self.multiplier
-        values = MULTIPLIERS if isinstance(m, str) and m == "auto" else (m,) if np.isscalar(m) else tuple(m)
-        if isinstance(m, str) and m != "auto" or not len(values) or \
-                not all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and np.isfinite(v) and v > 0
-                        for v in values):
-            raise ValueError(f"multiplier must be a number > 0, a sequence of them or 'auto'; got {m!r}")
-        return tuple(float(v) for v in values)
+        return check_multipliers(self.multiplier)
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RiskScoreClassifier":
-        """Solve RiskSLIM by the pipeline (once per multiplier when several are given, keeping the
-        least objective), then tabulate the risks and their calibration on ``(X, y)``."""
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, limits: Limits | None = None) -> "RiskScoreClassifier":
+        """Solve RiskSLIM by :func:`solvers.multipliers.solve_multipliers` (once per multiplier when
+        several are given, keeping the least objective, within one budget), then tabulate the risks
+        and their calibration on ``(X, y)``. ``limits``: as :meth:`IntegerLinearClassifier.fit`."""
         multipliers = self._multipliers()
-        limits = self._limits().started()
-        rows, best = [], None
-        screen = SupportScreen() if len(multipliers) > 1 else None
-        # without operational constraints the route enumerates supports, and the first fit's screen
-        # serves the later ones: it gets the larger share of the time (else equal shares)
-        first = FIRST_MULTIPLIER_SHARE if not self.constraints and not self.one_threshold_per_variable else \
-            1.0 / len(multipliers)
-        for i, m in enumerate(multipliers):
-            share = 1.0 / (len(multipliers) - i) if i or len(multipliers) == 1 else first
-            one = clone(self).set_params(multiplier=m)
-            one.multiplier_ = m
-            one._budget = limits.share(share)  # this call's memory, threads, jobs and seed, its share of the time
-            # only a model beating the best of the multipliers before matters: prune with its objective,
-            # and bound only the supports the first fit's saturated-loss screen left (solvers.exact.screen)
-            one._objective_limit = math.inf if best is None else best.objective_
-            one._support_screen = screen
-            IntegerLinearClassifier.fit(one, X, y, sample_weight)
-            rows.append({"multiplier": m, "objective": one.objective_, "bound": one.bound_, "gap": one.gap_,
-                         "status": one.status_, "objective_limit": one._objective_limit,
-                         "seconds": one.fit_.times.get("total", float("nan"))})
-            if best is None or one.objective_ < best.objective_:
-                best = one
-        for name, value in vars(best).items():
-            if name.endswith("_") and not name.startswith("_"):
-                setattr(self, name, value)
-        self.multipliers_ = pd.DataFrame(rows)
+        limits = self._budget(limits)
+        method, backend, options = self._method()
+        self.multiplier_ = multipliers[0]
+        rows, y_pm1, w, names, labels = self._rows(X, y, sample_weight)
+        spec = self._formulation(y_pm1, names)
+        path = solve_multipliers(spec.instance(rows, y_pm1, w),
+                                 lambda m: replace(spec, multiplier=m).instance(rows, y_pm1, w), multipliers, limits,
+                                 method=method, backend=backend, verbose=self.verbose, options=options)
+        chosen = least(path)
+        self.multiplier_ = chosen.multiplier
+        self._adopt(chosen.instance, chosen.fit, method, names, labels)
+        self.multipliers_ = pd.DataFrame([f.row() for f in path])
         if len(multipliers) > 1:  # the certificate over the points and every multiplier listed
-            status, gap = certify(self.objective_, float(self.multipliers_["bound"].min()), self.mip_rel_gap)
-            self.status_, self.gap_, self.bound_ = status.value, gap, float(self.multipliers_["bound"].min())
+            status, self.gap_, self.bound_ = certificate(path, self.mip_rel_gap)
+            self.status_ = status.value
         Xd = self._validated(X)
         events = (encode_labels(y, pos_label=self.pos_label)[0] > 0).astype(float)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)

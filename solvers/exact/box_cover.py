@@ -52,7 +52,7 @@ from numba import njit
 from formulations.intercept import margin_error_intercept
 from formulations.slim import MARGIN_ROUNDOFF
 from solvers import progress
-from solvers.exact.supports import bounding_workers
+from solvers.exact.support_workers import bounding_workers
 from solvers.exact.zero_one_supports import ZeroOneProgram
 
 #: pair terms (``|P| |N|`` per node) the search works through between two looks at the clock (at

@@ -24,8 +24,13 @@ from solvers.backends.scip import solve_scip
 from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
 from solvers.exact.floor import riskslim_floor
 from solvers.exact.route import Incumbent, Outcome, Step
-from solvers.exact.supports import CHUNK, SparseLogistic, enumerate_supports, kernel_copies
-from solvers.limits import Clock, Limits
+from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.exact.support_listing import CHUNK
+from solvers.exact.support_workers import kernel_copies
+from solvers.exact.supports import enumerate_supports
+from solvers.heuristics.polish import with_polisher
+from solvers.limits import Limits
+from solvers.registry import solver_options
 from solvers.result import Status
 
 
@@ -62,9 +67,8 @@ def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     return (8.0 * m * (k + 4) + 16.0 * MAX_PATTERNS + 8.0 * m * d + chunk) * copies
 
 
-def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock,
-                  notes: dict) -> Outcome:
-    found = enumerate_supports(SparseLogistic.from_instance(instance), **best.search_start(), deadline=clock.end(),
+def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    found = enumerate_supports(SparseLogistic.from_instance(instance), **best.search_start(), deadline=limits.end(),
                                node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs,
                                screen=limits.screen)
     model = None if found.model is None else Model(*found.model)
@@ -82,8 +86,8 @@ def _floor_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     return 8.0 * (6 * m + 12 * d)
 
 
-def _run_floor(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    end = clock.end()
+def _run_floor(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    end = limits.end()
     deadline = end if math.isinf(end) else min(end, time.perf_counter() + FLOOR_SECONDS)
     bound, iterations = riskslim_floor(instance, deadline=deadline)
     return Outcome(bound=bound, message=f"least sparse tangent plane, {iterations} gradient steps")
@@ -95,11 +99,10 @@ def _scip_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     return 32.0 * m * (d + 2) + 2e7
 
 
-def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    program = instance.exact()
-    result = solve_scip(program, time_limit=clock.remaining(), node_limit=limits.node_limit,
-                   mip_rel_gap=limits.mip_rel_gap, threads=limits.threads, seed=limits.seed,
-                   warm_start=None if best.model is None else instance.lift(best.model))
+def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    program = with_polisher(instance, instance.exact())
+    result = solve_scip(program, **solver_options(limits),
+                        warm_start=None if best.model is None else instance.lift(best.model))
     model = None if result.x is None else instance.round(instance.decode(result.x))
     bound = float(result.bound) if not math.isnan(result.bound) else -math.inf
     return Outcome(model=model, bound=bound, infeasible=result.status == Status.INFEASIBLE, nodes=result.nodes,

@@ -14,7 +14,8 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
 * ``always``: the step runs even with no time left and without compiled kernels (a *floor*,
   :mod:`solvers.exact.floor`: cheap, and the fit's bound stays finite whatever the other steps do);
   it is skipped only once proven or when over the memory budget;
-* ``run(instance, incumbent, limits, clock, notes) -> Outcome``: a model (or None), a lower bound
+* ``run(instance, incumbent, limits, notes) -> Outcome``, with ``limits`` the step's share of the
+  fit's budget (:meth:`solvers.limits.Limits.share` of ``share``): a model (or None), a lower bound
   valid for *every* model of the instance, whether it proved infeasibility, and notes handed to
   later steps (e.g. the sign-cover cuts).
 
@@ -44,7 +45,7 @@ import numpy as np
 from formulations.base import Instance, Model
 from solvers import progress
 from solvers.compiled import kernels_ready
-from solvers.limits import Clock, Limits
+from solvers.limits import Limits
 from solvers.result import Status, certified
 
 
@@ -136,6 +137,36 @@ class RouteOutcome:
         return "; ".join(str(r) for r in self.records)
 
 
+@dataclass(frozen=True)
+class EnumerationRules:
+    """When a support enumeration (:mod:`solvers.exact.supports`, the ``supports`` and
+    ``bayes_supports`` steps) takes its pre-pass or gives up and leaves the time to the route's
+    next step: the route's decisions inside those steps, in one table (:data:`ENUMERATION`).
+
+    projection_share : the supports of a size are bounded only while their rate projects the whole
+        pass within this share of the time left (else the step stops with its incumbent).
+    search_share : share of the time left one in-support search may take, for kinds that ration
+        their searches (the SLIM kind); the searches also stop when the projected rest is over
+        ``projection_share``.
+    decisive_share : a rate sample may end the measure (projecting a pass too long) only after
+        this share of its budget.
+    rule_in_supports : sizes with at least this many supports first rule in the features every
+        model below the incumbent uses (:mod:`solvers.exact.exclusion`, the RiskSLIM kind).
+    exclusion_share : share of the time left that pre-pass may take (it returns the features
+        proven by then).
+    """
+
+    projection_share: float = 0.8
+    search_share: float = 0.25
+    decisive_share: float = 0.01
+    rule_in_supports: int = 10**5
+    exclusion_share: float = 0.25
+
+
+#: the support enumerations' route decisions (:class:`EnumerationRules`)
+ENUMERATION = EnumerationRules()
+
+
 #: relative difference below which two true objectives count as tied (:func:`preferred`)
 TIE_TOL = 1e-12
 
@@ -154,10 +185,10 @@ def preferred(model: Model, value: float, other: Model, other_value: float) -> b
     return key(model) < key(other)
 
 
-def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, limits: Limits, clock: Clock,
+def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, limits: Limits,
               feasible: Callable[[Model], bool]) -> RouteOutcome:
-    """Run ``route`` on ``instance`` from ``start`` (a feasible model or None) within ``limits``
-    and ``clock`` (module docstring). ``feasible(model)`` says whether a model obeys the exact
+    """Run ``route`` on ``instance`` from ``start`` (a feasible model or None) within ``limits``, the
+    started budget of the fit (module docstring). ``feasible(model)`` says whether a model obeys the exact
     program (coefficient set, size, operational constraints)."""
     limit = limits.objective_limit
     best = Incumbent(start, instance.objective(start), limit) if start is not None else Incumbent(None, limit=limit)
@@ -165,14 +196,14 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
     notes: dict[str, Any] = {}
     records: list[StepRecord] = []
     for step in route:
-        reason = _why_not(step, instance, limits, clock, best, bound)
+        reason = _why_not(step, instance, limits, best, bound)
         if reason is not None:
             records.append(StepRecord(step.name, False, reason))
             continue
         started = time.perf_counter()
         try:
-            with _folded(progress.current(), clock, best.objective, bound):
-                out = step.run(instance, best, limits, clock.part(step.share), notes)
+            with _folded(progress.current(), limits, best.objective, bound):
+                out = step.run(instance, best, limits.share(step.share), notes)
         except MemoryError:  # the estimate was wrong: the step is lost, the route goes on
             records.append(StepRecord(step.name, False, "ran out of memory despite its estimate"))
             continue
@@ -187,7 +218,7 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
                                   objective=best.objective, message=out.message))
         report = progress.current()
         if report is not None:
-            report(clock.elapsed(), best.objective, bound, math.nan)
+            report(limits.elapsed(), best.objective, bound, math.nan)
         if out.infeasible and best.model is None:
             infeasible = True
             break
@@ -199,15 +230,15 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
     return RouteOutcome(best.model, best.objective, bound, status, nodes, tuple(records))
 
 
-def _folded(report, clock: Clock, objective: float, bound: float):
+def _folded(report, limits: Limits, objective: float, bound: float):
     """A :func:`solvers.progress.reporting` block in which a step's reports show the fit's elapsed
-    time (``clock``), the least of the step's incumbent and ``objective`` and the largest of its
+    time (``limits``), the least of the step's incumbent and ``objective`` and the largest of its
     bound and ``bound`` (nothing when no one reports)."""
     if report is None:
         return contextlib.nullcontext()
 
     def folded(elapsed: float, incumbent: float, step_bound: float, gap: float) -> None:
-        report(clock.elapsed(), min(incumbent, objective), max(step_bound, bound), math.nan)
+        report(limits.elapsed(), min(incumbent, objective), max(step_bound, bound), math.nan)
 
     return progress.reporting(folded)
 
@@ -216,14 +247,13 @@ def _folded(report, clock: Clock, objective: float, bound: float):
 NOT_COMPILED = "its numba kernels are not compiled in this environment yet (compiling them in the background)"
 
 
-def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best: Incumbent,
-             bound: float) -> str | None:
+def _why_not(step: Step, instance: Instance, limits: Limits, best: Incumbent, bound: float) -> str | None:
     """The reason ``step`` does not run now, or None."""
     if best.model is not None and certified(best.objective, bound, limits.mip_rel_gap):
         return "the incumbent is already proven optimal"
     if best.limit < best.objective and certified(best.limit, bound, limits.mip_rel_gap):
         return "no model beats the objective limit (proven)"
-    if clock.expired() and not step.always:
+    if limits.expired() and not step.always:
         return "no time left"
     reason = step.applies(instance, limits)
     if reason is not None:
@@ -232,6 +262,6 @@ def _why_not(step: Step, instance: Instance, limits: Limits, clock: Clock, best:
     if not limits.fits(need):
         return (f"it would allocate about {need / 2**20:,.0f} MiB, over the memory budget of "
                 f"{limits.memory / 2**20:,.0f} MiB (memory_limit)")
-    if step.kernels and not step.always and not kernels_ready(step.kernels, clock.seconds_left()):
+    if step.kernels and not step.always and not kernels_ready(step.kernels, limits.seconds_left()):
         return NOT_COMPILED
     return None

@@ -45,7 +45,7 @@ class SupportScreen:
 
     def store(self, problem, lister, level: float, supports: np.ndarray) -> None:
         """Keep the ``supports`` that passed the screen at ``level`` once every support of ``lister``
-        (:class:`solvers.exact.supports._Lister`) of ``problem`` was bounded (a screen kept before at a
+        (:class:`solvers.exact.support_listing.Lister`) of ``problem`` was bounded (a screen kept before at a
         higher level stays: it proves more)."""
         if supports.shape[0] <= MAX_SUPPORTS and self.level < level < math.inf:  # (at inf nothing was screened)
             self.level, self.supports, self._key = level, supports, self._key_of(problem, lister)

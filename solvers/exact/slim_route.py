@@ -24,9 +24,12 @@ from solvers.exact.floor import bayes_floor
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
-from solvers.exact.supports import CHUNK, enumerate_supports, kernel_copies
+from solvers.exact.support_listing import CHUNK
+from solvers.exact.support_workers import kernel_copies
+from solvers.exact.supports import enumerate_supports
 from solvers.exact.zero_one_supports import ZeroOneProgram
-from solvers.limits import Clock, Limits
+from solvers.limits import MIN_PHASE, Limits
+from solvers.registry import solver_options
 from solvers.result import Status, prune_level
 
 
@@ -57,7 +60,7 @@ def _floor_memory(instance: SLIMInstance, limits: Limits) -> float:
     return 16.0 * m * d + 64.0 * m
 
 
-def _run_floor(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+def _run_floor(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     return Outcome(bound=bayes_floor(instance), message="Bayes error of the rows grouped by their feature vectors")
 
 
@@ -67,9 +70,9 @@ def _sign_cover_memory(instance: SLIMInstance, limits: Limits) -> float:
     return 24.0 * m * d + 200.0 * m * (d + 2)
 
 
-def _run_sign_cover(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+def _run_sign_cover(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     target = prune_level(best.target, limits.mip_rel_gap)
-    cover = sign_cover(SignCoverProblem.from_zero_one(zero_one(instance)), deadline=clock.end(),
+    cover = sign_cover(SignCoverProblem.from_zero_one(zero_one(instance)), deadline=limits.end(),
                        target=target, threads=limits.threads)
     return Outcome(bound=cover.bound, message=f"{cover.rounds} rounds, {cover.cuts.shape[0]} cuts kept",
                    notes={"sign_cover": cover})
@@ -93,8 +96,8 @@ def _bayes_memory(instance: SLIMInstance, limits: Limits) -> float:
     return (32.0 * d * (m // 64 + 1) + 8.0 * CHUNK * d) * kernel_copies(limits.n_jobs) + 200.0 * m
 
 
-def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    found = enumerate_supports(zero_one(instance), **best.search_start(), deadline=clock.end(),
+def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    found = enumerate_supports(zero_one(instance), **best.search_start(), deadline=limits.end(),
                                node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
@@ -120,8 +123,8 @@ def _box_memory(instance: SLIMInstance, limits: Limits) -> float:
     return float(box_cover_memory(zero_one(instance))) * kernel_copies(limits.n_jobs) + 16.0 * m * d
 
 
-def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    found = box_cover(zero_one(instance), **best.search_start(), deadline=clock.end(), node_limit=limits.node_limit,
+def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    found = box_cover(zero_one(instance), **best.search_start(), deadline=limits.end(), node_limit=limits.node_limit,
                       mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes,
@@ -134,7 +137,7 @@ def _highs_memory(instance: SLIMInstance, limits: Limits) -> float:
     return 150.0 * (np.count_nonzero(instance.X) + 4.0 * m + 6.0 * d)
 
 
-def _run_highs(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+def _run_highs(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     program = instance.exact()
     cover: SignCover | None = notes.get("sign_cover")
     start = None if best.model is None else instance.lift(best.model)
@@ -143,11 +146,10 @@ def _run_highs(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: C
     else:
         target, warm = program, start
     # HiGHS looks at its clock only once the model is loaded and presolved: that time comes first
-    left = clock.seconds_left() - HIGHS_LOAD_SECONDS_PER_NONZERO * target.A.nnz
-    if left <= Clock.MIN_PHASE:
+    after_load = limits.ending_earlier(HIGHS_LOAD_SECONDS_PER_NONZERO * target.A.nnz)
+    if after_load.seconds_left() <= MIN_PHASE:
         return Outcome(message=f"not started: loading the MILP ({target.A.nnz} nonzeros) would use the time left")
-    result = solve_highs(target, time_limit=None if math.isinf(left) else left, node_limit=limits.node_limit,
-                   mip_rel_gap=limits.mip_rel_gap, threads=limits.threads, seed=limits.seed, warm_start=warm)
+    result = solve_highs(target, **solver_options(after_load), warm_start=warm)
     model = None
     if result.x is not None:
         model = instance.round(instance.decode(result.x[:program.n_variables]))

@@ -43,7 +43,7 @@ from solvers.exact.box_logistic import copy_counts
 from solvers.progress import silenced
 from solvers.registry import solve
 from solvers.result import Status
-from solvers.exact.supports import _Lister
+from solvers.exact.support_listing import Lister
 from solvers.exact.symmetry import predecessors
 
 
@@ -127,7 +127,7 @@ class ZeroOneProgram:
         # not complements: :mod:`solvers.exact.symmetry`) when the columns differ in nothing else
         alike = bool(self.integer.all()) and bool(np.all(self.epsilon == self.epsilon[0])) if self.d else False
         prev = predecessors(self.X, free, self.lo, self.hi, self.cost, complements=False) if alike else None
-        return [_Lister(forced, free, r, prev) for r in range(0, max(top, 0) + 1)]
+        return [Lister(forced, free, r, prev) for r in range(0, max(top, 0) + 1)]
 
     def least_bound(self, lister) -> float:
         """Least objective of a support of ``lister``: its L0 cost at the cheapest."""

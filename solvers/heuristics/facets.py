@@ -10,22 +10,22 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from formulations.base import Model
-from solvers.limits import Clock
+from solvers.limits import Limits
 from solvers.proximal.gradient import proximal_gradient
 
-#: FISTA iteration budget of the method (the clock is checked before and after the path)
+#: FISTA iteration budget of the method (the budget is checked before and after the path)
 MAX_ITER = 20000
 
 
-def prox_rounding(instance, source, clock: Clock, seed: int) -> tuple[Model | None, str]:
+def prox_rounding(instance, source, limits: Limits, seed: int) -> tuple[Model | None, str]:
     """Catalog method ``"prox_rounding"``: FISTA on :meth:`FacetsInstance.composite`, rounded to the grid.
 
     ``source`` (a relaxed fit) warm-starts the path when it has a model. Returns ``(None, reason)``
-    for the hinge loss (not smooth), weighted rows or an expired clock.
+    for the hinge loss (not smooth), weighted rows or an expired budget.
     """
     if instance.spec.loss == "hinge":
         return None, "prox_rounding needs a smooth loss (logistic or least_squares); use 'rounding' for the hinge"
-    if clock.expired():
+    if limits.expired():
         return None, "time limit reached before the proximal path"
     try:
         loss, penalty = instance.composite()
@@ -42,15 +42,15 @@ def prox_rounding(instance, source, clock: Clock, seed: int) -> tuple[Model | No
                    f"rounded to the grid with its best intercept")
 
 
-def heuristic(instance, clock: Clock, seed: int, relaxed: Callable[[], Any]) -> Model | None:
+def heuristic(instance, limits: Limits, seed: int, relaxed: Callable[[], Any]) -> Model | None:
     """Start of the exact solve: the convex program rounded to the grid. ``relaxed()`` is the
     pipeline's relaxed solve (the formulation's default relaxed backend) within the heuristic's
     limits (its share of the call's time, and the call's memory, threads and seed).
 
     The rounded model keeps its intercept (clipped) or takes its best intercept, whichever is
-    better; None when the relaxation finds no model within the clock.
+    better; None when the relaxation finds no model within the budget.
     """
-    if clock.expired():
+    if limits.expired():
         return None
     fit = relaxed()
     if fit.model is None:

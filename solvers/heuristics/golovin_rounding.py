@@ -47,7 +47,7 @@ import numpy as np
 
 from formulations.base import Model
 from formulations.penalties.facets import SCF_SQUARE
-from solvers.limits import Clock
+from solvers.limits import Limits
 
 #: draws of the catalog method (the best, by the true objective, is returned)
 N_DRAWS = 100
@@ -155,10 +155,10 @@ class GridDraws:
 
 
 def round_to_grid(instance, model: Model, n_draws: int = N_DRAWS, seed: int | None = None,
-                  clock: Clock | None = None) -> GridDraws:
+                  limits: Limits | None = None) -> GridDraws:
     """``n_draws`` unbiased roundings of ``model.coef / grid_unit``, each scored by the true objective.
 
-    The intercept of ``model`` is kept. The clock is looked at every :data:`_CLOCK_EVERY` draws
+    The intercept of ``model`` is kept. The budget is looked at every :data:`_CLOCK_EVERY` draws
     (at least that many are scored).
     """
     _check_facets(instance)
@@ -167,7 +167,7 @@ def round_to_grid(instance, model: Model, n_draws: int = N_DRAWS, seed: int | No
     objectives = np.full(steps.shape[0], np.nan)
     done = 0
     for start in range(0, steps.shape[0], _CLOCK_EVERY):
-        if start > 0 and clock is not None and clock.expired():
+        if start > 0 and limits is not None and limits.expired():
             break
         for k in range(start, min(start + _CLOCK_EVERY, steps.shape[0])):
             objectives[k] = instance.objective(Model(spec.grid_unit * steps[k], model.intercept))
@@ -180,7 +180,7 @@ def round_to_grid(instance, model: Model, n_draws: int = N_DRAWS, seed: int | No
     return GridDraws(steps, objectives, violations, expected_objective_bound(instance, model))
 
 
-def golovin_rounding(instance, source, clock: Clock, seed: int) -> tuple[Model | None, str]:
+def golovin_rounding(instance, source, limits: Limits, seed: int) -> tuple[Model | None, str]:
     """Catalog method ``"golovin_rounding"``: best of :data:`N_DRAWS` unbiased roundings of the relaxation.
 
     ``source`` is the relaxed fit (solved here when None). Among the draws that obey the
@@ -195,7 +195,7 @@ def golovin_rounding(instance, source, clock: Clock, seed: int) -> tuple[Model |
     U = instance.spec.bound
     if np.any(np.abs(instance.grid_units(relaxed.coef)) > U + 1e-9):  # the prox path does not keep the box
         relaxed = replace(relaxed, coef=np.clip(relaxed.coef, -U * instance.spec.grid_unit, U * instance.spec.grid_unit))
-    draws = round_to_grid(instance, relaxed, N_DRAWS, seed, clock)
+    draws = round_to_grid(instance, relaxed, N_DRAWS, seed, limits)
     obeys = draws.violations <= 1e-6
     if not obeys.any():
         return None, (f"none of {draws.objectives.size} roundings obeys the operational constraints "

@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from formulations.base import Model
 from formulations.rounding import ConvexRoundingInstance
 from formulations.validation import check_training_set
-from solvers.limits import Clock
+from solvers.limits import Limits
 
 
 @dataclass
@@ -97,18 +97,18 @@ class _Margins:
 
 
 def _search(state: _Margins, c: np.ndarray, alternatives, epsilon: float, max_moves: int,
-            max_l1: float | None = None, clock: Clock | None = None):
+            max_l1: float | None = None, limits: Limits | None = None):
     """Figure 6 loop: best move among ``alternatives(c)`` while it improves by the factor ``eps/d^2``.
 
     With ``max_l1 = k`` moves that would take ``||c||_1`` above ``k`` are not considered. The
-    loop also stops (not converged) when ``clock`` has expired; ``c`` is then the last accepted point.
+    loop also stops (not converged) when ``limits`` has expired; ``c`` is then the last accepted point.
     """
     d = c.size
     factor = 1.0 - epsilon / float(d) ** 2
     f = state.f
     trajectory, passes, converged = [f], 0, False
     while len(trajectory) <= max_moves:
-        if clock is not None and clock.expired():
+        if limits is not None and limits.expired():
             break
         if f <= 0.0:
             converged = True
@@ -163,7 +163,7 @@ def _start(start, d: int, allowed: tuple[float, ...], max_l1: float | None) -> n
 def supermodular_local_search(X, y: np.ndarray, *, margin: float, intercept: float = 0.0,
                               sample_weight: np.ndarray | None = None, epsilon: float = 1.0,
                               start: np.ndarray | None = None, max_moves: int | None = None,
-                              max_l1: float | None = None, clock: Clock | None = None) -> LocalSearchOutcome:
+                              max_l1: float | None = None, limits: Limits | None = None) -> LocalSearchOutcome:
     """Supermodular local search of Figure 6 over binary weights ``c in {0,1}^d``.
 
     Parameters
@@ -174,13 +174,13 @@ def supermodular_local_search(X, y: np.ndarray, *, margin: float, intercept: flo
     epsilon : Figure 6's ``eps``: a move is taken while ``f(c*) < (1 - eps/d^2) f(c)``.
     start : initial binary vector (Figure 6: ``0``); max_moves : cap on accepted moves (10 d).
     max_l1 : sparsity budget ``k`` (section 3.2's class): moves beyond ``||c||_1 = k`` are skipped.
-    clock : stop at the current point when it has expired.
+    limits : stop at the current point when it has expired.
     """
     X, y, s, max_moves = _prepare(X, y, sample_weight, margin, epsilon, max_moves, max_l1)
     c = _start(start, X.shape[1], (0.0, 1.0), max_l1)
     state = _Margins(X, y, s, margin, intercept, c)
     c, trajectory, passes, converged = _search(state, c, lambda c: (1.0 - 2.0 * c,), epsilon, max_moves, max_l1,
-                                               clock)
+                                               limits)
     return LocalSearchOutcome(weights=c, loss=float(trajectory[-1] / margin), trajectory=trajectory / margin,
                               n_moves=trajectory.size - 1, n_passes=passes, converged=converged,
                               restart_losses=np.array([trajectory[-1] / margin]))
@@ -197,7 +197,7 @@ def ternary_hill_climbing(X, y: np.ndarray, *, margin: float, intercept: float =
                           sample_weight: np.ndarray | None = None, n_restarts: int = 10,
                           start_nonzeros: int = 10, epsilon: float = 1.0, max_moves: int | None = None,
                           max_l1: float | None = None, seed: int | None = None, start: np.ndarray | None = None,
-                          clock: Clock | None = None) -> LocalSearchOutcome:
+                          limits: Limits | None = None) -> LocalSearchOutcome:
     """Random-restart hill climbing over ternary weights ``c in {-1,0,+1}^n`` (section 4).
 
     Run 0 starts at ``start`` (default ``c = 0``, Figure 6's initialisation); each of the
@@ -210,7 +210,7 @@ def ternary_hill_climbing(X, y: np.ndarray, *, margin: float, intercept: float =
     X : (m, n) features, dense or sparse (not doubled); y : (m,) in {-1,+1}; margin : hinge margin;
     intercept : fixed ``b`` (``0`` for the class ``C_0[-1,0,+1]``); seed : numpy seed.
     max_l1 : sparsity budget ``k`` on ``||c||_1`` (random starts use at most ``floor(k)`` non-zeros).
-    clock : no further restart, and no further move, once it has expired.
+    limits : no further restart, and no further move, once it has expired.
     """
     X, y, s, max_moves = _prepare(X, y, sample_weight, margin, epsilon, max_moves, max_l1)
     if not isinstance(n_restarts, (int, np.integer)) or n_restarts < 0:
@@ -222,7 +222,7 @@ def ternary_hill_climbing(X, y: np.ndarray, *, margin: float, intercept: float =
     rng = np.random.default_rng(seed)
     best, finals, total_passes = None, [], 0
     for run in range(n_restarts + 1):
-        if run > 0 and clock is not None and clock.expired():
+        if run > 0 and limits is not None and limits.expired():
             break
         c = first.copy() if run == 0 else np.zeros(n)
         if run > 0:
@@ -230,7 +230,7 @@ def ternary_hill_climbing(X, y: np.ndarray, *, margin: float, intercept: float =
             support = rng.choice(n, size=size, replace=False)
             c[support] = rng.choice((-1.0, 1.0), size=support.size)
         state = _Margins(X, y, s, margin, intercept, c) if run == 0 else state.reset(c, intercept)
-        c, trajectory, passes, converged = _search(state, c, _ternary_moves, epsilon, max_moves, max_l1, clock)
+        c, trajectory, passes, converged = _search(state, c, _ternary_moves, epsilon, max_moves, max_l1, limits)
         total_passes += passes
         finals.append(trajectory[-1] / margin)
         if best is None or finals[-1] < best[1][-1] / margin:
@@ -247,18 +247,18 @@ MAX_ALTERNATIONS = 10
 
 
 def _search_instance(instance: ConvexRoundingInstance, intercept: float, start: np.ndarray | None,
-                     n_restarts: int, seed: int, clock: Clock) -> LocalSearchOutcome:
+                     n_restarts: int, seed: int, limits: Limits) -> LocalSearchOutcome:
     """The class's local search at a fixed intercept: Figure 6 (binary) or hill climbing (ternary)."""
     spec = instance.spec
     common = dict(margin=spec.margin, intercept=intercept, sample_weight=instance.weights, epsilon=spec.epsilon,
-                  max_moves=spec.max_moves, max_l1=spec.budget, start=start, clock=clock)
+                  max_moves=spec.max_moves, max_l1=spec.budget, start=start, limits=limits)
     if spec.weights == "binary":
         return supermodular_local_search(instance.X, instance.y, **common)
     return ternary_hill_climbing(instance.X, instance.y, n_restarts=n_restarts, start_nonzeros=int(spec.start_nonzeros),
                                  seed=seed, **common)
 
 
-def search(instance: ConvexRoundingInstance, intercept: float, clock: Clock, seed: int,
+def search(instance: ConvexRoundingInstance, intercept: float, limits: Limits, seed: int,
            n_restarts: int | None = None) -> tuple[Model, str]:
     """Local search on an instance, alternating with the exact best intercept when it is learned.
 
@@ -271,13 +271,13 @@ def search(instance: ConvexRoundingInstance, intercept: float, clock: Clock, see
     restarts = int(spec.n_restarts if n_restarts is None else n_restarts)
     if spec.threshold is not None:
         intercept = spec.fixed_intercept
-    out = _search_instance(instance, intercept, None, restarts, seed, clock)
+    out = _search_instance(instance, intercept, None, restarts, seed, limits)
     extras = {"restart_losses": out.restart_losses, "n_moves": out.n_moves, "n_passes": out.n_passes,
               "converged": out.converged}
     model = instance.round(Model(out.weights, intercept))  # keeps the class; best intercept if learned
     value, rounds = instance.objective(model), 1
-    while spec.threshold is None and rounds < MAX_ALTERNATIONS and not clock.expired():
-        out = _search_instance(instance, model.intercept, model.coef, 0, seed, clock)
+    while spec.threshold is None and rounds < MAX_ALTERNATIONS and not limits.expired():
+        out = _search_instance(instance, model.intercept, model.coef, 0, seed, limits)
         candidate = instance.round(Model(out.weights, model.intercept))
         candidate_value = instance.objective(candidate)
         rounds += 1
@@ -290,12 +290,12 @@ def search(instance: ConvexRoundingInstance, intercept: float, clock: Clock, see
     message = f"{kind}: L = {value:.6g}"
     if spec.threshold is None:
         message += f" after {rounds} search / best-intercept rounds"
-    if clock.expired():
+    if limits.expired():
         message += " (stopped by the time limit)"
     return replace(model, extras={**extras, "rounds": rounds}), message
 
 
-def local_search_method(instance: ConvexRoundingInstance, source, clock: Clock, seed: int) -> tuple[Model | None, str]:
+def local_search_method(instance: ConvexRoundingInstance, source, limits: Limits, seed: int) -> tuple[Model | None, str]:
     """Catalog method ``"local_search"``: :func:`search` from the relaxed fit's intercept (if any).
 
     Without a relaxed model the first intercept is the best one of the zero model.
@@ -304,10 +304,10 @@ def local_search_method(instance: ConvexRoundingInstance, source, clock: Clock, 
         intercept = float(source.model.intercept)
     else:
         intercept = instance.best_intercept(np.zeros(instance.n_features))
-    return search(instance, intercept, clock, seed)
+    return search(instance, intercept, limits, seed)
 
 
-def heuristic(instance: ConvexRoundingInstance, clock: Clock, seed: int) -> Model | None:
+def heuristic(instance: ConvexRoundingInstance, limits: Limits, seed: int) -> Model | None:
     """Start of the exact solve: :func:`search` from the zero model (Figure 6's initialisation)."""
-    model, _ = search(instance, instance.best_intercept(np.zeros(instance.n_features)), clock, seed)
+    model, _ = search(instance, instance.best_intercept(np.zeros(instance.n_features)), limits, seed)
     return model

@@ -10,11 +10,11 @@
    best children kept; every support of the final beam is then scaled along a star ray of
    multipliers, rounded and polished (Liu et al. 2022, Algorithm 3; the multiplier is searched to
    choose a rounding, the RiskSLIM model itself keeps multiplier 1);
-3. an *integer local search* from the best model: coordinate moves (``instance.polish``), then swaps
+3. an *integer local search* from the best model: coordinate moves (:func:`solvers.heuristics.polish.polish`), then swaps
    of one feature for another with every value of its range, with the best integer intercept.
 
 Every model lies inside the coefficient set and ``max_size`` by construction; every loop checks
-the clock. The pipeline keeps the exact solve's model only when it is at least as good.
+the budget. The pipeline keeps the exact solve's model only when it is at least as good.
 
 Large tables: the searches cost a pass over the rows per function evaluation. On more than
 :data:`~solvers.heuristics.sampling.SEARCH_ROWS` merged rows they run on a class-stratified sample
@@ -35,7 +35,8 @@ from formulations.base import Model
 from formulations.logistic_cuts import LogisticData
 from formulations.riskslim import RiskSLIMInstance
 from solvers.heuristics.sampling import SEARCH_ROWS, stratified_rows
-from solvers.limits import Clock
+from solvers.heuristics.polish import polish
+from solvers.limits import Limits
 
 #: multipliers tried along each star ray (Liu et al. 2022 use 20)
 RAY_POINTS = 20
@@ -52,8 +53,8 @@ def sample_rows(instance: RiskSLIMInstance, rows: int, seed: int) -> RiskSLIMIns
     return replace(instance, data=sampled, _cache={})
 
 
-def _expired(clock: Clock | None) -> bool:
-    return clock is not None and clock.expired()
+def _expired(limits: Limits | None) -> bool:
+    return limits is not None and limits.expired()
 
 
 def support_fit(instance: RiskSLIMInstance, support: np.ndarray, start: np.ndarray | None = None,
@@ -78,7 +79,7 @@ def support_fit(instance: RiskSLIMInstance, support: np.ndarray, start: np.ndarr
 
 
 def beam_search(instance: RiskSLIMInstance, size: int, beam: int = 8, children: int = 8,
-                clock: Clock | None = None) -> list[tuple[np.ndarray, float]]:
+                limits: Limits | None = None) -> list[tuple[np.ndarray, float]]:
     """Supports of at most ``size`` features grown by beam search; returns ``(coef, intercept)`` fits
     of the final beam and of the best support of every level, best first."""
     data, cs = instance.data, instance.coefficients
@@ -94,7 +95,7 @@ def beam_search(instance: RiskSLIMInstance, size: int, beam: int = 8, children: 
     for _ in range(forced.size, size):
         seen, pool = set(), []
         for _, coef, b in parents:
-            if _expired(clock):
+            if _expired(limits):
                 break
             _, g, _ = data.gradient(coef, b)
             candidates = np.flatnonzero((coef == 0) & free & ~instance.forced)
@@ -113,14 +114,14 @@ def beam_search(instance: RiskSLIMInstance, size: int, beam: int = 8, children: 
         pool.sort(key=lambda t: t[0])
         parents = pool[:beam]
         kept.append(parents[0])
-        if _expired(clock):
+        if _expired(limits):
             break
     fits = parents + kept[::-1]
     return [(coef, b) for _, coef, b in fits]
 
 
 def star_ray_round(instance: RiskSLIMInstance, coef: np.ndarray, intercept: float, points: int = RAY_POINTS,
-                   clock: Clock | None = None) -> Model:
+                   limits: Limits | None = None) -> Model:
     """Scale ``coef`` by multipliers from 0.5 to the largest that stays in the box, round each into
     the set (best integer intercept), polish the best few; return the best model."""
     cs = instance.coefficients
@@ -135,7 +136,7 @@ def star_ray_round(instance: RiskSLIMInstance, coef: np.ndarray, intercept: floa
     multipliers = np.unique(np.r_[np.linspace(0.5, max(top, 1.0), points), 1.0])
     scored: dict[bytes, tuple[float, Model]] = {}
     for m in multipliers:
-        if _expired(clock):
+        if _expired(limits):
             break
         model = instance.round(Model(coef * m, intercept * m))
         key = model.coef.tobytes()
@@ -144,20 +145,20 @@ def star_ray_round(instance: RiskSLIMInstance, coef: np.ndarray, intercept: floa
     if not scored:
         return instance.round(Model(coef, intercept))
     best = sorted(scored.values(), key=lambda t: t[0])[:3]
-    polished = [instance.polish(model, clock=clock) for _, model in best]
+    polished = [polish(instance, model, limits=limits) for _, model in best]
     return min(polished, key=instance.ranking)
 
 
-def swap_search(instance: RiskSLIMInstance, model: Model, clock: Clock | None = None, max_rounds: int = 20) -> Model:
+def swap_search(instance: RiskSLIMInstance, model: Model, limits: Limits | None = None, max_rounds: int = 20) -> Model:
     """Local search: polish, then the first improving swap (or addition, below ``max_size``) of one
-    feature with any value of its range; repeat until no move improves or the clock runs out. A move
+    feature with any value of its range; repeat until no move improves or the budget runs out. A move
     that breaks an operational constraint the model obeys is not taken."""
     cs, data, X = instance.coefficients, instance.data, instance.X
     k = instance.spec.max_size if instance.spec.max_size is not None else X.shape[1]
-    best = instance.polish(model, clock=clock)
+    best = polish(instance, model, limits=limits)
     best_value = instance.objective(best)
     for _ in range(max_rounds):
-        if _expired(clock):
+        if _expired(limits):
             break
         coef, scores = best.coef, X @ best.coef
         support = np.flatnonzero(coef != 0)
@@ -170,7 +171,7 @@ def swap_search(instance: RiskSLIMInstance, model: Model, clock: Clock | None = 
         for j_out in leave:
             base = scores if j_out is None else scores - X[:, j_out] * coef[j_out]
             for j_in in outside:
-                if _expired(clock):
+                if _expired(limits):
                     break
                 for v in np.arange(math.ceil(cs.lb[j_in]), math.floor(cs.ub[j_in]) + 1, dtype=float):
                     if v == 0:
@@ -191,12 +192,12 @@ def swap_search(instance: RiskSLIMInstance, model: Model, clock: Clock | None = 
                 break
         if found is None:
             break
-        best = instance.polish(found, clock=clock)
+        best = polish(instance, found, limits=limits)
         best_value = instance.objective(best)
     return best
 
 
-def rounded_logistic_start(instance: RiskSLIMInstance, clock: Clock | None = None) -> Model:
+def rounded_logistic_start(instance: RiskSLIMInstance, limits: Limits | None = None) -> Model:
     """The box-constrained logistic fit restricted to its ``max_size`` largest points (refitted),
     star-ray rounded; the rounded zero model when that is better."""
     coef, b = instance.continuous_fit()
@@ -208,25 +209,25 @@ def rounded_logistic_start(instance: RiskSLIMInstance, clock: Clock | None = Non
         priority = np.abs(coef) * np.abs(instance.X).mean(axis=0) + np.where(instance.forced, np.inf, 0.0)
         support = np.sort(np.argsort(-priority)[:k])
         coef, b, _ = support_fit(instance, support)
-    model = star_ray_round(instance, coef, b, clock=clock)
+    model = star_ray_round(instance, coef, b, limits=limits)
     return min((model, zero), key=instance.ranking)
 
 
-def heuristic(instance: RiskSLIMInstance, clock: Clock | None = None, seed: int = 0) -> Model:
+def heuristic(instance: RiskSLIMInstance, limits: Limits | None = None, seed: int = 0) -> Model:
     """Best of the rounded logistic start and the beam search + star ray, then swap search
-    (module docstring). Deterministic (``seed`` is unused); stops early when ``clock`` expires.
+    (module docstring). Deterministic (``seed`` is unused); stops early when ``limits`` expires.
     Models obeying the operational constraints rank first (:meth:`RiskSLIMInstance.ranking`)."""
     search = instance if instance.X.shape[0] <= SEARCH_ROWS else sample_rows(instance, SEARCH_ROWS, seed)
-    candidates = [rounded_logistic_start(search, clock)]
+    candidates = [rounded_logistic_start(search, limits)]
     size = search.spec.max_size if search.spec.max_size is not None else search.X.shape[1]
     size = min(size, search.X.shape[1])
-    if not _expired(clock):
-        for coef, b in beam_search(search, size, clock=clock):
-            if _expired(clock):
+    if not _expired(limits):
+        for coef, b in beam_search(search, size, limits=limits):
+            if _expired(limits):
                 break
-            candidates.append(star_ray_round(search, coef, b, clock=clock))
+            candidates.append(star_ray_round(search, coef, b, limits=limits))
     best = min(candidates, key=search.ranking)
-    best = min((best, swap_search(search, best, clock=clock)), key=search.ranking)
+    best = min((best, swap_search(search, best, limits=limits)), key=search.ranking)
     if search is instance:
         return best
-    return min((best, instance.polish(best, clock=clock)), key=instance.ranking)
+    return min((best, polish(instance, best, limits=limits)), key=instance.ranking)

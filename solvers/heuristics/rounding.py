@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from formulations.base import Model
 from formulations.rounding import INTEGRAL_TOL, ConvexRoundingInstance, cumulative_hinge_loss, ternary_from_binary
 from formulations.validation import check_training_set
-from solvers.limits import Clock
+from solvers.limits import Limits
 
 
 @dataclass
@@ -50,7 +50,7 @@ class RoundingOutcome:
     within_budget : (n_draws,) bool, draw meets ``max_l1`` (all True without a budget).
     best_within_budget : whether ``weights`` meets the budget.
     seed : the seed used; best : index of the best draw.
-    draws : (n_draws, d) bool draws when ``keep_draws`` was set, else None. When the clock ran
+    draws : (n_draws, d) bool draws when ``keep_draws`` was set, else None. When the budget ran
         out, only the draws made so far are kept (``losses.size < n_draws``).
     """
 
@@ -132,7 +132,7 @@ def rounding_bounds(w_hat: np.ndarray, X, y: np.ndarray, *, margin: float, inter
 def randomized_rounding(w_hat: np.ndarray, X, y: np.ndarray, *, margin: float, intercept: float = 0.0,
                         sample_weight: np.ndarray | None = None, n_draws: int = 100, seed: int | None = None,
                         max_l1: float | None = None, keep_draws: bool = False,
-                        clock: Clock | None = None) -> RoundingOutcome:
+                        limits: Limits | None = None) -> RoundingOutcome:
     """Randomized rounding of Figure 1 step (2): ``n_draws`` independent ``c ~ Bernoulli(w_hat)``.
 
     Parameters
@@ -144,7 +144,7 @@ def randomized_rounding(w_hat: np.ndarray, X, y: np.ndarray, *, margin: float, i
     max_l1 : sparsity budget ``k``; the best draw is taken among draws with ``||c||_1 <= k``
         when there is one (Bernoulli draws meet it only on average, Proposition 2).
     keep_draws : keep the (n_draws, d) boolean draws in the outcome (memory ``n_draws * d``).
-    clock : stop drawing (after at least one chunk of draws) when it has expired.
+    limits : stop drawing (after at least one chunk of draws) when it has expired.
     """
     X, y, s = check_training_set(X, y, sample_weight)
     _check_margin(margin)
@@ -162,7 +162,7 @@ def randomized_rounding(w_hat: np.ndarray, X, y: np.ndarray, *, margin: float, i
     kept = np.zeros((n_draws, fractional.size), bool) if keep_draws else None
     best, best_key, best_draw, done = -1, (True, np.inf), None, 0
     for start in range(0, n_draws, chunk):
-        if start > 0 and clock is not None and clock.expired():
+        if start > 0 and limits is not None and limits.expired():
             break
         draws = rng.random((min(chunk, n_draws - start), fractional.size)) < p  # (chunk, |F|)
         scores = base_score[None, :] + np.asarray(X_frac @ draws.T.astype(float)).T  # (chunk, m)
@@ -216,7 +216,7 @@ def relaxed_weights(instance: ConvexRoundingInstance, model: Model) -> np.ndarra
     return np.clip(np.asarray(w, dtype=float), 0.0, 1.0)
 
 
-def randomized_rounding_method(instance: ConvexRoundingInstance, source, clock: Clock,
+def randomized_rounding_method(instance: ConvexRoundingInstance, source, limits: Limits,
                                seed: int) -> tuple[Model | None, str]:
     """Catalog method ``"randomized_rounding"``: best of ``spec.n_draws`` draws from the relaxed fit.
 
@@ -231,7 +231,7 @@ def randomized_rounding_method(instance: ConvexRoundingInstance, source, clock: 
     w_hat = relaxed_weights(instance, source.model)
     out = randomized_rounding(w_hat, instance.design(), instance.y, margin=spec.margin,
                               intercept=source.model.intercept, sample_weight=instance.weights,
-                              n_draws=int(spec.n_draws), seed=seed, max_l1=spec.max_size, clock=clock)
+                              n_draws=int(spec.n_draws), seed=seed, max_l1=spec.max_size, limits=limits)
     extras = {"rounding": out.summary(), "relaxed_coef": source.model.coef,
               "n_binary_weights": int(np.sum((w_hat <= INTEGRAL_TOL) | (w_hat >= 1 - INTEGRAL_TOL)))}
     message = (f"best of {out.losses.size} randomized roundings ({out.n_fractional} fractional weights): "

@@ -13,7 +13,7 @@ for a long time. :func:`heuristic` (the catalog's start for SLIM)
    (:func:`coordinate_search`), and keeps the better.
 
 Every model it returns lies inside the coefficient set and ``max_size`` (the pipeline checks it
-again with ``violations`` before using it). Every loop checks the clock.
+again with ``violations`` before using it). Every loop checks the budget.
 
 Large tables without operational constraints: on more than
 :data:`~solvers.heuristics.sampling.SEARCH_ROWS` merged rows the searches run on a
@@ -36,7 +36,7 @@ from formulations.slim import SLIMInstance
 from solvers.compiled import kernels_ready
 from solvers.heuristics.sampling import SEARCH_ROWS, stratified_rows
 from solvers.heuristics.slim_search import applies, search
-from solvers.limits import Clock
+from solvers.limits import Limits
 
 
 def _penalty(instance: SLIMInstance, coef: np.ndarray) -> float:
@@ -44,11 +44,11 @@ def _penalty(instance: SLIMInstance, coef: np.ndarray) -> float:
     return float(instance.spec.c0 * (instance.coefficients.c0 @ used) + instance.epsilon * np.abs(coef).sum())
 
 
-def rounded_logistic_start(instance: SLIMInstance, l2: float = 1e-3, clock: Clock | None = None) -> Model:
+def rounded_logistic_start(instance: SLIMInstance, l2: float = 1e-3, limits: Limits | None = None) -> Model:
     """Round a rescaled ridge-logistic fit into the coefficient set; keep the best scale.
 
     The rounded zero model is always among the candidates; the fit stops at its last iterate when
-    ``clock`` expires.
+    ``limits`` expires.
     """
     X, y, w = instance.X, instance.y, instance.weights
     d = X.shape[1]
@@ -61,10 +61,10 @@ def rounded_logistic_start(instance: SLIMInstance, l2: float = 1e-3, clock: Cloc
 
     best = instance.round(Model(np.zeros(d), 0.0))
     best_value = instance.objective(best)
-    if clock is not None and clock.expired():
+    if limits is not None and limits.expired():
         return best
     def stop(intermediate_result) -> None:
-        if clock is not None and clock.expired():
+        if limits is not None and limits.expired():
             raise StopIteration
 
     theta = minimize(f, np.zeros(d + 1), jac=True, method="L-BFGS-B", options={"maxiter": 200}, callback=stop).x[:d]
@@ -79,12 +79,12 @@ def rounded_logistic_start(instance: SLIMInstance, l2: float = 1e-3, clock: Cloc
 
 
 def coordinate_search(instance: SLIMInstance, start: Model, max_passes: int = 20,
-                      clock: Clock | None = None) -> Model:
+                      limits: Limits | None = None) -> Model:
     """Greedy integer coordinate descent on the SLIM objective from a model in the set.
 
     For each feature, every integer value in its range is tried with the best intercept
     (:func:`~formulations.intercept.margin_error_intercept`); the first strictly improving value
-    is taken. Passes repeat until none improves, ``max_passes`` or the clock runs out. Each trial
+    is taken. Passes repeat until none improves, ``max_passes`` or the budget runs out. Each trial
     updates the scores incrementally (O(n) plus a sort). Moves that would exceed ``max_size``
     are skipped, so the search stays inside the coefficient set. With operational constraints
     the search minimises ``(constraint violation, objective)`` lexicographically: from a start
@@ -100,7 +100,7 @@ def coordinate_search(instance: SLIMInstance, start: Model, max_passes: int = 20
     for _ in range(max_passes):
         improved = False
         for j in range(instance.X.shape[1]):
-            if not cs.integer[j] or (clock is not None and clock.expired()):
+            if not cs.integer[j] or (limits is not None and limits.expired()):
                 continue
             xj = instance.X[:, j]
             values = np.arange(np.ceil(cs.lb[j] - 1e-9), np.floor(cs.ub[j] + 1e-9) + 1)
@@ -120,13 +120,13 @@ def coordinate_search(instance: SLIMInstance, start: Model, max_passes: int = 20
                 if val[0] < obj[0] - 1e-12 or (val[0] <= obj[0] and val[1] < obj[1] - 1e-12):
                     obj, b, scores, coef = val, bb, s, trial
                     improved = True
-        if not improved or (clock is not None and clock.expired()):
+        if not improved or (limits is not None and limits.expired()):
             break
     return Model(coef, b)
 
 
-def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0) -> Model:
-    """The best SLIM model the searches find within ``clock``.
+def heuristic(instance: SLIMInstance, limits: Limits | None = None, seed: int = 0) -> Model:
+    """The best SLIM model the searches find within ``limits``.
 
     With integer features and points (:func:`solvers.heuristics.slim_search.applies`): beam search over
     supports with exact integer moves and swaps (:func:`solvers.heuristics.slim_search.search`), also
@@ -134,18 +134,18 @@ def heuristic(instance: SLIMInstance, clock: Clock | None = None, seed: int = 0)
     it breaks an operational constraint). Otherwise the best of two coordinate searches, from the
     rounded logistic start and from the rounded zero model: from zero the search is forward
     selection with integer values, from the rounded fit it prunes and adjusts a dense model.
-    The beam search needs its numba kernels: when they are not compiled yet and the clock is
+    The beam search needs its numba kernels: when they are not compiled yet and the budget is
     short (:func:`solvers.compiled.kernels_ready`), the coordinate searches run instead.
     Deterministic (``seed`` is unused). Models that obey the operational constraints come first;
     the pipeline rejects a start that does not.
     """
     c = instance.constraints
     if instance.X.shape[0] > SEARCH_ROWS and not binding(c):
-        found = _heuristic(sample_rows(instance, SEARCH_ROWS, seed), clock)
-        if clock is not None and clock.expired():
+        found = _heuristic(sample_rows(instance, SEARCH_ROWS, seed), limits)
+        if limits is not None and limits.expired():
             return found
-        return min((found, coordinate_search(instance, found, clock=clock)), key=instance.objective)
-    return _heuristic(instance, clock)
+        return min((found, coordinate_search(instance, found, limits=limits)), key=instance.objective)
+    return _heuristic(instance, limits)
 
 
 def sample_rows(instance: SLIMInstance, rows: int, seed: int) -> SLIMInstance:
@@ -157,21 +157,21 @@ def sample_rows(instance: SLIMInstance, rows: int, seed: int) -> SLIMInstance:
                    big_m=instance.big_m[chosen], _cache={})
 
 
-def _heuristic(instance: SLIMInstance, clock: Clock | None) -> Model:
-    start = rounded_logistic_start(instance, clock=clock)
-    left = math.inf if clock is None else clock.seconds_left()
+def _heuristic(instance: SLIMInstance, limits: Limits | None) -> Model:
+    start = rounded_logistic_start(instance, limits=limits)
+    left = math.inf if limits is None else limits.seconds_left()
     if applies(instance) and kernels_ready(("solvers.heuristics.slim_search",), left):
         if instance.constraint_violation(start) > 1e-9:
-            start = coordinate_search(instance, start, clock=clock)
-        return search(instance, [start], clock=clock)
-    return coordinate_heuristic(instance, start, clock)
+            start = coordinate_search(instance, start, limits=limits)
+        return search(instance, [start], limits=limits)
+    return coordinate_heuristic(instance, start, limits)
 
 
-def coordinate_heuristic(instance: SLIMInstance, start: Model, clock: Clock | None = None) -> Model:
+def coordinate_heuristic(instance: SLIMInstance, start: Model, limits: Limits | None = None) -> Model:
     """The better of two :func:`coordinate_search` runs, from ``start`` and from the rounded zero
     model (the heuristic for data that is not integer; models obeying the constraints first)."""
-    runs = [coordinate_search(instance, start, clock=clock)]
-    if clock is None or not clock.expired():
+    runs = [coordinate_search(instance, start, limits=limits)]
+    if limits is None or not limits.expired():
         zero = instance.round(Model(np.zeros(instance.X.shape[1]), 0.0))
-        runs.append(coordinate_search(instance, zero, clock=clock))
+        runs.append(coordinate_search(instance, zero, limits=limits))
     return min(runs, key=lambda m: (instance.constraint_violation(m) > 1e-9, instance.objective(m)))

@@ -21,7 +21,7 @@ milliseconds on 2000 rows and 171 features. On that:
   a start), ranks additions by a guide (the SLIM objective, or the hinge loss, which is not flat
   where no single feature flips a row), keeps the ``width`` best supports of each size, each
   refitted over its own features, and stops when ``patience`` sizes in a row bring no
-  improvement (the L0 cost outweighs the error gained), at ``max_size`` or on the clock:
+  improvement (the L0 cost outweighs the error gained), at ``max_size`` or at the deadline:
   FasterRisk's sparse beam search (Alg. 2) with exact integer moves;
 * the best model is finally tried at twice and three times its scale and descended: the scaled
   card makes the same errors, and single moves from it reach points in between.
@@ -41,7 +41,7 @@ from numba import njit
 from formulations.base import Model
 from formulations.constraints import binding
 from formulations.slim import SLIMInstance
-from solvers.limits import Clock
+from solvers.limits import Limits
 
 #: multipliers of :meth:`MoveSearch.shrink`
 SHRINK = (0.75, 2 / 3, 0.5, 1 / 3, 0.25)
@@ -325,15 +325,15 @@ class MoveSearch:
                 return trial, float(obj[c, k])
         return None
 
-    def descend(self, coef: np.ndarray, clock: Clock | None = None, support_only: bool = False,
+    def descend(self, coef: np.ndarray, limits: Limits | None = None, support_only: bool = False,
                 hinge: bool = False) -> tuple[np.ndarray, float]:
         """Best-improvement descent over single moves, then swaps, until neither improves or the
-        clock runs out; with ``support_only`` only the values of the support change (no feature
+        budget runs out; with ``support_only`` only the values of the support change (no feature
         enters or leaves, no swaps: the beam's refit of a grown support)."""
         coef = np.asarray(coef, dtype=np.int64).copy()
         cols = np.flatnonzero(coef != 0) if support_only else np.arange(self.d)
         value = self.value(coef, hinge)
-        while cols.size and (clock is None or not clock.expired()):
+        while cols.size and (limits is None or not limits.expired()):
             obj = self.moves(coef, cols, hinge)
             if support_only:
                 obj[self.vlo[cols][:, None] + np.arange(obj.shape[1])[None, :] == 0] = np.inf
@@ -343,20 +343,20 @@ class MoveSearch:
                 continue
             if support_only:
                 break
-            step = self.best_swap(coef, value, clock)
+            step = self.best_swap(coef, value, limits)
             if step is None:
                 break
             coef, value = step
         return coef, value
 
-    def best_swap(self, coef: np.ndarray, value: float, clock: Clock | None = None):
+    def best_swap(self, coef: np.ndarray, value: float, limits: Limits | None = None):
         """Drop one free feature of the support and set the best new value of another: the best
         such pair below ``value`` (feasible), or None."""
         support = np.flatnonzero((coef != 0) & ~self.forced)
         outside = np.flatnonzero((coef == 0) & ~self.forced)
         best = None
         for j in support:
-            if clock is not None and clock.expired():
+            if limits is not None and limits.expired():
                 break
             dropped = coef.copy()
             dropped[j] = 0
@@ -366,7 +366,7 @@ class MoveSearch:
         return best
 
     def beam_search(self, start: np.ndarray | None = None, width: int = 5, children: int = 5, patience: int = 2,
-                    hinge: bool = False, clock: Clock | None = None) -> tuple[np.ndarray, float]:
+                    hinge: bool = False, limits: Limits | None = None) -> tuple[np.ndarray, float]:
         """Grow supports one feature at a time (module docstring): each member of the beam proposes
         its ``children`` best additions by the guide, each child's values are refitted on its
         support by descent on the guide, and the ``width`` best children form the next beam. The
@@ -382,7 +382,7 @@ class MoveSearch:
         seen = {tuple(np.flatnonzero(coef0))}
         stale = 0
         limit = self.d if self.max_size is None else self.max_size
-        while beam and stale < patience and (clock is None or not clock.expired()):
+        while beam and stale < patience and (limits is None or not limits.expired()):
             grown = []
             for coef in beam:
                 outside = np.flatnonzero((coef == 0) & ~self.forced)
@@ -400,10 +400,10 @@ class MoveSearch:
                     if key in seen or not self.feasible(child):
                         continue
                     seen.add(key)
-                    guided, guide = self.descend(child, clock, support_only=True, hinge=hinge)
-                    grown.append((guide, guided, self.descend(self.shrink(guided), clock, support_only=True) if hinge
+                    guided, guide = self.descend(child, limits, support_only=True, hinge=hinge)
+                    grown.append((guide, guided, self.descend(self.shrink(guided), limits, support_only=True) if hinge
                                   else (guided, guide)))
-                if clock is not None and clock.expired():
+                if limits is not None and limits.expired():
                     break
             if not grown:
                 break
@@ -421,13 +421,13 @@ class MoveSearch:
 #: multipliers of the best model tried last, each followed by descent: the scaled model has the
 #: same 0-1 errors, and single moves from it reach points in between (e.g. 4, 4, 5 from 1, 1, 1)
 REFINE = (2, 3)
-#: beams tried in turn while the clock allows: (width = children per member, hinge guide)
+#: beams tried in turn while the budget allows: (width = children per member, hinge guide)
 BEAMS = ((5, False), (5, True), (10, False), (10, True))
 
 
-def search(instance: SLIMInstance, starts: list[Model], clock: Clock | None = None) -> Model:
+def search(instance: SLIMInstance, starts: list[Model], limits: Limits | None = None) -> Model:
     """Descent with swaps from each start (starts that break an operational constraint are
-    skipped), then the beam searches of :data:`BEAMS` from the empty model while the clock
+    skipped), then the beam searches of :data:`BEAMS` from the empty model while the budget
     allows, each descended with swaps; the best model found, refined at the scales
     :data:`REFINE`."""
     ms = MoveSearch(instance)
@@ -435,24 +435,24 @@ def search(instance: SLIMInstance, starts: list[Model], clock: Clock | None = No
     for start in starts:
         coef = np.round(start.coef).astype(np.int64)
         if ms.feasible(coef):
-            found.append(ms.descend(coef, clock))
+            found.append(ms.descend(coef, limits))
     if ms.d == 0:
         return instance.with_best_intercept(np.zeros(0))
     if not ms.constrained or ms.feasible(ms.empty()):
         for width, hinge in BEAMS:
-            if clock is not None and clock.expired():
+            if limits is not None and limits.expired():
                 break
-            grown = ms.beam_search(width=width, children=width, hinge=hinge, clock=clock)
-            found.append(ms.descend(grown[0], clock))
+            grown = ms.beam_search(width=width, children=width, hinge=hinge, limits=limits)
+            found.append(ms.descend(grown[0], limits))
     if not found:
         return min(starts, key=lambda m: (instance.constraint_violation(m) > 1e-9, instance.objective(m)))
     coef, value = min(found, key=lambda t: t[1])
     for k in REFINE:  # finer points: the same rule at k times the scale, then single moves
         scaled = coef * k
-        if (clock is not None and clock.expired()) or np.any(scaled < ms.vlo) or np.any(scaled > ms.vhi):
+        if (limits is not None and limits.expired()) or np.any(scaled < ms.vlo) or np.any(scaled > ms.vhi):
             break
         if ms.feasible(scaled):
-            finer, v = ms.descend(scaled, clock)
+            finer, v = ms.descend(scaled, limits)
             if v < value - 1e-12:
                 coef, value = finer, v
     return instance.with_best_intercept(coef.astype(float))

@@ -580,12 +580,13 @@ def observation_offsets(data):
     return uni, bi
 
 
-def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=None, sparse=SPARSE_DEFAULT,
+def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, limits=None, sparse=SPARSE_DEFAULT,
               scale=None, inner=INNER_STEPS, chunk=4096, stop_eps=None, stop_window=5):
     """Minimise ``F`` by blockwise coordinate descent; returns a :class:`~solvers.proximal.crf_problem.CRFFit`.
 
     ``scale`` (default ``rho1_max = ||grad l(0)||_inf``) sets the KKT tolerance ``tol * scale``;
-    ``time_limit`` in seconds of wall time, checked every ``chunk`` blocks; ``inner``: Newton
+    ``limits`` the budget (a :class:`solvers.limits.Limits`, started here if not yet;
+    None: no time limit), checked every ``chunk`` blocks; ``inner``: Newton
     steps per block and sweep; ``sparse``: the forward-backward of the exact-gradient passes;
     ``stop_eps`` (None: off), ``stop_window``: also stop (``"small_decrease"``) when ``F`` fell by
     less than ``stop_eps`` relatively over the last ``stop_window`` sweeps
@@ -596,6 +597,7 @@ def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=N
     if int(inner) < 1:
         raise ValueError(f"inner (Newton steps per block) must be >= 1, got {inner}")
     clock = time.perf_counter()
+    limits = None if limits is None else limits.started()
     theta = start_point(data, theta)
     block_ptr, tokens, token_sentence = block_index(data)
     uni_offset, bi_offset = observation_offsets(data)
@@ -612,7 +614,7 @@ def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=N
     while True:
         violation = kkt_max(theta, grad, rho1, rho2)
         history.append((time.perf_counter() - clock, objective_value(loss, theta, rho1, rho2), violation))
-        stop = stop_status(history, tol * max(scale, 1e-300), stop_eps, stop_window, n_iter, max_iter, time_limit)
+        stop = stop_status(history, tol * max(scale, 1e-300), stop_eps, stop_window, n_iter, max_iter, limits)
         if stop is not None:
             status = stop
             break
@@ -624,7 +626,7 @@ def solve_bcd(data, rho1, rho2, theta=None, max_iter=200, tol=1e-6, time_limit=N
             bcd_sweep(theta, work[begin:begin + chunk], n_labels, data.sentence_ptr, token_sentence, data.y,
                       block_ptr, tokens, uni_offset, bi_offset, eu, cu, eb, cb, alpha, la, beta, lb, alpha_valid,
                       beta_valid, rho1, rho2, int(inner))
-            if time_limit is not None and time.perf_counter() - clock >= time_limit:
+            if limits is not None and limits.expired():
                 break
         n_iter += 1
         loss, grad = full_gradient(theta, data, sparse)

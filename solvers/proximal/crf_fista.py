@@ -34,17 +34,20 @@ def _soft(v, threshold):
     return np.sign(v) * np.maximum(np.abs(v) - threshold, 0.0)
 
 
-def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, time_limit=None, sparse=SPARSE_DEFAULT,
+def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, limits=None, sparse=SPARSE_DEFAULT,
                 scale=None, lipschitz=None, stop_eps=None, stop_window=5):
     """Minimise ``F`` by FISTA with backtracking and restarts; returns a
     :class:`~solvers.proximal.crf_problem.CRFFit`. ``lipschitz`` is the first guess of ``L``
     (default: ``max_tokens_per_feature``-free estimate ``1``, corrected by the backtracking);
     ``stop_eps`` (None: off) and ``stop_window``: also stop (``"small_decrease"``) when ``F`` fell
     by less than ``stop_eps`` relatively over the last ``stop_window`` iterations
-    (``crf_problem.small_decrease``, Wapiti's rule)."""
+    (``crf_problem.small_decrease``, Wapiti's rule). ``limits``: the budget (a
+    :class:`solvers.limits.Limits`, started here if not yet; None: no time limit), checked every
+    iteration."""
     rho1, rho2 = check_problem(data, rho1, rho2)
     check_stop(stop_eps, stop_window)
     clock = time.perf_counter()
+    limits = None if limits is None else limits.started()
     theta = start_point(data, theta)
     if scale is None:
         scale = rho1_max(data, sparse)
@@ -57,7 +60,7 @@ def solve_fista(data, rho1, rho2, theta=None, max_iter=5000, tol=1e-6, time_limi
     while True:
         violation = kkt_max(theta, grad, rho1, rho2)
         history.append((time.perf_counter() - clock, value, violation))
-        stop = stop_status(history, tol * max(scale, 1e-300), stop_eps, stop_window, n_iter, max_iter, time_limit)
+        stop = stop_status(history, tol * max(scale, 1e-300), stop_eps, stop_window, n_iter, max_iter, limits)
         if stop is not None:
             status = stop
             break

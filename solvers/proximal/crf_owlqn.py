@@ -179,13 +179,14 @@ def store_pair(trial, theta, trial_grad, grad, rho2, s_out, y_out):
     return sy
 
 
-def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limit=None, sparse=SPARSE_DEFAULT,
+def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, limits=None, sparse=SPARSE_DEFAULT,
                 scale=None, memory=MEMORY, stop_window=5, stop_eps=None):
     """Minimise ``F`` by OWL-QN; returns a :class:`~solvers.proximal.crf_problem.CRFFit`.
 
     ``memory``: stored L-BFGS pairs; ``tol``, ``scale``, ``stop_window``, ``stop_eps``: the
-    stopping rules of the module docstring; ``time_limit`` in wall seconds, checked after every
-    function evaluation; ``sparse``: the slides' sparse forward-backward in the passes.
+    stopping rules of the module docstring; ``limits`` the budget (a
+    :class:`solvers.limits.Limits`, started here if not yet; None: no time limit), checked after
+    every function evaluation; ``sparse``: the slides' sparse forward-backward in the passes.
     """
     rho1, rho2 = check_problem(data, rho1, rho2)
     if int(memory) < 1:
@@ -193,6 +194,7 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limi
     check_stop(stop_eps, stop_window)
     memory = int(memory)
     clock = time.perf_counter()
+    limits = None if limits is None else limits.started()
     theta = start_point(data, theta)
     evaluate = LossGradient(data, sparse)
     n_params = data.n_params
@@ -213,7 +215,7 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limi
     while True:
         violation = pseudo_gradient(theta, grad, rho1, rho2, pg)
         history.append((time.perf_counter() - clock, value, violation))
-        stop = stop_status(history, tol * max(scale, 1e-300), stop_eps, stop_window, n_iter, max_iter, time_limit)
+        stop = stop_status(history, tol * max(scale, 1e-300), stop_eps, stop_window, n_iter, max_iter, limits)
         if stop is not None:
             status = stop
             break
@@ -232,14 +234,14 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, time_limi
                         np.isfinite(t_value) and left_slope(theta, trial, trial_grad, rho2, rho1) <= GAMMA * slope)):
                     accepted = True
                     break
-                if time_limit is not None and time.perf_counter() - clock >= time_limit:
+                if limits is not None and limits.expired():
                     break
                 step *= shrink
-            if accepted or not stored or (time_limit is not None and time.perf_counter() - clock >= time_limit):
+            if accepted or not stored or (limits is not None and limits.expired()):
                 break
             stored.clear()
         if not accepted:
-            status = "time_limit" if time_limit is not None and time.perf_counter() - clock >= time_limit \
+            status = "time_limit" if limits is not None and limits.expired() \
                 else "stalled"
             break
         n_iter += 1

@@ -82,19 +82,20 @@ def small_decrease(history, stop_eps, stop_window) -> bool:
 
 
 def stop_status(history, tol: float, stop_eps, stop_window: int, n_iter: int, max_iter: int,
-                time_limit: float | None) -> str | None:
+                limits=None) -> str | None:
     """Why the iterations stop after the last ``history`` row ``(seconds, F, kkt)``, or None: the
     optimality violation at most ``tol`` (``"converged"``), Wapiti's objective window
-    (:func:`small_decrease`), ``max_iter`` iterations done, or ``time_limit`` seconds spent; the
+    (:func:`small_decrease`), ``max_iter`` iterations done, or the budget ``limits`` (a started
+    :class:`solvers.limits.Limits`; None: no time limit) spent; the
     stopping rules of every CRF solver, in this order."""
-    seconds, _, violation = history[-1]
+    _, _, violation = history[-1]
     if violation <= tol:
         return "converged"
     if small_decrease(history, stop_eps, stop_window):
         return "small_decrease"
     if n_iter >= max_iter:
         return "max_iter"
-    if time_limit is not None and seconds >= time_limit:
+    if limits is not None and limits.expired():
         return "time_limit"
     return None
 

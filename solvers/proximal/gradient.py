@@ -49,7 +49,8 @@ def ista(loss: Any, penalty: Penalty, **options: Any) -> Result:
 
 def proximal_gradient(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0: float | None = None,
                       accelerated: bool = True, restart: bool = True, tol: float = 1e-8,
-                      max_iter: int = 10000, check_every: int = 5, blas_threads: int | None = 1) -> Result:
+                      max_iter: int = 10000, check_every: int = 5, blas_threads: int | None = 1,
+                      limits: Any = None) -> Result:
     """Minimise ``loss + penalty`` by (accelerated) proximal gradient; returns a :class:`Result`.
 
     Parameters
@@ -62,6 +63,9 @@ def proximal_gradient(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     max_iter : iteration budget; reaching it without the criterion gives ``Status.FEASIBLE``.
     check_every : iterations between two evaluations of the criterion (O(n + p) each).
     blas_threads : cap on BLAS threads inside the iterations (None: leave as is).
+    limits : the call's budget (a :class:`solvers.limits.Limits`, started here if not yet; None: no
+        time limit): the loop stops at its deadline, with ``Status.FEASIBLE`` and the last point,
+        and says so in the message.
 
     Returns
     -------
@@ -74,10 +78,11 @@ def proximal_gradient(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     if not isinstance(penalty, Penalty):
         raise TypeError(f"penalty must be a formulations.penalties.Penalty, got {type(penalty).__name__}")
     with blas_limit(blas_threads):
-        return _run(loss, penalty, w0, b0, accelerated, restart, float(tol), int(max_iter), int(check_every))
+        return _run(loss, penalty, w0, b0, accelerated, restart, float(tol), int(max_iter), int(check_every),
+                    None if limits is None else limits.started())
 
 
-def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every) -> Result:
+def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every, limits) -> Result:
     start = time.perf_counter()
     p = loss.p
     has_b = bool(loss.has_intercept_variable)
@@ -98,8 +103,11 @@ def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every
     history: list[tuple[int, float]] = []
     criterion, crit_name, dual = math.inf, "subgradient_distance", math.nan
     fx = fy
-    it = 0
+    it, out_of_time = 0, False
     for it in range(1, max_iter + 1):
+        if limits is not None and it > 1 and limits.expired():
+            out_of_time, it = True, it - 1
+            break
         while True:
             step = 1.0 / L
             xn = penalty._prox(y - step * gy, step)
@@ -147,7 +155,8 @@ def _run(loss, penalty, w0, b0, accelerated, restart, tol, max_iter, check_every
     return Result(status=status, x=x.copy(), objective=primal, bound=dual if math.isfinite(dual) else math.nan,
                   gap=gap, solve_time=time.perf_counter() - start, iterations=it,
                   backend="fista" if accelerated else "ista",
-                  message=f"{crit_name} = {criterion:.3g} (tol {tol:.3g}) after {it} iterations",
+                  message=f"{crit_name} = {criterion:.3g} (tol {tol:.3g}) after {it} iterations"
+                          + (" (stopped at the time limit)" if out_of_time else ""),
                   raw={"criterion": criterion, "criterion_name": crit_name, "intercept": float(intercept),
                        "lipschitz": L, "restarts": restarts, "history": history})
 
@@ -160,6 +169,35 @@ def supports_working_set(loss: Any, penalty: Penalty) -> bool:
     """True when ``penalty`` is separable with per-coordinate zero thresholds and ``loss`` can be restricted."""
     return (bool(getattr(penalty, "separable", False)) and hasattr(penalty, "coordinate_thresholds")
             and hasattr(penalty, "restrict") and hasattr(loss, "restrict"))
+
+
+def _coordinate_solve(loss: Any, penalty: Penalty, w0, b0, tol: float, min_size: int,
+                      options: dict) -> tuple[Result | None, Any]:
+    """The second-order or Gram-form solve of ``method="auto"`` (:func:`working_set_solve`) when
+    the pair has one: ``(result, w0)``; ``(None, w0)`` when the first-order loop takes over (from
+    the coordinate descent's point when it crawled)."""
+    if supports_prox_newton(loss, penalty):
+        return prox_newton(loss, penalty, w0=w0, b0=b0, tol=tol, min_size=min_size, **options), w0
+    if supports_gram_cd(loss, penalty):
+        result = gram_coordinate_descent(loss, penalty, w0=w0, tol=tol, min_size=min_size, **options)
+        if result.status is Status.OPTIMAL:
+            return result, w0
+        return None, result.x  # coordinate descent crawled (ill-conditioned design): FISTA takes over from here
+    return None, w0
+
+
+def _grow(in_set: np.ndarray, violators: np.ndarray, excess: np.ndarray, w: np.ndarray, min_size: int,
+          first: bool) -> None:
+    """Add to the working set ``in_set`` the violators of largest ``excess`` (at most
+    ``max(min_size, |W|)`` of them; in the ``first`` round also the ``min_size`` largest scores, to
+    start from a useful set) and every non-zero coefficient."""
+    order = np.argsort(-np.where(violators, excess, -np.inf))
+    grow = max(min_size, int(in_set.sum()))
+    add = order[:grow][violators[order[:grow]]]
+    if first:
+        add = np.union1d(add, order[:min(min_size, in_set.size)])
+    in_set[add] = True
+    in_set |= w != 0
 
 
 def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0: float | None = None,
@@ -187,13 +225,9 @@ def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
     if method not in ("auto", "prox_gradient"):
         raise ValueError(f"method must be 'auto' or 'prox_gradient', got {method!r}")
     if method == "auto" and options.get("accelerated", True):
-        if supports_prox_newton(loss, penalty):
-            return prox_newton(loss, penalty, w0=w0, b0=b0, tol=tol, min_size=min_size, **options)
-        if supports_gram_cd(loss, penalty):
-            result = gram_coordinate_descent(loss, penalty, w0=w0, tol=tol, min_size=min_size, **options)
-            if result.status is Status.OPTIMAL:
-                return result
-            w0 = result.x  # coordinate descent crawled (ill-conditioned design): FISTA takes over from here
+        result, w0 = _coordinate_solve(loss, penalty, w0, b0, tol, min_size, options)
+        if result is not None:
+            return result
     options = {k: v for k, v in options.items() if k not in _COORDINATE_OPTIONS}
     if not supports_working_set(loss, penalty):
         return proximal_gradient(loss, penalty, w0=w0, b0=b0, tol=tol, **options)
@@ -229,13 +263,7 @@ def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
                     break  # the sub-problem ran out of iterations: report FEASIBLE
                 sub_tol /= 10.0
             else:
-                order = np.argsort(-np.where(violators, excess, -np.inf))
-                grow = max(min_size, int(in_set.sum()))
-                add = order[:grow][violators[order[:grow]]]
-                if sub is None:  # first round: also the largest scores, to start from a useful set
-                    add = np.union1d(add, order[:min(min_size, p)])
-                in_set[add] = True
-                in_set |= w != 0
+                _grow(in_set, violators, excess, w, min_size, first=sub is None)
             cols = np.flatnonzero(in_set)
             sub = proximal_gradient(loss.restrict(cols), penalty.restrict(cols), w0=w[cols], b0=b,
                                     tol=sub_tol, **options)
@@ -243,6 +271,14 @@ def working_set_solve(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = No
             w = np.zeros(p)
             w[cols] = sub.x
             b = sub.raw["intercept"] if has_b else 0.0
+    return _working_set_result(loss, penalty, w, b, status, criterion, crit_name, dual, start, iterations, tol,
+                               in_set, sub, options)
+
+
+def _working_set_result(loss, penalty, w, b, status, criterion, crit_name, dual, start, iterations, tol, in_set,
+                        sub, options) -> Result:
+    """The :class:`Result` of :func:`working_set_solve` at ``(w, b)`` (``sub``: its last sub-problem)."""
+    p, has_b = loss.p, bool(loss.has_intercept_variable)
     primal = loss.value(w, b) + penalty.value(w)
     return Result(status=status, x=w, objective=primal, bound=dual if math.isfinite(dual) else math.nan,
                   gap=criterion if crit_name == "relative_duality_gap" else math.nan,

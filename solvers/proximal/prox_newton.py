@@ -195,17 +195,8 @@ def prox_newton(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0
     tau, kappa = split
     X, n, p = loss.fortran_columns(), loss.n, loss.p
     has_b = bool(loss.has_intercept_variable)
-    w = np.zeros(p) if w0 is None else np.array(w0, dtype=np.float64).reshape(-1)
-    if w.shape != (p,) or not np.all(np.isfinite(w)):
-        raise ValueError(f"w0 must be a finite vector of shape ({p},), got shape {w.shape}")
-    b = (loss.intercept_at_zero() if b0 is None else float(b0)) if has_b else 0.0
+    w, b, z, cached = _start_point(loss, X, w0, b0)
     pg_scale = _gradient_scale(loss)
-    cached = _last_point(loss, w, b)  # along a path, w0 is the previous point: its gradient is known
-    if cached is None:
-        nonzero = np.flatnonzero(w)  # a warm start along a path is sparse: X w from its columns only
-        z = X[:, nonzero] @ w[nonzero] + b
-    else:
-        z = cached[0]
     ws = np.zeros(0, dtype=np.intp)
     status, criterion, crit_name, dual = Status.FEASIBLE, math.inf, "subgradient_distance", math.nan
     history: list[tuple[int, float]] = []
@@ -230,13 +221,7 @@ def prox_newton(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0
                 status = Status.OPTIMAL
                 object.__setattr__(loss, "_last_point", (w.copy(), b, z, value, g, gb))
                 break
-            nonzero = np.flatnonzero(w)
-            scores = viol.copy()
-            scores[nonzero] = np.inf
-            previous = ws
-            ws = _working_set(scores, max(min_size, 2 * nonzero.size))
-            if np.array_equal(ws, previous):  # the same set again did not certify: grow it
-                ws = _working_set(scores, 2 * ws.size)
+            ws = _next_working_set(viol, w, ws, min_size)
             target = INNER_SHARE * max(float(viol.max(initial=0.0)), abs(gb))
             # the violations at which the gap is about tol (gap ~ ||w||_1 times the largest
             # violation): a tighter inner target costs a Newton step on W, one round fewer saves a
@@ -256,6 +241,33 @@ def prox_newton(loss: Any, penalty: Penalty, *, w0: np.ndarray | None = None, b0
                   raw={"criterion": criterion, "criterion_name": crit_name, "intercept": float(b),
                        "working_set_size": int(ws.size), "cd_epochs": epochs, "lipschitz": math.nan,
                        "restarts": 0, "history": history})
+
+
+def _start_point(loss: Any, X: np.ndarray, w0: np.ndarray | None, b0: float | None) -> tuple:
+    """``(w, b, z = X w + b, cached)`` of the start (zeros and the best constant by default);
+    ``cached`` is :func:`_last_point` when the start is the last certified point on ``loss``."""
+    p = loss.p
+    w = np.zeros(p) if w0 is None else np.array(w0, dtype=np.float64).reshape(-1)
+    if w.shape != (p,) or not np.all(np.isfinite(w)):
+        raise ValueError(f"w0 must be a finite vector of shape ({p},), got shape {w.shape}")
+    b = (loss.intercept_at_zero() if b0 is None else float(b0)) if loss.has_intercept_variable else 0.0
+    cached = _last_point(loss, w, b)  # along a path, w0 is the previous point: its gradient is known
+    if cached is not None:
+        return w, b, cached[0], cached
+    nonzero = np.flatnonzero(w)  # a warm start along a path is sparse: X w from its columns only
+    return w, b, X[:, nonzero] @ w[nonzero] + b, None
+
+
+def _next_working_set(viol: np.ndarray, w: np.ndarray, previous: np.ndarray, min_size: int) -> np.ndarray:
+    """The non-zeros and the largest violations, at least ``max(min_size, 2 |nonzeros|)`` of them;
+    twice the size when that is ``previous`` again (the same set did not certify)."""
+    nonzero = np.flatnonzero(w)
+    scores = viol.copy()
+    scores[nonzero] = np.inf
+    ws = _working_set(scores, max(min_size, 2 * nonzero.size))
+    if np.array_equal(ws, previous):
+        ws = _working_set(scores, 2 * ws.size)
+    return ws
 
 
 def _last_point(loss: Any, w: np.ndarray, b: float) -> tuple | None:

@@ -296,3 +296,18 @@ def test_n_jobs_reaches_the_estimator_and_zero_is_refused(capsys):
                      "--quiet"]) == 0
         cards.append(capsys.readouterr().out.split("exact")[0])
     assert cards[0] == cards[1] and "risk" in cards[0].lower()
+
+
+@pytest.mark.parametrize("formulation", ["slim", "fused"])
+def test_cross_validation_shares_the_command_budget(tmp_path, capsys, formulation):
+    """``--cv 2``: the main fit and the two folds take shares of one budget started by the command
+    (each fit handed its started share), so the command ends within its limit (plus what the
+    folds' data preparation and the last step's look at the clock take)."""
+    import time
+
+    path, _ = _tiny_csv(tmp_path)
+    started = time.perf_counter()
+    assert main(["fit", str(path), "--formulation", formulation, "--time-limit", "4", "--cv", "2"]) == 0
+    assert time.perf_counter() - started < 4 + 2.0
+    out = capsys.readouterr().out
+    assert "cv accuracy" in out and "(2 folds)" in out

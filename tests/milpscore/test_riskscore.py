@@ -130,7 +130,7 @@ def test_several_multipliers_keep_the_least_objective_and_certify_over_all():
 def test_each_multiplier_fits_within_the_call_limits(monkeypatch):
     """The multipliers share one started budget: each fit runs with the call's memory, threads and
     seed, ending no later than the call (it used to restart a budget from seconds)."""
-    import milpscore.estimators.base as base
+    import solvers.multipliers as base
 
     seen, real = [], base.run
 

@@ -4,6 +4,7 @@ References: cvxpy with ECOS for the relaxation without a feature (an independent
 brute force over every integer model without it; SCIP and the enumeration without ruling in for
 the certified optimum.
 """
+import dataclasses
 import itertools
 import math
 
@@ -12,10 +13,11 @@ import numpy as np
 import pytest
 
 import solvers.exact.exclusion as exclusion
-import solvers.exact.supports as supports
+import solvers.exact.route as route_table
 from formulations.riskslim import RiskSLIM
 from solvers.exact.exclusion import must_use
-from solvers.exact.supports import SparseLogistic, enumerate_supports
+from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.exact.supports import enumerate_supports
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
 
@@ -98,7 +100,7 @@ def test_enumeration_with_features_ruled_in_certifies_the_same_optimum(seed, mon
     assert scip.status.value == "optimal"
     plain = enumerate_supports(problem, mip_rel_gap=1e-9, start=(start.model.coef, start.model.intercept),
                                incumbent=start.objective + 1e-3)
-    monkeypatch.setattr(supports, "RULE_IN_SUPPORTS", 1)
+    monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
     ruled = enumerate_supports(problem, mip_rel_gap=1e-9, start=(start.model.coef, start.model.intercept),
                                incumbent=start.objective + 1e-3)
     assert "exclusion bounds" in ruled.message and "exclusion bounds" not in plain.message

@@ -9,7 +9,7 @@ from formulations.constraints import AtMost
 from formulations.facets import Facets
 from solvers.heuristics.golovin_rounding import (N_DRAWS, expected_objective_bound, golovin_rounding, random_round,
                                                  round_to_grid, rounding_variance)
-from solvers.limits import Clock, Limits
+from solvers.limits import Limits
 from solvers.pipeline import run, solve_exact, solve_relaxed
 
 
@@ -133,7 +133,7 @@ def test_constraints_are_obeyed_by_the_returned_draw():
     X, y = _data(n=60)
     spec = Facets("hinge", lam=0.01, grid_unit=0.25, bound=6, constraints=(AtMost(["x0", "x1"], 1),))
     inst = spec.instance(X, y)
-    model, message = golovin_rounding(inst, solve_relaxed(inst), Clock(30), 0)
+    model, message = golovin_rounding(inst, solve_relaxed(inst), Limits(time_limit=30).started(), 0)
     if model is None:  # every draw broke the constraint: the method says so instead of returning one
         assert "obeys the operational constraints" in message
     else:
@@ -150,4 +150,4 @@ def test_errors_name_the_argument():
 
     X, y = _data()
     with pytest.raises(TypeError, match="Facets instance"):
-        golovin_rounding(ConvexRounding().instance(X, y), None, Clock(5), 0)
+        golovin_rounding(ConvexRounding().instance(X, y), None, Limits(time_limit=5).started(), 0)

@@ -109,12 +109,12 @@ def test_the_time_limit_holds_through_root_cut_rounds(shared_data):
     from formulations.slim import SLIM
     from solvers.backends.highs_model import OVERRUN_GRACE
     from solvers.heuristics.slim import heuristic
-    from solvers.limits import Clock
+    from solvers.limits import Limits
 
     data = pd.read_csv(shared_data / "spambase_data.csv")
     y = np.where(data.iloc[:, 0].to_numpy() > 0, 1, -1)
     instance = SLIM().instance(data.iloc[:, 1:].to_numpy(float), y)
-    program, start = instance.exact(), instance.lift(heuristic(instance, Clock(1.0)))
+    program, start = instance.exact(), instance.lift(heuristic(instance, Limits(time_limit=1.0).started()))
     t0 = time.perf_counter()
     r = solve_highs(program, time_limit=2.0, warm_start=start)
     assert time.perf_counter() - t0 <= 2.0 + OVERRUN_GRACE + 0.5

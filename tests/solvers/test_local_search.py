@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from formulations.base import Model
 from formulations.intercept import hinge_intercept
 from formulations.rounding import ConvexRounding, cumulative_hinge_loss
-from solvers.limits import Clock, Limits
+from solvers.limits import Limits
 from solvers.heuristics.local_search import heuristic, search, supermodular_local_search, ternary_hill_climbing
 from solvers.pipeline import run, solve_exact
 
@@ -193,7 +193,7 @@ def test_local_search_method_binary_fixed_threshold_is_figure_6():
 def test_heuristic_starts_the_exact_solve_and_the_clock_is_respected():
     X, y = _data(m=30, n=4, seed=9)
     inst = ConvexRounding(margin=1.0, threshold=None).instance(X, y)
-    start = heuristic(inst, Clock(None), 0)
+    start = heuristic(inst, Limits(time_limit=None).started(), 0)
     assert set(start.coef) <= {-1.0, 0.0, 1.0}
     exact = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
     assert exact.status.value == "optimal"

@@ -22,7 +22,9 @@ from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
 from milpscore.estimators import RiskScoreClassifier
 from solvers.exact import riskslim_route, slim_route
-from solvers.exact.supports import CHUNK, FIRST_CHUNK, enumerate_supports
+from solvers.exact.support_listing import CHUNK
+from solvers.exact.support_rate import FIRST_CHUNK
+from solvers.exact.supports import enumerate_supports
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
@@ -114,10 +116,10 @@ def test_workers_load_the_kernels_from_the_cache():
     enumerate_supports(problem, mip_rel_gap=1e-9, n_jobs=2)
 
     def cache_use() -> tuple[int, int]:  # in a worker (pickled by value: the worker imports no test module)
-        from solvers.exact import bayes_error, box_logistic, supports
+        from solvers.exact import bayes_error, box_logistic, support_listing
 
         stats = [k.stats for k in (box_logistic.binary_support_bounds, box_logistic.support_bounds,
-                                   bayes_error.bayes_errors, supports._next_combinations)]
+                                   bayes_error.bayes_errors, support_listing._next_combinations)]
         return sum(sum(s.cache_misses.values()) for s in stats), sum(sum(s.cache_hits.values()) for s in stats)
 
     use = Parallel(n_jobs=2)(delayed(cache_use)() for _ in range(4))  # the same (reused) workers

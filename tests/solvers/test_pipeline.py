@@ -8,7 +8,7 @@ import pytest
 from formulations.base import Model
 from formulations.coefficients import CoefficientSet
 from formulations.slim import SLIM
-from solvers.limits import Clock, Limits
+from solvers.limits import MIN_PHASE, Limits
 from solvers.pipeline import certify, run, solve_exact, solve_relaxed, solve_rounded
 from solvers.result import Result, Status
 
@@ -24,11 +24,14 @@ def test_limits_are_checked_once(kwargs, match):
         Limits(**kwargs)
 
 
-def test_clock_counts_down():
-    clock = Clock(0.2)
+def test_the_budget_counts_down():
+    limits = Limits(time_limit=0.2).started()
     time.sleep(0.25)
-    assert clock.expired() and clock.remaining() == Clock.MIN_PHASE
-    assert Clock(None).remaining() is None and not Clock(None).expired()
+    assert limits.expired() and limits.remaining() == MIN_PHASE
+    unlimited = Limits(time_limit=None).started()
+    assert unlimited.remaining() is None and not unlimited.expired()
+    with pytest.raises(RuntimeError, match="started"):
+        Limits(time_limit=1.0).expired()
 
 
 def test_result_is_frozen():

@@ -6,8 +6,9 @@ import pytest
 
 from formulations.base import Model
 from formulations.riskslim import RiskSLIM
-from solvers.limits import Clock, Limits
+from solvers.limits import Limits
 from solvers.pipeline import solve_exact, solve_heuristic, solve_relaxed
+from solvers.heuristics.polish import polish
 from solvers.heuristics.riskslim import beam_search, heuristic, star_ray_round, swap_search
 
 
@@ -170,7 +171,7 @@ def test_relaxation_bounds_the_exact_optimum():
 def test_heuristic_stays_in_the_set_and_finds_the_tiny_optimum():
     for seed in range(3):
         inst = RiskSLIM(coef_bound=2, c0=1e-3, max_size=2).instance(*_data(seed, d=3, levels=3))
-        model = heuristic(inst, Clock(30), 0)
+        model = heuristic(inst, Limits(time_limit=30).started(), 0)
         assert np.count_nonzero(model.coef) <= 2
         assert np.all(np.abs(model.coef) <= 2) and np.array_equal(model.coef, np.rint(model.coef))
         assert inst.exact().is_feasible(inst.lift(model))
@@ -182,8 +183,8 @@ def test_heuristic_stays_in_the_set_and_finds_the_tiny_optimum():
 
 def test_heuristic_parts_respect_an_expired_clock_and_the_set():
     inst = RiskSLIM(coef_bound=3, max_size=2).instance(*_data(0, n=60, d=4, levels=3))
-    clock = Clock(1e-9)
-    model = heuristic(inst, clock, 0)
+    limits = Limits(time_limit=1e-9).started()
+    model = heuristic(inst, limits, 0)
     assert inst.exact().is_feasible(inst.lift(model))
     fits = beam_search(inst, 2)
     assert all(np.count_nonzero(c) <= 2 for c, _ in fits)
@@ -197,9 +198,28 @@ def test_heuristic_parts_respect_an_expired_clock_and_the_set():
 def test_polish_never_worsens_and_never_adds_features():
     inst = RiskSLIM(coef_bound=3, max_size=2).instance(*_data(4, n=60, d=4, levels=3))
     start = inst.round(Model(np.array([3.0, 0.0, -3.0, 0.0]), 0.0))
-    polished = inst.polish(start)
+    polished = polish(inst, start)
     assert inst.objective(polished) <= inst.objective(start)
     assert set(np.flatnonzero(polished.coef)) <= set(np.flatnonzero(start.coef))
+
+
+def test_the_exact_programs_lazy_oracle_polishes_with_the_heuristic():
+    """The formulation declares the oracle's polisher hook only; the catalog's exact program (what
+    SCIP solves) polishes an integral point exactly as :func:`polish` does, and leaves a fractional
+    one as it is."""
+    from solvers.catalog import entry_for
+
+    inst = RiskSLIM(coef_bound=3, max_size=2).instance(*_data(4, n=60, d=4, levels=3))
+    start = inst.round(Model(np.array([3.0, 0.0, -3.0, 0.0]), 0.0))
+    assert inst.exact().lazy.polisher is None
+    program = entry_for(inst.spec).exact_program(inst)
+    x = program.lazy.polish(inst.lift(start))
+    expected = polish(inst, start)
+    np.testing.assert_array_equal(inst.decode(x).coef, expected.coef)
+    assert inst.decode(x).intercept == expected.intercept
+    fractional = inst.lift(start).astype(float)
+    fractional[program.blocks["coef"].start] += 0.5
+    np.testing.assert_array_equal(program.lazy.polish(fractional), fractional)
 
 
 @pytest.mark.parametrize("kwargs,match", [({"c0": -1.0}, "c0"), ({"coef_bound": np.inf}, "coef_bound"),

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from formulations.base import Model
 from formulations.rounding import ConvexRounding, cumulative_hinge_loss, double_features
 from solvers.backends.highs import solve_highs
-from solvers.limits import Clock, Limits
+from solvers.limits import Limits
 from solvers.pipeline import run, solve_method, solve_relaxed
 from solvers.heuristics.rounding import lp_options, randomized_rounding, randomized_rounding_method, rounding_bounds
 
@@ -144,12 +144,12 @@ def test_catalog_method_with_a_learned_intercept_improves_on_the_lp_intercept():
     y = np.where(X @ [1.0, -1.0, 1.0, 0.0, 0.0] > 1.5, 1.0, -1.0)
     inst = ConvexRounding(margin=1.0, threshold=None).instance(X, y)
     source = solve_relaxed(inst)
-    model, message = randomized_rounding_method(inst, source, Clock(None), 0)
+    model, message = randomized_rounding_method(inst, source, Limits(time_limit=None).started(), 0)
     best = Model(model.coef, inst.best_intercept(model.coef))
     assert inst.objective(model) == pytest.approx(inst.objective(best), abs=1e-12)  # the best intercept
     assert inst.objective(model) <= model.extras["rounding"]["best_loss"] + 1e-12
     # without a source there is nothing to round (the pipeline's solve_method passes the relaxation)
-    alone, message = randomized_rounding_method(inst, None, Clock(None), 0)
+    alone, message = randomized_rounding_method(inst, None, Limits(time_limit=None).started(), 0)
     assert alone is None and "no relaxed model" in message
 
 
@@ -161,7 +161,7 @@ def test_randomized_rounding_stops_on_the_clock():
         def expired(self):
             return True
 
-    out = randomized_rounding(w_hat, Xd, y, margin=1.0, n_draws=1_000_000, seed=0, clock=Expired())
+    out = randomized_rounding(w_hat, Xd, y, margin=1.0, n_draws=1_000_000, seed=0, limits=Expired())
     assert 1 <= out.losses.size < 1_000_000  # one chunk, then the clock stops it
     assert out.loss == pytest.approx(out.losses.min())
 

@@ -8,7 +8,8 @@ import pytest
 from formulations.riskslim import RiskSLIM
 from milpscore.estimators import RiskScoreClassifier
 from solvers.exact.screen import SupportScreen
-from solvers.exact.supports import SparseLogistic, enumerate_supports
+from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.exact.supports import enumerate_supports
 from tests.solvers.test_supports import brute_force
 
 

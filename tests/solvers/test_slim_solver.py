@@ -34,7 +34,7 @@ def run_steps(inst, names, limits, start=None) -> RouteOutcome:
     route = tuple(step for step in entry_for(inst.spec).route if step.name in names)
     assert len(route) == len(names), names
     limits = limits.started()
-    return run_route(route, inst, start, limits, limits.clock(), lambda m: violation(inst, m) <= FEASIBILITY_TOL)
+    return run_route(route, inst, start, limits.started(), lambda m: violation(inst, m) <= FEASIBILITY_TOL)
 
 
 def _reference_terms(X, y, sw, cw, coef, b, margin, c0, costs):
@@ -275,14 +275,16 @@ def test_an_enumeration_that_would_not_fit_hands_the_time_to_the_milp(monkeypatc
     stops with its incumbent and no bound, and the route's next step (HiGHS on the MILP) certifies
     the optimum, which is the plain MILP's (HiGHS outside the route). The stop is forced by a zero
     projection share (the first size of more than one chunk of supports)."""
-    import solvers.exact.supports as supports
+    import dataclasses
+
+    import solvers.exact.route as route_table
 
     rng = np.random.default_rng(3)
     X = rng.integers(0, 2, (24, 16)).astype(float)
     y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + rng.normal(0, 0.7, 24) > 0.5, 1.0, -1.0)
     inst = SLIM(c0=0.002, coef_bound=3, max_size=5).instance(X, y)
     plain = solve_exact(inst, "highs", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
-    monkeypatch.setattr(supports, "PROJECTION_SHARE", 0.0)
+    monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, projection_share=0.0))
     out = run_steps(inst, ("bayes_supports", "highs"), Limits(time_limit=60, mip_rel_gap=1e-9))
     bayes, highs = out.records
     assert bayes.ran and bayes.message.startswith("stopped: bounding the") and bayes.bound == -math.inf, out.message

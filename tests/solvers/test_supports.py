@@ -9,14 +9,18 @@ import math
 import numpy as np
 import pytest
 
-import solvers.exact.supports as supports_module
+import dataclasses
+
+import solvers.exact.route as route_table
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost
 from formulations.riskslim import RiskSLIM
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, label_bits, support_bounds
 from formulations.base import Model
-from solvers.exact.supports import (FIRST_CHUNK, SAMPLES, SparseLogistic, _Lister, enumerate_supports, sampled_rate,
-                                   unrank)
+from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.exact.support_listing import Lister, unrank
+from solvers.exact.support_rate import FIRST_CHUNK, SAMPLES, sampled_rate
+from solvers.exact.supports import enumerate_supports
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
 
@@ -293,16 +297,16 @@ def test_a_lister_started_anywhere_lists_the_rest_of_the_full_listing(monkeypatc
     free, forced = np.arange(2, 14), np.array([0], np.int64)
     prev = np.full(free.size, -1, np.int64)
     prev[[3, 7]] = [1, 2]  # columns 3 and 7 only with 1 and 2
-    whole = _Lister(forced, free, 4, prev)
+    whole = Lister(forced, free, 4, prev)
     every = whole.next(whole.total)
     for position in rng.integers(0, whole.total, 12):
-        full = _Lister(forced, free, 4, prev)
+        full = Lister(forced, free, 4, prev)
         full.skip(int(position))
         started = whole.at(int(position))
         np.testing.assert_array_equal(started.next(whole.total), full.next(whole.total))
         assert started.listed == whole.total
     assert every.shape[0] < whole.total  # some symmetric supports were left out
-    lister = _Lister(forced, free, 4, prev)
+    lister = Lister(forced, free, 4, prev)
     X = rng.integers(0, 2, (60, 14)).astype(float)
     y = np.where(rng.random(60) < 0.4, 1.0, -1.0)
     instance = RiskSLIM(coef_bound=3, c0=1e-3, max_size=5).instance(X, y)
@@ -322,6 +326,6 @@ def test_a_lister_started_anywhere_lists_the_rest_of_the_full_listing(monkeypatc
     sampled_rate(counting, lister, math.inf, budget=0.0)  # any rate projects above 0 s: the first probe only
     assert len(counted) == 1 and 0 < counted[0] <= FIRST_CHUNK
     counted.clear()
-    monkeypatch.setattr(supports_module, "DECISIVE_SHARE", math.inf)  # no probe is decisive: every sample runs
+    monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, decisive_share=math.inf))  # no probe is decisive: every sample runs
     sampled_rate(counting, lister, math.inf, budget=0.0)
     assert len(counted) == full

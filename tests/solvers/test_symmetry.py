@@ -10,7 +10,9 @@ from formulations.base import Model
 from formulations.coefficients import CoefficientSet
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
-from solvers.exact.supports import SparseLogistic, _Lister, enumerate_supports
+from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.exact.support_listing import Lister
+from solvers.exact.supports import enumerate_supports
 from solvers.exact.symmetry import predecessors
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from tests.solvers.test_parallel_supports import _data, _same_enumeration
@@ -54,7 +56,7 @@ def test_lister_leaves_out_exactly_the_non_canonical_supports(r):
     d = 8
     prev = np.array([-1, 0, 1, -1, 3, -1, -1, 6])
     free = np.arange(10, 10 + d)
-    lister = _Lister(np.array([2], np.int64), free, r, prev)
+    lister = Lister(np.array([2], np.int64), free, r, prev)
     rows = []
     while lister.listed < lister.total:
         rows += [tuple(x) for x in lister.next(3)]

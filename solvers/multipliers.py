@@ -1,0 +1,146 @@
+"""RiskSLIM's multipliers: one certified fit per multiplier within one budget, the least objective kept.
+
+With a multiplier ``m`` the risk is ``1 / (1 + exp(-(x . lambda + lambda_0) / m))`` (FasterRisk's
+multiplier, Liu et al. 2022, sec. 3; :class:`formulations.riskslim.RiskSLIM`). For every ``m`` the
+objective is the same function of the model's *risks* (mean logistic loss + L0 cost), so the
+models of several multipliers compare by objective, and the least bound over them bounds every
+model of every multiplier listed: the certificate over all (:func:`certificate`).
+
+The sequence, in one budget (:class:`solvers.limits.Limits`, started once by the caller):
+
+1. each multiplier ``i`` of ``n`` is solved (:func:`solvers.pipeline.run`: heuristic, relaxation,
+   route) in :meth:`~solvers.limits.Limits.share` ``1 / (n - i)`` of the time left — the first
+   :data:`FIRST_MULTIPLIER_SHARE` when the instance has no operational constraints: its support
+   enumeration screens every support, and the later fits bound only its survivors (the
+   saturated-loss bound does not depend on the multiplier, :mod:`solvers.exact.screen`);
+2. each multiplier after the first prunes at the least objective found before it
+   (:attr:`~solvers.limits.Limits.objective_limit`): it stops once no model beats it;
+3. a multiplier's instance is built, and its continuous box-constrained logistic fit
+   (:meth:`formulations.riskslim.RiskSLIMInstance.continuous_fit`, L-BFGS-B, which the heuristic,
+   the floor and the program's cut pool start from) is made, *before* its solve, and neither looks
+   at a clock: on a wide table that set-up takes seconds. So a multiplier is skipped, with its
+   reason, when the set-up of the one before, repeated now, would end more than
+   :data:`SETUP_GRACE` seconds past the call's deadline (or after an interrupt). A skipped
+   multiplier has no model and the bound 0 (the loss and the L0 costs are non-negative), so the
+   certificate over all stays valid.
+
+The continuous fit of multiplier ``m`` is not the fit of multiplier 1 scaled by ``m``:
+substituting ``mu = lambda / m`` maps the loss of ``m`` on the box ``[lb, ub]`` to the loss of 1
+on the box ``[lb / m, ub / m]``, so the two agree only when no bound binds; each multiplier's fit
+is made on its own box.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from formulations.base import Instance
+from formulations.constraints import binding
+from solvers.exact.screen import SupportScreen
+from solvers.limits import Limits, interrupted
+from solvers.pipeline import Fit, certify, run
+from solvers.result import Status
+
+#: multipliers of ``multiplier="auto"`` (FasterRisk searches a continuum per support; this grid is
+#: solved exactly, one certified fit per value)
+MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+#: share of the time the first of several multipliers gets (without operational constraints): its
+#: support enumeration screens every support, and the later fits bound only its survivors (the rest
+#: share the time equally)
+FIRST_MULTIPLIER_SHARE = 0.8
+#: seconds past the call's deadline a multiplier's set-up (instance and continuous fit, which look
+#: at no clock) may be projected to end before the multiplier is skipped
+SETUP_GRACE = 0.5
+
+
+@dataclass(frozen=True)
+class MultiplierFit:
+    """One multiplier of the call: its instance and fit (None when skipped), the objective it had to
+    beat, the seconds of its set-up (instance + continuous fit) and of its solve, and why it was
+    skipped ("" when solved)."""
+
+    multiplier: float
+    instance: Instance | None
+    fit: Fit | None
+    objective_limit: float
+    setup_seconds: float = 0.0
+    skipped: str = ""
+
+    @property
+    def objective(self) -> float:
+        return math.inf if self.fit is None or self.fit.model is None else self.fit.objective
+
+    @property
+    def bound(self) -> float:
+        """A bound valid for every model of this multiplier: the fit's, or 0 when skipped."""
+        return 0.0 if self.fit is None else self.fit.bound
+
+    def row(self) -> dict[str, Any]:
+        """The multiplier's row of ``RiskScoreClassifier.multipliers_``."""
+        if self.fit is None:
+            return {"multiplier": self.multiplier, "objective": math.nan, "bound": self.bound, "gap": math.inf,
+                    "status": "skipped", "objective_limit": self.objective_limit, "seconds": 0.0}
+        return {"multiplier": self.multiplier, "objective": self.fit.objective, "bound": self.fit.bound,
+                "gap": self.fit.gap, "status": self.fit.status.value, "objective_limit": self.objective_limit,
+                "seconds": self.setup_seconds + self.fit.times.get("total", math.nan)}
+
+
+def check_multipliers(multiplier: Any) -> tuple[float, ...]:
+    """The multipliers of the parameter ``multiplier``: a number > 0, a sequence of them, or
+    ``"auto"`` (:data:`MULTIPLIERS`); else a ``ValueError``."""
+    m = multiplier
+    values = MULTIPLIERS if isinstance(m, str) and m == "auto" else (m,) if np.isscalar(m) else tuple(m)
+    if isinstance(m, str) and m != "auto" or not len(values) or \
+            not all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and np.isfinite(v) and v > 0
+                    for v in values):
+        raise ValueError(f"multiplier must be a number > 0, a sequence of them or 'auto'; got {m!r}")
+    return tuple(float(v) for v in values)
+
+
+def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance], multipliers: Sequence[float],
+                      limits: Limits, *, method: str = "exact", backend: str | None = None, verbose: bool = False,
+                      options: Mapping[str, Any] | None = None) -> list[MultiplierFit]:
+    """Solve ``first`` (the instance of ``multipliers[0]``) and ``instance_for(m)`` for the other
+    multipliers by :func:`solvers.pipeline.run` (``method``, ``backend``, ``options``) within the
+    started budget ``limits`` (module docstring); one :class:`MultiplierFit` per multiplier, in order."""
+    limits = limits.started()
+    n = len(multipliers)
+    screen = SupportScreen() if n > 1 else None
+    first_share = FIRST_MULTIPLIER_SHARE if not binding(first.constraints) else 1.0 / n
+    done: list[MultiplierFit] = []
+    best, setup = math.inf, 0.0
+    for i, m in enumerate(multipliers):
+        late = limits.deadline is not None and time.perf_counter() + setup > limits.deadline + SETUP_GRACE
+        if i and (interrupted() or late):
+            done.append(MultiplierFit(m, None, None, best, skipped=f"its set-up (about {setup:.1f} s, like the "
+                                                                   f"last one's) would end past the time limit"))
+            continue
+        started = time.perf_counter()
+        instance = first if i == 0 else instance_for(m)
+        if method in ("exact", "heuristic"):
+            instance.continuous_fit()  # made here, timed: the set-up the next multiplier is planned with
+        setup = time.perf_counter() - started
+        share = first_share if i == 0 and n > 1 else 1.0 / (n - i)
+        phase = replace(limits.share(share), objective_limit=best, screen=screen)
+        fit = run(instance, method, backend, limits=phase, verbose=verbose, options=options)
+        done.append(MultiplierFit(m, instance, fit, best, setup))
+        if fit.model is not None:
+            best = min(best, fit.objective)
+    return done
+
+
+def least(fits: Sequence[MultiplierFit]) -> MultiplierFit:
+    """The multiplier of least objective (the first one on ties; the first when none has a model)."""
+    return min(fits, key=lambda f: f.objective)
+
+
+def certificate(fits: Sequence[MultiplierFit], mip_rel_gap: float) -> tuple[Status, float, float]:
+    """Status, gap and bound of the least objective over the points *and* the multipliers: the least
+    bound of them all (a skipped multiplier's is 0)."""
+    bound = min(f.bound for f in fits)
+    status, gap = certify(least(fits).objective, bound, mip_rel_gap)
+    return status, gap, bound
