@@ -28,3 +28,13 @@ def compiled_kernels() -> None:
     from solvers.warmup import compile_kernels
 
     compile_kernels()
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A ``dask.distributed`` client on a LocalCluster of two one-thread workers in this process
+    (skips without dask's distributed scheduler)."""
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client

@@ -87,17 +87,7 @@ def test_a_dask_column_with_nan_is_named():
         OrderedBinner().fit(dd.from_pandas(X, npartitions=3))
 
 
-distributed = pytest.importorskip("dask.distributed")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c, \
-            distributed.Client(c) as cl:
-        yield cl
-
-
-def test_estimator_on_a_dask_table_equals_the_fit_in_memory(client):
+def test_estimator_on_a_dask_table_equals_the_fit_in_memory(dask_client):
     X, y = _table(2000, 2)
     ddf, dy = dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3)
     kwargs = dict(n_bins=4, strength=0.5, n_strengths=2, tol=1e-6)
@@ -117,7 +107,7 @@ def test_estimator_on_a_dask_table_equals_the_fit_in_memory(client):
     np.testing.assert_array_equal(got.predict_points(ddf).compute(), ref.predict_points(X))
 
 
-def test_labels_partitioned_unlike_the_table_are_refused(client):
+def test_labels_partitioned_unlike_the_table_are_refused(dask_client):
     X, y = _table(600, 3)
     with pytest.raises(ValueError, match="partitioned alike"):
         BinarsityLogisticClassifier(n_strengths=2).fit(dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=2))

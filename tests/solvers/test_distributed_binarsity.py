@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("dask.distributed")
+pytest.importorskip("dask.distributed")
 
 from solvers.proximal.binarsity import binarsity_logistic_path, binarsity_path  # noqa: E402
 from solvers.proximal.distributed import DaskLogistic  # noqa: E402
@@ -35,14 +35,7 @@ def _row_blocks(X, rows):
     return da.concatenate(parts, axis=0)
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c, \
-            distributed.Client(c) as cl:
-        yield cl
-
-
-def test_distributed_path_equals_the_single_machine_path(client):
+def test_distributed_path_equals_the_single_machine_path(dask_client):
     sizes = [4, 3, 5]
     X, y = _onehot(2000, sizes, 0)
     ref, ref_base = binarsity_logistic_path(X, y, sizes, strength=0.3, n_strengths=2, tol=1e-9)
@@ -58,7 +51,7 @@ def test_distributed_path_equals_the_single_machine_path(client):
         assert b.objective == pytest.approx(a.objective, rel=1e-10)
 
 
-def test_dense_chunks_and_value_gradient_match(client):
+def test_dense_chunks_and_value_gradient_match(dask_client):
     X, y = _onehot(500, [3, 3], 1)
     from formulations.losses import Logistic
 
