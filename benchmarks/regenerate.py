@@ -24,7 +24,12 @@ Staleness. ``docs/benchmarks.state.json`` (committed) records for each section t
 * its command line, the commit, the date, the wall time and the exit code.
 
 A section is fresh when all of these match the working tree and its last run exited with 0 and its
-text is in the page; otherwise it is stale, with the reasons. A failed run is recorded (its output,
+text is in the page; otherwise it is stale, with the reasons. Only the library files the section
+can run count (:func:`library_closure`): the modules its scripts import, transitively, with their
+packages' ``__init__`` files, every module named in a string constant (``"solvers.warmup"``), and
+every library file that is not Python; a script that imports nothing of the library (it runs the
+package by command, e.g. ``first_run.py``) depends on all of it. So a change to the exact engine
+leaves the proximal sections fresh. A failed run is recorded (its output,
 with the exit code and the end of stderr, goes into the page) and stays stale.
 """
 from __future__ import annotations
@@ -110,6 +115,57 @@ def _local_references(path: Path, local: set[str]) -> set[str]:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(".py"):
             found.add(Path(node.value).stem)
     return found & local
+
+
+def library_modules(root: Path, folders: tuple[str, ...] = LIBRARY) -> dict[str, str]:
+    """``{dotted module name: path}`` of the library's Python files (a package is its ``__init__.py``)."""
+    out = {}
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = str(path.relative_to(root))
+    return out
+
+
+def _imported_names(path: Path, package: str | None = None) -> set[str]:
+    """Dotted names ``path`` imports (``from a.b import c`` gives ``a.b`` and ``a.b.c``; relative
+    imports resolved against ``package``) and dotted string constants (``"solvers.warmup"``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level and package is not None:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value:
+            found.add(node.value)
+    return found
+
+
+def library_closure(root: Path, section: Section) -> set[str] | None:
+    """The library files ``section`` can run (module docstring), or None for the whole library."""
+    modules = library_modules(root)
+    seeds = set()
+    for script in script_files(root, section.script):
+        seeds |= {name for name in _imported_names(root / script) if name in modules}
+    if not seeds:
+        return None
+    closure, todo = set(), sorted(seeds)
+    while todo:
+        name = todo.pop()
+        parts = name.split(".")
+        for k in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ first
+            parent = ".".join(parts[:k])
+            if parent in modules and modules[parent] not in closure:
+                closure.add(modules[parent])
+                path = root / modules[parent]
+                package = parent if path.name == "__init__.py" else ".".join(parent.split(".")[:-1])
+                todo += sorted(n for n in _imported_names(path, package) if n in modules)
+    others = {p for p in library_manifest(root) if not p.endswith(".py")}
+    return closure | others
 
 
 def script_files(root: Path, script: str) -> list[str]:
@@ -217,8 +273,16 @@ def staleness(root: Path, section: Section, state: dict, library: dict[str, str]
     if record.get("command") != section.command:
         reasons.append(f"command changed (was `{record.get('command')}`)")
     if record.get("library") != digest(library):
-        changed = _changes(old, library) if old is not None else []
-        reasons.append(f"library changed: {_listed(changed)}" if changed else "library changed")
+        closure = library_closure(root, section)
+        if old is None:
+            reasons.append("library changed")
+        else:
+            def runs(manifest: dict[str, str]) -> dict[str, str]:
+                return manifest if closure is None else {p: h for p, h in manifest.items() if p in closure}
+
+            changed = _changes(runs(old), runs(library))
+            if changed:
+                reasons.append(f"library changed: {_listed(changed)}")
     changed = _changes(record.get("scripts", {}), script_manifest(root, section))
     if changed:
         reasons.append(f"script changed: {_listed(changed)}")

@@ -232,3 +232,37 @@ def test_a_rewritten_section_keeps_its_place_in_the_page(tmp_path):
     text = page.read_text()
     assert "old c" not in text and "older b" not in text
     assert text.index("new a") < text.index("new c") < text.index("new b") < text.index("kept")
+
+
+def test_only_the_library_files_a_section_can_run_make_it_stale(repo):
+    """A section that imports ``solvers.algo`` depends on it, its package's ``__init__``, what they
+    import (relative imports and module names in strings too) and the non-Python files; a change
+    elsewhere in the library leaves it fresh. A section importing nothing depends on everything."""
+    (repo / "solvers" / "__init__.py").write_text("from .algo import B\n")
+    (repo / "solvers" / "algo.py").write_text("from formulations.maths import A\nB = 2\n")
+    (repo / "solvers" / "kernels.py").write_text("K = 0\n")
+    (repo / "solvers" / "table.py").write_text("KERNELS = ['solvers.kernels']\n")
+    (repo / "formulations" / "table.json").write_text("{}\n")
+    (repo / "benchmarks" / "uses.py").write_text(
+        "import pathlib, sys\nsys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))\n"
+        "import solvers.table\nfrom solvers.algo import B\nprint('load 0.0', B)\n")
+    secs = [regenerate.Section("uses", "benchmarks/uses.py"), regenerate.Section("one", "benchmarks/one.py", ("--flag",))]
+    assert regenerate.library_closure(repo, secs[0]) == {
+        "solvers/__init__.py", "solvers/algo.py", "solvers/table.py", "solvers/kernels.py",
+        "formulations/maths.py", "formulations/table.json"}
+    assert regenerate.library_closure(repo, secs[1]) is None
+    assert regenerate.regenerate(repo, secs, out=io.StringIO()) == 0
+
+    def stale():
+        out = io.StringIO()
+        regenerate.regenerate(repo, secs, status_only=True, out=out)
+        return {line.split()[1].rstrip(":") for line in out.getvalue().splitlines() if line.startswith("stale")}
+
+    assert stale() == set()
+    (repo / "milpscore" / "card.py").write_text("C = 4\n")  # outside the closure of `uses`
+    assert stale() == {"one"}
+    for path in ("solvers/kernels.py", "formulations/maths.py", "formulations/table.json"):
+        before = (repo / path).read_text()
+        (repo / path).write_text(before + "\n")
+        assert stale() == {"one", "uses"}, path
+        (repo / path).write_text(before)
