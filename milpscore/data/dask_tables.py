@@ -88,6 +88,13 @@ def encode_dask_labels(y: Any, lengths: tuple[int, ...], pos_label: Any = None) 
     import dask.array as da
     import dask.dataframe as dd
 
+    if not is_dask_collection(y):  # labels in memory beside a dask table: chunked like it
+        arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr[:, 0]
+        if arr.ndim != 1 or arr.shape[0] != sum(lengths):
+            raise ValueError(f"y has shape {arr.shape} but X has {sum(lengths)} rows; pass one label per row")
+        y = da.from_array(arr, chunks=(tuple(lengths),))
     if isinstance(y, dd.DataFrame):
         if len(y.columns) != 1:
             raise ValueError(f"y must be one column of labels, got {len(y.columns)} columns")
@@ -97,7 +104,8 @@ def encode_dask_labels(y: Any, lengths: tuple[int, ...], pos_label: Any = None) 
             raise ValueError(f"y must be 1-D with one label per sample, got shape {y.shape}")
         y = dd.from_dask_array(y)
     if not isinstance(y, dd.Series):
-        raise TypeError(f"with a dask table X, y must be a dask Series or array, got {type(y).__name__}")
+        raise TypeError(f"with a dask table X, y must be labels (a dask Series or array, or an array in memory), "
+                        f"got {type(y).__name__}")
     distinct, missing, lengths_y = dask.compute(y.drop_duplicates(split_out=1), y.isna().sum(),
                                                 y.map_partitions(len))
     if int(missing):

@@ -111,3 +111,14 @@ def test_labels_partitioned_unlike_the_table_are_refused(dask_client):
     X, y = _table(600, 3)
     with pytest.raises(ValueError, match="partitioned alike"):
         BinarsityLogisticClassifier(n_strengths=2).fit(dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=2))
+
+
+def test_labels_in_memory_beside_a_dask_table(dask_client):
+    X, y = _table(600, 4)
+    ddf = dd.from_pandas(X, npartitions=3)
+    kwargs = dict(n_bins=3, strength=1.0, n_strengths=2, tol=1e-6)
+    got = BinarsityLogisticClassifier(**kwargs).fit(ddf, y.to_numpy())
+    ref = BinarsityLogisticClassifier(**kwargs).fit(X, y)
+    np.testing.assert_allclose(got.coef_, ref.coef_, atol=1e-9)
+    with pytest.raises(ValueError, match=r"y has shape \(599,\) but X has 600 rows"):
+        BinarsityLogisticClassifier(**kwargs).fit(ddf, y.to_numpy()[:-1])
