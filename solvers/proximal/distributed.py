@@ -6,10 +6,15 @@ matrix, e.g. a block of the one-hot design), ``y`` a dask array with the same ro
 quantity the proximal solvers ask for is a sum over rows, computed block by block on the workers
 of the current ``dask.distributed`` client (or dask's local scheduler without one):
 
-* the state :math:`z = Xw + b` stays distributed (one persisted dask array of length n);
-* :math:`f = \\frac1n\\sum_i\\log(1 + e^{-y_iz_i})` is one reduction to a scalar;
+* the state :math:`z = Xw + b` stays distributed: one persisted vector per row block
+  (:class:`BlockState`; FISTA's extrapolation :math:`z_y = z_x + \\beta(z_x - z_{x'})` is done
+  block by block on the workers);
+* :math:`f = \\frac1n\\sum_i\\log(1 + e^{-y_iz_i})` is one scalar per block;
 * :math:`\\nabla_w f = \\sum_{blocks} X_B^\\top r_B` (``r_i = -y_i\\sigma(-y_iz_i)/n``) is one
   p-vector per block, summed on the client: only O(p) numbers per block cross the network.
+
+Every call is one task per row block (a fused function of the block's rows), so a FISTA
+iteration costs a few scheduler round trips, not a graph of element-wise array operations.
 
 So FISTA (:func:`solvers.proximal.gradient.proximal_gradient`), its duality-gap certificate
 (:func:`solvers.proximal.common.duality_gap`, through :meth:`DaskLogistic.dual_point`) and the
@@ -28,16 +33,79 @@ from scipy.special import expit, xlogy
 from formulations.losses import DualPoint, _largest_eigenvalue
 
 
-def _block_rmatvec(block: Any, r: np.ndarray) -> np.ndarray:
-    return np.asarray(block.T @ r, dtype=np.float64).ravel()
+def _matvec(x: Any, w: np.ndarray, b: float) -> np.ndarray:
+    return np.asarray(x @ w, dtype=np.float64).ravel() + b
 
 
-def _block_matvec(block: Any, w: np.ndarray, b: float) -> np.ndarray:
-    return np.asarray(block @ w, dtype=np.float64).ravel() + b
+def _combine(a: np.ndarray, c: np.ndarray, beta: float) -> np.ndarray:
+    return a + beta * (a - c)
 
 
-def _block_column_sums(block: Any) -> np.ndarray:
-    return np.asarray(block.sum(axis=0), dtype=np.float64).ravel()
+def _logloss_sum(y: np.ndarray, z: np.ndarray) -> float:
+    return float(np.logaddexp(0.0, -y * z).sum())
+
+
+def _gradient_part(x: Any, y: np.ndarray, z: np.ndarray, n: int) -> tuple[np.ndarray, float]:
+    r = -y * expit(-y * z) / n
+    return np.asarray(x.T @ r, dtype=np.float64).ravel(), float(r.sum())
+
+
+def _gram_part(x: Any, v: np.ndarray, vb: float) -> tuple[np.ndarray, float]:
+    z = np.asarray(x @ v, dtype=np.float64).ravel() + vb
+    return np.asarray(x.T @ z, dtype=np.float64).ravel(), float(z.sum())
+
+
+def _theta_sum(y: np.ndarray, z: np.ndarray, n: int) -> float:
+    return float((y * expit(-y * z)).sum() / n)
+
+
+def _entropy_part(y: np.ndarray, z: np.ndarray, n: int, shift: float, alpha: float) -> tuple[bool, float]:
+    s = n * alpha * y * (y * expit(-y * z) / n - shift)
+    outside = bool(((s < 0) | (s > 1)).any())
+    return outside, float((xlogy(s, s) + xlogy(1 - s, 1 - s)).sum())
+
+
+def _column_sums(x: Any) -> np.ndarray:
+    return np.asarray(x.sum(axis=0), dtype=np.float64).ravel()
+
+
+def _positives(y: np.ndarray) -> float:
+    return float((y > 0).sum())
+
+
+class BlockState:
+    """Scores :math:`z = Xw + b` as one persisted vector per row block (``blocks``: dask delayed
+    objects on the workers). ``a + beta * (a - c)`` is computed block by block on the workers."""
+
+    def __init__(self, blocks: list) -> None:
+        self.blocks = blocks
+
+    def extrapolated(self, previous: "BlockState", beta: float) -> "BlockState":
+        import dask
+
+        return BlockState(list(dask.persist(*[dask.delayed(_combine)(a, c, beta)
+                                               for a, c in zip(self.blocks, previous.blocks)])))
+
+    # FISTA writes ``sn + beta * (sn - sx)``: the two operators below build exactly that
+    def __sub__(self, other: "BlockState") -> "_Difference":
+        return _Difference(self, other)
+
+    def __add__(self, scaled: "_Difference") -> "BlockState":
+        if not isinstance(scaled, _Difference) or scaled.left is not self:
+            return NotImplemented
+        return self.extrapolated(scaled.right, scaled.beta)
+
+
+class _Difference:
+    """``beta * (left - right)`` of two block states, held until it is added to ``left``."""
+
+    def __init__(self, left: BlockState, right: BlockState, beta: float = 1.0) -> None:
+        self.left, self.right, self.beta = left, right, beta
+
+    def __rmul__(self, beta: float) -> "_Difference":
+        return _Difference(self.left, self.right, self.beta * float(beta))
+
+    __mul__ = __rmul__
 
 
 class DaskLogistic:
@@ -51,7 +119,7 @@ class DaskLogistic:
 
     Same contract as :class:`formulations.losses.Logistic` (``state``, ``value_state``,
     ``gradient_state``, ``lipschitz``, ``intercept_at_zero``, ``dual_point``); the intercept is
-    always fitted.
+    always fitted; the state is a :class:`BlockState`.
     """
 
     has_intercept_variable = True
@@ -79,43 +147,33 @@ class DaskLogistic:
         if labels.size > 2 or not np.all(np.isin(labels, (-1.0, 0.0, 1.0))) or (
                 labels.size == 2 and not np.isin(1.0, labels)):
             raise ValueError("y must hold two classes coded {-1, +1} or {0, 1}")
-        self.X = X.persist()
-        self.y = da.where(y > 0, 1.0, -1.0).persist()
+        self.X, self.y = dask.persist(X, da.where(y > 0, 1.0, -1.0))  # held: their blocks stay on the workers
         self.n, self.p = n, p
-        self._blocks = list(self.X.to_delayed().ravel())
-        self.column_sums = np.sum(dask.compute(*[dask.delayed(_block_column_sums)(b) for b in self._blocks]), axis=0)
+        self._x = list(self.X.to_delayed().ravel())
+        self._y = list(self.y.to_delayed().ravel())
+        self.column_sums = np.sum(self._each(_column_sums, self._x), axis=0)
         self._lipschitz: float | None = None
 
-    # ----------------------------------------------------------------------- products
-    def _matvec(self, w: np.ndarray, b: float) -> Any:
-        import dask.array as da
-
-        return da.map_blocks(_block_matvec, self.X, np.asarray(w, dtype=np.float64), float(b), drop_axis=1,
-                             dtype=np.float64, meta=np.array((), dtype=np.float64))
-
-    def _rmatvec(self, r: Any) -> np.ndarray:
-        """:math:`X^\\top r` as the sum of one p-vector per row block."""
+    def _each(self, function: Any, *blocks: list, **constants: Any) -> tuple:
+        """``function(block_1, block_2, ..., **constants)`` on every row block, gathered."""
         import dask
 
-        parts = [dask.delayed(_block_rmatvec)(xb, rb) for xb, rb in zip(self._blocks, r.to_delayed().ravel())]
-        return np.sum(dask.compute(*parts), axis=0) if parts else np.zeros(self.p)
+        return dask.compute(*[dask.delayed(function)(*args, **constants) for args in zip(*blocks)])
 
     # ---------------------------------------------------------------- loss contract
-    def state(self, w: np.ndarray, b: float = 0.0) -> Any:
-        """Scores :math:`z = Xw + b`, a persisted dask array (n,)."""
-        return self._matvec(w, b).persist()
-
-    def value_state(self, w: np.ndarray, b: float, state: Any) -> float:
-        import dask.array as da
-
-        return float(da.logaddexp(0.0, -self.y * state).mean().compute())
-
-    def gradient_state(self, state: Any) -> tuple[np.ndarray, float]:
+    def state(self, w: np.ndarray, b: float = 0.0) -> BlockState:
+        """Scores :math:`z = Xw + b`, one persisted vector per row block."""
         import dask
 
-        dz = (self.y * -_expit(-self.y * state) / self.n).persist()
-        g, gb = self._rmatvec(dz), dask.compute(dz.sum())[0]
-        return g, float(gb)
+        w = np.asarray(w, dtype=np.float64)
+        return BlockState(list(dask.persist(*[dask.delayed(_matvec)(x, w, float(b)) for x in self._x])))
+
+    def value_state(self, w: np.ndarray, b: float, state: BlockState) -> float:
+        return float(sum(self._each(_logloss_sum, self._y, state.blocks))) / self.n
+
+    def gradient_state(self, state: BlockState) -> tuple[np.ndarray, float]:
+        parts = self._each(_gradient_part, self._x, self._y, state.blocks, n=self.n)
+        return np.sum([g for g, _ in parts], axis=0), float(sum(gb for _, gb in parts))
 
     def value(self, w: np.ndarray, b: float = 0.0) -> float:
         return self.value_state(w, b, self.state(w, b))
@@ -130,43 +188,28 @@ class DaskLogistic:
             p = self.p
 
             def matvec(v):
-                z = self._matvec(v[:p], v[p]).persist()
-                return np.concatenate([self._rmatvec(z), [float(z.sum().compute())]])
+                parts = self._each(_gram_part, self._x, v=np.asarray(v[:p], dtype=np.float64), vb=float(v[p]))
+                return np.concatenate([np.sum([g for g, _ in parts], axis=0), [sum(s for _, s in parts)]])
 
             self._lipschitz = self.curvature * _largest_eigenvalue(matvec, p + 1) / self.n
         return self._lipschitz
 
     def intercept_at_zero(self) -> float:
         """Log-odds of the positive class (clipped for one class)."""
-        pos = float(np.clip(float((self.y > 0).mean().compute()), 1e-12, 1 - 1e-12))
+        pos = float(np.clip(sum(self._each(_positives, self._y)) / self.n, 1e-12, 1 - 1e-12))
         return math.log(pos / (1 - pos))
 
     def intercept(self, w: np.ndarray) -> float:
         raise ValueError("the intercept is a solver variable; read it from the solver result")
 
-    def dual_point(self, w: np.ndarray, b: float, state: Any, value: float, gradient: np.ndarray) -> DualPoint:
-        """Dual candidate of :meth:`formulations.losses.Logistic.dual_point`, reductions on the workers."""
-        import dask.array as da
-
-        theta = (self.y * _expit(-self.y * state) / self.n).persist()
-        shift = float(theta.mean().compute())
-        theta = theta - shift
+    def dual_point(self, w: np.ndarray, b: float, state: BlockState, value: float, gradient: np.ndarray) -> DualPoint:
+        """Dual candidate of :meth:`formulations.losses.Logistic.dual_point`, reductions on the workers:
+        :math:`\\theta_i = y_i\\sigma(-y_iz_i)/n` shifted to mean zero."""
+        shift = float(sum(self._each(_theta_sum, self._y, state.blocks, n=self.n))) / self.n
         xt_theta = -gradient - shift * self.column_sums
 
         def loss_dual(alpha: float) -> float:
-            s = self.n * alpha * self.y * theta
-            outside, entropy = da.compute(((s < 0) | (s > 1)).any(),
-                                          da.map_blocks(_entropy_terms, s, dtype=np.float64).sum())
-            return -math.inf if outside else -float(entropy) / self.n
+            parts = self._each(_entropy_part, self._y, state.blocks, n=self.n, shift=shift, alpha=float(alpha))
+            return -math.inf if any(o for o, _ in parts) else -sum(e for _, e in parts) / self.n
 
         return xt_theta, loss_dual
-
-
-def _expit(z: Any) -> Any:
-    import dask.array as da
-
-    return da.map_blocks(expit, z, dtype=np.float64)
-
-
-def _entropy_terms(s: np.ndarray) -> np.ndarray:
-    return xlogy(s, s) + xlogy(1 - s, 1 - s)

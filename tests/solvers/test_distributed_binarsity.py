@@ -73,3 +73,15 @@ def test_bad_inputs_are_named():
         DaskLogistic(X, np.r_[np.ones(5), -np.ones(5)])
     with pytest.raises(TypeError, match="dask array"):
         DaskLogistic(np.zeros((10, 4)), np.ones(10))
+
+
+def test_without_a_cluster_dask_local_scheduler_gives_the_same_path():
+    """No ``dask.distributed`` client: the same loss runs on dask's local threaded scheduler."""
+    sizes = [3, 4]
+    X, y = _onehot(600, sizes, 2)
+    ref, _ = binarsity_logistic_path(X, y, sizes, strength=0.5, n_strengths=2, tol=1e-8)
+    with dask.config.set(scheduler="threads"):
+        got, _ = binarsity_path(DaskLogistic(_row_blocks(X, 200), y), sizes, strength=0.5, n_strengths=2, tol=1e-8)
+    for a, b in zip(ref, got):
+        np.testing.assert_allclose(b.coef, a.coef, atol=1e-9)
+        assert b.result.iterations == a.result.iterations
