@@ -1,4 +1,4 @@
-"""Limits of one fit: one wall-clock deadline, one memory budget, nodes, gap, threads, seed.
+"""The one budget of a call: one wall-clock deadline, one memory budget, nodes, gap, threads, seed.
 
 A :class:`Limits` is the one budget of a user call. It is checked once, when it is made;
 :meth:`Limits.started` fixes its deadline (``time.perf_counter()`` seconds) once per call (an

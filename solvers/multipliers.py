@@ -21,13 +21,13 @@ The sequence, in one budget (:class:`solvers.limits.Limits`, started once by the
    at a clock: on a wide table that set-up takes seconds. So a multiplier is skipped, with its
    reason, when the set-up of the one before, repeated now, would end more than
    :data:`SETUP_GRACE` seconds past the call's deadline (or after an interrupt). A skipped
-   multiplier has no model and the bound 0 (the loss and the L0 costs are non-negative), so the
-   certificate over all stays valid.
+   multiplier has no model and the bound of :func:`skipped_bound`, so the certificate over all
+   stays valid.
 
 The continuous fit of multiplier ``m`` is not the fit of multiplier 1 scaled by ``m``:
 substituting ``mu = lambda / m`` maps the loss of ``m`` on the box ``[lb, ub]`` to the loss of 1
 on the box ``[lb / m, ub / m]``, so the two agree only when no bound binds; each multiplier's fit
-is made on its own box.
+is made on its own box. The same substitution bounds a skipped multiplier (:func:`skipped_bound`).
 """
 from __future__ import annotations
 
@@ -69,6 +69,8 @@ class MultiplierFit:
     objective_limit: float
     setup_seconds: float = 0.0
     skipped: str = ""
+    #: the bound of a skipped multiplier (:func:`skipped_bound`)
+    skipped_floor: float = 0.0
 
     @property
     def objective(self) -> float:
@@ -76,8 +78,8 @@ class MultiplierFit:
 
     @property
     def bound(self) -> float:
-        """A bound valid for every model of this multiplier: the fit's, or 0 when skipped."""
-        return 0.0 if self.fit is None else self.fit.bound
+        """A bound valid for every model of this multiplier: the fit's, or :func:`skipped_bound`."""
+        return self.skipped_floor if self.fit is None else self.fit.bound
 
     def row(self) -> dict[str, Any]:
         """The multiplier's row of ``RiskScoreClassifier.multipliers_``."""
@@ -101,6 +103,26 @@ def check_multipliers(multiplier: Any) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
 
+def skipped_bound(first: Instance, first_multiplier: float, multiplier: float) -> float:
+    """A lower bound on the objective of every model of ``multiplier``, from the instance ``first``
+    of ``first_multiplier`` (no instance of ``multiplier`` built).
+
+    With ``t = first_multiplier / multiplier <= 1``, a model ``(lambda, b)`` of ``multiplier`` has
+    the risks, hence the loss, of the real model ``(t lambda, t b)`` of ``first_multiplier``. When
+    every coefficient range holds 0, ``t lambda`` lies in the same box (and has as many non-zero
+    terms), and when the intercept box is the derived one
+    (:func:`formulations.riskslim.intercept_box`) it holds the real optimal intercept of every
+    such model, so the loss is at least ``first``'s certified loss floor over its box
+    (:meth:`formulations.riskslim.RiskSLIMInstance.loss_floor`); the L0 cost is at least that of
+    the features every model uses. Otherwise (a larger ``first_multiplier``, a range without 0,
+    explicit intercept bounds) 0: the loss and the costs are non-negative."""
+    cs = first.coefficients
+    if multiplier < first_multiplier or np.any(cs.lb > 0) or np.any(cs.ub < 0) or \
+            cs.intercept_lb is not None or cs.intercept_ub is not None:
+        return 0.0
+    return first.loss_floor() + first.penalty(np.zeros(cs.lb.size))
+
+
 def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance], multipliers: Sequence[float],
                       limits: Limits, *, method: str = "exact", backend: str | None = None, verbose: bool = False,
                       options: Mapping[str, Any] | None = None) -> list[MultiplierFit]:
@@ -113,11 +135,16 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
     first_share = FIRST_MULTIPLIER_SHARE if not binding(first.constraints) else 1.0 / n
     done: list[MultiplierFit] = []
     best, setup = math.inf, 0.0
+
+    def floor(m: float) -> float:  # the first's continuous fit is made (and timed) only by these methods
+        return skipped_bound(first, multipliers[0], m) if method in ("exact", "heuristic") else 0.0
+
     for i, m in enumerate(multipliers):
         late = limits.deadline is not None and time.perf_counter() + setup > limits.deadline + SETUP_GRACE
         if i and (interrupted() or late):
             done.append(MultiplierFit(m, None, None, best, skipped=f"its set-up (about {setup:.1f} s, like the "
-                                                                   f"last one's) would end past the time limit"))
+                                                                   f"last one's) would end past the time limit",
+                                      skipped_floor=floor(m)))
             continue
         started = time.perf_counter()
         instance = first if i == 0 else instance_for(m)

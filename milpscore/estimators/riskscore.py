@@ -74,8 +74,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         does not depend on the multiplier, so the supports its enumeration screens out are ruled
         out for the later ones, which bound only the survivors (:mod:`solvers.exact.screen`). A
         multiplier whose set-up (its program's continuous fit, seconds on a wide table) would end
-        past the time limit is skipped (``status`` "skipped" in ``multipliers_``, bound 0): the
-        whole sequence is :mod:`solvers.multipliers`.
+        past the time limit is skipped (``status`` "skipped" in ``multipliers_``, with the bound
+        of :func:`solvers.multipliers.skipped_bound`): the whole sequence is
+        :mod:`solvers.multipliers`.
 
     Attributes
     ----------

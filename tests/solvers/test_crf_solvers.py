@@ -344,3 +344,20 @@ def test_sparse_forward_backward_by_default_from_ten_labels():
         loss, grad = fb.loss_and_gradient(theta, many, sparse=sparse)
         assert loss == pytest.approx(criterion.negative_log_likelihood(theta, many), rel=1e-12)
         np.testing.assert_allclose(grad, criterion.gradient(theta, many), atol=1e-10)
+
+
+@pytest.mark.parametrize("solve", [solve_owlqn, solve_bcd, solve_fista], ids=["owlqn", "bcd", "fista"])
+def test_the_crf_solvers_stop_on_the_budget(solve):
+    """A budget already spent stops every CRF solver at its first look (status "time_limit", the
+    start's objective kept); without a budget the same solve runs on (more iterations, lower F)."""
+    import time
+
+    from solvers.limits import Limits
+
+    data = compiled(3, n_sentences=20, n_labels=3, max_length=6)
+    spent = Limits(time_limit=1e-3).started()
+    time.sleep(0.01)
+    stopped = solve(data, 0.05, 0.01, limits=spent, max_iter=50, tol=1e-12)
+    free = solve(data, 0.05, 0.01, max_iter=50, tol=1e-12)
+    assert stopped.status == "time_limit" and stopped.n_iter == 0
+    assert free.status != "time_limit" and free.n_iter > 0 and free.objective < stopped.objective
