@@ -1,0 +1,128 @@
+"""The saturated-loss screen on blocked rows (solvers.exact.blocked_entropy) and the step built on it
+(solvers.exact.blocked_supports) against brute force.
+
+The screen, over all pairs of first columns, lists every support of ``K`` columns exactly once; the
+supports it keeps are exactly those whose saturated loss (the conditional entropy of the label given
+the support's values, computed here from the rows grouped by ``np.unique``) is below the cutoff; the
+least bound it reports for the pruned ones lies between the cutoff and their least saturated loss.
+The step proves the optimum enumerated over every integer model of tiny instances, from a poor start
+and from none, and a weak incumbent makes it hand over (no bound) rather than hold too many survivors.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from formulations.base import Model
+from formulations.coefficients import CoefficientSet
+from formulations.riskslim import RiskSLIM
+from solvers.exact import blocked_supports
+from solvers.exact.blocked_entropy import screen_pair, xlogx_table
+from solvers.exact.blocked_supports import applies, solve_blocked
+from solvers.exact.box_logistic import _cell_entropy, label_bits
+from solvers.exact.supports import SparseLogistic
+from solvers.exact.riskslim_route import ROUTE
+from solvers.exact.route import Incumbent
+from solvers.limits import Clock, Limits
+from tests.solvers.test_routes import _risk_brute_force
+
+
+def _table(seed: int, n: int = 120, d: int = 8):
+    """0/1 columns, some nested thresholds of one variable, labels from a few columns; integer weights."""
+    rng = np.random.default_rng(4100 + seed)
+    raw = rng.normal(size=(n, 3))
+    nested = np.column_stack([raw[:, 0] >= t for t in (-0.5, 0.0, 0.7)])
+    other = rng.random((n, d - 3)) < rng.uniform(0.2, 0.8, d - 3)
+    X = np.column_stack([nested, other]).astype(float)
+    y = np.where(X @ rng.normal(size=d) + rng.logistic(size=n) > 0.3, 1.0, -1.0)
+    weights = rng.integers(1, 4, n).astype(float)
+    return X, y, weights
+
+
+def _saturated(X, y, weights, support) -> float:
+    keys, inverse = np.unique(X[:, support], axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    wp = np.bincount(inverse[y > 0], weights=weights[y > 0], minlength=keys.shape[0])
+    wn = np.bincount(inverse[y < 0], weights=weights[y < 0], minlength=keys.shape[0])
+    return sum(_cell_entropy(a, b) for a, b in zip(wp, wn))
+
+
+@pytest.mark.parametrize("seed,size", [(0, 2), (1, 3), (2, 4), (3, 5), (4, 5), (5, 3)])
+def test_the_screen_lists_every_support_once_and_keeps_exactly_those_below_the_cutoff(seed, size):
+    X, y, weights = _table(seed)
+    weights = weights / weights.sum()
+    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
+    n_pos, n_neg = int(np.rint(weights[y > 0].sum() / unit_pos)), int(np.rint(weights[y < 0].sum() / unit_neg))
+    xlogx = xlogx_table(n_pos, n_neg, unit_pos, unit_neg)
+    d = X.shape[1]
+    exact = {s: _saturated(X, y, weights, list(s)) for s in itertools.combinations(range(d), size)}
+    cutoff = float(np.quantile(list(exact.values()), 0.3))
+    listed, kept, pruned = 0, [], math.inf
+    out = np.empty((4096, size), np.int64)
+    for b in range(1, d):
+        for a in range(b):
+            count, survived, floor = screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b,
+                                                 size, cutoff, out)
+            assert survived <= out.shape[0]
+            listed += count
+            kept += [tuple(row) for row in out[:survived]]
+            pruned = min(pruned, floor)
+    assert listed == math.comb(d, size)
+    assert len(kept) == len(set(kept))
+    assert set(kept) == {s for s, h in exact.items() if h < cutoff - 1e-12} | \
+        ({s for s in kept if abs(exact[s] - cutoff) <= 1e-12})
+    least_pruned = min(h for s, h in exact.items() if s not in set(kept))
+    assert cutoff <= pruned <= least_pruned + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_step_proves_the_brute_force_optimum(seed):
+    """Tiny instances (0/1, points -2..2, at most 2-3 features): from a poor start (the empty model,
+    objective 10) and from none (an objective to beat above the optimum), the step's model has the
+    enumerated least objective and its bound is that, up to the gap tolerance."""
+    rng = np.random.default_rng(4200 + seed)
+    n, d = 60, 5
+    X = (rng.random((n, d)) < 0.5).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, d) + rng.logistic(size=n) > 0.5, 1.0, -1.0)
+    inst = RiskSLIM(coef_bound=2, c0=0.01, max_size=2 + seed % 2).instance(X, y)
+    problem = SparseLogistic.from_instance(inst)
+    assert applies(problem) is None
+    best = _risk_brute_force(inst, lambda coef: True)
+    for start, incumbent in (((np.zeros(d), 0.0), 10.0), (None, best + 0.05)):  # the empty model; none
+        found = solve_blocked(problem, start=start, incumbent=incumbent, mip_rel_gap=1e-9)
+        assert found.finished and found.model is not None, found.message
+        assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+        assert found.objective == pytest.approx(best, abs=1e-9)
+        assert best - 1e-8 * abs(best) <= found.bound <= best + 1e-9
+    assert "stopped" in solve_blocked(problem).message  # no incumbent: nothing to screen against
+
+
+def test_too_many_survivors_hand_over_without_a_bound(monkeypatch):
+    X, y, weights = _table(7, n=200, d=10)
+    inst = RiskSLIM(coef_bound=2, c0=1e-4, max_size=3).instance(X, y)
+    problem = SparseLogistic.from_instance(inst)
+    monkeypatch.setattr(blocked_supports, "MAX_KEPT", 5)
+    found = solve_blocked(problem, start=(np.zeros(10), 0.0), incumbent=10.0)
+    assert not found.finished and found.bound == -math.inf and "pass the saturated-loss screen" in found.message
+
+
+def test_the_route_step_reads_the_instance_and_its_bound_holds():
+    """The route's ``blocked`` row: not on integer features, nor with a forced feature; on 0/1 features it
+    returns the brute-force optimum with a bound below it."""
+    step = next(s for s in ROUTE if s.name == "blocked")
+    X, y, _ = _table(8, n=80, d=5)
+    spec = RiskSLIM(coef_bound=2, c0=0.01, max_size=2)
+    inst = spec.instance(X, y)
+    assert step.applies(inst, Limits()) is None
+    assert "0/1" in step.applies(spec.instance(X * 2.0, y), Limits())
+    lb = np.full(5, -2.0)
+    lb[0] = 1.0  # feature 0 forced
+    cs = CoefficientSet(lb, np.full(5, 2.0), np.ones(5, bool), np.ones(5), np.zeros(5, bool), tuple("abcde"))
+    assert "forced" in step.applies(RiskSLIM(coefficients=cs, c0=0.01, max_size=2).instance(X, y), Limits())
+    out = step.run(inst, Incumbent(None, 50.0), Limits(), Clock(None), {})  # an objective to beat, no model
+    best = _risk_brute_force(inst, lambda coef: True)
+    assert out.model is not None and inst.objective(out.model) == pytest.approx(best, abs=1e-9)
+    assert out.bound <= best + 1e-9
