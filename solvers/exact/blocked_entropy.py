@@ -37,6 +37,12 @@ from solvers.exact.box_logistic import _cell_entropy, _popcount
 
 #: counts up to which ``c log c`` is tabulated (both labels of the same unit)
 XLOGX_TABLE = 1 << 20
+#: supports one call of :func:`screen_pair` lists before it returns (between calls the caller looks at
+#: its clock)
+CALL_SUPPORTS = 1 << 17
+#: seconds per support below any measured rate of the screen (several times faster): a pass projected
+#: longer than the time left even at this rate is not started
+FASTEST = 2e-8
 
 
 @njit(cache=True, nogil=True)
@@ -124,12 +130,19 @@ def _and_count(x, y) -> int:
 
 @njit(cache=True, nogil=True, inline="always")
 def _entropy(cp, cn, unit_pos, unit_neg, xlogx) -> float:
-    """``F(cp unit_pos, cn unit_neg)`` (module docstring), from the ``c log c`` table when it has them."""
+    """``F(cp unit_pos, cn unit_neg)`` (module docstring), from the ``c log c`` table when it has them;
+    with an empty table (``xlogx.size == 0``) the Bayes error ``min(cp unit_pos, cn unit_neg)`` instead."""
     if cp == 0 or cn == 0:
         return 0.0
+    if xlogx.size == 0:
+        return min(cp * unit_pos, cn * unit_neg)
     if xlogx.size > 1 and cp + cn < xlogx.size:
         return unit_pos * (xlogx[cp + cn] - xlogx[cp] - xlogx[cn])
     return _cell_entropy(cp * unit_pos, cn * unit_neg)
+
+
+#: the table that makes :func:`screen_pair` sum Bayes errors instead of entropies
+BAYES = np.zeros(0)
 
 
 def xlogx_table(n_pos: int, n_neg: int, unit_pos: float, unit_neg: float) -> np.ndarray:
@@ -144,12 +157,22 @@ def xlogx_table(n_pos: int, n_neg: int, unit_pos: float, unit_neg: float) -> np.
 
 
 @njit(cache=True, nogil=True)
-def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors):
+def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors,
+                shrink, middle, limit):
     """Screen every support ``(a, b, m_1 .. m_{size-3}, e)`` with ``a < b < m_1 < .. < e < d`` (module
-    docstring; ``size >= 2``, and with ``size == 2`` the one support ``(a, b)``) at ``cutoff`` (loss units). Returns ``(listed, kept, pruned_floor)``: supports listed;
-    survivors written to the first ``kept`` rows of ``survivors`` (columns ``size``) — ``kept`` larger
-    than its rows means it overflowed (the rows past them are lost); the least bound of the pruned ones
-    (inf: none)."""
+    docstring; ``size >= 2``, and with ``size == 2`` the one support ``(a, b)``) at ``cutoff`` (loss units;
+    with ``xlogx`` :data:`BAYES`, the cells' Bayes errors ``min(a_c, b_c)`` in weight units instead of
+    their entropies: the least weighted 0-1 error of any classifier constant on each cell). Returns
+    ``(listed, kept, pruned_floor, least_kept)``: supports listed; survivors written to the first
+    ``kept`` rows of ``survivors`` (columns ``size``) — ``kept`` larger than its rows means it
+    overflowed (the rows past them are lost); the least bound of the pruned ones (inf: none); the
+    least full sum of a survivor (inf: none); whether the pair is finished. With ``shrink`` each
+    survivor lowers the cutoff to its sum, so ``min(least_kept, pruned_floor)`` is the least sum over
+    all the supports (a pruned one's sum is at least the cutoff of its time).
+
+    A call stops after the prefix at which it has listed ``limit`` supports or more, with ``middle``
+    (the ``size - 3`` middle columns, start: :func:`first_middle`) moved to the next prefix: called
+    again with it, it goes on from there (so no call runs long)."""
     d = bits_pos.shape[0]
     r = max(size - 3, 0)
     half = 4 << r
@@ -172,6 +195,7 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, 
     listed = 0
     kept = 0
     pruned_floor = np.inf
+    least_kept = np.inf
     if size == 2:  # the support is the pair: its cells are the blocks
         floor = 0.0
         for q in range(4):
@@ -180,12 +204,11 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, 
                               _and_count(valid_neg[starts_neg[q]:starts_neg[q + 1]],
                                          valid_neg[starts_neg[q]:starts_neg[q + 1]]), unit_pos, unit_neg, xlogx)
         if floor >= cutoff:
-            return 1, 0, floor
+            return 1, 0, floor, least_kept, True
         survivors[0, 0], survivors[0, 1] = a, b
-        return 1, 1, pruned_floor
+        return 1, 1, pruned_floor, floor, True
     if d - b - 1 < r + 1:
-        return listed, kept, pruned_floor
-    middle = np.arange(b + 1, b + 1 + r).astype(np.int64)
+        return listed, kept, pruned_floor, least_kept, True
     while True:
         _patterns(blocked_pos, valid_pos, starts_pos, middle, pattern_pos, count_pos)
         _patterns(blocked_neg, valid_neg, starts_neg, middle, pattern_neg, count_neg)
@@ -219,6 +242,9 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, 
             if floor >= cutoff:
                 pruned_floor = min(pruned_floor, floor)
             else:
+                least_kept = min(least_kept, floor)
+                if shrink:
+                    cutoff = floor
                 if kept < survivors.shape[0]:
                     survivors[kept, 0] = a
                     survivors[kept, 1] = b
@@ -238,4 +264,27 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, 
         middle[i] += 1
         for t in range(i + 1, r):
             middle[t] = middle[t - 1] + 1
-    return listed, kept, pruned_floor
+        if listed >= limit:
+            return listed, kept, pruned_floor, least_kept, False
+    return listed, kept, pruned_floor, least_kept, True
+
+
+def first_middle(b: int, size: int) -> np.ndarray:
+    """The first middle columns of the supports whose first two are ``(a, b)`` (:func:`screen_pair`)."""
+    return np.arange(b + 1, b + 1 + max(size - 3, 0), dtype=np.int64)
+
+
+def screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors, shrink,
+               limit):
+    """:func:`screen_pair` over all the supports of the pair ``(a, b)`` as a generator of the results of
+    calls of at most about ``limit`` supports each (the caller looks at its clock between them; survivors
+    of each call in ``survivors``)."""
+    middle = first_middle(b, size)
+    while True:
+        out = screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors,
+                          shrink, middle, limit)
+        yield out[:4]
+        if out[4]:
+            return
+        if shrink:
+            cutoff = min(cutoff, out[3])

@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from solvers import progress
-from solvers.exact.blocked_entropy import screen_pair, xlogx_table
+from solvers.exact.blocked_entropy import FASTEST, CALL_SUPPORTS, screen_all, xlogx_table
 from formulations.rows import is_binary
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.supports import Enumeration, SparseLogistic, _Search
@@ -97,25 +97,28 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
     held = done = 0
     pruned = math.inf
     started = time.perf_counter()
+    if math.isfinite(deadline) and total * FASTEST > deadline - time.perf_counter():
+        return stopped(f"screening the {total} supports of {size} features would take more than the "
+                       f"{max(deadline - time.perf_counter(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
     for a, b in pairs:
-        if time.perf_counter() > deadline:
-            return stopped(f"screened {done} of {total} supports of {size} features by the deadline")
-        listed, count, floor = screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, int(a),
-                                           int(b), size, cutoff, out)
-        done += listed
-        pruned = min(pruned, floor)
-        if count > out.shape[0] or held + count > MAX_KEPT:
-            return stopped(f"more than {min(MAX_SURVIVORS, MAX_KEPT)} supports of {size} features pass the "
-                           f"saturated-loss screen at the incumbent")
-        kept.append(out[:count].copy())
-        held += count
-        took = time.perf_counter() - started
-        if done < total and math.isfinite(deadline) and (took >= PROJECT_AFTER or done >= 0.01 * total):
-            projected = took / done * (total - done)
-            if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
-                return stopped(f"screening the {total} supports of {size} features would take about "
-                               f"{took / done * total:.0f} s, more than the "
-                               f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
+        for listed, count, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, int(a),
+                                                  int(b), size, cutoff, out, False, CALL_SUPPORTS):
+            done += listed
+            pruned = min(pruned, floor)
+            if count > out.shape[0] or held + count > MAX_KEPT:
+                return stopped(f"more than {min(MAX_SURVIVORS, MAX_KEPT)} supports of {size} features pass the "
+                               f"saturated-loss screen at the incumbent")
+            kept.append(out[:count].copy())
+            held += count
+            took = time.perf_counter() - started
+            if time.perf_counter() > deadline:
+                return stopped(f"screened {done} of {total} supports of {size} features by the deadline")
+            if done < total and math.isfinite(deadline) and (took >= PROJECT_AFTER or done >= 0.01 * total):
+                projected = took / done * (total - done)
+                if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                    return stopped(f"screening the {total} supports of {size} features would take about "
+                                   f"{took / done * total:.0f} s, more than the "
+                                   f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
     screened = time.perf_counter() - started
     search.closed_floor = min(search.closed_floor, problem.loss_cost * pruned + problem.offset)
     survivors = free[np.concatenate(kept)] if kept else np.zeros((0, size), np.int64)
@@ -123,6 +126,8 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
     bound = problem.bounder()
     bounds = np.zeros(0)
     for i in range(0, survivors.shape[0], FIT_CHUNK):
+        if time.perf_counter() > deadline:
+            return stopped(f"fitted {i} of the {survivors.shape[0]} supports the screen left by the deadline")
         b, _ = bound(survivors[i:i + FIT_CHUNK], level)
         bounds = np.append(bounds, b)
     low = bounds < level

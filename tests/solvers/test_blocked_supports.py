@@ -1,5 +1,6 @@
-"""The saturated-loss screen on blocked rows (solvers.exact.blocked_entropy) and the step built on it
-(solvers.exact.blocked_supports) against brute force.
+"""The saturated-loss screen on blocked rows (solvers.exact.blocked_entropy), the RiskSLIM step built
+on it (solvers.exact.blocked_supports) and SLIM's least Bayes error over supports
+(solvers.exact.support_bayes_floor) against brute force.
 
 The screen, over all pairs of first columns, lists every support of ``K`` columns exactly once; the
 supports it keeps are exactly those whose saturated loss (the conditional entropy of the label given
@@ -7,6 +8,8 @@ the support's values, computed here from the rows grouped by ``np.unique``) is b
 least bound it reports for the pruned ones lies between the cutoff and their least saturated loss.
 The step proves the optimum enumerated over every integer model of tiny instances, from a poor start
 and from none, and a weak incumbent makes it hand over (no bound) rather than hold too many survivors.
+The least Bayes error equals the one enumerated over every support, and SLIM's floor from it lies
+between the Bayes error of all the columns and the enumerated SLIM optimum.
 """
 from __future__ import annotations
 
@@ -19,15 +22,18 @@ import pytest
 from formulations.base import Model
 from formulations.coefficients import CoefficientSet
 from formulations.riskslim import RiskSLIM
-from solvers.exact import blocked_supports
-from solvers.exact.blocked_entropy import screen_pair, xlogx_table
+from formulations.slim import SLIM
+from solvers.exact import blocked_supports, slim_route, support_bayes_floor
+from solvers.exact.floor import bayes_floor
+from solvers.exact.support_bayes_floor import least_bayes_error
+from solvers.exact.blocked_entropy import screen_all, xlogx_table
 from solvers.exact.blocked_supports import applies, solve_blocked
 from solvers.exact.box_logistic import _cell_entropy, label_bits
 from solvers.exact.supports import SparseLogistic
 from solvers.exact.riskslim_route import ROUTE
 from solvers.exact.route import Incumbent
 from solvers.limits import Clock, Limits
-from tests.solvers.test_routes import _risk_brute_force
+from tests.solvers.test_routes import _risk_brute_force, _slim_brute_force, _slim_case
 
 
 def _table(seed: int, n: int = 120, d: int = 8):
@@ -64,12 +70,12 @@ def test_the_screen_lists_every_support_once_and_keeps_exactly_those_below_the_c
     out = np.empty((4096, size), np.int64)
     for b in range(1, d):
         for a in range(b):
-            count, survived, floor = screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b,
-                                                 size, cutoff, out)
-            assert survived <= out.shape[0]
-            listed += count
-            kept += [tuple(row) for row in out[:survived]]
-            pruned = min(pruned, floor)
+            for count, survived, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx,
+                                                        a, b, size, cutoff, out, False, 7):  # calls of ~7 supports
+                assert survived <= out.shape[0]
+                listed += count
+                kept += [tuple(row) for row in out[:survived]]
+                pruned = min(pruned, floor)
     assert listed == math.comb(d, size)
     assert len(kept) == len(set(kept))
     assert set(kept) == {s for s, h in exact.items() if h < cutoff - 1e-12} | \
@@ -126,3 +132,45 @@ def test_the_route_step_reads_the_instance_and_its_bound_holds():
     best = _risk_brute_force(inst, lambda coef: True)
     assert out.model is not None and inst.objective(out.model) == pytest.approx(best, abs=1e-9)
     assert out.bound <= best + 1e-9
+
+
+# ------------------------------------------------------------- SLIM: the least Bayes error over supports
+def _bayes(X, y, weights, support) -> float:
+    keys, inverse = np.unique(X[:, support], axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    wp = np.bincount(inverse[y > 0], weights=weights[y > 0], minlength=keys.shape[0])
+    wn = np.bincount(inverse[y < 0], weights=weights[y < 0], minlength=keys.shape[0])
+    return float(np.minimum(wp, wn).sum())
+
+
+@pytest.mark.parametrize("seed,size", [(0, 2), (1, 3), (2, 4), (3, 5), (4, 3)])
+def test_the_least_bayes_error_is_the_enumerated_one(seed, size, monkeypatch):
+    """Over every support of ``size`` of the free columns (one column fixed at 0 is not free): the
+    shrinking screen returns the least Bayes error, enumerated here, also in calls of a few supports
+    (the cutoff carried from call to call); under a ceiling, the ceiling when that is lower."""
+    X, y, weights = _table(seed, n=150, d=9)
+    free = np.array([0, 1, 2, 3, 5, 6, 7, 8])
+    least = min(_bayes(X, y, weights, list(s)) for s in itertools.combinations(free, size))
+    found, message = least_bayes_error(X, y, weights, free, size)
+    assert found == pytest.approx(least, rel=1e-12), message
+    assert least_bayes_error(X, y, weights, free, size, ceiling=least / 2)[0] == least / 2
+    assert least_bayes_error(X, y, weights, free, size, ceiling=least * 2)[0] == pytest.approx(least, rel=1e-12)
+    monkeypatch.setattr(support_bayes_floor, "CALL_SUPPORTS", 3)
+    assert least_bayes_error(X, y, weights, free, size)[0] == pytest.approx(least, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_slim_support_floor_is_below_the_brute_force_optimum(seed):
+    """The SLIM route's ``support_floor`` row on tiny 0/1 instances with ``max_size``: its bound is at
+    most the enumerated optimum and at least the Bayes error of all the columns (the floor step's)."""
+    X, y, cs, spec, _ = _slim_case(seed, "binary", d=4)
+    X, y = np.tile(X, (2, 1)), np.r_[y, np.where(np.arange(y.size) % 3 == 0, -y, y)]  # overlapping labels
+    spec = SLIM(c0=spec.c0, coefficients=cs, max_size=2)
+    inst = spec.instance(X, y)
+    step = next(s for s in slim_route.ROUTE if s.name == "support_floor")
+    assert step.applies(inst, Limits()) is None
+    out = step.run(inst, Incumbent(None), Limits(), Clock(None), {})
+    optimum = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= 2)
+    assert bayes_floor(inst) <= out.bound + 1e-12 and out.bound <= optimum + 1e-12, out.message
+    assert out.bound == pytest.approx(min(_bayes(inst.X, inst.y, inst.weights, list(s)) for s in
+                                          itertools.combinations(range(4), 2)), rel=1e-9)
