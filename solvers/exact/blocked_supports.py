@@ -1,4 +1,14 @@
-"""Exact sparse logistic models on 0/1 features: every support screened on blocked rows, survivors searched.
+"""Exact sparse models on 0/1 features: every support screened on blocked rows, survivors searched.
+
+Two kinds: RiskSLIM's (:class:`solvers.exact.supports.SparseLogistic`, the saturated loss as the
+screen, below) and SLIM's (:class:`solvers.exact.zero_one_supports.ZeroOneProgram`, Ustun & Rudin
+2016): a SLIM model whose support lies in ``S`` has weighted 0-1 error at least the Bayes error ``E(S)``
+of ``S`` (rows that agree on ``S`` are scored alike), and every model lies in some ``S`` of exactly
+``max_size`` features, so the same screen with Bayes errors in place of entropies
+(:data:`solvers.exact.blocked_entropy.BAYES`) rules out the supports with ``E(S)`` at the prune level;
+a survivor's bound is ``E(S)`` (the L0 costs of a model inside ``S`` are those of the features it
+uses, at least 0) and its search is the SLIM MILP restricted to ``S`` (HiGHS,
+:meth:`ZeroOneProgram.search`).
 
 The RiskSLIM program without operational constraints (Ustun & Rudin 2019, eq. 1; the problem of
 :class:`solvers.exact.supports.SparseLogistic`) has every solution inside some support of exactly
@@ -28,7 +38,8 @@ import time
 import numpy as np
 
 from solvers import progress
-from solvers.exact.blocked_entropy import FASTEST, CALL_SUPPORTS, screen_all, xlogx_table
+from solvers.exact.bayes_error import bayes_errors, value_bits
+from solvers.exact.blocked_entropy import BAYES, CALL_SUPPORTS, FASTEST, screen_all, xlogx_table
 from formulations.rows import is_binary
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.supports import Enumeration, SparseLogistic, _Search
@@ -41,7 +52,7 @@ MAX_SURVIVORS = 1 << 14
 #: survivors held in all before the step gives up
 MAX_KEPT = 1 << 20
 #: the pass goes on only while its projection stays within this share of the time left
-PROJECTION_SHARE = 0.8
+PROJECTION_SHARE = 0.9
 #: seconds (or share of the supports) of screening before the first projection
 PROJECT_AFTER = 0.5
 #: survivors bounded by one call of the box fits
@@ -56,8 +67,10 @@ def applies(problem: SparseLogistic) -> str | None:
         return "fewer than 2 features per support, or fewer free features than that (nothing to screen)"
     if problem.max_size > MAX_SIZE:
         return f"supports of more than {MAX_SIZE} features (2^(size - 1) patterns per prefix)"
-    positive, weights = problem.data.y > 0, problem.data.weights
-    if not is_binary(problem.data.X) or not positive.any() or positive.all() or \
+    X, y, weights = (problem.data.X, problem.data.y, problem.data.weights) if isinstance(problem, SparseLogistic) \
+        else (problem.X, problem.y, problem.weights)
+    positive = y > 0
+    if not is_binary(X) or not positive.any() or positive.all() or \
             copy_counts(weights[positive]) is None or copy_counts(weights[~positive]) is None:
         return "the features are not all 0/1, a label is absent, or a label's weights have no common unit"
     return None
@@ -82,12 +95,17 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
     level = search.prune_level()
     if not math.isfinite(level):
         return stopped("no incumbent to screen against")
-    data, free, size = problem.data, problem.free, problem.max_size
-    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(data.X, data.y > 0, data.weights)
+    logistic = isinstance(problem, SparseLogistic)
+    X, y, weights = (problem.data.X, problem.data.y, problem.data.weights) if logistic else \
+        (problem.X, problem.y, problem.weights)
+    free, size = problem.free, problem.max_size
+    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
     bits_pos, n_pos = _label(bits_pos, valid_pos, free)
     bits_neg, n_neg = _label(bits_neg, valid_neg, free)
-    xlogx = xlogx_table(n_pos, n_neg, unit_pos, unit_neg)
-    cutoff = (level - problem.offset) / problem.loss_cost
+    table = xlogx_table(n_pos, n_neg, unit_pos, unit_neg) if logistic else BAYES
+    # a support's bound in objective units from its sum (loss units; weight units for SLIM's errors)
+    scale = problem.loss_cost if logistic else 1.0
+    cutoff = (level - problem.offset) / scale
     d = free.size
     pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(b)], np.int64).reshape(-1, 2)
     pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
@@ -101,13 +119,13 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
         return stopped(f"screening the {total} supports of {size} features would take more than the "
                        f"{max(deadline - time.perf_counter(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
     for a, b in pairs:
-        for listed, count, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, int(a),
+        for listed, count, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, table, int(a),
                                                   int(b), size, cutoff, out, False, CALL_SUPPORTS):
             done += listed
             pruned = min(pruned, floor)
             if count > out.shape[0] or held + count > MAX_KEPT:
                 return stopped(f"more than {min(MAX_SURVIVORS, MAX_KEPT)} supports of {size} features pass the "
-                               f"saturated-loss screen at the incumbent")
+                               f"screen at the incumbent")
             kept.append(out[:count].copy())
             held += count
             took = time.perf_counter() - started
@@ -120,10 +138,16 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
                                    f"{took / done * total:.0f} s, more than the "
                                    f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
     screened = time.perf_counter() - started
-    search.closed_floor = min(search.closed_floor, problem.loss_cost * pruned + problem.offset)
+    search.closed_floor = min(search.closed_floor, scale * pruned + problem.offset)
     survivors = free[np.concatenate(kept)] if kept else np.zeros((0, size), np.int64)
     survivors = np.sort(survivors, axis=1)
-    bound = problem.bounder()
+    if logistic:
+        bound = problem.bounder()
+    else:  # E(S) alone: the L0 costs of a model inside S are those of the features it uses
+        bits = value_bits(X, y > 0, weights)
+
+        def bound(chunk: np.ndarray, level: float) -> tuple[np.ndarray, None]:
+            return bayes_errors(*bits, chunk, level - problem.offset) + problem.offset, None
     bounds = np.zeros(0)
     for i in range(0, survivors.shape[0], FIT_CHUNK):
         if time.perf_counter() > deadline:
@@ -159,5 +183,6 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
     lower = min(search.incumbent, search.closed_floor, open_floor)
     return Enumeration(search.model, search.incumbent, lower, not math.isfinite(open_floor), search.nodes,
                        f"{done} supports of {size} features screened on blocked rows in {screened:.2f} s, "
-                       f"{held} passed the saturated-loss screen, {int(low.sum())} below the incumbent after "
-                       f"their box fits, {visited} searched, {search.nodes} nodes")
+                       f"{held} passed the {'saturated-loss' if logistic else 'Bayes-error'} screen, {int(low.sum())} "
+                       f"below the incumbent after {'their box fits' if logistic else 'it'}, {visited} searched, "
+                       f"{search.nodes} nodes")

@@ -22,6 +22,8 @@ from formulations.constraints import binding
 from formulations.slim import SLIMInstance
 from solvers.backends.highs import solve_highs
 from solvers.exact.floor import ROUNDOFF, bayes_floor, forced_mask
+from solvers.exact.blocked_supports import applies as blocked_applies
+from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.support_bayes_floor import applies as support_floor_applies
 from solvers.exact.support_bayes_floor import least_bayes_error
 from solvers.exact.box_logistic import copy_counts
@@ -63,6 +65,23 @@ def _floor_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 def _run_floor(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
     return Outcome(bound=bayes_floor(instance), message="Bayes error of the rows grouped by their feature vectors")
+
+
+# ------------------------------------------------------------------ supports on blocked rows
+def _blocked_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    reason = operational(instance)
+    if reason is not None:
+        return reason
+    if instance.spec.max_size is None:
+        return "no max_size (supports of every feature)"
+    return blocked_applies(zero_one(instance))
+
+
+def _run_blocked(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    found = solve_blocked(zero_one(instance), **best.search_start(), deadline=clock.end(),
+                          node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
+    model = None if found.model is None else Model(*found.model)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
 
 # ------------------------------------------------------------------ least Bayes error over supports
@@ -197,7 +216,11 @@ ROUTE: tuple[Step, ...] = (
     Step("bayes_supports", _run_bayes, _bayes_applies, _bayes_memory, 0.2,
          "the optimum when every support below the incumbent is bounded or searched (Bayes-error bounds)",
          ("solvers.exact.bayes_error", "solvers.exact.supports")),
-    Step("support_floor", _run_support_floor, _support_floor_applies, _support_floor_memory, 0.5,
+    Step("blocked", _run_blocked, _blocked_applies, _support_floor_memory, 1.0,
+         "the optimum when every support of max_size 0/1 features is screened by its Bayes error (rows "
+         "blocked by its first two features) and the survivors are searched (the MILP on each)",
+         ("solvers.exact.blocked_entropy", "solvers.exact.bayes_error", "solvers.exact.supports")),
+    Step("support_floor", _run_support_floor, _support_floor_applies, _support_floor_memory, 1.0,
          "a lower bound: the least Bayes error of any max_size 0/1 features (every model lies in such a "
          "support, and its rows that agree on it are scored alike)", ("solvers.exact.blocked_entropy",)),
     Step("sign_cover_lp", _run_sign_cover, lambda instance, limits: None, _sign_cover_memory, 0.25,

@@ -30,7 +30,7 @@ from solvers.exact.blocked_entropy import BAYES, CALL_SUPPORTS, FASTEST, screen_
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 
 #: the pass goes on only while its projection stays within this share of the time left
-PROJECTION_SHARE = 0.8
+PROJECTION_SHARE = 0.9
 #: seconds of screening before the first projection
 PROJECT_AFTER = 0.5
 #: largest support size (a prefix has ``2^(size - 1)`` patterns)

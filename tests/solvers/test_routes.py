@@ -28,7 +28,7 @@ from solvers.pipeline import solve_exact
 from solvers.result import Status
 from tests.solvers.test_slim_solver import _intercepts, _reference_terms
 
-SLIM_STEPS = ("floor", "bayes_supports", "support_floor", "sign_cover_lp", "box_search", "highs")
+SLIM_STEPS = ("floor", "bayes_supports", "blocked", "support_floor", "sign_cover_lp", "box_search", "highs")
 RISKSLIM_STEPS = ("supports", "blocked", "floor", "scip")
 OPERATIONAL = "the instance has operational constraints (only the MILP keeps them)"
 PROVEN = "the incumbent is already proven optimal"
@@ -202,7 +202,7 @@ def test_the_milp_step_runs_under_operational_constraints():
         fit = solve_exact(spec.instance(X, y), limits=Limits(time_limit=30, mip_rel_gap=1e-9))
         if fit.steps[-1].ran:
             ran += 1
-            assert fit.steps[1].reason == fit.steps[4].reason == OPERATIONAL, fit.message
+            assert fit.steps[1].reason == fit.steps[2].reason == fit.steps[5].reason == OPERATIONAL, fit.message
     assert ran >= 2
 
 
