@@ -2,7 +2,10 @@
 
 :data:`ROUTE` is the table: the support enumeration with a box-constrained logistic bound per
 support (:mod:`solvers.exact.supports`) when the instance has no operational constraints and its
-kernels fit the memory budget, then SCIP's branch and bound with lazy tangent cuts of the logistic
+kernels fit the memory budget; on 0/1 features without forced ones, when that enumeration hands
+over (too many supports for the time left), the screen of every support by its saturated loss on
+rows blocked by its first two features (:mod:`solvers.exact.blocked_supports`, several times
+faster per support); then SCIP's branch and bound with lazy tangent cuts of the logistic
 loss in one tree (:mod:`solvers.backends.scip`), which keeps every constraint. The enumeration
 stops at once, with its incumbent, when its first chunk projects that bounding every support would
 not fit the time left; the floor (always, :mod:`solvers.exact.floor`: the least tangent plane of the
@@ -21,6 +24,8 @@ from formulations.constraints import binding
 from formulations.riskslim import RiskSLIMInstance
 from formulations.rows import is_binary
 from solvers.backends.scip import solve_scip
+from solvers.exact.blocked_supports import MAX_KEPT, MAX_SURVIVORS, solve_blocked
+from solvers.exact.blocked_supports import applies as blocked_applies
 from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
 from solvers.exact.floor import riskslim_floor
 from solvers.exact.route import Incumbent, Outcome, Step
@@ -37,6 +42,32 @@ from solvers.result import Status
 def _size(instance: RiskSLIMInstance) -> int:
     d = instance.X.shape[1]
     return d if instance.spec.max_size is None else min(int(instance.spec.max_size), d)
+
+
+# ------------------------------------------------------------------ supports on blocked rows
+def _blocked_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
+    reason = _supports_applies(instance, limits)
+    return reason if reason is not None else blocked_applies(SparseLogistic.from_instance(instance))
+
+
+def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
+    """Bytes of the screen: the bit sets of the rows of each label (copies included) per column, twice
+    (as given and blocked), and per pattern of a prefix (``2^(K-1)``), the survivors held, and the
+    ``c log c`` table."""
+    w, positive = instance.weights, instance.y > 0
+    d, k = instance.X.shape[1], _size(instance)
+    counted = [copy_counts(w[side]) for side in (positive, ~positive)]
+    rows = sum(float(c[0].sum()) for c in counted if c is not None)
+    words = rows / 64.0 + 10
+    return 2 * 8.0 * d * words + 8.0 * 2.0 ** max(k - 1, 0) * words + 8.0 * k * (MAX_SURVIVORS + MAX_KEPT) + \
+        8.0 * min(rows + 1, 2**20)
+
+
+def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    found = solve_blocked(SparseLogistic.from_instance(instance), **best.search_start(), deadline=clock.end(),
+                          node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
+    model = None if found.model is None else Model(*found.model)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
 
 # -------------------------------------------------------------------------- supports
@@ -113,6 +144,10 @@ ROUTE: tuple[Step, ...] = (
     Step("supports", _run_supports, _supports_applies, _supports_memory, 1.0,
          "the optimum when every support is bounded below the incumbent or searched (box-constrained "
          "logistic bounds)", ("solvers.exact.box_logistic", "solvers.exact.supports")),
+    Step("blocked", _run_blocked, _blocked_applies, _blocked_memory, 1.0,
+         "the optimum when every support of max_size 0/1 features is screened by its saturated loss "
+         "(rows blocked by its first two features) and the survivors are bounded or searched",
+         ("solvers.exact.blocked_entropy", "solvers.exact.box_logistic", "solvers.exact.supports")),
     Step("floor", _run_floor, lambda instance, limits: None, _floor_memory, FLOOR_SHARE,
          "a lower bound: the least tangent plane of the loss over the sparse box (at the minimiser over "
          "its convex hull), plus L0 costs", always=True),

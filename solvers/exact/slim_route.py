@@ -3,7 +3,8 @@
 :data:`ROUTE` is the table: the Bayes-error floor of the rows grouped by identical feature vectors
 (always; a finite bound whatever else runs, :mod:`solvers.exact.floor`), the support enumeration with Bayes-error bounds (0/1 features; it
 proves most 0/1 tables alone, and when the supports are too many it stops after its first chunks),
-the sign-cover LP bound (always), the box search (few integer features of many values), then
+on 0/1 features with ``max_size`` the least Bayes error of any ``max_size`` features (a floor that stays
+positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), the sign-cover LP bound (always), the box search (few integer features of many values), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
 every model of the instance, so the route keeps the largest (:mod:`solvers.exact.route`).
 Operational constraints are rows of the MILP (the last step) and of nothing else: the LP's bound
@@ -20,7 +21,12 @@ from formulations.base import Model
 from formulations.constraints import binding
 from formulations.slim import SLIMInstance
 from solvers.backends.highs import solve_highs
-from solvers.exact.floor import bayes_floor
+from solvers.exact.floor import ROUNDOFF, bayes_floor, forced_mask
+from solvers.exact.blocked_supports import applies as blocked_applies
+from solvers.exact.blocked_supports import solve_blocked
+from solvers.exact.support_bayes_floor import applies as support_floor_applies
+from solvers.exact.support_bayes_floor import least_bayes_error
+from solvers.exact.box_logistic import copy_counts
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
@@ -62,6 +68,53 @@ def _floor_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 def _run_floor(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     return Outcome(bound=bayes_floor(instance), message="Bayes error of the rows grouped by their feature vectors")
+
+
+# ------------------------------------------------------------------ supports on blocked rows
+def _blocked_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    reason = operational(instance)
+    if reason is not None:
+        return reason
+    if instance.spec.max_size is None:
+        return "no max_size (supports of every feature)"
+    return blocked_applies(zero_one(instance))
+
+
+def _run_blocked(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
+    found = solve_blocked(zero_one(instance), **best.search_start(), deadline=clock.end(),
+                          node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
+    model = None if found.model is None else Model(*found.model)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
+
+
+# ------------------------------------------------------------------ least Bayes error over supports
+def _support_floor_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    cs = instance.coefficients
+    if instance.spec.max_size is None:
+        return "no max_size (the Bayes error of all the columns is the floor step's)"
+    if forced_mask(cs).any():
+        return "some features are forced"
+    free = np.flatnonzero((cs.lb < 0) | (cs.ub > 0))
+    return support_floor_applies(instance.X, instance.y, instance.weights, free, int(instance.spec.max_size))
+
+
+def _support_floor_memory(instance: SLIMInstance, limits: Limits) -> float:
+    """Bytes of the screen: the bit sets of the rows of each label (copies included) per column, twice
+    (as given and blocked), and per pattern of a prefix (``2^(K-1)``)."""
+    w, positive = instance.weights, instance.y > 0
+    d, k = instance.X.shape[1], int(instance.spec.max_size or 2)
+    counted = [copy_counts(w[side]) for side in (positive, ~positive)]
+    words = sum(float(c[0].sum()) for c in counted if c is not None) / 64.0 + 10
+    return 2 * 8.0 * d * words + 8.0 * 2.0 ** max(k - 1, 0) * words
+
+
+def _run_support_floor(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock,
+                       notes: dict) -> Outcome:
+    cs = instance.coefficients
+    free = np.flatnonzero((cs.lb < 0) | (cs.ub > 0))
+    least, message = least_bayes_error(instance.X, instance.y, instance.weights, free, int(instance.spec.max_size),
+                                       deadline=clock.end(), ceiling=best.target)
+    return Outcome(bound=least * (1.0 - ROUNDOFF) if math.isfinite(least) else least, message=message)
 
 
 # --------------------------------------------------------------------------- sign-cover LP
@@ -165,6 +218,13 @@ ROUTE: tuple[Step, ...] = (
     Step("bayes_supports", _run_bayes, _bayes_applies, _bayes_memory, 0.2,
          "the optimum when every support below the incumbent is bounded or searched (Bayes-error bounds)",
          ("solvers.exact.bayes_error", "solvers.exact.supports")),
+    Step("blocked", _run_blocked, _blocked_applies, _support_floor_memory, 1.0,
+         "the optimum when every support of max_size 0/1 features is screened by its Bayes error (rows "
+         "blocked by its first two features) and the survivors are searched (the MILP on each)",
+         ("solvers.exact.blocked_entropy", "solvers.exact.bayes_error", "solvers.exact.supports")),
+    Step("support_floor", _run_support_floor, _support_floor_applies, _support_floor_memory, 1.0,
+         "a lower bound: the least Bayes error of any max_size 0/1 features (every model lies in such a "
+         "support, and its rows that agree on it are scored alike)", ("solvers.exact.blocked_entropy",)),
     Step("sign_cover_lp", _run_sign_cover, lambda instance, limits: None, _sign_cover_memory, 0.25,
          "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",)),
     Step("box_search", _run_box, _box_applies, _box_memory, 1.0,

@@ -19,6 +19,7 @@ import pytest
 
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost, Implies
+from formulations.rows import is_binary
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
 from solvers.exact import riskslim_route, slim_route
@@ -27,8 +28,8 @@ from solvers.pipeline import solve_exact
 from solvers.result import Status
 from tests.solvers.test_slim_solver import _intercepts, _reference_terms
 
-SLIM_STEPS = ("floor", "bayes_supports", "sign_cover_lp", "box_search", "highs")
-RISKSLIM_STEPS = ("supports", "floor", "scip")
+SLIM_STEPS = ("floor", "bayes_supports", "blocked", "support_floor", "sign_cover_lp", "box_search", "highs")
+RISKSLIM_STEPS = ("supports", "blocked", "floor", "scip")
 OPERATIONAL = "the instance has operational constraints (only the MILP keeps them)"
 PROVEN = "the incumbent is already proven optimal"
 
@@ -142,10 +143,14 @@ def test_riskslim_table_reads_the_instance():
     X, y, spec, _ = _risk_case(0)
     limits = Limits()
     assert [s.name for s in riskslim_route.ROUTE] == list(RISKSLIM_STEPS)
-    assert [s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE] == [None, None, None]
+    why = [s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE]
+    assert why[0] is None and why[2:] == [None, None]
+    assert why[1] == (None if is_binary(X) else "the features are not all 0/1, a label is absent, or a label's "
+                      "weights have no common unit")
     X, y, spec, _ = _risk_case(0, constrained=True)
-    supports, floor, scip = (s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE)
-    assert "operational constraints" in supports and floor is None and scip is None
+    supports, blocked, floor, scip = (s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE)
+    assert "operational constraints" in supports and "operational constraints" in blocked
+    assert floor is None and scip is None
 
 
 # ------------------------------------------------------------------------------ what runs
@@ -197,7 +202,7 @@ def test_the_milp_step_runs_under_operational_constraints():
         fit = solve_exact(spec.instance(X, y), limits=Limits(time_limit=30, mip_rel_gap=1e-9))
         if fit.steps[-1].ran:
             ran += 1
-            assert fit.steps[1].reason == fit.steps[3].reason == OPERATIONAL, fit.message
+            assert fit.steps[1].reason == fit.steps[2].reason == fit.steps[5].reason == OPERATIONAL, fit.message
     assert ran >= 2
 
 
@@ -206,8 +211,9 @@ def test_riskslim_with_constraints_skips_the_enumeration_and_scip_proves_brute_f
     X, y, spec, constraints = _risk_case(seed, constrained=True)
     inst = spec.instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
-    supports, floor, scip = fit.steps
+    supports, blocked, floor, scip = fit.steps
     assert not supports.ran and "operational constraints" in supports.reason
+    assert not blocked.ran and "operational constraints" in blocked.reason
     assert floor.ran and scip.ran or scip.reason == PROVEN, fit.message
     best = _risk_brute_force(inst, _obeys(constraints, list(inst.coefficients.names)))
     assert fit.status == Status.OPTIMAL, fit.message
@@ -226,8 +232,9 @@ def test_riskslim_without_max_size_on_many_binary_features_skips_the_enumeration
     y = np.where(X[:, :4] @ np.array([1.5, -1.0, 1.0, 0.5]) - 1.0 + rng.normal(0, 1, 300) > 0, 1.0, -1.0)
     inst = RiskSLIM(coef_bound=3, c0=0.01).instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=4))
-    supports, floor, scip = fit.steps
+    supports, blocked, floor, scip = fit.steps
     assert not supports.ran and "memory_limit" in supports.reason and "MiB" in supports.reason, supports
+    assert not blocked.ran, blocked
     assert floor.ran and scip.ran, fit.message
     assert fit.model is not None and fit.status in (Status.FEASIBLE, Status.OPTIMAL)
     assert fit.bound <= fit.objective + 1e-9 and fit.times["total"] < 4 + 2.0
@@ -253,8 +260,9 @@ def test_a_tiny_memory_budget_skips_every_step_but_the_floor_and_the_route_retur
     Xb = rng.integers(0, 2, (600, 20)).astype(float)
     yb = np.where(Xb[:, :3] @ np.array([1.0, -1.0, 0.5]) + rng.normal(0, 1, 600) > 0, 1.0, -1.0)
     fit = solve_exact(RiskSLIM(coef_bound=3, c0=0.01).instance(Xb, yb), limits=Limits(time_limit=3, memory=MIN_MEMORY))
-    assert [r.ran for r in fit.steps] == [False, True, False], fit.message
-    assert all("memory_limit" in r.reason for r in fit.steps if r.step != "floor")
+    assert [r.ran for r in fit.steps] == [False, False, True, False], fit.message
+    assert all("memory_limit" in r.reason for r in fit.steps if r.step not in ("floor", "blocked"))
+    assert "supports of more than" in fit.steps[1].reason  # no max_size: supports of all 20 features
     assert math.isfinite(fit.bound) and not fit.bound > fit.objective
     assert fit.model is not None and fit.status == Status.FEASIBLE and fit.violation == 0.0
 

@@ -1,0 +1,290 @@
+"""The saturated-loss screen of every support of ``K`` 0/1 features, on rows blocked by its first two (numba).
+
+Every linear model on a support ``S`` scores the rows of one pattern of ``S`` (one cell of the
+partition of the rows by their values on ``S``) alike, so its logistic loss is at least the
+*saturated loss* of ``S``, the weighted conditional entropy of the label given ``x_S``
+(:func:`solvers.exact.box_logistic.saturated_loss`; Ustun & Rudin 2019's loss, eq. 1, with one free
+score per cell):
+
+.. math::
+
+    H(S) = \\sum_{c} F(a_c, b_c), \\qquad F(a, b) = a \\log\\frac{a + b}{a} + b \\log\\frac{a + b}{b},
+
+``a_c``, ``b_c`` the positive and negative weights of cell ``c``. ``F`` is non-negative and increasing
+in both arguments, so a partial sum over some of the cells is a lower bound too, and a support whose
+partial sum reaches the prune level holds no model below it.
+
+:func:`screen_pair` bounds, for one pair ``a < b`` of columns, all the supports
+``{a, b} + M + {e}`` (``M`` ``K - 3`` middle columns, ``a < b < M < e``), listing them itself in
+lexicographic order. The rows of each label are first *blocked*: reordered by their pattern on
+``(a, b)`` (four blocks, each starting at a 64-row word), and every later column is repacked in that
+order (:func:`_blocked`). A prefix ``{a, b} + M`` has ``2^(K-1)`` patterns, each inside one block, so
+splitting a pattern by the last column ``e`` takes popcounts over that block's words only — about a
+quarter of the words of all the rows. The prefix's mixed patterns (both labels present; a pure
+pattern's cells are pure and add nothing) are split in decreasing order of their own entropy, and a
+support stops at the first partial sum that reaches the cutoff: it is *pruned*, with that partial sum
+as its bound. A support whose whole sum stays below the cutoff *survives* (it needs a fit).
+
+Weights are integer multiples of a unit per label (:func:`solvers.exact.box_logistic.copy_counts`):
+each row is repeated ``weight / unit`` times in the bit sets, so a popcount times the unit is a weight.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solvers.exact.box_logistic import _cell_entropy, _popcount
+
+#: counts up to which ``c log c`` is tabulated (both labels of the same unit)
+XLOGX_TABLE = 1 << 20
+#: supports one call of :func:`screen_pair` lists before it returns (between calls the caller looks at
+#: its clock)
+CALL_SUPPORTS = 1 << 17
+#: seconds per support below any measured rate of the screen (several times faster): a pass projected
+#: longer than the time left even at this rate is not started
+FASTEST = 2e-8
+
+
+@njit(cache=True, nogil=True)
+def _bit(bits, j, i) -> int:
+    return int((bits[j, i >> 6] >> np.uint64(i & 63)) & np.uint64(1))
+
+
+@njit(cache=True, nogil=True)
+def _blocked(bits, n, a, b, out, valid, starts) -> None:
+    """Rows ``0..n-1`` of one label (``bits[j]``: the bit set of column ``j``) reordered by their block
+    ``q = 2 x_a + x_b``, block ``q`` in the words ``starts[q]:starts[q + 1]`` (each block starts a
+    word): ``out[j]`` holds column ``j``'s bits in that order for every ``j > b``, ``valid`` the rows
+    present."""
+    d = bits.shape[0]
+    block = np.empty(n, np.int64)
+    sizes = np.zeros(4, np.int64)
+    for i in range(n):
+        q = 2 * _bit(bits, a, i) + _bit(bits, b, i)
+        block[i] = q
+        sizes[q] += 1
+    starts[0] = 0
+    for q in range(4):
+        starts[q + 1] = starts[q] + (sizes[q] + 63) // 64
+    words = starts[4]
+    next_row = np.empty(4, np.int64)
+    for q in range(4):
+        next_row[q] = 64 * starts[q]
+    position = np.empty(n, np.int64)
+    for i in range(n):
+        position[i] = next_row[block[i]]
+        next_row[block[i]] += 1
+    valid[:words] = 0
+    for i in range(n):
+        p = position[i]
+        valid[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+    for j in range(b + 1, d):
+        out[j, :words] = 0
+        for w in range(bits.shape[1]):
+            word = bits[j, w]
+            while word != 0:
+                low = word & (~word + np.uint64(1))  # lowest set bit
+                i = 64 * w + _popcount(low - np.uint64(1))
+                word ^= low
+                if i < n:
+                    p = position[i]
+                    out[j, p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+
+
+@njit(cache=True, nogil=True)
+def _patterns(blocked, valid, starts, middle, pattern, counts) -> None:
+    """``pattern[p]``: the rows of block ``p >> r`` whose values on the ``r`` columns ``middle`` spell
+    the low ``r`` bits of ``p`` (``middle[t]`` is bit ``r - 1 - t``), over that block's words;
+    ``counts[p]``: how many."""
+    r = middle.size
+    per = 1 << r
+    for q in range(4):
+        lo, hi = starts[q], starts[q + 1]
+        base = q * per
+        for w in range(lo, hi):
+            pattern[base, w] = valid[w]
+        size = 1
+        for t in range(r):
+            column = blocked[middle[t]]
+            for p in range(size - 1, -1, -1):  # p -> (2p: column 0, 2p + 1: column 1)
+                for w in range(lo, hi):
+                    v = pattern[base + p, w]
+                    pattern[base + 2 * p + 1, w] = v & column[w]
+                    pattern[base + 2 * p, w] = v & ~column[w]
+            size *= 2
+        for p in range(per):
+            c = 0
+            for w in range(lo, hi):
+                c += _popcount(pattern[base + p, w])
+            counts[base + p] = c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _and_count(x, y) -> int:
+    """Set bits of ``x & y`` (1-d word arrays of one size: a loop the compiler vectorises)."""
+    c = 0
+    for w in range(x.size):
+        c += _popcount(x[w] & y[w])
+    return c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _entropy(cp, cn, unit_pos, unit_neg, xlogx) -> float:
+    """``F(cp unit_pos, cn unit_neg)`` (module docstring), from the ``c log c`` table when it has them;
+    with an empty table (``xlogx.size == 0``) the Bayes error ``min(cp unit_pos, cn unit_neg)`` instead."""
+    if cp == 0 or cn == 0:
+        return 0.0
+    if xlogx.size == 0:
+        return min(cp * unit_pos, cn * unit_neg)
+    if xlogx.size > 1 and cp + cn < xlogx.size:
+        return unit_pos * (xlogx[cp + cn] - xlogx[cp] - xlogx[cn])
+    return _cell_entropy(cp * unit_pos, cn * unit_neg)
+
+
+#: the table that makes :func:`screen_pair` sum Bayes errors instead of entropies
+BAYES = np.zeros(0)
+
+
+def xlogx_table(n_pos: int, n_neg: int, unit_pos: float, unit_neg: float) -> np.ndarray:
+    """``c log c`` for ``c`` up to the rows of both labels (capped at :data:`XLOGX_TABLE`); one zero
+    entry (no table) when the labels' units differ."""
+    if unit_pos != unit_neg:
+        return np.zeros(1)
+    c = np.arange(min(n_pos + n_neg + 1, XLOGX_TABLE), dtype=float)
+    out = np.zeros_like(c)
+    out[1:] = c[1:] * np.log(c[1:])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors,
+                shrink, middle, limit):
+    """Screen every support ``(a, b, m_1 .. m_{size-3}, e)`` with ``a < b < m_1 < .. < e < d`` (module
+    docstring; ``size >= 2``, and with ``size == 2`` the one support ``(a, b)``) at ``cutoff`` (loss units;
+    with ``xlogx`` :data:`BAYES`, the cells' Bayes errors ``min(a_c, b_c)`` in weight units instead of
+    their entropies: the least weighted 0-1 error of any classifier constant on each cell). Returns
+    ``(listed, kept, pruned_floor, least_kept)``: supports listed; survivors written to the first
+    ``kept`` rows of ``survivors`` (columns ``size``) — ``kept`` larger than its rows means it
+    overflowed (the rows past them are lost); the least bound of the pruned ones (inf: none); the
+    least full sum of a survivor (inf: none); whether the pair is finished. With ``shrink`` each
+    survivor lowers the cutoff to its sum, so ``min(least_kept, pruned_floor)`` is the least sum over
+    all the supports (a pruned one's sum is at least the cutoff of its time).
+
+    A call stops after the prefix at which it has listed ``limit`` supports or more, with ``middle``
+    (the ``size - 3`` middle columns, start: :func:`first_middle`) moved to the next prefix: called
+    again with it, it goes on from there (so no call runs long)."""
+    d = bits_pos.shape[0]
+    r = max(size - 3, 0)
+    half = 4 << r
+    words_pos = bits_pos.shape[1] + 4  # each block may start a new word
+    words_neg = bits_neg.shape[1] + 4
+    blocked_pos = np.empty((d, words_pos), np.uint64)
+    blocked_neg = np.empty((d, words_neg), np.uint64)
+    valid_pos = np.empty(words_pos, np.uint64)
+    valid_neg = np.empty(words_neg, np.uint64)
+    starts_pos = np.empty(5, np.int64)
+    starts_neg = np.empty(5, np.int64)
+    _blocked(bits_pos, n_pos, a, b, blocked_pos, valid_pos, starts_pos)
+    _blocked(bits_neg, n_neg, a, b, blocked_neg, valid_neg, starts_neg)
+    pattern_pos = np.zeros((half, words_pos), np.uint64)
+    pattern_neg = np.zeros((half, words_neg), np.uint64)
+    count_pos = np.zeros(half, np.int64)
+    count_neg = np.zeros(half, np.int64)
+    order = np.empty(half, np.int64)
+    heat = np.empty(half)
+    listed = 0
+    kept = 0
+    pruned_floor = np.inf
+    least_kept = np.inf
+    if size == 2:  # the support is the pair: its cells are the blocks
+        floor = 0.0
+        for q in range(4):
+            floor += _entropy(_and_count(valid_pos[starts_pos[q]:starts_pos[q + 1]],
+                                         valid_pos[starts_pos[q]:starts_pos[q + 1]]),
+                              _and_count(valid_neg[starts_neg[q]:starts_neg[q + 1]],
+                                         valid_neg[starts_neg[q]:starts_neg[q + 1]]), unit_pos, unit_neg, xlogx)
+        if floor >= cutoff:
+            return 1, 0, floor, least_kept, True
+        survivors[0, 0], survivors[0, 1] = a, b
+        return 1, 1, pruned_floor, floor, True
+    if d - b - 1 < r + 1:
+        return listed, kept, pruned_floor, least_kept, True
+    while True:
+        _patterns(blocked_pos, valid_pos, starts_pos, middle, pattern_pos, count_pos)
+        _patterns(blocked_neg, valid_neg, starts_neg, middle, pattern_neg, count_neg)
+        mixed = 0  # the mixed patterns, the largest entropy first (insertion sort: a few dozen)
+        for p in range(half):
+            if count_pos[p] > 0 and count_neg[p] > 0:
+                h = _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg, xlogx)
+                i = mixed
+                while i > 0 and heat[i - 1] < h:
+                    heat[i], order[i] = heat[i - 1], order[i - 1]
+                    i -= 1
+                heat[i], order[i] = h, p
+                mixed += 1
+        first = middle[r - 1] + 1 if r > 0 else b + 1
+        for e in range(first, d):
+            listed += 1
+            column_pos = blocked_pos[e]
+            column_neg = blocked_neg[e]
+            floor = 0.0
+            for i in range(mixed):
+                p = order[i]
+                q = p >> r
+                lo, hi = starts_pos[q], starts_pos[q + 1]
+                c1p = _and_count(pattern_pos[p, lo:hi], column_pos[lo:hi])
+                lo, hi = starts_neg[q], starts_neg[q + 1]
+                c1n = _and_count(pattern_neg[p, lo:hi], column_neg[lo:hi])
+                floor += _entropy(c1p, c1n, unit_pos, unit_neg, xlogx) + \
+                    _entropy(count_pos[p] - c1p, count_neg[p] - c1n, unit_pos, unit_neg, xlogx)
+                if floor >= cutoff:
+                    break
+            if floor >= cutoff:
+                pruned_floor = min(pruned_floor, floor)
+            else:
+                least_kept = min(least_kept, floor)
+                if shrink:
+                    cutoff = floor
+                if kept < survivors.shape[0]:
+                    survivors[kept, 0] = a
+                    survivors[kept, 1] = b
+                    for t in range(r):
+                        survivors[kept, 2 + t] = middle[t]
+                    survivors[kept, size - 1] = e
+                kept += 1
+        # next middle combination of range(b + 1, d - 1)
+        if r == 0:
+            break
+        top = d - 1  # the middle's values stay below the last column's range end
+        i = r - 1
+        while i >= 0 and middle[i] == top - r + i:
+            i -= 1
+        if i < 0:
+            break
+        middle[i] += 1
+        for t in range(i + 1, r):
+            middle[t] = middle[t - 1] + 1
+        if listed >= limit:
+            return listed, kept, pruned_floor, least_kept, False
+    return listed, kept, pruned_floor, least_kept, True
+
+
+def first_middle(b: int, size: int) -> np.ndarray:
+    """The first middle columns of the supports whose first two are ``(a, b)`` (:func:`screen_pair`)."""
+    return np.arange(b + 1, b + 1 + max(size - 3, 0), dtype=np.int64)
+
+
+def screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors, shrink,
+               limit):
+    """:func:`screen_pair` over all the supports of the pair ``(a, b)`` as a generator of the results of
+    calls of at most about ``limit`` supports each (the caller looks at its clock between them; survivors
+    of each call in ``survivors``)."""
+    middle = first_middle(b, size)
+    while True:
+        out = screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors,
+                          shrink, middle, limit)
+        yield out[:4]
+        if out[4]:
+            return
+        if shrink:
+            cutoff = min(cutoff, out[3])

@@ -1,0 +1,188 @@
+"""Exact sparse models on 0/1 features: every support screened on blocked rows, survivors searched.
+
+Two kinds: RiskSLIM's (:class:`solvers.exact.supports.SparseLogistic`, the saturated loss as the
+screen, below) and SLIM's (:class:`solvers.exact.zero_one_supports.ZeroOneProgram`, Ustun & Rudin
+2016): a SLIM model whose support lies in ``S`` has weighted 0-1 error at least the Bayes error ``E(S)``
+of ``S`` (rows that agree on ``S`` are scored alike), and every model lies in some ``S`` of exactly
+``max_size`` features, so the same screen with Bayes errors in place of entropies
+(:data:`solvers.exact.blocked_entropy.BAYES`) rules out the supports with ``E(S)`` at the prune level;
+a survivor's bound is ``E(S)`` (the L0 costs of a model inside ``S`` are those of the features it
+uses, at least 0) and its search is the SLIM MILP restricted to ``S`` (HiGHS,
+:meth:`ZeroOneProgram.search`).
+
+The RiskSLIM program without operational constraints (Ustun & Rudin 2019, eq. 1; the problem of
+:class:`solvers.exact.supports.SparseLogistic`) has every solution inside some support of exactly
+``K = max_size`` features. On 0/1 features almost every support of a wide table is ruled out by its
+saturated loss alone (the conditional entropy of the label given the support's values, a bound for
+every model on it): this step bounds them all with :func:`solvers.exact.blocked_entropy.screen_pair`,
+one call per pair ``(a, b)`` of first columns, which lists the supports itself and splits the
+prefixes' patterns by the last column on rows blocked by ``(a, b)`` (popcounts over a quarter of the
+words). Then, as in :func:`solvers.exact.supports.enumerate_supports`:
+
+1. every support the screen leaves (its saturated loss below the incumbent's prune level) gets the
+   box-constrained fit's certified bound (:func:`solvers.exact.box_logistic.binary_support_bounds`);
+2. those still below the level are searched in increasing bound (branch and bound on the integer
+   box, :meth:`SparseLogistic.search`), each improving the incumbent and so the level;
+3. the bound is the least of the incumbent, the pruned supports' bounds and the open ones' bounds.
+
+The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
+screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
+whole pass; when it projects more than :data:`PROJECTION_SHARE` of the time left, the step stops with
+no bound and the route's next step gets the time. The result does not depend on the order.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from solvers import progress
+from solvers.exact.bayes_error import bayes_errors, value_bits
+from solvers.exact.blocked_entropy import BAYES, CALL_SUPPORTS, FASTEST, screen_all, xlogx_table
+from formulations.rows import is_binary
+from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
+from solvers.exact.supports import Enumeration, SparseLogistic, _Search
+
+#: largest support size screened (a prefix has ``2^(size - 1)`` patterns)
+MAX_SIZE = 10
+#: survivors one pair's call may return before the step gives up (the incumbent is too weak for
+#: the screen)
+MAX_SURVIVORS = 1 << 14
+#: survivors held in all before the step gives up
+MAX_KEPT = 1 << 20
+#: the pass goes on only while its projection stays within this share of the time left
+PROJECTION_SHARE = 0.9
+#: seconds (or share of the supports) of screening before the first projection
+PROJECT_AFTER = 0.5
+#: survivors bounded by one call of the box fits
+FIT_CHUNK = 4096
+
+
+def applies(problem: SparseLogistic) -> str | None:
+    """Why the step cannot take ``problem`` (None: it can)."""
+    if problem.forced.any():
+        return "some features are forced (the support enumeration handles them)"
+    if problem.max_size < 2 or problem.free.size < problem.max_size:
+        return "fewer than 2 features per support, or fewer free features than that (nothing to screen)"
+    if problem.max_size > MAX_SIZE:
+        return f"supports of more than {MAX_SIZE} features (2^(size - 1) patterns per prefix)"
+    X, y, weights = (problem.data.X, problem.data.y, problem.data.weights) if isinstance(problem, SparseLogistic) \
+        else (problem.X, problem.y, problem.weights)
+    positive = y > 0
+    if not is_binary(X) or not positive.any() or positive.all() or \
+            copy_counts(weights[positive]) is None or copy_counts(weights[~positive]) is None:
+        return "the features are not all 0/1, a label is absent, or a label's weights have no common unit"
+    return None
+
+
+def _label(bits: np.ndarray, valid: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, int]:
+    return np.ascontiguousarray(bits[free]), int(sum(_popcount(v) for v in valid))
+
+
+def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | None = None,
+                  incumbent: float = math.inf, deadline: float = math.inf, node_limit: int | None = None,
+                  mip_rel_gap: float = 1e-6) -> Enumeration:
+    """Solve ``problem`` (which :func:`applies`) from the model ``start`` of objective ``incumbent``
+    (module docstring), until ``deadline`` (``time.perf_counter()``) or ``node_limit``."""
+    t0 = time.perf_counter()
+    search = _Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
+                                                                       float(start[1])), mip_rel_gap)
+
+    def stopped(reason: str) -> Enumeration:
+        return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes, f"stopped: {reason}")
+
+    level = search.prune_level()
+    if not math.isfinite(level):
+        return stopped("no incumbent to screen against")
+    logistic = isinstance(problem, SparseLogistic)
+    X, y, weights = (problem.data.X, problem.data.y, problem.data.weights) if logistic else \
+        (problem.X, problem.y, problem.weights)
+    free, size = problem.free, problem.max_size
+    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
+    bits_pos, n_pos = _label(bits_pos, valid_pos, free)
+    bits_neg, n_neg = _label(bits_neg, valid_neg, free)
+    table = xlogx_table(n_pos, n_neg, unit_pos, unit_neg) if logistic else BAYES
+    # a support's bound in objective units from its sum (loss units; weight units for SLIM's errors)
+    scale = problem.loss_cost if logistic else 1.0
+    cutoff = (level - problem.offset) / scale
+    d = free.size
+    pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(b)], np.int64).reshape(-1, 2)
+    pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
+    total = math.comb(d, size)
+    out = np.empty((MAX_SURVIVORS, size), np.int64)
+    kept: list[np.ndarray] = []
+    held = done = 0
+    pruned = math.inf
+    started = time.perf_counter()
+    if math.isfinite(deadline) and total * FASTEST > deadline - time.perf_counter():
+        return stopped(f"screening the {total} supports of {size} features would take more than the "
+                       f"{max(deadline - time.perf_counter(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
+    for a, b in pairs:
+        for listed, count, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, table, int(a),
+                                                  int(b), size, cutoff, out, False, CALL_SUPPORTS):
+            done += listed
+            pruned = min(pruned, floor)
+            if count > out.shape[0] or held + count > MAX_KEPT:
+                return stopped(f"more than {min(MAX_SURVIVORS, MAX_KEPT)} supports of {size} features pass the "
+                               f"screen at the incumbent")
+            kept.append(out[:count].copy())
+            held += count
+            took = time.perf_counter() - started
+            if time.perf_counter() > deadline:
+                return stopped(f"screened {done} of {total} supports of {size} features by the deadline")
+            if done < total and math.isfinite(deadline) and (took >= PROJECT_AFTER or done >= 0.01 * total):
+                projected = took / done * (total - done)
+                if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                    return stopped(f"screening the {total} supports of {size} features would take about "
+                                   f"{took / done * total:.0f} s, more than the "
+                                   f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
+    screened = time.perf_counter() - started
+    search.closed_floor = min(search.closed_floor, scale * pruned + problem.offset)
+    survivors = free[np.concatenate(kept)] if kept else np.zeros((0, size), np.int64)
+    survivors = np.sort(survivors, axis=1)
+    if logistic:
+        bound = problem.bounder()
+    else:  # E(S) alone: the L0 costs of a model inside S are those of the features it uses
+        bits = value_bits(X, y > 0, weights)
+
+        def bound(chunk: np.ndarray, level: float) -> tuple[np.ndarray, None]:
+            return bayes_errors(*bits, chunk, level - problem.offset) + problem.offset, None
+    bounds = np.zeros(0)
+    for i in range(0, survivors.shape[0], FIT_CHUNK):
+        if time.perf_counter() > deadline:
+            return stopped(f"fitted {i} of the {survivors.shape[0]} supports the screen left by the deadline")
+        b, _ = bound(survivors[i:i + FIT_CHUNK], level)
+        bounds = np.append(bounds, b)
+    low = bounds < level
+    search.closed_floor = min(search.closed_floor, float(bounds[~low].min(initial=math.inf)))
+    survivors, bounds = survivors[low], bounds[low]
+    report = progress.current()
+    if report is not None:
+        report(time.perf_counter() - t0, search.incumbent,
+               min(search.incumbent, search.closed_floor, float(bounds.min(initial=math.inf))), math.nan)
+    order = np.argsort(bounds, kind="stable")
+    open_floor, visited = math.inf, 0
+    for position, s in enumerate(order):
+        if bounds[s] >= search.prune_level():
+            search.closed_floor = min(search.closed_floor, float(bounds[s]))
+            break
+        if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
+            open_floor = float(bounds[s])
+            break
+        unfinished = problem.search(survivors[s], float(bounds[s]), search, deadline, node_limit)
+        visited += 1
+        if math.isfinite(unfinished):
+            rest = bounds[order[position + 1:]]
+            open_floor = min(unfinished, float(rest.min()) if rest.size else math.inf)
+            break
+        if report is not None:
+            following = float(bounds[order[position + 1]]) if position + 1 < order.size else math.inf
+            report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, following),
+                   math.nan)
+    lower = min(search.incumbent, search.closed_floor, open_floor)
+    return Enumeration(search.model, search.incumbent, lower, not math.isfinite(open_floor), search.nodes,
+                       f"{done} supports of {size} features screened on blocked rows in {screened:.2f} s, "
+                       f"{held} passed the {'saturated-loss' if logistic else 'Bayes-error'} screen, {int(low.sum())} "
+                       f"below the incumbent after {'their box fits' if logistic else 'it'}, {visited} searched, "
+                       f"{search.nodes} nodes")

@@ -1,0 +1,195 @@
+"""The saturated-loss screen on blocked rows (solvers.exact.blocked_entropy), the RiskSLIM step built
+on it (solvers.exact.blocked_supports) and SLIM's least Bayes error over supports
+(solvers.exact.support_bayes_floor) against brute force.
+
+The screen, over all pairs of first columns, lists every support of ``K`` columns exactly once; the
+supports it keeps are exactly those whose saturated loss (the conditional entropy of the label given
+the support's values, computed here from the rows grouped by ``np.unique``) is below the cutoff; the
+least bound it reports for the pruned ones lies between the cutoff and their least saturated loss.
+The step proves the optimum enumerated over every integer model of tiny instances, from a poor start
+and from none, and a weak incumbent makes it hand over (no bound) rather than hold too many survivors.
+The least Bayes error equals the one enumerated over every support, and SLIM's floor from it lies
+between the Bayes error of all the columns and the enumerated SLIM optimum.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from formulations.base import Model
+from formulations.coefficients import CoefficientSet
+from formulations.riskslim import RiskSLIM
+from formulations.slim import SLIM
+from solvers.exact import blocked_supports, slim_route, support_bayes_floor
+from solvers.exact.floor import bayes_floor
+from solvers.exact.support_bayes_floor import least_bayes_error
+from solvers.exact.blocked_entropy import screen_all, xlogx_table
+from solvers.exact.blocked_supports import applies, solve_blocked
+from solvers.exact.box_logistic import _cell_entropy, label_bits
+from solvers.exact.supports import SparseLogistic
+from solvers.exact.riskslim_route import ROUTE
+from solvers.exact.route import Incumbent
+from solvers.limits import Clock, Limits
+from tests.solvers.test_routes import _risk_brute_force, _slim_brute_force, _slim_case
+
+
+def _table(seed: int, n: int = 120, d: int = 8):
+    """0/1 columns, some nested thresholds of one variable, labels from a few columns; integer weights."""
+    rng = np.random.default_rng(4100 + seed)
+    raw = rng.normal(size=(n, 3))
+    nested = np.column_stack([raw[:, 0] >= t for t in (-0.5, 0.0, 0.7)])
+    other = rng.random((n, d - 3)) < rng.uniform(0.2, 0.8, d - 3)
+    X = np.column_stack([nested, other]).astype(float)
+    y = np.where(X @ rng.normal(size=d) + rng.logistic(size=n) > 0.3, 1.0, -1.0)
+    weights = rng.integers(1, 4, n).astype(float)
+    return X, y, weights
+
+
+def _saturated(X, y, weights, support) -> float:
+    keys, inverse = np.unique(X[:, support], axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    wp = np.bincount(inverse[y > 0], weights=weights[y > 0], minlength=keys.shape[0])
+    wn = np.bincount(inverse[y < 0], weights=weights[y < 0], minlength=keys.shape[0])
+    return sum(_cell_entropy(a, b) for a, b in zip(wp, wn))
+
+
+@pytest.mark.parametrize("seed,size", [(0, 2), (1, 3), (2, 4), (3, 5), (4, 5), (5, 3)])
+def test_the_screen_lists_every_support_once_and_keeps_exactly_those_below_the_cutoff(seed, size):
+    X, y, weights = _table(seed)
+    weights = weights / weights.sum()
+    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
+    n_pos, n_neg = int(np.rint(weights[y > 0].sum() / unit_pos)), int(np.rint(weights[y < 0].sum() / unit_neg))
+    xlogx = xlogx_table(n_pos, n_neg, unit_pos, unit_neg)
+    d = X.shape[1]
+    exact = {s: _saturated(X, y, weights, list(s)) for s in itertools.combinations(range(d), size)}
+    cutoff = float(np.quantile(list(exact.values()), 0.3))
+    listed, kept, pruned = 0, [], math.inf
+    out = np.empty((4096, size), np.int64)
+    for b in range(1, d):
+        for a in range(b):
+            for count, survived, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx,
+                                                        a, b, size, cutoff, out, False, 7):  # calls of ~7 supports
+                assert survived <= out.shape[0]
+                listed += count
+                kept += [tuple(row) for row in out[:survived]]
+                pruned = min(pruned, floor)
+    assert listed == math.comb(d, size)
+    assert len(kept) == len(set(kept))
+    assert set(kept) == {s for s, h in exact.items() if h < cutoff - 1e-12} | \
+        ({s for s in kept if abs(exact[s] - cutoff) <= 1e-12})
+    least_pruned = min(h for s, h in exact.items() if s not in set(kept))
+    assert cutoff <= pruned <= least_pruned + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_step_proves_the_brute_force_optimum(seed):
+    """Tiny instances (0/1, points -2..2, at most 2-3 features): from a poor start (the empty model,
+    objective 10) and from none (an objective to beat above the optimum), the step's model has the
+    enumerated least objective and its bound is that, up to the gap tolerance."""
+    rng = np.random.default_rng(4200 + seed)
+    n, d = 60, 5
+    X = (rng.random((n, d)) < 0.5).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, d) + rng.logistic(size=n) > 0.5, 1.0, -1.0)
+    inst = RiskSLIM(coef_bound=2, c0=0.01, max_size=2 + seed % 2).instance(X, y)
+    problem = SparseLogistic.from_instance(inst)
+    assert applies(problem) is None
+    best = _risk_brute_force(inst, lambda coef: True)
+    for start, incumbent in (((np.zeros(d), 0.0), 10.0), (None, best + 0.05)):  # the empty model; none
+        found = solve_blocked(problem, start=start, incumbent=incumbent, mip_rel_gap=1e-9)
+        assert found.finished and found.model is not None, found.message
+        assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+        assert found.objective == pytest.approx(best, abs=1e-9)
+        assert best - 1e-8 * abs(best) <= found.bound <= best + 1e-9
+    assert "stopped" in solve_blocked(problem).message  # no incumbent: nothing to screen against
+
+
+def test_too_many_survivors_hand_over_without_a_bound(monkeypatch):
+    X, y, weights = _table(7, n=200, d=10)
+    inst = RiskSLIM(coef_bound=2, c0=1e-4, max_size=3).instance(X, y)
+    problem = SparseLogistic.from_instance(inst)
+    monkeypatch.setattr(blocked_supports, "MAX_KEPT", 5)
+    found = solve_blocked(problem, start=(np.zeros(10), 0.0), incumbent=10.0)
+    assert not found.finished and found.bound == -math.inf and "pass the screen" in found.message
+
+
+def test_the_route_step_reads_the_instance_and_its_bound_holds():
+    """The route's ``blocked`` row: not on integer features, nor with a forced feature; on 0/1 features it
+    returns the brute-force optimum with a bound below it."""
+    step = next(s for s in ROUTE if s.name == "blocked")
+    X, y, _ = _table(8, n=80, d=5)
+    spec = RiskSLIM(coef_bound=2, c0=0.01, max_size=2)
+    inst = spec.instance(X, y)
+    assert step.applies(inst, Limits()) is None
+    assert "0/1" in step.applies(spec.instance(X * 2.0, y), Limits())
+    lb = np.full(5, -2.0)
+    lb[0] = 1.0  # feature 0 forced
+    cs = CoefficientSet(lb, np.full(5, 2.0), np.ones(5, bool), np.ones(5), np.zeros(5, bool), tuple("abcde"))
+    assert "forced" in step.applies(RiskSLIM(coefficients=cs, c0=0.01, max_size=2).instance(X, y), Limits())
+    out = step.run(inst, Incumbent(None, 50.0), Limits(), Clock(None), {})  # an objective to beat, no model
+    best = _risk_brute_force(inst, lambda coef: True)
+    assert out.model is not None and inst.objective(out.model) == pytest.approx(best, abs=1e-9)
+    assert out.bound <= best + 1e-9
+
+
+# ------------------------------------------------------------- SLIM: the least Bayes error over supports
+def _bayes(X, y, weights, support) -> float:
+    keys, inverse = np.unique(X[:, support], axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    wp = np.bincount(inverse[y > 0], weights=weights[y > 0], minlength=keys.shape[0])
+    wn = np.bincount(inverse[y < 0], weights=weights[y < 0], minlength=keys.shape[0])
+    return float(np.minimum(wp, wn).sum())
+
+
+@pytest.mark.parametrize("seed,size", [(0, 2), (1, 3), (2, 4), (3, 5), (4, 3)])
+def test_the_least_bayes_error_is_the_enumerated_one(seed, size, monkeypatch):
+    """Over every support of ``size`` of the free columns (one column fixed at 0 is not free): the
+    shrinking screen returns the least Bayes error, enumerated here, also in calls of a few supports
+    (the cutoff carried from call to call); under a ceiling, the ceiling when that is lower."""
+    X, y, weights = _table(seed, n=150, d=9)
+    free = np.array([0, 1, 2, 3, 5, 6, 7, 8])
+    least = min(_bayes(X, y, weights, list(s)) for s in itertools.combinations(free, size))
+    found, message = least_bayes_error(X, y, weights, free, size)
+    assert found == pytest.approx(least, rel=1e-12), message
+    assert least_bayes_error(X, y, weights, free, size, ceiling=least / 2)[0] == least / 2
+    assert least_bayes_error(X, y, weights, free, size, ceiling=least * 2)[0] == pytest.approx(least, rel=1e-12)
+    monkeypatch.setattr(support_bayes_floor, "CALL_SUPPORTS", 3)
+    assert least_bayes_error(X, y, weights, free, size)[0] == pytest.approx(least, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_slim_support_floor_is_below_the_brute_force_optimum(seed):
+    """The SLIM route's ``support_floor`` row on tiny 0/1 instances with ``max_size``: its bound is at
+    most the enumerated optimum and at least the Bayes error of all the columns (the floor step's)."""
+    X, y, cs, spec, _ = _slim_case(seed, "binary", d=4)
+    X, y = np.tile(X, (2, 1)), np.r_[y, np.where(np.arange(y.size) % 3 == 0, -y, y)]  # overlapping labels
+    spec = SLIM(c0=spec.c0, coefficients=cs, max_size=2)
+    inst = spec.instance(X, y)
+    step = next(s for s in slim_route.ROUTE if s.name == "support_floor")
+    assert step.applies(inst, Limits()) is None
+    out = step.run(inst, Incumbent(None), Limits(), Clock(None), {})
+    optimum = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= 2)
+    assert bayes_floor(inst) <= out.bound + 1e-12 and out.bound <= optimum + 1e-12, out.message
+    assert out.bound == pytest.approx(min(_bayes(inst.X, inst.y, inst.weights, list(s)) for s in
+                                          itertools.combinations(range(4), 2)), rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_slim_kind_proves_the_brute_force_optimum(seed):
+    """SLIM on tiny 0/1 instances with ``max_size`` 2-3: from an objective to beat above the optimum
+    (no model), the Bayes-error screen and the searches of the supports it leaves find the enumerated
+    optimum, with a bound at most it."""
+    X, y, cs, spec, _ = _slim_case(seed, "binary", d=4)
+    X, y = np.tile(X, (2, 1)), np.r_[y, np.where(np.arange(y.size) % 3 == 0, -y, y)]
+    size = 2 + seed % 2
+    spec = SLIM(c0=spec.c0, coefficients=cs, max_size=size)
+    inst = spec.instance(X, y)
+    best = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= size)
+    problem = slim_route.zero_one(inst)
+    assert applies(problem) is None
+    found = solve_blocked(problem, incumbent=best + 0.05, mip_rel_gap=1e-9)
+    assert found.finished and found.model is not None, found.message
+    assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+    assert best - 1e-8 <= found.bound <= best + 1e-9
