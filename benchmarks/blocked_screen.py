@@ -41,8 +41,8 @@ from solvers.exact.blocked_supports import _label  # noqa: E402
 from solvers.exact.box_logistic import label_bits  # noqa: E402
 from solvers.exact.floor import bayes_floor  # noqa: E402
 from solvers.exact.support_bayes_floor import least_bayes_error  # noqa: E402
-from solvers.exact.supports import SparseLogistic  # noqa: E402
-from solvers.limits import Clock, Limits  # noqa: E402
+from solvers.exact.sparse_logistic import SparseLogistic  # noqa: E402
+from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import solve_exact  # noqa: E402
 from solvers.result import prune_level  # noqa: E402
 from timing import compile_kernels, environment  # noqa: E402
@@ -103,7 +103,7 @@ def main() -> None:
         print(f"{name}: fold 1 of 5, {X.shape[0]} x {X.shape[1]}, {about}", flush=True)
         inst = RiskSLIM(coef_bound=5, c0=1e-6, max_size=5).instance(X, y)
         t = time.perf_counter()
-        start = CATALOG["riskslim"].heuristic_function(inst, Clock(30), 0)
+        start = CATALOG["riskslim"].heuristic_function(inst, Limits(time_limit=30).started(), 0)
         incumbent = inst.objective(start)
         heuristic = time.perf_counter() - t
         old, new = rates(inst, incumbent)
@@ -119,7 +119,7 @@ def main() -> None:
                 print(f"    {record}", flush=True)
         slim = SLIM(c0=1e-4, coef_bound=5, max_size=5).instance(X, y)
         t = time.perf_counter()
-        model = CATALOG["slim"].heuristic_function(slim, Clock(30), 0)
+        model = CATALOG["slim"].heuristic_function(slim, Limits(time_limit=30).started(), 0)
         objective = slim.objective(model)
         heuristic = time.perf_counter() - t
         floor = bayes_floor(slim)

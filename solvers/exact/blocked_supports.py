@@ -1,6 +1,6 @@
 """Exact sparse models on 0/1 features: every support screened on blocked rows, survivors searched.
 
-Two kinds: RiskSLIM's (:class:`solvers.exact.supports.SparseLogistic`, the saturated loss as the
+Two kinds: RiskSLIM's (:class:`solvers.exact.sparse_logistic.SparseLogistic`, the saturated loss as the
 screen, below) and SLIM's (:class:`solvers.exact.zero_one_supports.ZeroOneProgram`, Ustun & Rudin
 2016): a SLIM model whose support lies in ``S`` has weighted 0-1 error at least the Bayes error ``E(S)``
 of ``S`` (rows that agree on ``S`` are scored alike), and every model lies in some ``S`` of exactly
@@ -11,7 +11,7 @@ uses, at least 0) and its search is the SLIM MILP restricted to ``S`` (HiGHS,
 :meth:`ZeroOneProgram.search`).
 
 The RiskSLIM program without operational constraints (Ustun & Rudin 2019, eq. 1; the problem of
-:class:`solvers.exact.supports.SparseLogistic`) has every solution inside some support of exactly
+:class:`solvers.exact.sparse_logistic.SparseLogistic`) has every solution inside some support of exactly
 ``K = max_size`` features. On 0/1 features almost every support of a wide table is ruled out by its
 saturated loss alone (the conditional entropy of the label given the support's values, a bound for
 every model on it): this step bounds them all with :func:`solvers.exact.blocked_entropy.screen_pair`,
@@ -42,7 +42,9 @@ from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, CALL_SUPPORTS, FASTEST, screen_all, xlogx_table
 from formulations.rows import is_binary
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
-from solvers.exact.supports import Enumeration, SparseLogistic, _Search
+from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.exact.support_search import Search
+from solvers.exact.supports import Enumeration
 
 #: largest support size screened (a prefix has ``2^(size - 1)`` patterns)
 MAX_SIZE = 10
@@ -86,7 +88,7 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
     """Solve ``problem`` (which :func:`applies`) from the model ``start`` of objective ``incumbent``
     (module docstring), until ``deadline`` (``time.perf_counter()``) or ``node_limit``."""
     t0 = time.perf_counter()
-    search = _Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
+    search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
                                                                        float(start[1])), mip_rel_gap)
 
     def stopped(reason: str) -> Enumeration:

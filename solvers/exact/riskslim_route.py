@@ -63,8 +63,8 @@ def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
         8.0 * min(rows + 1, 2**20)
 
 
-def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    found = solve_blocked(SparseLogistic.from_instance(instance), **best.search_start(), deadline=clock.end(),
+def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    found = solve_blocked(SparseLogistic.from_instance(instance), **best.search_start(), deadline=limits.end(),
                           node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)

@@ -80,8 +80,8 @@ def _blocked_applies(instance: SLIMInstance, limits: Limits) -> str | None:
     return blocked_applies(zero_one(instance))
 
 
-def _run_blocked(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock, notes: dict) -> Outcome:
-    found = solve_blocked(zero_one(instance), **best.search_start(), deadline=clock.end(),
+def _run_blocked(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    found = solve_blocked(zero_one(instance), **best.search_start(), deadline=limits.end(),
                           node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
@@ -108,12 +108,12 @@ def _support_floor_memory(instance: SLIMInstance, limits: Limits) -> float:
     return 2 * 8.0 * d * words + 8.0 * 2.0 ** max(k - 1, 0) * words
 
 
-def _run_support_floor(instance: SLIMInstance, best: Incumbent, limits: Limits, clock: Clock,
+def _run_support_floor(instance: SLIMInstance, best: Incumbent, limits: Limits,
                        notes: dict) -> Outcome:
     cs = instance.coefficients
     free = np.flatnonzero((cs.lb < 0) | (cs.ub > 0))
     least, message = least_bayes_error(instance.X, instance.y, instance.weights, free, int(instance.spec.max_size),
-                                       deadline=clock.end(), ceiling=best.target)
+                                       deadline=limits.end(), ceiling=best.target)
     return Outcome(bound=least * (1.0 - ROUNDOFF) if math.isfinite(least) else least, message=message)
 
 

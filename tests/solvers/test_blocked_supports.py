@@ -29,10 +29,10 @@ from solvers.exact.support_bayes_floor import least_bayes_error
 from solvers.exact.blocked_entropy import screen_all, xlogx_table
 from solvers.exact.blocked_supports import applies, solve_blocked
 from solvers.exact.box_logistic import _cell_entropy, label_bits
-from solvers.exact.supports import SparseLogistic
+from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.riskslim_route import ROUTE
 from solvers.exact.route import Incumbent
-from solvers.limits import Clock, Limits
+from solvers.limits import Limits
 from tests.solvers.test_routes import _risk_brute_force, _slim_brute_force, _slim_case
 
 
@@ -128,7 +128,7 @@ def test_the_route_step_reads_the_instance_and_its_bound_holds():
     lb[0] = 1.0  # feature 0 forced
     cs = CoefficientSet(lb, np.full(5, 2.0), np.ones(5, bool), np.ones(5), np.zeros(5, bool), tuple("abcde"))
     assert "forced" in step.applies(RiskSLIM(coefficients=cs, c0=0.01, max_size=2).instance(X, y), Limits())
-    out = step.run(inst, Incumbent(None, 50.0), Limits(), Clock(None), {})  # an objective to beat, no model
+    out = step.run(inst, Incumbent(None, 50.0), Limits(time_limit=None).started(), {})  # an objective to beat, no model
     best = _risk_brute_force(inst, lambda coef: True)
     assert out.model is not None and inst.objective(out.model) == pytest.approx(best, abs=1e-9)
     assert out.bound <= best + 1e-9
@@ -169,7 +169,7 @@ def test_the_slim_support_floor_is_below_the_brute_force_optimum(seed):
     inst = spec.instance(X, y)
     step = next(s for s in slim_route.ROUTE if s.name == "support_floor")
     assert step.applies(inst, Limits()) is None
-    out = step.run(inst, Incumbent(None), Limits(), Clock(None), {})
+    out = step.run(inst, Incumbent(None), Limits(time_limit=None).started(), {})
     optimum = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= 2)
     assert bayes_floor(inst) <= out.bound + 1e-12 and out.bound <= optimum + 1e-12, out.message
     assert out.bound == pytest.approx(min(_bayes(inst.X, inst.y, inst.weights, list(s)) for s in
