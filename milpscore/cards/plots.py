@@ -288,14 +288,14 @@ def plot_bound_trace(rows: Sequence[tuple[float, float, float]], *, ax: Any = No
     if not data.size:
         raise ValueError("no progress was recorded: fit inside `with progress.reporting(trace)`")
     ax = _axes(ax)
-    t = np.maximum(data[:, 0], 1e-2)
+    t = np.maximum(data[:, 0], 0.0)
     inc = np.minimum.accumulate(np.where(np.isfinite(data[:, 1]), data[:, 1], np.inf))
     low = np.maximum.accumulate(np.where(np.isfinite(data[:, 2]), data[:, 2], -np.inf))
     shown = np.isfinite(inc) & np.isfinite(low)
     ax.step(t, inc, where="post", color="#b2182b", label="incumbent (best model found)")
     ax.step(t, low, where="post", color="#2166ac", label="lower bound (proven)")
     ax.fill_between(t, low, inc, where=shown, step="post", color="0.85", label="gap")
-    ax.set_xscale("log")
+    ax.set_xlim(0.0, float(t.max()) * 1.05)
     ax.set_xlabel("wall time (s)")
     ax.set_ylabel("objective")
     if title:
