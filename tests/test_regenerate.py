@@ -239,6 +239,8 @@ def test_only_the_library_files_a_section_can_run_make_it_stale(repo):
     import (relative imports and module names in strings too) and the non-Python files; a change
     elsewhere in the library leaves it fresh. A section importing nothing depends on everything."""
     (repo / "solvers" / "__init__.py").write_text("from .algo import B\n")
+    # regular packages: a namespace portion would lose to an installed milpscore's packages
+    (repo / "formulations" / "__init__.py").write_text("")
     (repo / "solvers" / "algo.py").write_text("from formulations.maths import A\nB = 2\n")
     (repo / "solvers" / "kernels.py").write_text("K = 0\n")
     (repo / "solvers" / "table.py").write_text("KERNELS = ['solvers.kernels']\n")
@@ -249,7 +251,7 @@ def test_only_the_library_files_a_section_can_run_make_it_stale(repo):
     secs = [regenerate.Section("uses", "benchmarks/uses.py"), regenerate.Section("one", "benchmarks/one.py", ("--flag",))]
     assert regenerate.library_closure(repo, secs[0]) == {
         "solvers/__init__.py", "solvers/algo.py", "solvers/table.py", "solvers/kernels.py",
-        "formulations/maths.py", "formulations/table.json"}
+        "formulations/__init__.py", "formulations/maths.py", "formulations/table.json"}
     assert regenerate.library_closure(repo, secs[1]) is None
     assert regenerate.regenerate(repo, secs, out=io.StringIO()) == 0
 
