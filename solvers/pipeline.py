@@ -252,7 +252,8 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
     """Solve the relaxation of ``instance``; its optimal value bounds the exact optimum below.
 
     ``backend="prox"`` runs the proximal path on the instance's composite form
-    (``instance.composite() -> (loss, penalty)``, coefficients in model units).
+    (``instance.composite() -> (loss, penalty)``, coefficients in model units). An instance with
+    ``relaxed_start()`` (a point of its relaxation, or None) hands the backend that first incumbent.
     """
     limits, start_time = _started(limits), time.perf_counter()
     entry = _entry(instance)
@@ -267,9 +268,12 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
         model = Model(result.x, result.raw["intercept"]) if result.x is not None else None
     else:
         program = instance.relaxed()
+        start = getattr(instance, "relaxed_start", None)  # an instance may know a point near the optimum
+        warm = None if start is None or "warm_start" in (options or {}) else start()
         times = {"build": time.perf_counter() - t0}
         t1 = time.perf_counter()
-        result = solve(program, backend, **_backend_options(limits, verbose), **dict(options or {}))
+        result = solve(program, backend, **_backend_options(limits, verbose), **dict(options or {}),
+                       **({} if warm is None else {"warm_start": warm}))
         times["solve"] = time.perf_counter() - t1
         model = instance.decode(result.x) if result.has_solution else None
     times["total"] = time.perf_counter() - start_time
