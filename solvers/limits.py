@@ -20,8 +20,12 @@ Interrupts. :func:`interrupt` (called by a SIGINT handler) asks every running ph
 next look at the clock: :meth:`Limits.expired` is then true and :meth:`Limits.remaining` is the
 minimum, so the fit returns its incumbent.
 
+Other processes. A pickled budget carries its deadline on the wall clock (``time.time()``) and the
+process that unpickles it puts it back on its own ``perf_counter``, so joblib and dask workers ask
+the same budget as the caller (on other machines, as far as their clocks agree).
+
 Reproducibility: a time-limited branch and bound may stop at a different node from one run to
-the next. ``Limits(time_limit=None, node_limit=N)`` stops on a node count instead: with a fixed
+the next. ``Limits.untimed(node_limit=N)`` stops on a node count instead: with a fixed
 ``seed`` and one thread the result is deterministic.
 """
 from __future__ import annotations
@@ -186,6 +190,41 @@ class Limits:
         if started.deadline is None:
             return started
         return replace(started, deadline=started.deadline - seconds)
+
+    def capped(self, seconds: float) -> "Limits":
+        """The budget of a phase that may spend at most ``seconds`` (and never past this deadline),
+        started now; unchanged without a time limit (the phase then ends on its own rule, so its
+        result does not depend on the clock)."""
+        started = self.started()
+        if started.deadline is None:
+            return started
+        now = time.perf_counter()
+        end = min(started.deadline, now + seconds)
+        return replace(started, time_limit=max(end - now, MIN_PHASE), deadline=end, start=now)
+
+    @classmethod
+    def untimed(cls, **fields: Any) -> "Limits":
+        """A budget without a time limit (``fields``: the other limits, e.g. ``node_limit`` or
+        ``mip_rel_gap``); work under it ends on its own rule, a node limit or an interrupt."""
+        return cls(None, **fields)
+
+    # ------------------------------------------------------------------ other processes
+    def __getstate__(self) -> dict:
+        """Pickled with its deadline and start on the wall clock (``time.time()``):
+        ``time.perf_counter()`` has no common origin between processes."""
+        state = dict(self.__dict__)
+        shift = time.time() - time.perf_counter()
+        for name in ("deadline", "start"):
+            if state[name] is not None:
+                state[name] += shift
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled on this process's ``time.perf_counter()`` (the same wall-clock moments)."""
+        shift = time.perf_counter() - time.time()
+        for name, value in state.items():
+            moment = name in ("deadline", "start") and value is not None
+            object.__setattr__(self, name, value + shift if moment else value)
 
     # ------------------------------------------------------------------ the clock
     def _running(self) -> None:
