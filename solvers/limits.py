@@ -5,11 +5,13 @@ A :class:`Limits` is the one budget of a user call. It is checked once, when it 
 estimator's ``fit``, a ``compare``, a command of the command line); the started object is then
 passed down *unchanged* — through cross-validation folds, ``compare`` rows, multipliers, the
 heuristic, the relaxation and every step of an exact route — and every phase asks it for the time
-left (:meth:`Limits.seconds_left`, :meth:`Limits.remaining`, :meth:`Limits.expired`,
-:meth:`Limits.end`). So ``time_limit`` is the wall time of the whole call, and a phase that may
-spend a part of what is left gets :meth:`Limits.share` of it (the one share rule,
-:func:`phase_seconds`): same memory, nodes, gap, threads, seed and jobs, never past the call's
-deadline. No step makes a new budget from a number of seconds.
+left (:meth:`Limits.seconds_left`, :meth:`Limits.remaining`, :meth:`Limits.expired`). So
+``time_limit`` is the wall time of the whole call, and a phase that may spend a part of what is
+left gets :meth:`Limits.share` of it (the one share rule, :func:`phase_seconds`), a phase of at
+most a set number of seconds :meth:`Limits.capped`: same memory, nodes, gap, threads, seed and
+jobs, never past the call's deadline. No step makes a new budget from a number of seconds; the
+one place the budget becomes the numbers a solver library takes is
+:func:`solvers.registry.solver_options`.
 
 Memory. ``memory`` is a budget in bytes for what one step may allocate (default: half of the
 memory available when the limits are made, :func:`available_memory`). Each exact step estimates
@@ -35,7 +37,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any
 
 from formulations.validation import check_number
 
@@ -137,9 +139,6 @@ class Limits:
     objective_limit: float = math.inf
     screen: Any = None
     start: float | None = None
-
-    #: :data:`MIN_PHASE`, for callers that hold only the budget
-    MIN_PHASE: ClassVar[float] = MIN_PHASE
 
     def __post_init__(self) -> None:
         if isinstance(self.objective_limit, bool) or not isinstance(self.objective_limit, (int, float)) or \
@@ -253,12 +252,6 @@ class Limits:
 
     def expired(self) -> bool:
         return self.seconds_left() <= 0
-
-    def end(self) -> float:
-        """The deadline as ``time.perf_counter()`` seconds: ``inf`` without a limit, now once
-        interrupted (for loops that compare ``perf_counter()`` with a deadline)."""
-        left = self.seconds_left()
-        return math.inf if math.isinf(left) else time.perf_counter() + max(left, 0.0)
 
     # ------------------------------------------------------------------ memory
     def fits(self, nbytes: float) -> bool:
