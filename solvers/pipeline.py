@@ -77,10 +77,6 @@ class Fit:
     message: str = ""
     steps: tuple[StepRecord, ...] = ()
 
-    @property
-    def has_model(self) -> bool:
-        return self.model is not None
-
     def summary(self) -> dict[str, Any]:
         """Flat dict for tables."""
         return {"method": self.method, "status": self.status.value, "objective": self.objective,

@@ -45,6 +45,7 @@ from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_search import Search
 from solvers.exact.supports import Enumeration
+from solvers.limits import Limits
 
 #: largest support size screened (a prefix has ``2^(size - 1)`` patterns)
 MAX_SIZE = 10
@@ -82,14 +83,15 @@ def _label(bits: np.ndarray, valid: np.ndarray, free: np.ndarray) -> tuple[np.nd
     return np.ascontiguousarray(bits[free]), int(sum(_popcount(v) for v in valid))
 
 
-def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | None = None,
-                  incumbent: float = math.inf, deadline: float = math.inf, node_limit: int | None = None,
-                  mip_rel_gap: float = 1e-6) -> Enumeration:
+def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,
+                  incumbent: float = math.inf) -> Enumeration:
     """Solve ``problem`` (which :func:`applies`) from the model ``start`` of objective ``incumbent``
-    (module docstring), until ``deadline`` (``time.perf_counter()``) or ``node_limit``."""
+    (module docstring) within the budget ``limits`` (time, node limit, gap; started here if not yet)."""
     t0 = time.perf_counter()
+    limits = limits.started()
+    timed, node_limit = limits.deadline is not None, limits.node_limit
     search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
-                                                                       float(start[1])), mip_rel_gap)
+                                                                       float(start[1])), limits.mip_rel_gap)
 
     def stopped(reason: str) -> Enumeration:
         return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes, f"stopped: {reason}")
@@ -117,9 +119,9 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
     held = done = 0
     pruned = math.inf
     started = time.perf_counter()
-    if math.isfinite(deadline) and total * FASTEST > deadline - time.perf_counter():
+    if total * FASTEST > limits.seconds_left():
         return stopped(f"screening the {total} supports of {size} features would take more than the "
-                       f"{max(deadline - time.perf_counter(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
+                       f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
     for a, b in pairs:
         for listed, count, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, table, int(a),
                                                   int(b), size, cutoff, out, False, CALL_SUPPORTS):
@@ -131,14 +133,14 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
             kept.append(out[:count].copy())
             held += count
             took = time.perf_counter() - started
-            if time.perf_counter() > deadline:
+            if limits.expired():
                 return stopped(f"screened {done} of {total} supports of {size} features by the deadline")
-            if done < total and math.isfinite(deadline) and (took >= PROJECT_AFTER or done >= 0.01 * total):
+            if done < total and timed and (took >= PROJECT_AFTER or done >= 0.01 * total):
                 projected = took / done * (total - done)
-                if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                if projected > PROJECTION_SHARE * limits.seconds_left():
                     return stopped(f"screening the {total} supports of {size} features would take about "
                                    f"{took / done * total:.0f} s, more than the "
-                                   f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
+                                   f"{max(limits.seconds_left(), 0.0):.0f} s left")
     screened = time.perf_counter() - started
     search.closed_floor = min(search.closed_floor, scale * pruned + problem.offset)
     survivors = free[np.concatenate(kept)] if kept else np.zeros((0, size), np.int64)
@@ -152,7 +154,7 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
             return bayes_errors(*bits, chunk, level - problem.offset) + problem.offset, None
     bounds = np.zeros(0)
     for i in range(0, survivors.shape[0], FIT_CHUNK):
-        if time.perf_counter() > deadline:
+        if limits.expired():
             return stopped(f"fitted {i} of the {survivors.shape[0]} supports the screen left by the deadline")
         b, _ = bound(survivors[i:i + FIT_CHUNK], level)
         bounds = np.append(bounds, b)
@@ -169,10 +171,10 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
         if bounds[s] >= search.prune_level():
             search.closed_floor = min(search.closed_floor, float(bounds[s]))
             break
-        if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
+        if limits.expired() or (node_limit is not None and search.nodes >= node_limit):
             open_floor = float(bounds[s])
             break
-        unfinished = problem.search(survivors[s], float(bounds[s]), search, deadline, node_limit)
+        unfinished = problem.search(survivors[s], float(bounds[s]), search, limits)
         visited += 1
         if math.isfinite(unfinished):
             rest = bounds[order[position + 1:]]

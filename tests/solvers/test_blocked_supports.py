@@ -98,12 +98,12 @@ def test_the_step_proves_the_brute_force_optimum(seed):
     assert applies(problem) is None
     best = _risk_brute_force(inst, lambda coef: True)
     for start, incumbent in (((np.zeros(d), 0.0), 10.0), (None, best + 0.05)):  # the empty model; none
-        found = solve_blocked(problem, start=start, incumbent=incumbent, mip_rel_gap=1e-9)
+        found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), start=start, incumbent=incumbent)
         assert found.finished and found.model is not None, found.message
         assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
         assert found.objective == pytest.approx(best, abs=1e-9)
         assert best - 1e-8 * abs(best) <= found.bound <= best + 1e-9
-    assert "stopped" in solve_blocked(problem).message  # no incumbent: nothing to screen against
+    assert "stopped" in solve_blocked(problem, Limits.untimed()).message  # no incumbent: nothing to screen against
 
 
 def test_too_many_survivors_hand_over_without_a_bound(monkeypatch):
@@ -111,7 +111,7 @@ def test_too_many_survivors_hand_over_without_a_bound(monkeypatch):
     inst = RiskSLIM(coef_bound=2, c0=1e-4, max_size=3).instance(X, y)
     problem = SparseLogistic.from_instance(inst)
     monkeypatch.setattr(blocked_supports, "MAX_KEPT", 5)
-    found = solve_blocked(problem, start=(np.zeros(10), 0.0), incumbent=10.0)
+    found = solve_blocked(problem, Limits.untimed(), start=(np.zeros(10), 0.0), incumbent=10.0)
     assert not found.finished and found.bound == -math.inf and "pass the screen" in found.message
 
 
@@ -151,12 +151,12 @@ def test_the_least_bayes_error_is_the_enumerated_one(seed, size, monkeypatch):
     X, y, weights = _table(seed, n=150, d=9)
     free = np.array([0, 1, 2, 3, 5, 6, 7, 8])
     least = min(_bayes(X, y, weights, list(s)) for s in itertools.combinations(free, size))
-    found, message = least_bayes_error(X, y, weights, free, size)
+    found, message = least_bayes_error(X, y, weights, free, size, Limits.untimed())
     assert found == pytest.approx(least, rel=1e-12), message
-    assert least_bayes_error(X, y, weights, free, size, ceiling=least / 2)[0] == least / 2
-    assert least_bayes_error(X, y, weights, free, size, ceiling=least * 2)[0] == pytest.approx(least, rel=1e-12)
+    assert least_bayes_error(X, y, weights, free, size, Limits.untimed(), ceiling=least / 2)[0] == least / 2
+    assert least_bayes_error(X, y, weights, free, size, Limits.untimed(), ceiling=least * 2)[0] == pytest.approx(least, rel=1e-12)
     monkeypatch.setattr(support_bayes_floor, "CALL_SUPPORTS", 3)
-    assert least_bayes_error(X, y, weights, free, size)[0] == pytest.approx(least, rel=1e-12)
+    assert least_bayes_error(X, y, weights, free, size, Limits.untimed())[0] == pytest.approx(least, rel=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -189,7 +189,7 @@ def test_the_slim_kind_proves_the_brute_force_optimum(seed):
     best = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= size)
     problem = slim_route.zero_one(inst)
     assert applies(problem) is None
-    found = solve_blocked(problem, incumbent=best + 0.05, mip_rel_gap=1e-9)
+    found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05)
     assert found.finished and found.model is not None, found.message
     assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
     assert best - 1e-8 <= found.bound <= best + 1e-9
