@@ -334,15 +334,22 @@ def solve_scip(program: Program, *, time_limit: float | None = None, mip_rel_gap
     model.includeEventhdlr(_Interrupt(), "milpscore_interrupt", "stops the solve after a Ctrl-C")
     build_time = time.perf_counter() - t0
     t1 = time.perf_counter()
+    error = _optimize(model)
+    if error is not None:
+        return _failed(model, program, variables, state, build_time, time.perf_counter() - t1, error)
+    return _result(model, program, variables, state, build_time, time.perf_counter() - t1)
+
+
+def _optimize(model: Model) -> Exception | None:
+    """``model.optimize()``; SCIP's own abort (an LP failure it cannot resolve raises "SCIP: error in LP
+    solver!") is returned, an exception of ours (a callback's) raised."""
     try:
         model.optimize()
     except Exception as error:
-        if not str(error).startswith("SCIP"):  # ours (a callback's): not SCIP's to report
+        if not str(error).startswith("SCIP"):
             raise
-        # SCIP aborts on an LP failure it cannot resolve ("SCIP: error in LP solver!")
-        return _failed(model, program, variables, state, build_time, time.perf_counter() - t1, error)
-    solve_time = time.perf_counter() - t1
-    return _result(model, program, variables, state, build_time, solve_time)
+        return error
+    return None
 
 
 def _failed(model: Model, program: Program, variables: list, state: _Lazy | None, build_time: float,
