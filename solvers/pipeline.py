@@ -58,7 +58,8 @@ class Fit:
     bound : valid lower bound on the exact optimum known to this call (nan when none).
     gap : ``relative_gap(objective, bound)``.
     violation : largest constraint violation of ``lift(model)`` in the exact program (0: feasible;
-        rounded or relaxed models may be infeasible).
+        rounded or relaxed models may be infeasible; nan: a relaxed fit that spent its budget, since
+        measuring it builds the exact program).
     result : the backend's own account (None for heuristics).
     times : seconds per phase (``build``, ``heuristic``, ``solve``, ``total``).
     message : what happened, in words (rejected starts, which model was kept).
@@ -278,8 +279,10 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
     value = instance.objective(model)
     bound = float(result.bound) if np.isfinite(result.bound) else (
         float(result.objective) if result.status == Status.OPTIMAL else float("nan"))
-    return Fit("relaxed", model, result.status, value, bound, relative_gap(value, bound),
-               violation(instance, model), result, times, result.message)
+    # measuring the violation builds the exact program: not once the budget is spent (nan: not measured)
+    measured = float("nan") if limits.expired() else violation(instance, model)
+    return Fit("relaxed", model, result.status, value, bound, relative_gap(value, bound), measured, result, times,
+               result.message)
 
 
 def _prox_memory(instance: Instance) -> float:
