@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from formulations.base import Model
 from formulations.slim import SLIM
 from solvers.backends.highs import solve_highs
 from solvers.backends.highs_model import INTERRUPT_GRACE
@@ -86,12 +87,15 @@ def test_backend_stops_at_the_interrupt_with_its_incumbent(solver):
     frame = hard_frame(n=400, d=12)
     X = (frame.drop(columns="y").to_numpy() > 0).astype(float)
     X = np.hstack([X, (frame.drop(columns="y").to_numpy() > 0.8).astype(float)])
-    program = SLIM(coef_bound=10, c0=1e-4).instance(X, np.where(frame["y"] > 0, 1.0, -1.0)).exact()
+    instance = SLIM(coef_bound=10, c0=1e-4).instance(X, np.where(frame["y"] > 0, 1.0, -1.0))
+    program = instance.exact()
+    start = instance.lift(Model(np.zeros(X.shape[1]), 0.0))  # an incumbent from the start, however loaded the machine
+    assert program.is_feasible(start, tol=1e-9)
     clear_interrupt()
     timer = _interrupt_after(1.5)
     try:
         t = time.perf_counter()
-        result = solver(program, time_limit=60)
+        result = solver(program, time_limit=60, warm_start=start)
         elapsed = time.perf_counter() - t
     finally:
         timer.cancel()
