@@ -65,7 +65,7 @@ def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     found = solve_blocked(SparseLogistic.from_instance(instance), **best.search_start(), deadline=limits.end(),
-                          node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
+                          node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, screen=limits.screen)
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
