@@ -39,6 +39,9 @@ GUROBI_ENV = Path(os.environ.get("MILPSCORE_GUROBI", HERE / ".peers-gurobi"))
 #: CPLEX Community Edition from PyPI; it needs NumPy 1 (np.float_) and the packages built for it
 RISKSLIM_ENV = Path(os.environ.get("MILPSCORE_RISKSLIM", HERE / ".peers-riskslim"))
 RISKSLIM_SOURCE = os.environ.get("MILPSCORE_RISKSLIM_SRC", "https://github.com/ustunb/risk-slim")
+#: skglm for ``scale_relaxed.py``'s child processes, which run in milpscore's own interpreter: the package
+#: alone (``pip install --no-deps --target``), found through ``sys.path`` beside milpscore's numpy and numba
+SKGLM_TARGET = Path(os.environ.get("MILPSCORE_SKGLM", HERE / ".peers-skglm"))
 RISKSLIM_PACKAGES = ["cplex", "numpy<2", "pandas<2.3", "scipy<1.15", "prettytable", "Cython", "setuptools", "wheel"]
 PACKAGES = ["numpy", "scipy", "scikit-learn", "threadpoolctl", "skglm", "celer"]
 BUILT = ["cffi", "setuptools", "wheel"]  # prox-tv's build needs them in the environment itself
@@ -58,6 +61,8 @@ def setup() -> None:
     built = subprocess.run(pip + ["--no-build-isolation", "prox-tv"])
     if built.returncode:
         print("prox-tv did not build (it needs LAPACKE: apt-get install liblapacke-dev); its rows are skipped")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(SKGLM_TARGET), "skglm"],
+                   check=True)
     subprocess.run([sys.executable, "-m", "venv", str(FASTERRISK_ENV)], check=True)
     subprocess.run([str(python(FASTERRISK_ENV)), "-m", "pip", "install", "-q", "fasterrisk"], check=True)
     subprocess.run([sys.executable, "-m", "venv", str(GUROBI_ENV)], check=True)
@@ -67,7 +72,7 @@ def setup() -> None:
     if not _install_riskslim():
         print(f"risk-slim did not install from {RISKSLIM_SOURCE} (set MILPSCORE_RISKSLIM_SRC to a checkout); "
               "benchmarks/riskslim_cplex.py skips its rows")
-    print(f"peers installed in {ENV}, {FASTERRISK_ENV}, {GUROBI_ENV} and {RISKSLIM_ENV}")
+    print(f"peers installed in {ENV}, {SKGLM_TARGET}, {FASTERRISK_ENV}, {GUROBI_ENV} and {RISKSLIM_ENV}")
 
 
 def _install_riskslim() -> bool:

@@ -18,8 +18,9 @@ measure that survives a loaded machine) of the fit alone, its peak resident memo
 * ``l1_fista`` -- our FISTA on L1-penalised logistic regression, lambda = lambda_max / 20;
 * ``saga`` -- scikit-learn ``LogisticRegression(l1, solver="saga", C = 1 / (n lambda))``;
 * ``skglm`` -- skglm ``SparseLogisticRegression(alpha=lambda)`` (numba kernels compiled on a
-  small problem first, not timed). skglm is never a dependency of milpscore: install it apart,
-  ``pip install --no-deps --target DIR skglm``, and pass ``--peers DIR``.
+  small problem first, not timed). skglm is never a dependency of milpscore: ``python
+  benchmarks/peers.py setup`` installs it apart (``pip install --no-deps --target
+  benchmarks/.peers-skglm``), which is where ``--peers`` looks by default.
 
 Equal verified accuracy: the L1 problem is the peers' own, so every L1 solution (ours and the
 peers') is certified the same way, by the relative duality gap at its own point (the dual
@@ -37,7 +38,7 @@ and ``ConvexRoundingClassifier`` on the sparse table (``densified``: the estimat
 with its warning).
 
 Run (one core each): ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=. python
-benchmarks/scale_relaxed.py --sizes 1e5 1e6 1e7 --peers /work/peers/skglm``; ``... --wide 1e5``.
+benchmarks/scale_relaxed.py --sizes 1e5 1e6 1e7``; ``... --wide 1e5``.
 """
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers import SKGLM_TARGET  # noqa: E402
 N_COLUMNS, N_BINS, N_INFORMATIVE = 24, 10, 8
 PEER_TOLS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 
@@ -217,7 +220,10 @@ def child(method: str, n: int, strength: float, accuracy: float, tol: float, pee
                    iterations=int(np.max(model.n_iter_)))
         coef, intercept = model.coef_.ravel(), float(model.intercept_[0])
     elif method == "skglm":
-        from skglm import SparseLogisticRegression
+        try:
+            from skglm import SparseLogisticRegression
+        except ImportError:
+            raise SystemExit(f"skglm is not in --peers {peers}: python benchmarks/peers.py setup installs it there")
 
         SparseLogisticRegression(alpha=lam, tol=tol).fit(X[:2000], y[:2000])  # compile numba kernels, untimed
         model = SparseLogisticRegression(alpha=lam, tol=tol, fit_intercept=True, max_iter=1000)
@@ -287,7 +293,8 @@ def main() -> None:
     parser.add_argument("--strength", type=float, default=1.0)
     parser.add_argument("--accuracy", type=float, default=1e-6, help="certified relative duality gap")
     parser.add_argument("--tol", type=float, default=1e-4, help="(child) the peer's own tolerance")
-    parser.add_argument("--peers", default=None, help="folder holding skglm (pip install --target)")
+    parser.add_argument("--peers", default=str(SKGLM_TARGET),
+                        help="folder holding skglm (pip install --no-deps --target; default: peers.py setup's)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per child process")
     parser.add_argument("--max-path-n", type=float, default=1e6, help="largest n for binarsity_path and estimator")
     parser.add_argument("--reference", default="binarsity", help="method whose CPU time the ratios divide by")

@@ -135,6 +135,13 @@ class LogisticData:
         return best, values[best]
 
 
+def _one_row(row: np.ndarray) -> sp.csr_matrix:
+    """``row`` (dense, 1-D) as a 1 x n CSR matrix of its non-zeros, built from its arrays directly (the
+    generic constructor goes through COO: several times slower, once per cut)."""
+    cols = np.flatnonzero(row)
+    return sp.csr_matrix((row[cols], cols, np.array([0, cols.size])), shape=(1, row.size))
+
+
 @dataclass(frozen=True)
 class LogisticCuts:
     """Lazy oracle of the RiskSLIM program: tangent rows of the loss and the true objective.
@@ -177,7 +184,7 @@ class LogisticCuts:
         row[self.intercept] = -g_b
         row[self.loss_index] = 1.0
         rhs = value - float(g_coef @ coef) - g_b * intercept
-        return sp.csr_matrix(row), rhs, value
+        return _one_row(row), rhs, value
 
     def cuts(self, x: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
         coef, b = self.model(x)

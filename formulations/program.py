@@ -130,10 +130,6 @@ class Program:
         return bool(self.integer.any())
 
     @property
-    def is_conic(self) -> bool:
-        return len(self.cones) > 0
-
-    @property
     def cone_kinds(self) -> set[str]:
         return {cone.kind for cone in self.cones}
 

@@ -282,7 +282,75 @@ class RiskSLIMInstance(CachedPrograms):
         drop = np.minimum(g * (cs.lb - coef), g * (cs.ub - coef)).sum() + min(g0 * (lo - b), g0 * (hi - b))
         return max(0.0, float(value + drop) - 1e-12)
 
+    def relaxed_fit(self) -> tuple[np.ndarray, float]:
+        """Minimiser over the box of the continuous relaxation without its cardinality row: the loss plus
+        ``sum_j C0 c0_j z_j`` with ``z_j = max(w_j / u_j, w_j / l_j)``, the least indicator the rows
+        ``l0_upper`` / ``l0_lower`` allow (1 for a forced feature). Writing ``w = w+ - w-`` (``w+`` in
+        ``[0, max(u, 0)]``, ``w-`` in ``[0, max(-l, 0)]``) makes that cost linear, so the problem is smooth
+        and box-constrained: L-BFGS-B, from the continuous fit."""
+        if "relaxed_fit" not in self._cache:
+            cs, d = self.coefficients, self.X.shape[1]
+            lo, hi = self.intercept_bounds
+            cost = np.where(self.forced, 0.0, self.spec.c0 * cs.c0)
+            up, down = np.maximum(cs.ub, 0.0), np.maximum(-cs.lb, 0.0)
+            rate_up = np.divide(cost, up, out=np.zeros(d), where=up > 0)
+            rate_down = np.divide(cost, down, out=np.zeros(d), where=down > 0)
+
+            def f(theta):
+                value, g, g0 = self.data.gradient(theta[:d] - theta[d:2 * d], theta[2 * d])
+                return value + rate_up @ theta[:d] + rate_down @ theta[d:2 * d], np.concatenate(
+                    [g + rate_up, -g + rate_down, [g0]])
+
+            coef, b = self.continuous_fit()
+            start = np.concatenate([np.clip(coef, 0.0, up), np.clip(-coef, 0.0, down), [b]])
+            bounds = [(0.0, u) for u in up] + [(0.0, v) for v in down] + [(lo, hi)]
+            res = minimize(f, start, jac=True, method="L-BFGS-B", bounds=bounds,
+                           options={"maxiter": 1000, "ftol": 1e-13, "gtol": 1e-9})
+            w = np.clip(res.x[:d] - res.x[d:2 * d], cs.lb, cs.ub)
+            self._cache["relaxed_fit"] = (w, float(np.clip(res.x[2 * d], lo, hi)))
+        return self._cache["relaxed_fit"]
+
+    def relaxed_start(self) -> np.ndarray | None:
+        """A point of :meth:`relaxed` at :meth:`relaxed_fit` (indicators at their least values, the loss
+        variable at the true loss), its coefficients scaled down into ``max_size`` when the indicators
+        sum past it; None when even that cannot fit (the forced features alone exceed it)."""
+        coef, b = self.relaxed_fit()
+        cs, spec = self.coefficients, self.spec
+        up, down = np.maximum(cs.ub, 0.0), np.maximum(-cs.lb, 0.0)
+        z = np.maximum(np.divide(coef, up, out=np.zeros_like(coef), where=up > 0),
+                       np.divide(-coef, down, out=np.zeros_like(coef), where=down > 0))
+        forced = self.forced
+        if spec.max_size is not None:
+            room, free = spec.max_size - forced.sum(), z[~forced].sum()
+            if room < 0:
+                return None
+            if free > room:
+                scale = room / free
+                coef = np.where(forced, coef, coef * scale)
+                z = z * scale
+        p = self.relaxed()
+        x = np.zeros(p.n_variables)
+        x[p.blocks["coef"]] = coef
+        x[p.blocks["intercept"]] = b
+        x[p.blocks["loss"]] = self.data.loss(coef, b)
+        x[p.blocks["size"]] = np.where(forced, 1.0, z)
+        return x
+
     # ------------------------------------------------------------- program
+    def relaxed(self) -> Program:
+        """The continuous relaxation: :meth:`exact` with integrality dropped and one more tangent row, at
+        :meth:`relaxed_fit` (where the relaxation's optimum lies when the cardinality row does not bind),
+        so the cutting planes start from a bound near the relaxation's value."""
+        if "relaxed" not in self._cache:
+            program = self.exact().relax()
+            row, value, _ = program.lazy.tangent(*self.relaxed_fit())
+            cuts = program.row_blocks["cuts"]
+            self._cache["relaxed"] = replace(
+                program, A=sp.vstack([program.A, row], format="csr"), row_lb=np.append(program.row_lb, value),
+                row_ub=np.append(program.row_ub, np.inf),
+                row_blocks={**program.row_blocks, "cuts": slice(cuts.start, cuts.stop + 1)})
+        return self._cache["relaxed"]
+
     def _build(self) -> Program:
         """The exact program: the RiskSLIM MILP with its initial cut pool and the lazy tangent oracle."""
         cs, spec = self.coefficients, self.spec

@@ -111,7 +111,7 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
           defaults={"loss": "logistic", "lam": 0.01, "grid_unit": 0.1}),
     Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019): exact "
           "route: support enumeration with convex bounds, a sparse tangent floor, then SCIP's lazy-cut tree",
-          exact_backend="scip", exact_route="solvers.exact.riskslim_route:ROUTE", relaxed_backend="scip",
+          exact_backend="scip", exact_route="solvers.exact.riskslim_route:ROUTE", relaxed_backend="highs",
           heuristic="solvers.heuristics.riskslim:heuristic", polisher="solvers.heuristics.polish:with_polisher"),
     Entry("fused", "formulations.fused:FusedLassoHinge", "integer points per ordered one-hot bin: hinge loss + "
           "within-variable fused lasso (Sokolovska, eqs. 1-5); LP relaxation or binarsity proximal path",

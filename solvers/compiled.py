@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib
 import math
 
+from solvers.limits import Limits
+
 
 def _dispatchers(module_name: str) -> list:
     module = importlib.import_module(module_name)
@@ -54,7 +56,7 @@ def modules_ready(modules: tuple[str, ...]) -> bool:
     return all(module_ready(m) for m in modules)
 
 
-def kernels_ready(modules: tuple[str, ...], seconds_left: float) -> bool:
-    """Whether a step using the kernels of ``modules`` may run with ``seconds_left``: they are
-    ready, or there is no time limit (``seconds_left`` infinite), so compiling cannot break one."""
-    return math.isinf(seconds_left) or modules_ready(modules)
+def kernels_ready(modules: tuple[str, ...], limits: Limits | None) -> bool:
+    """Whether a step using the kernels of ``modules`` may run within the budget ``limits``: they
+    are ready, or there is no time limit (``limits`` None or untimed), so compiling cannot break one."""
+    return limits is None or math.isinf(limits.seconds_left()) or modules_ready(modules)

@@ -5,11 +5,13 @@ A :class:`Limits` is the one budget of a user call. It is checked once, when it 
 estimator's ``fit``, a ``compare``, a command of the command line); the started object is then
 passed down *unchanged* — through cross-validation folds, ``compare`` rows, multipliers, the
 heuristic, the relaxation and every step of an exact route — and every phase asks it for the time
-left (:meth:`Limits.seconds_left`, :meth:`Limits.remaining`, :meth:`Limits.expired`,
-:meth:`Limits.end`). So ``time_limit`` is the wall time of the whole call, and a phase that may
-spend a part of what is left gets :meth:`Limits.share` of it (the one share rule,
-:func:`phase_seconds`): same memory, nodes, gap, threads, seed and jobs, never past the call's
-deadline. No step makes a new budget from a number of seconds.
+left (:meth:`Limits.seconds_left`, :meth:`Limits.remaining`, :meth:`Limits.expired`). So
+``time_limit`` is the wall time of the whole call, and a phase that may spend a part of what is
+left gets :meth:`Limits.share` of it (the one share rule, :func:`phase_seconds`), a phase of at
+most a set number of seconds :meth:`Limits.capped`: same memory, nodes, gap, threads, seed and
+jobs, never past the call's deadline. No step makes a new budget from a number of seconds; the
+one place the budget becomes the numbers a solver library takes is
+:func:`solvers.registry.solver_options`.
 
 Memory. ``memory`` is a budget in bytes for what one step may allocate (default: half of the
 memory available when the limits are made, :func:`available_memory`). Each exact step estimates
@@ -20,8 +22,12 @@ Interrupts. :func:`interrupt` (called by a SIGINT handler) asks every running ph
 next look at the clock: :meth:`Limits.expired` is then true and :meth:`Limits.remaining` is the
 minimum, so the fit returns its incumbent.
 
+Other processes. A pickled budget carries its deadline on the wall clock (``time.time()``) and the
+process that unpickles it puts it back on its own ``perf_counter``, so joblib and dask workers ask
+the same budget as the caller (on other machines, as far as their clocks agree).
+
 Reproducibility: a time-limited branch and bound may stop at a different node from one run to
-the next. ``Limits(time_limit=None, node_limit=N)`` stops on a node count instead: with a fixed
+the next. ``Limits.untimed(node_limit=N)`` stops on a node count instead: with a fixed
 ``seed`` and one thread the result is deterministic.
 """
 from __future__ import annotations
@@ -31,7 +37,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any
 
 from formulations.validation import check_number
 
@@ -134,9 +140,6 @@ class Limits:
     screen: Any = None
     start: float | None = None
 
-    #: :data:`MIN_PHASE`, for callers that hold only the budget
-    MIN_PHASE: ClassVar[float] = MIN_PHASE
-
     def __post_init__(self) -> None:
         if isinstance(self.objective_limit, bool) or not isinstance(self.objective_limit, (int, float)) or \
                 math.isnan(self.objective_limit) or self.objective_limit == -math.inf:
@@ -187,6 +190,41 @@ class Limits:
             return started
         return replace(started, deadline=started.deadline - seconds)
 
+    def capped(self, seconds: float) -> "Limits":
+        """The budget of a phase that may spend at most ``seconds`` (and never past this deadline),
+        started now; unchanged without a time limit (the phase then ends on its own rule, so its
+        result does not depend on the clock)."""
+        started = self.started()
+        if started.deadline is None:
+            return started
+        now = time.perf_counter()
+        end = min(started.deadline, now + seconds)
+        return replace(started, time_limit=max(end - now, MIN_PHASE), deadline=end, start=now)
+
+    @classmethod
+    def untimed(cls, **fields: Any) -> "Limits":
+        """A budget without a time limit (``fields``: the other limits, e.g. ``node_limit`` or
+        ``mip_rel_gap``); work under it ends on its own rule, a node limit or an interrupt."""
+        return cls(None, **fields)
+
+    # ------------------------------------------------------------------ other processes
+    def __getstate__(self) -> dict:
+        """Pickled with its deadline and start on the wall clock (``time.time()``):
+        ``time.perf_counter()`` has no common origin between processes."""
+        state = dict(self.__dict__)
+        shift = time.time() - time.perf_counter()
+        for name in ("deadline", "start"):
+            if state[name] is not None:
+                state[name] += shift
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled on this process's ``time.perf_counter()`` (the same wall-clock moments)."""
+        shift = time.perf_counter() - time.time()
+        for name, value in state.items():
+            moment = name in ("deadline", "start") and value is not None
+            object.__setattr__(self, name, value + shift if moment else value)
+
     # ------------------------------------------------------------------ the clock
     def _running(self) -> None:
         if not self.is_started:
@@ -214,12 +252,6 @@ class Limits:
 
     def expired(self) -> bool:
         return self.seconds_left() <= 0
-
-    def end(self) -> float:
-        """The deadline as ``time.perf_counter()`` seconds: ``inf`` without a limit, now once
-        interrupted (for loops that compare ``perf_counter()`` with a deadline)."""
-        left = self.seconds_left()
-        return math.inf if math.isinf(left) else time.perf_counter() + max(left, 0.0)
 
     # ------------------------------------------------------------------ memory
     def fits(self, nbytes: float) -> bool:

@@ -143,7 +143,7 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
         return skipped_bound(first, multipliers[0], m) if method in ("exact", "heuristic") else 0.0
 
     for i, m in enumerate(multipliers):
-        late = limits.deadline is not None and time.perf_counter() + setup > limits.deadline + SETUP_GRACE
+        late = setup - SETUP_GRACE > limits.seconds_left()
         if i and (interrupted() or late):
             done.append(MultiplierFit(m, None, None, best, skipped=f"its set-up (about {setup:.1f} s, like the "
                                                                    f"last one's) would end past the time limit",

@@ -58,7 +58,8 @@ class Fit:
     bound : valid lower bound on the exact optimum known to this call (nan when none).
     gap : ``relative_gap(objective, bound)``.
     violation : largest constraint violation of ``lift(model)`` in the exact program (0: feasible;
-        rounded or relaxed models may be infeasible).
+        rounded or relaxed models may be infeasible; nan: a relaxed fit that spent its budget, since
+        measuring it builds the exact program).
     result : the backend's own account (None for heuristics).
     times : seconds per phase (``build``, ``heuristic``, ``solve``, ``total``).
     message : what happened, in words (rejected starts, which model was kept).
@@ -76,10 +77,6 @@ class Fit:
     times: Mapping[str, float] = field(default_factory=dict)
     message: str = ""
     steps: tuple[StepRecord, ...] = ()
-
-    @property
-    def has_model(self) -> bool:
-        return self.model is not None
 
     def summary(self) -> dict[str, Any]:
         """Flat dict for tables."""
@@ -252,7 +249,8 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
     """Solve the relaxation of ``instance``; its optimal value bounds the exact optimum below.
 
     ``backend="prox"`` runs the proximal path on the instance's composite form
-    (``instance.composite() -> (loss, penalty)``, coefficients in model units).
+    (``instance.composite() -> (loss, penalty)``, coefficients in model units). An instance with
+    ``relaxed_start()`` (a point of its relaxation, or None) hands the backend that first incumbent.
     """
     limits, start_time = _started(limits), time.perf_counter()
     entry = _entry(instance)
@@ -267,9 +265,12 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
         model = Model(result.x, result.raw["intercept"]) if result.x is not None else None
     else:
         program = instance.relaxed()
+        start = getattr(instance, "relaxed_start", None)  # an instance may know a point near the optimum
+        warm = None if start is None or "warm_start" in (options or {}) else start()
         times = {"build": time.perf_counter() - t0}
         t1 = time.perf_counter()
-        result = solve(program, backend, **_backend_options(limits, verbose), **dict(options or {}))
+        result = solve(program, backend, **_backend_options(limits, verbose), **dict(options or {}),
+                       **({} if warm is None else {"warm_start": warm}))
         times["solve"] = time.perf_counter() - t1
         model = instance.decode(result.x) if result.has_solution else None
     times["total"] = time.perf_counter() - start_time
@@ -278,8 +279,10 @@ def solve_relaxed(instance: Instance, backend: str | None = None, *, limits: Lim
     value = instance.objective(model)
     bound = float(result.bound) if np.isfinite(result.bound) else (
         float(result.objective) if result.status == Status.OPTIMAL else float("nan"))
-    return Fit("relaxed", model, result.status, value, bound, relative_gap(value, bound),
-               violation(instance, model), result, times, result.message)
+    # measuring the violation builds the exact program: not once the budget is spent (nan: not measured)
+    measured = float("nan") if limits.expired() else violation(instance, model)
+    return Fit("relaxed", model, result.status, value, bound, relative_gap(value, bound), measured, result, times,
+               result.message)
 
 
 def _prox_memory(instance: Instance) -> float:

@@ -32,7 +32,6 @@ compiled for the argument types the fits use.
 from __future__ import annotations
 
 import hashlib
-import math
 import subprocess
 import sys
 import tempfile
@@ -97,11 +96,10 @@ def _compiling_elsewhere() -> bool:
     return False
 
 
-def _wait(process: subprocess.Popen | None, modules: tuple[str, ...], seconds: float) -> None:
-    """Wait up to ``seconds`` for ``process`` to end (or, with none, for the lock's holder to
-    finish or ``modules`` to become ready)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+def _wait(process: subprocess.Popen | None, modules: tuple[str, ...], limits: Limits) -> None:
+    """Wait, until the budget ``limits`` ends, for ``process`` to end (or, with none, for the lock's
+    holder to finish or ``modules`` to become ready)."""
+    while not limits.expired():
         if process is not None and process.poll() is not None:
             return
         if process is None and (not _compiling_elsewhere() or modules_ready(modules)):
@@ -133,7 +131,7 @@ def ensure_compiled(entry: Entry, instance, limits: Limits) -> None:
     if left < FOREGROUND_SECONDS:
         compile_in_background()
         return
-    share = math.inf if math.isinf(left) else COMPILE_SHARE * left
+    share = limits.share(COMPILE_SHARE)
     if _compiling_elsewhere():
         _wait(None, needed, share)
         return
@@ -190,7 +188,7 @@ def compile_kernels(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
     """Compile the kernels of ``names`` (keys of :data:`TINY_SPECS`, each optionally with a kind of
     :data:`KINDS`, ``"slim:binary"``) in this process, by solving their tiny instances (module
     docstring); prints nothing."""
-    limits = Limits(time_limit=None, node_limit=200).started()
+    limits = Limits.untimed(node_limit=200).started()
     for name, kind in _targets(names):
         X, y = _tiny(np.random.default_rng(KINDS.index(kind)), kind == "binary")
         entry, instance = CATALOG[name], TINY_SPECS[name].instance(X, y)

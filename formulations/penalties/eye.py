@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import kernels
+from .eye_kernels import eye_prox, groups_of
 from .base import Penalty, check_length, check_scalar
 
 
@@ -47,6 +48,7 @@ class EYE(Penalty):
     def __post_init__(self) -> None:
         object.__setattr__(self, "r", _check_r(self.r))
         object.__setattr__(self, "lam", check_scalar(self.lam, "lam"))
+        object.__setattr__(self, "_groups", groups_of(self.r))
 
     def _value(self, w: np.ndarray) -> float:
         check_length(w, self.r.size, "w", "r")
@@ -59,7 +61,7 @@ class EYE(Penalty):
         s = step * self.lam
         if v.size == 0 or s == 0.0:
             return v.copy()
-        return kernels.eye_prox(v, np.ascontiguousarray(self.r), s, np.empty_like(v))
+        return eye_prox(v, self.r, *self._groups, s, np.empty_like(v))
 
 
 @dataclass(frozen=True, eq=False)

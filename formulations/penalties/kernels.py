@@ -4,10 +4,11 @@ Each kernel writes into a preallocated ``out`` array and works on float64 vector
 the penalty classes (the elementwise kernels count non-finite entries themselves, for free
 inside the same pass, and raise ValueError); all maths is documented on the classes that call them. Elementwise kernels
 are single fused passes (one read, one write per coordinate); the structured ones (weighted TV by
-Condat's direct algorithm, binarsity, pool-adjacent-violators, EYE root search) are the O(p) or
+Condat's direct algorithm, binarsity, pool-adjacent-violators) are the O(p) or
 O(p log(1/eps)) loops that numpy cannot express without Python-level iteration.
 
-Why one module of about 400 lines: every kernel here is a numba function compiled with
+Why one module of about 400 lines (the EYE prox, a root search on sorted groups, is
+:mod:`formulations.penalties.eye_kernels`): every kernel here is a numba function compiled with
 ``cache=True``; keeping them together keeps one compilation cache and one place where the
 no-Python-objects rules of numba apply, while the maths stays with the penalty classes.
 """
@@ -379,102 +380,3 @@ def owl_prox(v, keys, index_bits, c, step, out, sorted_v, sums, starts):  # prag
         for i in range(starts[b], end):
             out[keys[i]] = math.copysign(m, sorted_v[i])
     return True
-
-
-@njit(cache=True)
-def _project_eye_level(v, a, b, u, out):  # pragma: no cover - compiled
-    """Projection of ``v`` on ``{x : ||b x||^2 + 2 u ||a x||_1 <= u^2}``; returns (rho, N(x)).
-
-    KKT: ``x_j = sign(v_j) max(|v_j| - 2 rho u a_j, 0) / (1 + 2 rho b_j^2)`` with the multiplier
-    ``rho >= 0`` the root of the decreasing function ``g(rho) = ||b x||^2 + 2u ||a x||_1 - u^2``.
-    ``N(x) = sqrt(||a x||_1^2 + ||b x||^2)`` (equal to ``u - ||a x||_1`` on the boundary, computed
-    without that cancellation).
-    """
-    n = v.shape[0]
-    bb = 0.0
-    aa = 0.0
-    for j in range(n):
-        bb += (b[j] * v[j]) ** 2
-        aa += a[j] * abs(v[j])
-    if bb + 2.0 * u * aa <= u * u:
-        for j in range(n):
-            out[j] = v[j]
-        return 0.0, math.sqrt(aa * aa + bb)
-    lo = 0.0
-    hi = 1.0 / u
-    for _ in range(200):
-        if _eye_level_gap(v, a, b, u, hi) <= 0.0:
-            break
-        lo = hi
-        hi *= 4.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if _eye_level_gap(v, a, b, u, mid) > 0.0:
-            lo = mid
-        else:
-            hi = mid
-    rho = hi
-    aa = 0.0
-    bb = 0.0
-    for j in range(n):
-        x = abs(v[j]) - 2.0 * rho * u * a[j]
-        if x > 0.0:
-            x /= 1.0 + 2.0 * rho * b[j] * b[j]
-            aa += a[j] * x
-            bb += (b[j] * x) ** 2
-            out[j] = x if v[j] > 0.0 else -x
-        else:
-            out[j] = 0.0
-    return rho, math.sqrt(aa * aa + bb)
-
-
-@njit(cache=True)
-def _eye_level_gap(v, a, b, u, rho):  # pragma: no cover - compiled
-    bb = 0.0
-    aa = 0.0
-    for j in range(v.shape[0]):
-        x = abs(v[j]) - 2.0 * rho * u * a[j]
-        if x > 0.0:
-            x /= 1.0 + 2.0 * rho * b[j] * b[j]
-            bb += (b[j] * x) ** 2
-            aa += a[j] * x
-    return bb + 2.0 * u * aa - u * u
-
-
-@njit(cache=True)
-def eye_prox(v, r, s, out):  # pragma: no cover - compiled
-    """Prox of ``s * eye`` (EYE eq. 2) by a monotone root search on ``u = eye(x*)``.
-
-    ``eye`` is the gauge of ``C = {x : ||r x||^2 + 2 ||(1-r) x||_1 <= 1}``, so the prox problem
-    is ``min_u s u + 1/2 dist(v, u C)^2``, convex in ``u >= 0`` with non-decreasing derivative
-    ``phi'(u) = s - 2 rho(u) N(x_u)`` where ``x_u`` is the projection of ``v`` on ``u C`` and
-    ``rho(u)`` its multiplier. Bisection on ``u`` in ``[0, eye(v)]`` (``phi'(eye(v)) = s > 0``) to
-    an absolute width ``1e-14 eye(v)``; if ``phi' >= 0`` at every tested ``u`` the prox is 0.
-    """
-    n = v.shape[0]
-    a = 1.0 - r
-    aa = 0.0
-    bb = 0.0
-    for j in range(n):
-        aa += a[j] * abs(v[j])
-        bb += (r[j] * v[j]) ** 2
-    top = aa + math.sqrt(aa * aa + bb)
-    lo = 0.0
-    hi = top
-    for _ in range(200):
-        if hi - lo <= 1e-14 * top:
-            break
-        mid = 0.5 * (lo + hi)
-        rho, norm = _project_eye_level(v, a, r, mid, out)
-        if s - 2.0 * rho * norm < 0.0:
-            lo = mid
-        else:
-            hi = mid
-    if lo == 0.0:
-        for j in range(n):
-            out[j] = 0.0
-        return out
-    _project_eye_level(v, a, r, 0.5 * (lo + hi), out)
-    return out

@@ -7,14 +7,14 @@ over Wapiti-like feature templates, by OWL-QN (``solvers/proximal/crf_owlqn.py``
 chunk F1 first, ``docs/benchmarks.md``), blockwise coordinate descent (``crf_bcd.py``) or FISTA
 (``crf_fista.py``), and labels by Viterbi.
 
-Stopping: the fit ends at the first of ``max_iter`` outer iterations, ``time_limit`` seconds, the
-KKT rule ``max_k kkt_k <= tol * rho1_max`` (``status_ == "converged"``) and, with ``stop_eps``
-set, Wapiti's objective-window rule: ``F`` fell by less than ``stop_eps`` relatively over the last
-``stop_window`` iterations (``status_ == "small_decrease"``). The defaults ``stop_eps=0.02,
-stop_window=5`` are Wapiti's ``-e 0.02 -o 5`` (Wapiti also stops when its training error rate is
-stable over ``-w 5`` iterations): a model as accurate on held-out text as Wapiti's default one
-(``docs/benchmarks.md``), whose objective can still be a few percent above the minimum and which
-keeps more weights; ``stop_eps=None`` runs to the KKT tolerance.
+Stopping: the fit ends at the first of ``max_iter`` outer iterations, ``time_limit`` seconds
+(``status_ == "out_of_time"``), the KKT rule ``max_k kkt_k <= tol * rho1_max`` (``status_ ==
+"converged"``) and, with ``stop_eps`` set, Wapiti's objective-window rule: ``F`` fell by less than
+``stop_eps`` relatively over the last ``stop_window`` iterations (``status_ == "small_decrease"``).
+The defaults ``stop_eps=0.02, stop_window=5`` are Wapiti's ``-e 0.02 -o 5`` (Wapiti also stops when
+its training error rate is stable over ``-w 5`` iterations): a model as accurate on held-out text as
+Wapiti's default one (``docs/benchmarks.md``), whose objective can still be a few percent above the
+minimum and which keeps more weights; ``stop_eps=None`` runs to the KKT tolerance.
 
 Input: a list of sentences, each a list of tokens, a token a tuple / list of column values (or a
 single string, one column), with a list of label lists; or a DataFrame with one row per token, a

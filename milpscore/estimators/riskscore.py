@@ -44,7 +44,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         certificate), "relaxed" or "rounding".
     backend : exact / relaxed backend; None (default): the RiskSLIM route for the exact solve
         (:mod:`solvers.exact.riskslim_route`: support enumeration, then SCIP's lazy-cut tree) and
-        "scip" for the relaxation. "scip" (one tree) or "highs" (restart loop) bypass the route.
+        "highs" for the relaxation (LP cutting planes from a tangent at the relaxation's smooth
+        minimiser, :meth:`formulations.riskslim.RiskSLIMInstance.relaxed`). "scip" (one tree) or
+        "highs" (restart loop) bypass the route.
     time_limit : wall-clock seconds of the whole fit; at the limit the best model is returned with
         status "feasible" and its certified gap.
     node_limit, mip_rel_gap, threads, seed, verbose : :class:`solvers.limits.Limits` and the backend.

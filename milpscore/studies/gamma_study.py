@@ -76,7 +76,7 @@ def gamma_study(X: Any, y: Any, margins: Sequence[float] = DEFAULT_MARGINS, *, w
     if margins.size == 0 or not np.all(np.isfinite(margins) & (margins > 0)):
         raise ValueError(f"margins must be a non-empty sequence of numbers > 0, got {list(margins)}")
     options = lp_options(lp_solver)
-    free = Limits(time_limit=None, seed=seed)
+    free = Limits.untimed(seed=seed)
     rows = []
     for margin in margins:
         spec = ConvexRounding(margin=float(margin), weights=weights, threshold=threshold, max_size=max_size,

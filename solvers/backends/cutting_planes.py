@@ -102,11 +102,11 @@ def _round_limits(h: highspy.Highs, seconds_left: float | None, node_limit: int 
     if seconds_left is not None:
         if seconds_left <= 0:
             return "time limit reached"
-        set_limits(h, time_limit=float(seconds_left))
+        set_limits(h, seconds=float(seconds_left))
     if node_limit is not None:
         if nodes >= node_limit:
             return "node limit reached"
-        set_limits(h, node_limit=int(node_limit - nodes))
+        set_limits(h, nodes=int(node_limit - nodes))
     return None
 
 
@@ -213,7 +213,7 @@ def _lp_phase(h: highspy.Highs, program: Program, lazy, deadline: float | None,
                 remaining = deadline - time.perf_counter()
                 if remaining <= 0:
                     break
-                set_limits(h, time_limit=float(remaining))
+                set_limits(h, seconds=float(remaining))
             h.run()
             if h.getModelStatus() != _MS.kOptimal:
                 break

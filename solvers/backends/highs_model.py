@@ -73,7 +73,7 @@ def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | No
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("threads", int(threads))
     h.setOptionValue("random_seed", int(seed))
-    set_limits(h, time_limit=time_limit, node_limit=node_limit)
+    set_limits(h, seconds=time_limit, nodes=node_limit)
     if mip_rel_gap is not None:
         h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
         h.setOptionValue("mip_abs_gap", 1e-12)
@@ -176,12 +176,12 @@ def write_model(program: Program, path: str | Path, labels: Mapping[str, Sequenc
     return path
 
 
-def set_limits(h: highspy.Highs, *, time_limit: float | None = None, node_limit: int | None = None) -> None:
-    """Set (or, between the rounds of a loop, reset) the time limit in seconds and the node limit
-    of ``h``; None leaves a limit as it is."""
-    if time_limit is not None:
-        if time_limit <= 0:
-            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
-        h.setOptionValue("time_limit", float(time_limit))
-    if node_limit is not None:
-        h.setOptionValue("mip_max_nodes", int(node_limit))
+def set_limits(h: highspy.Highs, *, seconds: float | None = None, nodes: int | None = None) -> None:
+    """Set (or, between the rounds of a loop, reset) the time limit (``seconds``) and the node
+    limit (``nodes``) of ``h``; None leaves a limit as it is."""
+    if seconds is not None:
+        if seconds <= 0:
+            raise ValueError(f"time_limit must be > 0 seconds, got {seconds}")
+        h.setOptionValue("time_limit", float(seconds))
+    if nodes is not None:
+        h.setOptionValue("mip_max_nodes", int(nodes))

@@ -25,6 +25,7 @@ SCIP is single-threaded: ``threads`` is ignored.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 
@@ -333,9 +334,42 @@ def solve_scip(program: Program, *, time_limit: float | None = None, mip_rel_gap
     model.includeEventhdlr(_Interrupt(), "milpscore_interrupt", "stops the solve after a Ctrl-C")
     build_time = time.perf_counter() - t0
     t1 = time.perf_counter()
-    model.optimize()
-    solve_time = time.perf_counter() - t1
-    return _result(model, program, variables, state, build_time, solve_time)
+    error = _optimize(model)
+    if error is not None:
+        return _failed(model, program, variables, state, build_time, time.perf_counter() - t1, error)
+    return _result(model, program, variables, state, build_time, time.perf_counter() - t1)
+
+
+def _optimize(model: Model) -> Exception | None:
+    """``model.optimize()``; SCIP's own abort (an LP failure it cannot resolve raises "SCIP: error in LP
+    solver!") is returned, an exception of ours (a callback's) raised."""
+    try:
+        model.optimize()
+    except Exception as error:
+        if not str(error).startswith("SCIP"):
+            raise
+        return error
+    return None
+
+
+def _failed(model: Model, program: Program, variables: list, state: _Lazy | None, build_time: float,
+            solve_time: float, error: Exception) -> Result:
+    """The result of a solve SCIP aborted: its incumbent, if it had one, as ``FEASIBLE`` with no bound
+    (the tree it abandoned proves nothing), else ``ERROR``; the message names SCIP's error."""
+    try:
+        best = model.getBestSol() if model.getNSols() > 0 else None
+        x = np.array([model.getSolVal(best, v) for v in variables]) if best is not None else None
+    except Exception:  # the aborted model may not answer either
+        x = None
+    if x is not None:
+        x[program.integer] = np.round(x[program.integer])
+        if not program.is_feasible(x, tol=1e-6):
+            x = None
+    lazy = getattr(program, "lazy", None)
+    objective = float("nan") if x is None else (lazy.value(x) if lazy is not None else program.objective(x))
+    return Result(status=Status.FEASIBLE if x is not None else Status.ERROR, x=x, objective=objective,
+                  bound=-math.inf, gap=math.inf, solve_time=solve_time, build_time=build_time, backend="scip",
+                  message=f"SCIP stopped on an error: {error}")
 
 
 def _result(model: Model, program: Program, variables: list, state: _Lazy | None, build_time: float,

@@ -25,7 +25,7 @@ words). Then, as in :func:`solvers.exact.supports.enumerate_supports`:
    box, :meth:`SparseLogistic.search`), each improving the incumbent and so the level;
 3. the bound is the least of the incumbent, the pruned supports' bounds and the open ones' bounds.
 
-The screen is shared by the fits of one call (``screen``, :class:`solvers.exact.screen.SupportScreen`;
+The screen is shared by the fits of one call (``limits.screen``, :class:`solvers.exact.screen.SupportScreen`;
 RiskSLIM's multipliers, :mod:`solvers.multipliers`): the saturated loss depends on the rows, labels and
 weights only, not on the multiplier, the coefficient box or the intercept box, and the objective is
 ``loss + L0 cost`` in the same units for every multiplier, so a support it pruned at level ``L`` holds
@@ -54,6 +54,7 @@ from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_search import Search
 from solvers.exact.supports import Enumeration
+from solvers.limits import Limits
 
 #: largest support size screened (a prefix has ``2^(size - 1)`` patterns)
 MAX_SIZE = 10
@@ -101,15 +102,15 @@ def _label(bits: np.ndarray, valid: np.ndarray, free: np.ndarray) -> tuple[np.nd
     return np.ascontiguousarray(bits[free]), int(sum(_popcount(v) for v in valid))
 
 
-def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | None = None,
-                  incumbent: float = math.inf, deadline: float = math.inf, node_limit: int | None = None,
-                  mip_rel_gap: float = 1e-6, screen: SupportScreen | None = None) -> Enumeration:
+def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,
+                  incumbent: float = math.inf) -> Enumeration:
     """Solve ``problem`` (which :func:`applies`) from the model ``start`` of objective ``incumbent``
-    (module docstring), until ``deadline`` (``time.perf_counter()``) or ``node_limit``; ``screen`` (the
-    RiskSLIM kind only) holds an earlier fit's survivors, or gets this fit's."""
+    (module docstring) within the budget ``limits`` (time, node limit, gap; started here if not yet)."""
     t0 = time.perf_counter()
+    limits = limits.started()
+    timed, node_limit = limits.deadline is not None, limits.node_limit
     search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
-                                                                       float(start[1])), mip_rel_gap)
+                                                                       float(start[1])), limits.mip_rel_gap)
 
     def stopped(reason: str) -> Enumeration:
         return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes, f"stopped: {reason}")
@@ -132,21 +133,22 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
     pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(b)], np.int64).reshape(-1, 2)
     pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
     total = math.comb(d, size)
+    screen: SupportScreen | None = limits.screen if logistic else None
     listing = BlockedListing(np.zeros(0, np.int64), free, size)
-    known = None if screen is None or not logistic else screen.survivors(problem, listing, level)
+    known = None if screen is None else screen.survivors(problem, listing, level)
     if known is not None:  # an earlier fit's screen: the rest hold no model below its level
         search.closed_floor = min(search.closed_floor, screen.level)
-        return _after_screen(problem, search, known, level, known.shape[0], t0, deadline, node_limit, logistic, X, y,
-                             weights, f"{total - known.shape[0]} of the {total} supports of {size} features ruled "
-                             f"out by an earlier fit's screen at {screen.level:.6g}")
+        return _after_screen(problem, search, known, level, known.shape[0], t0, limits, logistic, X, y, weights,
+                             f"{total - known.shape[0]} of the {total} supports of {size} features ruled out by an "
+                             f"earlier fit's screen at {screen.level:.6g}")
     out = np.empty((MAX_SURVIVORS, size), np.int64)
     kept: list[np.ndarray] = []
     held = done = 0
     pruned = math.inf
     started = time.perf_counter()
-    if math.isfinite(deadline) and total * FASTEST > deadline - time.perf_counter():
+    if total * FASTEST > limits.seconds_left():
         return stopped(f"screening the {total} supports of {size} features would take more than the "
-                       f"{max(deadline - time.perf_counter(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
+                       f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
     for a, b in pairs:
         for listed, count, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, table, int(a),
                                                   int(b), size, cutoff, out, False, CALL_SUPPORTS):
@@ -158,32 +160,32 @@ def solve_blocked(problem: SparseLogistic, *, start: tuple[np.ndarray, float] | 
             kept.append(out[:count].copy())
             held += count
             took = time.perf_counter() - started
-            if time.perf_counter() > deadline:
+            if limits.expired():
                 return stopped(f"screened {done} of {total} supports of {size} features by the deadline")
-            if done < total and math.isfinite(deadline) and (took >= PROJECT_AFTER or done >= 0.01 * total):
+            if done < total and timed and (took >= PROJECT_AFTER or done >= 0.01 * total):
                 projected = took / done * (total - done)
-                if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                if projected > PROJECTION_SHARE * limits.seconds_left():
                     return stopped(f"screening the {total} supports of {size} features would take about "
                                    f"{took / done * total:.0f} s, more than the "
-                                   f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
+                                   f"{max(limits.seconds_left(), 0.0):.0f} s left")
     screened = time.perf_counter() - started
     search.closed_floor = min(search.closed_floor, scale * pruned + problem.offset)
     survivors = free[np.concatenate(kept)] if kept else np.zeros((0, size), np.int64)
     survivors = np.sort(survivors, axis=1)
-    if screen is not None and logistic:
+    if screen is not None:
         screen.store(problem, listing, level, survivors)
-    return _after_screen(problem, search, survivors, level, held, t0, deadline, node_limit, logistic, X, y, weights,
+    return _after_screen(problem, search, survivors, level, held, t0, limits, logistic, X, y, weights,
                          f"{done} supports of {size} features screened on blocked rows in {screened:.2f} s")
 
 
-def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, held: int, t0: float,
-                  deadline: float, node_limit: int | None, logistic: bool, X, y, weights, said: str) -> Enumeration:
+def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, held: int, t0: float, limits: Limits,
+                  logistic: bool, X, y, weights, said: str) -> Enumeration:
     """Bound the supports the screen left (``survivors``, feature indices) and search those below the
-    prune level (module docstring, steps 1-3)."""
+    prune level within ``limits`` (module docstring, steps 1-3)."""
     def stopped(reason: str) -> Enumeration:
         return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes, f"stopped: {reason}")
 
-    size = problem.max_size
+    node_limit = limits.node_limit
     if logistic:
         bound = problem.bounder()
     else:  # E(S) alone: the L0 costs of a model inside S are those of the features it uses
@@ -193,7 +195,7 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
             return bayes_errors(*bits, chunk, level - problem.offset) + problem.offset, None
     bounds = np.zeros(0)
     for i in range(0, survivors.shape[0], FIT_CHUNK):
-        if time.perf_counter() > deadline:
+        if limits.expired():
             return stopped(f"fitted {i} of the {survivors.shape[0]} supports the screen left by the deadline")
         b, _ = bound(survivors[i:i + FIT_CHUNK], level)
         bounds = np.append(bounds, b)
@@ -210,10 +212,10 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
         if bounds[s] >= search.prune_level():
             search.closed_floor = min(search.closed_floor, float(bounds[s]))
             break
-        if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
+        if limits.expired() or (node_limit is not None and search.nodes >= node_limit):
             open_floor = float(bounds[s])
             break
-        unfinished = problem.search(survivors[s], float(bounds[s]), search, deadline, node_limit)
+        unfinished = problem.search(survivors[s], float(bounds[s]), search, limits)
         visited += 1
         if math.isfinite(unfinished):
             rest = bounds[order[position + 1:]]

@@ -54,6 +54,7 @@ from formulations.slim import MARGIN_ROUNDOFF
 from solvers import progress
 from solvers.exact.support_workers import bounding_workers
 from solvers.exact.zero_one_supports import ZeroOneProgram
+from solvers.limits import Limits
 
 #: pair terms (``|P| |N|`` per node) the search works through between two looks at the clock (at
 #: least one node, at most 2000 per look)
@@ -313,43 +314,41 @@ def _push(stack_lo, stack_hi, stack_depth, stack_bound, counters, lo, hi, j, pie
     counters[0] += 1
 
 
-def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tuple[np.ndarray, float] | None = None,
-              deadline: float = math.inf, node_limit: int | None = None, mip_rel_gap: float = 1e-6,
-              n_jobs: int = 1) -> BoxCoverResult:
+def box_cover(problem: ZeroOneProgram, limits: Limits, *, incumbent: float = math.inf,
+              start: tuple[np.ndarray, float] | None = None) -> BoxCoverResult:
     """The branch and bound of the module docstring on ``problem``, from the incumbent objective
     ``incumbent`` (of the model ``start = (coef, intercept)`` if given: the search visits the
-    ranges holding its points first), until it proves the best model
-    it knows within ``mip_rel_gap``, the ``deadline`` (``time.perf_counter()``) or ``node_limit``.
+    ranges holding its points first), until it proves the best model it knows within the budget's
+    ``mip_rel_gap``, or the budget ``limits`` ends (time or ``node_limit``; started here if not yet).
 
-    With ``n_jobs`` joblib workers (-1: all cores; the active joblib backend, e.g. a dask cluster)
+    With ``limits.n_jobs`` joblib workers (-1: all cores; the active joblib backend, e.g. a dask cluster)
     and no node limit, the root box is split at 0 on its widest features (:func:`split_box`) into
     boxes searched as tasks, in order; each task starts from the best objective known when it is
     sent, and the results are combined in task order (a model replaces the incumbent only when it
     is strictly better, as in the serial search). The bound is the least of the tasks' bounds
     (each valid on its box) and the incumbent."""
+    limits = limits.started()
     lo, hi = np.ceil(problem.lo - 1e-9), np.floor(problem.hi + 1e-9)
-    workers = bounding_workers(n_jobs)
+    workers = bounding_workers(limits.n_jobs)
     boxes = split_box(problem, lo, hi, BOXES_PER_WORKER * workers, None if start is None else start[0]) \
-        if workers > 1 and node_limit is None else []
+        if workers > 1 and limits.node_limit is None else []
     if len(boxes) < 2:
-        return _search(problem, lo, hi, incumbent, start, deadline, node_limit, mip_rel_gap)
+        return _search(problem, lo, hi, incumbent, start, limits)
     t0 = time.perf_counter()
     best = [incumbent, None if start is None else start[0], math.nan if start is None else start[1]]
-    wall_deadline = time.time() + (deadline - t0)  # workers' clocks: perf_counter is per process
 
     left_open = [False]  # boxes not sent before the deadline: no bound on them
 
     def tasks():
         for box_lo, box_hi in boxes:
-            if time.perf_counter() >= deadline:
+            if limits.expired():
                 left_open[0] = True
                 return
             inside = best[1] is not None and _holds(box_lo, box_hi, best[1])
-            yield delayed(_box_task)(problem, box_lo, box_hi, best[0], (best[1], best[2]) if inside else None,
-                                     wall_deadline, mip_rel_gap)
+            yield delayed(_search)(problem, box_lo, box_hi, best[0], (best[1], best[2]) if inside else None, limits)
 
     bound, finished, nodes = math.inf, True, 0
-    with parallel_config(n_jobs=n_jobs):
+    with parallel_config(n_jobs=limits.n_jobs):
         for found in Parallel(return_as="generator", batch_size=1)(tasks()):
             nodes += found.nodes
             finished &= found.finished
@@ -359,13 +358,6 @@ def box_cover(problem: ZeroOneProgram, *, incumbent: float = math.inf, start: tu
     if left_open[0]:
         bound, finished = -math.inf, False
     return BoxCoverResult(best[1], best[2], best[0], min(bound, best[0]), finished, nodes, time.perf_counter() - t0)
-
-
-def _box_task(problem: ZeroOneProgram, lo: np.ndarray, hi: np.ndarray, incumbent: float,
-              start: tuple[np.ndarray, float] | None, wall_deadline: float, mip_rel_gap: float) -> BoxCoverResult:
-    """In a worker: :func:`_search` on one box, until ``wall_deadline`` (``time.time()``)."""
-    deadline = time.perf_counter() + (wall_deadline - time.time()) if math.isfinite(wall_deadline) else math.inf
-    return _search(problem, lo, hi, incumbent, start, deadline, None, mip_rel_gap)
 
 
 def split_box(problem: ZeroOneProgram, lo: np.ndarray, hi: np.ndarray, count: int,
@@ -404,10 +396,11 @@ def _holds(lo: np.ndarray, hi: np.ndarray, point: np.ndarray) -> bool:
 
 
 def _search(problem: ZeroOneProgram, lo: np.ndarray, hi: np.ndarray, incumbent: float,
-            start: tuple[np.ndarray, float] | None, deadline: float, node_limit: int | None,
-            mip_rel_gap: float) -> BoxCoverResult:
-    """:func:`box_cover` in this process on the box ``[lo, hi]`` (integer ends) of ``problem``."""
+            start: tuple[np.ndarray, float] | None, limits: Limits) -> BoxCoverResult:
+    """:func:`box_cover` in this process (a worker's, for a box task: ``limits`` keeps its deadline
+    across processes) on the box ``[lo, hi]`` (integer ends) of ``problem``."""
     t0 = time.perf_counter()
+    node_limit, mip_rel_gap = limits.node_limit, limits.mip_rel_gap
     positive = problem.y > 0
     Xp = np.ascontiguousarray(problem.X[positive])
     Xn = np.ascontiguousarray(problem.X[~positive])
@@ -434,7 +427,7 @@ def _search(problem: ZeroOneProgram, lo: np.ndarray, hi: np.ndarray, incumbent: 
     while True:
         tolerance = mip_rel_gap * max(abs(incumbent), 1e-10) if math.isfinite(incumbent) else 0.0
         budget = per_look if node_limit is None else min(per_look, node_limit - int(counters[1]))
-        if budget <= 0 or time.perf_counter() >= deadline:
+        if budget <= 0 or limits.expired():
             break
         code = _advance(Xp, Xn, wp, wn, limit, problem.cost, problem.epsilon, problem.forced, problem.max_size,
                         problem.floor(), spread, guide, incumbent, tolerance, budget, stack_lo, stack_hi, stack_depth,

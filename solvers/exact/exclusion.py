@@ -32,11 +32,11 @@ be).
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
 from formulations.logistic_cuts import LogisticData, sigmoid_neg, softplus_neg
+from solvers.limits import Limits
 
 #: entries of one block of rows (rows x (features + 1)) in the Hessian's sum: the block's copies
 #: stay at a few tens of MB whatever the width
@@ -86,14 +86,14 @@ def frank_wolfe_bound(loss: float, g: np.ndarray, theta: np.ndarray, lo: np.ndar
     return loss + float(np.minimum(g * (lo - theta), g * (hi - theta)).sum())
 
 
-def _newton(data, theta, lo, hi, H, steps, stop, deadline=math.inf) -> tuple[np.ndarray, float, float]:
+def _newton(data, theta, lo, hi, H, steps, stop, limits: Limits) -> tuple[np.ndarray, float, float]:
     """At most ``steps`` projected Newton steps (metric ``H``, or the Hessian at each step when
     None) on the box ``[lo, hi]``, with a backtracking search on the projected path; ``stop(loss,
-    bound)`` ends them early. Returns the point, its loss and the best certified bound."""
+    bound)`` or the end of the budget ``limits`` ends them early. Returns the point, its loss and the best certified bound."""
     loss, g = _loss_gradient(data, theta)
     bound = frank_wolfe_bound(loss, g, theta, lo, hi)
     for _ in range(steps):
-        if stop(loss, bound) or time.perf_counter() > deadline:
+        if stop(loss, bound) or limits.expired():
             break
         M = _hessian(data, theta) if H is None else H
         stuck = ((theta <= lo) & (g > 0)) | ((theta >= hi) & (g < 0)) | (lo == hi)
@@ -119,18 +119,20 @@ def _newton(data, theta, lo, hi, H, steps, stop, deadline=math.inf) -> tuple[np.
 
 
 def must_use(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
-             candidates: np.ndarray, level: float, most: int, deadline: float = math.inf) -> tuple[np.ndarray, float]:
+             candidates: np.ndarray, level: float, most: int, limits: Limits) -> tuple[np.ndarray, float]:
     """Features of ``candidates`` without which every model's loss is at least ``level`` (module
     docstring), at most ``most`` of them (the largest bounds first), and the least of their
     bounds (inf when there are none): every support lacking one of them holds no model of loss
-    below that bound. At ``deadline`` (``time.perf_counter()``) it returns those proven so far."""
+    below that bound. When the budget ``limits`` ends (started here if not yet) it returns those
+    proven so far."""
+    limits = limits.started()
     if most <= 0 or candidates.size == 0 or not math.isfinite(level) or data.X.shape[1] > MOST_FEATURES:
         return np.zeros(0, np.int64), math.inf
     box_lo = np.append(lo, intercept_lo).astype(float)
     box_hi = np.append(hi, intercept_hi).astype(float)
     start = np.clip(np.zeros(box_lo.size), box_lo, box_hi)
     full, full_loss, _ = _newton(data, start, box_lo, box_hi, None, FULL_STEPS,
-                                 lambda loss, bound: loss - bound <= FULL_GAP * max(loss, 1e-300), deadline)
+                                 lambda loss, bound: loss - bound <= FULL_GAP * max(loss, 1e-300), limits)
     if full_loss >= level:  # (the heuristic's incumbent is then below the relaxation: cannot happen
         # unless the fit stopped early; nothing is ruled in)
         return np.zeros(0, np.int64), math.inf
@@ -143,7 +145,7 @@ def must_use(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: f
     order = np.argsort(-gain, kind="stable")
     ruled_in, bounds = [], []
     for c in order:
-        if gain[c] < TRY_SHARE * (level - full_loss) or time.perf_counter() > deadline:
+        if gain[c] < TRY_SHARE * (level - full_loss) or limits.expired():
             break
         j = int(candidates[c])
         keep = np.ones(full.size, bool)
@@ -155,7 +157,7 @@ def must_use(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: f
         M = H.copy()
         M[j, :], M[:, j], M[j, j] = 0.0, 0.0, 1.0
         _, _, bound = _newton(data, theta, lo_j, hi_j, M, STEPS, lambda loss, bound: bound >= level or loss < level,
-                              deadline)
+                              limits)
         if bound >= level:
             ruled_in.append(j)
             bounds.append(bound)

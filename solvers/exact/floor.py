@@ -30,11 +30,11 @@ box and the floor is the loss floor of the box relaxation.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
 from formulations.rows import unique_rows
+from solvers.limits import Limits
 
 #: iterations the RiskSLIM floor always runs, past its deadline if need be (each is two products with X)
 MIN_ITERATIONS = 3
@@ -153,12 +153,13 @@ def sparse_tangent_bound(value: float, g: np.ndarray, g0: float, w: np.ndarray, 
     return total - ROUNDOFF * scale
 
 
-def hull_floor(data, box: SparseBox, start: tuple[np.ndarray, float], deadline: float = math.inf,
+def hull_floor(data, box: SparseBox, start: tuple[np.ndarray, float], limits: Limits,
                max_iterations: int = MAX_ITERATIONS) -> tuple[float, int]:
     """The largest :func:`sparse_tangent_bound` met by FISTA on the hull of ``box`` for the loss of
     ``data`` (:class:`formulations.logistic_cuts.LogisticData`), from ``start``; and the iterations.
-    Stops at ``deadline`` (``time.perf_counter()`` seconds; after :data:`MIN_ITERATIONS` at least),
+    Stops when the budget ``limits`` ends (started here if not yet; after :data:`MIN_ITERATIONS` at least),
     when the iterate's loss is within :data:`FLOOR_TOL` of the bound, or at ``max_iterations``."""
+    limits = limits.started()
     w, b = box.project(np.asarray(start[0], float).copy(), float(start[1]))
     value, g, g0 = data.gradient(w, b)
     best = box.bound(value, g, g0, w, b)
@@ -169,7 +170,7 @@ def hull_floor(data, box: SparseBox, start: tuple[np.ndarray, float], deadline: 
     iterations = 1
     y_value, y_g, y_g0 = value, g, g0
     while iterations < max_iterations:
-        if iterations >= MIN_ITERATIONS and time.perf_counter() >= deadline:
+        if iterations >= MIN_ITERATIONS and limits.expired():
             break
         while True:  # backtracking from the extrapolated point
             nw, nb = box.project(y_w - y_g / lipschitz, y_b - y_g0 / lipschitz)
@@ -195,12 +196,12 @@ def hull_floor(data, box: SparseBox, start: tuple[np.ndarray, float], deadline: 
     return max(best, 0.0), iterations
 
 
-def riskslim_floor(instance, deadline: float = math.inf) -> tuple[float, int]:
+def riskslim_floor(instance, limits: Limits) -> tuple[float, int]:
     """Lower bound on the RiskSLIM objective of every model of ``instance``, and the gradient steps it
     took: the larger of the box floor (``instance.loss_floor()``, the tangent at the minimiser of the
     loss over the whole box, which the exact program's build has already computed, plus the forced
-    features' L0 costs) and :func:`hull_floor` started from that minimiser."""
+    features' L0 costs) and :func:`hull_floor` started from that minimiser, within ``limits``."""
     box = SparseBox.from_instance(instance)
     floor = instance.loss_floor() + float(box.cost[box.forced].sum())
-    bound, iterations = hull_floor(instance.data, box, instance.continuous_fit(), deadline)
+    bound, iterations = hull_floor(instance.data, box, instance.continuous_fit(), limits)
     return max(floor, bound), iterations

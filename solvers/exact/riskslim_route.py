@@ -15,7 +15,6 @@ gives a finite bound whatever SCIP reaches, and SCIP gets the time, warm-started
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -64,8 +63,7 @@ def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 
 def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = solve_blocked(SparseLogistic.from_instance(instance), **best.search_start(), deadline=limits.end(),
-                          node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, screen=limits.screen)
+    found = solve_blocked(SparseLogistic.from_instance(instance), limits, **best.search_start())
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
@@ -99,9 +97,7 @@ def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 
 def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = enumerate_supports(SparseLogistic.from_instance(instance), **best.search_start(), deadline=limits.end(),
-                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs,
-                               screen=limits.screen)
+    found = enumerate_supports(SparseLogistic.from_instance(instance), limits, **best.search_start())
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
@@ -118,9 +114,7 @@ def _floor_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 
 def _run_floor(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    end = limits.end()
-    deadline = end if math.isinf(end) else min(end, time.perf_counter() + FLOOR_SECONDS)
-    bound, iterations = riskslim_floor(instance, deadline=deadline)
+    bound, iterations = riskslim_floor(instance, limits.capped(FLOOR_SECONDS))
     return Outcome(bound=bound, message=f"least sparse tangent plane, {iterations} gradient steps")
 
 

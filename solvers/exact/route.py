@@ -262,6 +262,6 @@ def _why_not(step: Step, instance: Instance, limits: Limits, best: Incumbent, bo
     if not limits.fits(need):
         return (f"it would allocate about {need / 2**20:,.0f} MiB, over the memory budget of "
                 f"{limits.memory / 2**20:,.0f} MiB (memory_limit)")
-    if step.kernels and not step.always and not kernels_ready(step.kernels, limits.seconds_left()):
+    if step.kernels and not step.always and not kernels_ready(step.kernels, limits):
         return NOT_COMPILED
     return None

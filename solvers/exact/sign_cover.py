@@ -58,6 +58,7 @@ from numba import njit
 from formulations.program import Program
 from solvers.backends.highs_model import new_highs, set_limits
 from solvers.exact.zero_one_supports import ZeroOneProgram
+from solvers.limits import Limits
 
 #: a pair is a cut when its left side is below 1 by more than this
 VIOLATION = 1e-6
@@ -196,10 +197,10 @@ PAIR_TERMS_PER_LOOK = 2 * 10**6
 
 
 def price(Xp: np.ndarray, Xn: np.ndarray, x: np.ndarray, P: np.ndarray, N: np.ndarray, m: int, d: int,
-          deadline: float) -> "tuple[np.ndarray, np.ndarray] | None":
+          limits: Limits) -> "tuple[np.ndarray, np.ndarray] | None":
     """The most violated cut of every row at the LP point ``x`` (:func:`most_violated`), priced in
-    blocks of positive rows with a look at the clock between blocks; None when the ``deadline``
-    (``time.perf_counter()``) comes first. Returns ``(best negative row per positive row, best
+    blocks of positive rows with a look at the clock between blocks; None when the budget
+    ``limits`` ends first. Returns ``(best negative row per positive row, best
     positive row per negative row)``."""
     n_pos, n_neg = Xp.shape[0], Xn.shape[0]
     best_pos, viol_pos, size_pos = np.full(n_pos, -1, np.int64), np.zeros(n_pos), np.full(n_pos, d + 1, np.int64)
@@ -207,7 +208,7 @@ def price(Xp: np.ndarray, Xn: np.ndarray, x: np.ndarray, P: np.ndarray, N: np.nd
     block = max(1, PAIR_TERMS_PER_LOOK // max(n_neg * max(d, 1), 1))
     zp, zn, s_plus, s_minus = x[P], x[N], x[m:m + d], x[m + d:]
     for p0 in range(0, n_pos, block):
-        if time.perf_counter() > deadline:
+        if limits.expired():
             return None
         most_violated(Xp, Xn, zp, zn, s_plus, s_minus, VIOLATION, p0, min(p0 + block, n_pos), best_pos, viol_pos,
                       size_pos, best_neg, viol_neg, size_neg)
@@ -238,13 +239,15 @@ def _one_row_cuts(problem: SignCoverProblem) -> sp.csr_matrix:
     return _cover_rows(problem.y[rows, None] * problem.X[rows], (rows,), problem.X.shape[0])
 
 
-def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: float = math.inf,
-               threads: int = 1) -> SignCover:
-    """The sign-cover LP bound of ``problem`` by row generation (module docstring).
+def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.inf) -> SignCover:
+    """The sign-cover LP bound of ``problem`` by row generation (module docstring), on
+    ``limits.threads`` threads.
 
-    Stops at ``deadline`` (``time.perf_counter()`` seconds), after :data:`MAX_ROUNDS` rounds, when
-    no pair is violated, or once the bound reaches ``target`` (nothing more is needed)."""
+    Stops when the budget ``limits`` ends (started here if not yet), after :data:`MAX_ROUNDS`
+    rounds, when no pair is violated, or once the bound reaches ``target`` (nothing more is
+    needed)."""
     t0 = time.perf_counter()
+    limits = limits.started()
     X = np.ascontiguousarray(problem.X, dtype=float)
     m, d = X.shape
     P, N = np.flatnonzero(problem.y > 0), np.flatnonzero(problem.y < 0)
@@ -254,7 +257,7 @@ def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: fl
     base = sp.vstack([sp.hstack([sp.csr_matrix((d, m)), sp.identity(d), sp.identity(d)]),
                       sp.csr_matrix(np.concatenate([np.zeros(m), np.ones(2 * d)])[None, :])]).tocsc()
     one_row = _one_row_cuts(problem)
-    h = new_highs(threads=threads)
+    h = new_highs(threads=limits.threads)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = m + 2 * d, base.shape[0]
     lp.col_cost_ = np.concatenate([problem.weights, problem.cost_pos, problem.cost_neg])
@@ -276,11 +279,9 @@ def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: fl
     bound, rounds, converged = -math.inf, 0, False
     seen: set[tuple[int, int]] = set()
     while rounds < MAX_ROUNDS:
-        left = deadline - time.perf_counter()
-        if left <= 0:
+        if limits.expired():
             break
-        if math.isfinite(left):
-            set_limits(h, time_limit=left)
+        set_limits(h, seconds=limits.remaining())
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             break
@@ -289,7 +290,7 @@ def sign_cover(problem: SignCoverProblem, deadline: float = math.inf, target: fl
         if bound >= target:
             break
         x = np.asarray(h.getSolution().col_value)
-        priced = price(Xp, Xn, x, P, N, m, d, deadline)
+        priced = price(Xp, Xn, x, P, N, m, d, limits)
         if priced is None:
             break
         bp, bn = priced

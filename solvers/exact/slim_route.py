@@ -81,8 +81,7 @@ def _blocked_applies(instance: SLIMInstance, limits: Limits) -> str | None:
 
 
 def _run_blocked(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = solve_blocked(zero_one(instance), **best.search_start(), deadline=limits.end(),
-                          node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap)
+    found = solve_blocked(zero_one(instance), limits, **best.search_start())
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
@@ -113,7 +112,7 @@ def _run_support_floor(instance: SLIMInstance, best: Incumbent, limits: Limits,
     cs = instance.coefficients
     free = np.flatnonzero((cs.lb < 0) | (cs.ub > 0))
     least, message = least_bayes_error(instance.X, instance.y, instance.weights, free, int(instance.spec.max_size),
-                                       deadline=limits.end(), ceiling=best.target)
+                                       limits, ceiling=best.target)
     return Outcome(bound=least * (1.0 - ROUNDOFF) if math.isfinite(least) else least, message=message)
 
 
@@ -125,8 +124,7 @@ def _sign_cover_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 def _run_sign_cover(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     target = prune_level(best.target, limits.mip_rel_gap)
-    cover = sign_cover(SignCoverProblem.from_zero_one(zero_one(instance)), deadline=limits.end(),
-                       target=target, threads=limits.threads)
+    cover = sign_cover(SignCoverProblem.from_zero_one(zero_one(instance)), limits, target=target)
     return Outcome(bound=cover.bound, message=f"{cover.rounds} rounds, {cover.cuts.shape[0]} cuts kept",
                    notes={"sign_cover": cover})
 
@@ -150,8 +148,7 @@ def _bayes_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 
 def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = enumerate_supports(zero_one(instance), **best.search_start(), deadline=limits.end(),
-                               node_limit=limits.node_limit, mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
+    found = enumerate_supports(zero_one(instance), limits, **best.search_start())
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
@@ -177,8 +174,7 @@ def _box_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 
 def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = box_cover(zero_one(instance), **best.search_start(), deadline=limits.end(), node_limit=limits.node_limit,
-                      mip_rel_gap=limits.mip_rel_gap, n_jobs=limits.n_jobs)
+    found = box_cover(zero_one(instance), limits, **best.search_start())
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes,
                    message=f"{'searched to the end' if found.finished else 'stopped at a limit'}, {found.nodes} nodes")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +23,7 @@ from solvers.exact.exclusion import must_use
 from solvers.exact.support_listing import Lister
 from solvers.exact.support_search import Search, SupportProblem, branch_and_bound
 from solvers.exact.symmetry import predecessors
+from solvers.limits import Limits
 
 
 @dataclass(frozen=True)
@@ -71,10 +71,10 @@ class SparseLogistic:
     def d(self) -> int:
         return self.lo.size
 
-    def listers(self, incumbent: float = math.inf, deadline: float = math.inf) -> list["Lister"]:
+    def listers(self, incumbent: float = math.inf, limits: Limits | None = None) -> list["Lister"]:
         """The supports of ``max_size`` features; with many of them, those containing the features
         every model below ``incumbent`` uses (:func:`solvers.exact.exclusion.must_use`, given
-        ``ENUMERATION.exclusion_share`` of the time to ``deadline``, when the size has at least
+        ``ENUMERATION.exclusion_share`` of the time ``limits`` leaves (None: no time limit), when the size has at least
         ``ENUMERATION.rule_in_supports`` supports: :data:`solvers.exact.route.ENUMERATION`), the
         others' least bound in the lister's ``outside``."""
         forced, free = np.flatnonzero(self.forced), self.free
@@ -82,9 +82,9 @@ class SparseLogistic:
         outside = math.inf
         if math.comb(free.size, r) >= route.ENUMERATION.rule_in_supports and math.isfinite(incumbent):
             level = (incumbent - float(self.cost @ self.forced) - self.offset) / self.loss_cost
-            now = time.perf_counter()
+            budget = Limits.untimed() if limits is None else limits
             ruled_in, floor = must_use(self.data, self.lo, self.hi, self.intercept_lo, self.intercept_hi, free, level,
-                                       r, now + route.ENUMERATION.exclusion_share * (deadline - now))
+                                       r, budget.share(route.ENUMERATION.exclusion_share))
             if ruled_in.size:
                 forced, free = np.sort(np.append(forced, ruled_in)), np.setdiff1d(free, ruled_in)
                 r, outside = r - ruled_in.size, self.loss_cost * floor + float(self.cost @ self.forced) + self.offset
@@ -109,9 +109,8 @@ class SparseLogistic:
         return functools.partial(_logistic_bounds, fits, box, self.loss_cost, float(self.cost @ self.forced),
                                  self.offset, self.floor())
 
-    def search(self, support: np.ndarray, bound: float, search: Search, deadline: float,
-               node_limit: int | None) -> float:
-        return branch_and_bound(search, SupportProblem(self, support), bound, deadline, node_limit)
+    def search(self, support: np.ndarray, bound: float, search: Search, limits: Limits) -> float:
+        return branch_and_bound(search, SupportProblem(self, support), bound, limits)
 
     def costs_in(self, support: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
         """L0 cost every integer point of the box ``[lo, hi]`` on ``support`` pays at least."""

@@ -28,6 +28,7 @@ import numpy as np
 from formulations.rows import is_binary
 from solvers.exact.blocked_entropy import BAYES, CALL_SUPPORTS, FASTEST, screen_all
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
+from solvers.limits import Limits
 
 #: the pass goes on only while its projection stays within this share of the time left
 PROJECTION_SHARE = 0.9
@@ -49,10 +50,11 @@ def applies(X: np.ndarray, y: np.ndarray, weights: np.ndarray, free: np.ndarray,
 
 
 def least_bayes_error(X: np.ndarray, y: np.ndarray, weights: np.ndarray, free: np.ndarray, size: int,
-                      deadline: float = math.inf, ceiling: float = math.inf) -> tuple[float, str]:
+                      limits: Limits, ceiling: float = math.inf) -> tuple[float, str]:
     """``min(B_K, ceiling)`` over the supports of ``size`` columns of ``free`` (module docstring; weight
-    units), or ``-inf`` when the pass would not finish by ``deadline``; and a sentence."""
+    units), or ``-inf`` when the pass would not finish within the budget ``limits``; and a sentence."""
     t0 = time.perf_counter()
+    limits = limits.started()
     bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
     bits_pos, bits_neg = np.ascontiguousarray(bits_pos[free]), np.ascontiguousarray(bits_neg[free])
     n_pos, n_neg = (int(sum(_popcount(v) for v in valid)) for valid in (valid_pos, valid_neg))
@@ -61,22 +63,23 @@ def least_bayes_error(X: np.ndarray, y: np.ndarray, weights: np.ndarray, free: n
     pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
     total, done, least = math.comb(d, size), 0, ceiling
     scratch = np.empty((1, size), np.int64)
-    if math.isfinite(deadline) and total * FASTEST > deadline - t0:
+    if total * FASTEST > limits.seconds_left():
         return -math.inf, (f"stopped: the least Bayes error of the {total} supports of {size} features would take "
-                           f"more than the {max(deadline - t0, 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
+                           f"more than the {max(limits.seconds_left(), 0.0):.0f} s left, even at "
+                           f"{FASTEST * 1e9:.0f} ns each")
     for a, b in pairs:
         for listed, _, pruned, kept in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, BAYES, int(a),
                                                   int(b), size, least, scratch, True, CALL_SUPPORTS):
             done += listed
             least = min(least, kept, pruned)
             took = time.perf_counter() - t0
-            if time.perf_counter() > deadline:
+            if limits.expired():
                 return -math.inf, f"stopped: {done} of {total} supports of {size} features by the deadline"
-            if done < total and math.isfinite(deadline) and took >= PROJECT_AFTER:
+            if done < total and limits.deadline is not None and took >= PROJECT_AFTER:
                 projected = took / done * (total - done)
-                if projected > PROJECTION_SHARE * (deadline - time.perf_counter()):
+                if projected > PROJECTION_SHARE * limits.seconds_left():
                     return -math.inf, (f"stopped: the least Bayes error of the {total} supports of {size} features "
                                        f"would take about {took / done * total:.0f} s, more than the "
-                                       f"{max(deadline - time.perf_counter(), 0.0):.0f} s left")
+                                       f"{max(limits.seconds_left(), 0.0):.0f} s left")
     return least, (f"least Bayes error of the {total} supports of {size} features: {least:.9g} "
                    f"({time.perf_counter() - t0:.2f} s)")

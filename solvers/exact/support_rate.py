@@ -14,6 +14,7 @@ import time
 
 from solvers.exact import route
 from solvers.exact.support_listing import Lister, sift
+from solvers.limits import Limits
 
 #: supports in a chunk from which its rate projects the whole pass (smaller chunks are dominated
 #: by the fixed cost of a call and project only when they are slow)
@@ -49,6 +50,6 @@ def sampled_rate(bound, lister: Lister, level: float, budget: float = math.inf) 
     return took / max(listed, 1)
 
 
-def too_long(lister: Lister, projected: float, deadline: float) -> str:
+def too_long(lister: Lister, projected: float, limits: Limits) -> str:
     return (f"bounding the {lister.total} supports of {lister.r + lister.forced.size} features would take "
-            f"about {projected:.0f} s, more than the {max(deadline - time.perf_counter(), 0.0):.0f} s left")
+            f"about {projected:.0f} s, more than the {max(limits.seconds_left(), 0.0):.0f} s left")

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from formulations.rows import unique_rows
 from solvers.exact.box_logistic import fit_box
+from solvers.limits import Limits
 from solvers.result import prune_level
 
 #: a continuous coordinate this close to an integer counts as integral
@@ -83,16 +83,16 @@ class Search:
             self.incumbent, self.model = value, (full, intercept)
 
 
-def branch_and_bound(search: Search, sub: SupportProblem, root_bound: float, deadline: float,
-                      node_limit: int | None) -> float:
+def branch_and_bound(search: Search, sub: SupportProblem, root_bound: float, limits: Limits) -> float:
     """Best-first branch and bound on one support's integer box (whose continuous bound is
-    ``root_bound``); returns the least bound of its open nodes (inf when it is finished)."""
-    problem, support = sub.problem, sub.support
+    ``root_bound``) within the budget ``limits`` (time and ``node_limit``, counted on
+    ``search.nodes``); returns the least bound of its open nodes (inf when it is finished)."""
+    problem, support, node_limit = sub.problem, sub.support, limits.node_limit
     counter = 0
     theta0 = np.append(np.zeros(support.size), np.clip(problem.zero_intercept, sub.lo[-1], sub.hi[-1]))
     heap = [(root_bound, counter, sub.lo, sub.hi, theta0)]
     while heap:
-        if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
+        if limits.expired() or (node_limit is not None and search.nodes >= node_limit):
             return heap[0][0]
         parent_bound, _, lo, hi, start = heapq.heappop(heap)
         if parent_bound >= search.prune_level():

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import pickle
 import threading
-import time
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
@@ -24,6 +23,7 @@ from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.box_logistic import column_codes, label_bits
 from solvers.exact.sparse_logistic import _binary_fits, _pattern_fits
 from solvers.exact.support_listing import CHUNK, Lister, sift
+from solvers.limits import Limits
 
 #: seconds of bounding one worker task aims at (whole chunks; the coordinator looks at the clock as
 #: each task returns)
@@ -80,18 +80,19 @@ def _load_kernels() -> None:
 
 class Pool:
     """The joblib workers of one enumeration: one ``Parallel`` context, entered at the first tasks
-    (after :func:`start_workers`' processes are up, waiting for them at most until the deadline)."""
+    (after :func:`start_workers`' processes are up, waiting for them at most until the budget ends)."""
 
     def __init__(self, n_jobs: int, workers: int):
         self.n_jobs, self.workers = n_jobs, workers
         self.parallel: Parallel | None = None
 
-    def run(self, tasks, deadline: float):
+    def run(self, tasks, limits: Limits):
         """The results of ``tasks`` (``delayed`` calls) in order, as a generator; None when the
-        deadline passed while the workers were starting."""
+        budget ``limits`` ran out while the workers were starting."""
         if self.parallel is None:
             for thread in _warming:
-                thread.join(None if math.isinf(deadline) else max(deadline - time.perf_counter(), 0.0))
+                left = limits.seconds_left()
+                thread.join(None if math.isinf(left) else max(left, 0.0))
             if any(thread.is_alive() for thread in _warming):
                 return None
             self.parallel = Parallel(n_jobs=self.n_jobs, return_as="generator", batch_size=1).__enter__()

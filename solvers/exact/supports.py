@@ -88,11 +88,12 @@ from joblib import delayed
 
 from solvers import progress
 from solvers.exact import route
-from solvers.exact.screen import MAX_SUPPORTS, SupportScreen
+from solvers.exact.screen import MAX_SUPPORTS
 from solvers.exact.support_listing import CHUNK, Listed, Lister, sift
 from solvers.exact.support_rate import FIRST_CHUNK, PROJECTION_CHUNK, SAMPLED_PASS, sampled_rate, too_long
 from solvers.exact.support_search import Search
 from solvers.exact.support_workers import TASK_SECONDS, Pool, bound_task, bounding_workers, worker_tasks
+from solvers.limits import Limits
 
 
 @dataclass(frozen=True)
@@ -109,33 +110,32 @@ class Enumeration:
     message: str
 
 
-def enumerate_supports(problem, *, start: tuple[np.ndarray, float] | None = None, incumbent: float = math.inf,
-                       deadline: float = math.inf, node_limit: int | None = None,
-                       mip_rel_gap: float = 1e-6, n_jobs: int = 1,
-                       screen: SupportScreen | None = None) -> Enumeration:
+def enumerate_supports(problem, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,
+                       incumbent: float = math.inf) -> Enumeration:
     """Solve a sparse problem (:class:`SparseLogistic`, or the SLIM kind of
     :mod:`solvers.exact.zero_one_supports`) by support enumeration (module docstring), from the
-    model ``start`` of objective ``incumbent``, until ``deadline`` (``time.perf_counter()``) or
-    ``node_limit``. When the supports' sampled rate projects that bounding them all would take
+    model ``start`` of objective ``incumbent``, within the budget ``limits`` (its time, node limit,
+    gap ``mip_rel_gap``, ``n_jobs`` and ``screen``; started here if not yet). When the supports' sampled rate projects that bounding them all would take
     more than ``ENUMERATION.projection_share`` of the time left (or, for kinds whose in-support searches
     are rationed, the searches would not fit), it stops at once with its incumbent and no bound:
     the route's next step gets the time.
 
-    ``n_jobs`` joblib workers (-1: all cores) bound the chunks of supports, in the active joblib
+    ``limits.n_jobs`` joblib workers (-1: all cores) bound the chunks of supports, in the active joblib
     backend: local processes (loky) by default, a ``dask.distributed`` cluster inside
     ``joblib.parallel_backend("dask")`` (module docstring, *Parallel bounding*). The result — the
     supports kept, their bounds, the model, the bound and the certificate — is the serial one.
 
-    ``screen`` (:class:`solvers.exact.screen.SupportScreen`, RiskSLIM kind only) carries the
+    ``limits.screen`` (:class:`solvers.exact.screen.SupportScreen`, RiskSLIM kind only) carries the
     survivors of the saturated-loss screen between fits of the same rows: a size it covers lists
     only them (the rest hold no model below its level); a size bounded to the end leaves its
     survivors in it."""
-    workers = bounding_workers(n_jobs)
+    limits = limits.started()
+    workers = bounding_workers(limits.n_jobs)
     if workers == 1:
-        return _Enumeration(problem, start, incumbent, deadline, node_limit, mip_rel_gap, None, screen).run()
-    pool = Pool(n_jobs, workers)
+        return _Enumeration(problem, start, incumbent, limits, None).run()
+    pool = Pool(limits.n_jobs, workers)
     try:
-        return _Enumeration(problem, start, incumbent, deadline, node_limit, mip_rel_gap, pool, screen).run()
+        return _Enumeration(problem, start, incumbent, limits, pool).run()
     finally:
         pool.close()
 
@@ -174,21 +174,21 @@ class _Enumeration:
     up (:class:`_GiveUp`) when the projected work does not fit the time left
     (:data:`solvers.exact.route.ENUMERATION`)."""
 
-    def __init__(self, problem, start, incumbent: float, deadline: float, node_limit: int | None,
-                 mip_rel_gap: float, pool: Pool | None, screen: SupportScreen | None):
-        self.problem, self.deadline, self.node_limit = problem, deadline, node_limit
-        self.pool, self.screen = pool, screen
+    def __init__(self, problem, start, incumbent: float, limits: Limits, pool: Pool | None):
+        self.problem, self.limits, self.node_limit = problem, limits, limits.node_limit
+        self.pool, self.screen = pool, limits.screen
+        self.timed = limits.deadline is not None
         self.t0 = time.perf_counter()
         self.search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
-                                                                                float(start[1])), mip_rel_gap)
-        self.rationed = problem.hands_over_search and math.isfinite(deadline)
+                                                                                float(start[1])), limits.mip_rel_gap)
+        self.rationed = problem.hands_over_search and self.timed
         self.workers = 1 if pool is None else pool.workers
         self.done = self.visited = self.ruled_out = 0
         self.bound_time, self.open_floor = 0.0, math.inf
         self.report = progress.current()
 
     def left(self) -> float:
-        return self.deadline - time.perf_counter()
+        return self.limits.seconds_left()
 
     def fits(self, projected: float) -> bool:
         """Whether work projected to take ``projected`` seconds fits the time left."""
@@ -203,10 +203,10 @@ class _Enumeration:
 
     def _run(self) -> Enumeration:
         problem, search = self.problem, self.search
-        if problem.hands_over_search and not math.isfinite(self.deadline):
+        if problem.hands_over_search and not self.timed:
             raise _GiveUp("with features of more than two values the in-support searches are planned "
                           "against a time limit, and there is none")
-        listers = problem.listers(search.incumbent, self.deadline)
+        listers = problem.listers(search.incumbent, self.limits)
         for lister in listers:  # the supports ruled out before listing
             search.closed_floor = min(search.closed_floor, lister.outside)
         self.bound = problem.bounder()
@@ -248,12 +248,12 @@ class _Enumeration:
             self.ruled_out += lister.total - known.shape[0]
             lister = Listed(known, lister)
         kept = _Kept(search, screen is not None and known is None)
-        sampled = known is None and lister.total >= SAMPLED_PASS and math.isfinite(self.deadline)
+        sampled = known is None and lister.total >= SAMPLED_PASS and self.timed
         if sampled:  # a large size: its pass projected from samples spread over it
             share = route.ENUMERATION.projection_share * self.left() * self.workers
             projected = sampled_rate(self.bound, lister, level, share) * lister.total / self.workers
             if not self.fits(projected):
-                raise _GiveUp(too_long(lister, projected, self.deadline))
+                raise _GiveUp(too_long(lister, projected, self.limits))
         stopped = self._bound_here(lister, kept, level, least, sampled, known is not None)
         if not stopped and lister.listed < lister.total:
             stopped = self._bound_on_workers(lister, kept, level, least, started)
@@ -271,7 +271,7 @@ class _Enumeration:
         True when the deadline stopped it."""
         size = FIRST_CHUNK
         while lister.listed < lister.total and (self.pool is None or size < CHUNK or listed):
-            if time.perf_counter() > self.deadline:
+            if self.limits.expired():
                 self.open_floor = min(self.open_floor, least)
                 return True
             started = time.perf_counter()
@@ -281,11 +281,11 @@ class _Enumeration:
                 size *= 2
                 # the rate of the latest chunk, once it is large enough that a call's fixed cost does
                 # not dominate it (or slow enough to matter)
-                if lister.listed < lister.total and math.isfinite(self.deadline) and not sampled and \
+                if lister.listed < lister.total and self.timed and not sampled and \
                         (listed_now >= PROJECTION_CHUNK or took > 0.1 * self.left()):
                     projected = took * (lister.total - lister.listed) / listed_now / self.workers
                     if not self.fits(projected):
-                        raise _GiveUp(too_long(lister, projected, self.deadline))
+                        raise _GiveUp(too_long(lister, projected, self.limits))
         return False
 
     def _bound_on_workers(self, lister, kept: _Kept, level: float, least: float, started: float) -> bool:
@@ -296,10 +296,10 @@ class _Enumeration:
         per_task = max(1, min(int(TASK_SECONDS / max(per_chunk, 1e-9)), -(-chunks_left // (4 * self.workers))))
         tasks = (delayed(bound_task)(self.blob, lister.forced, lister.free, lister.r, lister.prev, state, count, level)
                  for state, count in worker_tasks(lister, per_task))
-        results = self.pool.run(tasks, self.deadline)
+        results = self.pool.run(tasks, self.limits)
         for sifted in results if results is not None else ():
             kept.absorb(sifted)
-            if time.perf_counter() > self.deadline:
+            if self.limits.expired():
                 results.close()
                 break
         if kept.done < lister.total:  # the deadline came first
@@ -311,18 +311,18 @@ class _Enumeration:
     def _search_size(self, lister, supports: list[np.ndarray], bounds: np.ndarray, later_least: float) -> bool:
         """Search the kept supports in increasing bound (ties: listing order) until the next bound
         reaches the prune level; True when a limit (time, nodes, an unfinished search) stopped it."""
-        search, deadline, node_limit = self.search, self.deadline, self.node_limit
+        search, limits, node_limit = self.search, self.limits, self.node_limit
         order = np.argsort(bounds, kind="stable")
         searching = time.perf_counter()
         for position, s in enumerate(order):
             if bounds[s] >= search.prune_level():
                 search.closed_floor = min(search.closed_floor, float(bounds[s]))
                 return False
-            if time.perf_counter() > deadline or (node_limit is not None and search.nodes >= node_limit):
+            if limits.expired() or (node_limit is not None and search.nodes >= node_limit):
                 self.open_floor = min(self.open_floor, float(bounds[s]))
                 return True
-            until = time.perf_counter() + route.ENUMERATION.search_share * self.left() if self.rationed else deadline
-            unfinished = self.problem.search(_row(supports, s), float(bounds[s]), search, until, node_limit)
+            within = limits.share(route.ENUMERATION.search_share) if self.rationed else limits
+            unfinished = self.problem.search(_row(supports, s), float(bounds[s]), search, within)
             self.visited += 1
             if self.rationed and (node_limit is None or search.nodes < node_limit):
                 ahead = int((bounds[order[position + 1:]] < search.prune_level()).sum())
@@ -346,7 +346,7 @@ class _Enumeration:
         prune yet would not fit the time, at this size's rate (measured on a full chunk; larger
         supports cost more)."""
         ahead = [size for size in later if self.problem.least_bound(size) < self.search.prune_level()]
-        if ahead and lister.total >= CHUNK and math.isfinite(self.deadline):
+        if ahead and lister.total >= CHUNK and self.timed:
             count = sum(size.total for size in ahead)
             projected = phase_time * count / lister.total
             if not self.fits(projected):

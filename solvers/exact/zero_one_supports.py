@@ -41,7 +41,8 @@ from formulations.slim import MARGIN_ROUNDOFF
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.box_logistic import copy_counts
 from solvers.progress import silenced
-from solvers.registry import solve
+from solvers.limits import Limits
+from solvers.registry import solve, solver_options
 from solvers.result import Status
 from solvers.exact.support_listing import Lister
 from solvers.exact.symmetry import predecessors
@@ -113,7 +114,7 @@ class ZeroOneProgram:
         return float(self.cost @ self.forced) + self.offset
 
     # --------------------------------------------------------------- supports
-    def listers(self, incumbent: float = math.inf, deadline: float = math.inf) -> list:
+    def listers(self, incumbent: float = math.inf, limits: Limits | None = None) -> list:
         """Supports of every size, smallest first (forced features in each), up to the largest whose
         L0 cost alone stays below the incumbent: the small ones, cheap to bound, improve the
         incumbent before the numerous large ones are listed (and may make them unnecessary)."""
@@ -140,17 +141,15 @@ class ZeroOneProgram:
         uniform = self.d > 0 and bool(np.all(self.cost == self.cost[0]))
         return partial(_bayes_bounds, bits, self.cost, uniform, self.offset)
 
-    def search(self, support: np.ndarray, bound: float, search, deadline: float, node_limit: int | None) -> float:
-        """Solve the SLIM MILP restricted to ``support`` (rows merged into its patterns) with HiGHS;
+    def search(self, support: np.ndarray, bound: float, search, limits: Limits) -> float:
+        """Solve the SLIM MILP restricted to ``support`` (rows merged into its patterns) with HiGHS
+        within ``limits`` (its ``node_limit`` counted on ``search.nodes``, half the search's gap);
         returns inf when solved, else the larger of its bound and ``bound``."""
-        import time
-
-        left = deadline - time.perf_counter()
         program = self.restricted(support)
+        nodes = None if limits.node_limit is None else max(limits.node_limit - search.nodes, 1)
+        within = replace(limits, node_limit=nodes, mip_rel_gap=0.5 * search.tolerance)
         with silenced():  # the restricted solve's incumbent and bound are not the search's
-            result = solve(program, "highs", time_limit=None if not math.isfinite(left) else max(left, 1e-3),
-                           node_limit=None if node_limit is None else max(node_limit - search.nodes, 1),
-                           mip_rel_gap=0.5 * search.tolerance)
+            result = solve(program, "highs", **solver_options(within))
         search.nodes += result.nodes
         if result.has_solution:
             coef = result.x[program.blocks["coef"]]

@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from formulations.base import Model
+from formulations.constraints import binding
 from formulations.penalties.facets import SCF_SQUARE
 from solvers.limits import Limits
 
@@ -203,7 +204,7 @@ def golovin_rounding(instance, source, limits: Limits, seed: int) -> tuple[Model
     best = int(np.flatnonzero(obeys)[np.argmin(draws.objectives[obeys])])
     coef = instance.spec.grid_unit * draws.steps[best]
     kept = Model(coef, relaxed.intercept, {"grid_unit": instance.spec.grid_unit})
-    candidates = [kept] + ([instance.with_best_intercept(coef)] if instance.constraints is None else [])
+    candidates = [kept] + ([instance.with_best_intercept(coef)] if not binding(instance.constraints) else [])
     model = min(candidates, key=instance.objective)
     b = draws.bound
     summary = {"relaxed_objective": b.relaxed_objective, "expected_bound": b.bound, "bound_is_exact": b.exact,

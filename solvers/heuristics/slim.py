@@ -23,7 +23,6 @@ start.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import numpy as np
@@ -159,8 +158,7 @@ def sample_rows(instance: SLIMInstance, rows: int, seed: int) -> SLIMInstance:
 
 def _heuristic(instance: SLIMInstance, limits: Limits | None) -> Model:
     start = rounded_logistic_start(instance, limits=limits)
-    left = math.inf if limits is None else limits.seconds_left()
-    if applies(instance) and kernels_ready(("solvers.heuristics.slim_search",), left):
+    if applies(instance) and kernels_ready(("solvers.heuristics.slim_search",), limits):
         if instance.constraint_violation(start) > 1e-9:
             start = coordinate_search(instance, start, limits=limits)
         return search(instance, [start], limits=limits)

@@ -32,8 +32,8 @@ Stopping rules: ``"converged"`` when ``max_k |pg_k| <= tol * scale`` (``scale`` 
 ``rho1_max = ||grad l(0)||_inf``; the KKT rule of ``crf_bcd`` and ``crf_fista``); with
 ``stop_eps`` set, also ``"small_decrease"`` when the relative decrease of ``F`` over the last
 ``stop_window`` iterations, ``(F_{k-w} - F_k) / F_{k-w}``, is below ``stop_eps`` (the objective
-window of Wapiti's l-bfgs, ``-o`` / ``-e``, ``lbfgs.c``); ``"max_iter"``, ``"time_limit"`` (wall
-seconds).
+window of Wapiti's l-bfgs, ``-o`` / ``-e``, ``lbfgs.c``); ``"max_iter"``, ``"out_of_time"`` (the
+budget's wall seconds spent).
 """
 from __future__ import annotations
 
@@ -241,7 +241,7 @@ def solve_owlqn(data, rho1, rho2, theta=None, max_iter=1000, tol=1e-6, limits=No
                 break
             stored.clear()
         if not accepted:
-            status = "time_limit" if limits is not None and limits.expired() \
+            status = "out_of_time" if limits is not None and limits.expired() \
                 else "stalled"
             break
         n_iter += 1

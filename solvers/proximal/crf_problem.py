@@ -17,8 +17,8 @@ from solvers.proximal.crf_forward_backward import SPARSE_DEFAULT, loss_and_gradi
 @dataclass(frozen=True)
 class CRFFit:
     """A solver's answer: weights, objective ``F``, loss ``l``, largest KKT violation, outer
-    iterations, status (``"converged"``: the KKT rule held; ``"max_iter"``, ``"time_limit"``),
-    wall seconds, and ``history`` rows ``(seconds, F, kkt)`` after each outer iteration."""
+    iterations, status (``"converged"``: the KKT rule held; ``"max_iter"``; ``"out_of_time"``: the
+    budget's time spent), wall seconds, and ``history`` rows ``(seconds, F, kkt)`` after each outer iteration."""
 
     theta: np.ndarray
     objective: float
@@ -96,7 +96,7 @@ def stop_status(history, tol: float, stop_eps, stop_window: int, n_iter: int, ma
     if n_iter >= max_iter:
         return "max_iter"
     if limits is not None and limits.expired():
-        return "time_limit"
+        return "out_of_time"
     return None
 
 

@@ -198,7 +198,7 @@ def test_lift_is_feasible_and_has_the_true_objective(loss, eps):
     decoded = inst.decode(x)
     assert np.allclose(decoded.coef, model.coef) and decoded.intercept == pytest.approx(0.25)
     relaxed = inst.relaxed()
-    assert relaxed.blocks["coef"] == program.blocks["coef"] and relaxed.is_conic == (loss != "hinge" or eps > 0)
+    assert relaxed.blocks["coef"] == program.blocks["coef"] and bool(relaxed.cones) == (loss != "hinge" or eps > 0)
 
 
 def test_objective_matches_definitions_and_loss_table():
@@ -371,7 +371,7 @@ def test_square_chords_encoding_is_exact_on_the_grid():
     b.add_variables("w", 4, lb=-1.5, ub=1.5)
     lift = encode_facets_penalty(b, penalty, weights="w", name="pen", square="chords")
     program = b.build()
-    assert not program.is_conic
+    assert not program.cones
     w = 0.5 * np.array([-3.0, 0.0, 1.0, 2.0])
     x = np.zeros(program.n_variables)
     x[program.blocks["w"]] = w

@@ -125,7 +125,7 @@ def test_separable_prox_matches_brute_force_1d(name, step):
 
 
 def _cvx_prox(name, pen, v, step):
-    x = cp.Variable(P)
+    x = cp.Variable(v.size)
     cons = []
     if name == "OWL":
         c = pen.weights
@@ -163,6 +163,21 @@ def test_structured_prox_matches_cvxpy(name, step):
         ref = _cvx_prox(name, pen, v, step)
         assert np.allclose(p, ref, atol=2e-5), (p, ref)
         assert _subproblem(pen, v, step, p) <= _subproblem(pen, v, step, ref) + 1e-8
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_eye_prox_on_grouped_coordinates_matches_cvxpy(seed):
+    """The EYE prox sums over groups of equal ``r`` by sorted prefix moments (eye_kernels): many coordinates
+    in three groups, tied and zero entries, against Clarabel."""
+    rng = np.random.default_rng(seed)
+    p = 120
+    pen = EYE(rng.choice([0.0, 0.4, 1.0], p), 0.3)
+    v = np.round(rng.standard_normal(p), 1) * rng.choice([0.0, 1.0, 3.0], p)
+    for step in (0.01, 0.2, 1.5):
+        got = pen.prox(v, step)
+        ref = _cvx_prox("EYE", pen, v, step)
+        assert np.allclose(got, ref, atol=2e-5), np.max(np.abs(got - ref))
+        assert _subproblem(pen, v, step, got) <= _subproblem(pen, v, step, ref) + 1e-8
 
 
 def test_weight_length_mismatch_is_reported():

@@ -159,6 +159,6 @@ def test_fit_json_predict_export_compare(files, capsys):
 
     # compare: catalog names, the settings of each row, no progress line off a terminal
     table = _run("compare", str(folder / "train.csv"), *FLAGS, "--formulations", "slim,riskslim", "--methods",
-                 "exact,relaxed,rounding", "--time-limit", "2", "--max-size", "4")
+                 "exact,relaxed,rounding", "--time-limit", "5", "--max-size", "4")
     assert table.stdout.startswith("data: ") and "riskslim" in table.stdout and "max_size=4" in table.stdout
     assert "no_solution_found" not in table.stdout and "compare " not in table.stderr

@@ -101,12 +101,12 @@ def test_the_step_proves_the_brute_force_optimum(seed):
     assert applies(problem) is None
     best = _risk_brute_force(inst, lambda coef: True)
     for start, incumbent in (((np.zeros(d), 0.0), 10.0), (None, best + 0.05)):  # the empty model; none
-        found = solve_blocked(problem, start=start, incumbent=incumbent, mip_rel_gap=1e-9)
+        found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), start=start, incumbent=incumbent)
         assert found.finished and found.model is not None, found.message
         assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
         assert found.objective == pytest.approx(best, abs=1e-9)
         assert best - 1e-8 * abs(best) <= found.bound <= best + 1e-9
-    assert "stopped" in solve_blocked(problem).message  # no incumbent: nothing to screen against
+    assert "stopped" in solve_blocked(problem, Limits.untimed()).message  # no incumbent: nothing to screen against
 
 
 def test_too_many_survivors_hand_over_without_a_bound(monkeypatch):
@@ -114,7 +114,7 @@ def test_too_many_survivors_hand_over_without_a_bound(monkeypatch):
     inst = RiskSLIM(coef_bound=2, c0=1e-4, max_size=3).instance(X, y)
     problem = SparseLogistic.from_instance(inst)
     monkeypatch.setattr(blocked_supports, "MAX_KEPT", 5)
-    found = solve_blocked(problem, start=(np.zeros(10), 0.0), incumbent=10.0)
+    found = solve_blocked(problem, Limits.untimed(), start=(np.zeros(10), 0.0), incumbent=10.0)
     assert not found.finished and found.bound == -math.inf and "pass the screen" in found.message
 
 
@@ -164,12 +164,12 @@ def test_the_least_bayes_error_is_the_enumerated_one(seed, size, monkeypatch):
     X, y, weights = _table(seed, n=150, d=9)
     free = np.array([0, 1, 2, 3, 5, 6, 7, 8])
     least = min(_bayes(X, y, weights, list(s)) for s in itertools.combinations(free, size))
-    found, message = least_bayes_error(X, y, weights, free, size)
+    found, message = least_bayes_error(X, y, weights, free, size, Limits.untimed())
     assert found == pytest.approx(least, rel=1e-12), message
-    assert least_bayes_error(X, y, weights, free, size, ceiling=least / 2)[0] == least / 2
-    assert least_bayes_error(X, y, weights, free, size, ceiling=least * 2)[0] == pytest.approx(least, rel=1e-12)
+    assert least_bayes_error(X, y, weights, free, size, Limits.untimed(), ceiling=least / 2)[0] == least / 2
+    assert least_bayes_error(X, y, weights, free, size, Limits.untimed(), ceiling=least * 2)[0] == pytest.approx(least, rel=1e-12)
     monkeypatch.setattr(support_bayes_floor, "CALL_SUPPORTS", 3)
-    assert least_bayes_error(X, y, weights, free, size)[0] == pytest.approx(least, rel=1e-12)
+    assert least_bayes_error(X, y, weights, free, size, Limits.untimed())[0] == pytest.approx(least, rel=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -202,7 +202,7 @@ def test_the_slim_kind_proves_the_brute_force_optimum(seed):
     best = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= size)
     problem = slim_route.zero_one(inst)
     assert applies(problem) is None
-    found = solve_blocked(problem, incumbent=best + 0.05, mip_rel_gap=1e-9)
+    found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05)
     assert found.finished and found.model is not None, found.message
     assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
     assert best - 1e-8 <= found.bound <= best + 1e-9
@@ -225,8 +225,8 @@ def test_one_screen_serves_every_multiplier(seed):
     inst = {m: s.instance(X, y) for m, s in spec.items()}
     best = {m: _risk_brute_force(i, lambda coef: True) for m, i in inst.items()}
     screen = SupportScreen()
-    first = solve_blocked(SparseLogistic.from_instance(inst[1.0]), incumbent=best[1.0] + 0.02, mip_rel_gap=1e-9,
-                          screen=screen)
+    shared = Limits.untimed(mip_rel_gap=1e-9, screen=screen)
+    first = solve_blocked(SparseLogistic.from_instance(inst[1.0]), shared, incumbent=best[1.0] + 0.02)
     assert first.finished and "screened on blocked rows" in first.message
     assert screen.supports is not None and screen.level == pytest.approx(best[1.0] + 0.02, rel=1e-3)
     kept = {tuple(s) for s in screen.supports}
@@ -239,18 +239,18 @@ def test_one_screen_serves_every_multiplier(seed):
     for m in (2.0, 4.0):
         problem = SparseLogistic.from_instance(inst[m])
         target = min(best[m] + 0.01, screen.level)
-        found = solve_blocked(problem, incumbent=target, mip_rel_gap=1e-9, screen=screen)
+        found = solve_blocked(problem, shared, incumbent=target)
         assert "earlier fit's screen" in found.message and found.finished, found.message
         if best[m] < target:  # the optimum, proven
             assert found.model is not None and inst[m].objective(Model(*found.model)) == pytest.approx(best[m], abs=1e-9)
             assert best[m] - 1e-8 <= found.bound <= best[m] + 1e-9
         else:  # proven: no model below the target
             assert found.model is None and found.bound == pytest.approx(target, abs=1e-12) and target <= best[m]
-        higher = solve_blocked(problem, incumbent=screen.level + 0.5, mip_rel_gap=1e-9, screen=SupportScreen())
+        higher = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9, screen=SupportScreen()),
+                               incumbent=screen.level + 0.5)
         assert "screened on blocked rows" in higher.message
-    above = solve_blocked(SparseLogistic.from_instance(inst[2.0]), incumbent=screen.level + 0.5, mip_rel_gap=1e-9,
-                          screen=screen)
+    above = solve_blocked(SparseLogistic.from_instance(inst[2.0]), shared, incumbent=screen.level + 0.5)
     assert "screened on blocked rows" in above.message and above.objective == pytest.approx(best[2.0], abs=1e-9)
     other = RiskSLIM(coef_bound=2, c0=0.01, max_size=2).instance(X[::-1][:60], y[::-1][:60])
-    assert "screened on blocked rows" in solve_blocked(SparseLogistic.from_instance(other), incumbent=10.0,
-                                                       screen=screen).message
+    assert "screened on blocked rows" in solve_blocked(SparseLogistic.from_instance(other), shared,
+                                                       incumbent=10.0).message

@@ -92,7 +92,7 @@ def test_bound_at_a_node_limit_is_below_the_optimum(seed):
     assert next(s for s in ROUTE if s.name == "box_search").applies(inst, Limits()) in (
         None, "every feature is 0/1 (the strengthened MILP does better there)")
     _, best_total = _enumerate(X, y, sw, cw, cs, spec, inst)
-    found = box_cover(problem, node_limit=3, mip_rel_gap=1e-9)
+    found = box_cover(problem, Limits.untimed(node_limit=3, mip_rel_gap=1e-9))
     assert found.bound <= best_total + 1e-9
     if found.coef is not None:
         assert found.objective >= best_total - 1e-9

@@ -55,17 +55,17 @@ def test_ruled_in_features_are_those_whose_relaxation_reaches_the_level(seed):
     assert set(planted.tolist()) == {0, 1, 2}
     level = float(without[planted].min()) - 1e-4
     ruled_in, floor = must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
-                               problem.free, level, 3)
+                               problem.free, level, 3, Limits.untimed())
     assert sorted(ruled_in.tolist()) == [0, 1, 2]
     assert level <= floor <= without[ruled_in].min() + 1e-7
     for j in ruled_in:  # each alone: its own bound against cvxpy's minimum
         one, bound = must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
-                              np.array([j]), level, 1)
+                              np.array([j]), level, 1, Limits.untimed())
         assert one.tolist() == [j] and level <= bound <= without[j] + 1e-7
     assert must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi, problem.free,
-                    float(without.max()) + 1e-3, 3)[0].size == 0  # nothing reaches a level above every minimum
+                    float(without.max()) + 1e-3, 3, Limits.untimed())[0].size == 0  # nothing reaches a level above every minimum
     two, _ = must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi, problem.free,
-                      level, 2)
+                      level, 2, Limits.untimed())
     assert two.size == 2 and set(two.tolist()) <= {0, 1, 2}
 
 
@@ -77,7 +77,7 @@ def test_every_integer_model_without_a_ruled_in_feature_is_above_its_bound():
     problem = SparseLogistic.from_instance(inst)
     level = _relaxation_without(problem, 0) - 5e-4
     ruled_in, floor = must_use(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
-                               np.array([0]), level, 1)
+                               np.array([0]), level, 1, Limits.untimed())
     assert ruled_in.tolist() == [0]
     data = problem.data
     best = math.inf
@@ -98,10 +98,10 @@ def test_enumeration_with_features_ruled_in_certifies_the_same_optimum(seed, mon
     start = solve_exact(inst, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
     scip = solve_exact(inst, "scip", limits=Limits(time_limit=120, mip_rel_gap=1e-9))
     assert scip.status.value == "optimal"
-    plain = enumerate_supports(problem, mip_rel_gap=1e-9, start=(start.model.coef, start.model.intercept),
+    plain = enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9), start=(start.model.coef, start.model.intercept),
                                incumbent=start.objective + 1e-3)
     monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
-    ruled = enumerate_supports(problem, mip_rel_gap=1e-9, start=(start.model.coef, start.model.intercept),
+    ruled = enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9), start=(start.model.coef, start.model.intercept),
                                incumbent=start.objective + 1e-3)
     assert "exclusion bounds" in ruled.message and "exclusion bounds" not in plain.message
     for found in (plain, ruled):
@@ -116,7 +116,8 @@ def test_blocked_hessian_and_width_cap(monkeypatch):
     the same bound; a table wider than MOST_FEATURES is not tried (nothing ruled in, no bound)."""
     problem = SparseLogistic.from_instance(RiskSLIM(coef_bound=3, c0=1e-6, max_size=3).instance(*_planted(1)))
     level = min(_relaxation_without(problem, j) for j in range(3)) - 1e-4
-    args = (problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi, problem.free, level, 3)
+    args = (problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi, problem.free, level, 3,
+            Limits.untimed())
     whole, floor = must_use(*args)
     assert problem.data.X.shape[0] * (problem.d + 1) <= exclusion.BLOCK_CELLS  # one block by default
     monkeypatch.setattr(exclusion, "BLOCK_CELLS", 97 * (problem.d + 1))

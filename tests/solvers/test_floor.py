@@ -99,7 +99,7 @@ def test_sparse_tangent_bound_is_the_least_tangent_plane_over_the_sparse_models(
 @pytest.mark.parametrize("seed", range(10))
 def test_riskslim_floor_is_below_the_brute_force_optimum(seed):
     inst = _risk(seed, max_size=(1, 2, None)[seed % 3], forced=seed % 4 == 3)
-    floor, iterations = riskslim_floor(inst)
+    floor, iterations = riskslim_floor(inst, Limits.untimed())
     optimum = _risk_brute_force(inst, lambda coef: True)
     assert iterations >= 1
     assert inst.loss_floor() <= floor <= optimum + 1e-12
@@ -109,7 +109,7 @@ def test_the_hull_floor_beats_the_box_floor_when_max_size_binds():
     """One feature of the four allowed: the hull of the sparse box is far smaller than the box, and the
     floor is well above the box floor (and still below the optimum)."""
     inst = _risk(0, max_size=1)
-    floor, _ = riskslim_floor(inst)
+    floor, _ = riskslim_floor(inst, Limits.untimed())
     assert floor > inst.loss_floor() + 0.01
     assert floor <= _risk_brute_force(inst, lambda coef: True) + 1e-12
 
@@ -239,7 +239,7 @@ def test_floors_on_mixed_coefficient_sets_are_below_brute_force(seed):
     risk = RiskSLIM(coefficients=cs, c0=float(rng.choice([1e-6, 0.02])), max_size=k,
                     multiplier=float(rng.choice([0.7, 1.0, 2.0])), class_weight=(1.0, float(rng.choice([1.0, 3.0]))))
     inst = risk.instance(X, y)
-    assert riskslim_floor(inst)[0] <= _risk_brute_force(inst, allowed) + 1e-12
+    assert riskslim_floor(inst, Limits.untimed())[0] <= _risk_brute_force(inst, allowed) + 1e-12
     slim = SLIM(coefficients=cs, c0=float(rng.choice([0.005, 0.02])), max_size=k, margin=float(rng.choice([0.5, 1.0])))
     inst = slim.instance(X, y)
     assert bayes_floor(inst) <= _slim_brute_force(X, y, cs, slim, inst, allowed) + 1e-12

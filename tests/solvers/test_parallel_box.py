@@ -3,7 +3,6 @@ workers (``n_jobs``): the boxes cover every model once, and the search certifies
 enumeration finds (``tests/solvers/test_slim_solver.py``'s brute force) and that the serial search
 finds, on local processes and on a ``dask.distributed`` ``LocalCluster``."""
 import itertools
-import time
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ from joblib import parallel_backend
 from formulations.slim import SLIM
 from solvers.exact.box_cover import box_cover, split_box
 from solvers.exact.zero_one_supports import ZeroOneProgram
+from solvers.limits import Limits
 from tests.solvers.test_parallel_supports import dask_client  # noqa: F401 (fixture)
 from tests.solvers.test_slim_solver import _enumerate, _random_case
 
@@ -44,7 +44,7 @@ def test_with_two_workers_the_search_certifies_the_enumerated_optimum(seed):
     inst = spec.instance(X, y, sw)
     _, best_total = _enumerate(X, y, sw, cw, cs, spec, inst)
     problem = ZeroOneProgram.from_instance(inst)
-    found = box_cover(problem, mip_rel_gap=1e-9, n_jobs=2)
+    found = box_cover(problem, Limits.untimed(mip_rel_gap=1e-9, n_jobs=2))
     assert found.finished
     assert found.objective == pytest.approx(best_total, abs=1e-9)
     assert problem.objective(np.arange(problem.d), found.coef, found.intercept) == pytest.approx(found.objective)
@@ -55,10 +55,10 @@ def test_with_two_workers_the_search_certifies_the_enumerated_optimum(seed):
 def test_with_two_workers_the_search_equals_the_serial_one(seed):
     """Many-valued features (the box search's instances), from a start and without one."""
     problem = _many_valued(seed)
-    serial = box_cover(problem, mip_rel_gap=1e-9)
+    serial = box_cover(problem, Limits.untimed(mip_rel_gap=1e-9))
     start = (np.zeros(problem.d), problem.objective(np.arange(problem.d), np.zeros(problem.d), 0.0))
     for kwargs in ({}, {"start": (start[0], 0.0), "incumbent": start[1]}):
-        parallel = box_cover(problem, mip_rel_gap=1e-9, n_jobs=2, **kwargs)
+        parallel = box_cover(problem, Limits.untimed(mip_rel_gap=1e-9, n_jobs=2), **kwargs)
         assert serial.finished and parallel.finished
         assert parallel.objective == pytest.approx(serial.objective, abs=1e-9)
         assert problem.objective(np.arange(problem.d), parallel.coef, parallel.intercept) == \
@@ -68,9 +68,9 @@ def test_with_two_workers_the_search_equals_the_serial_one(seed):
 
 def test_on_a_dask_cluster_the_search_equals_the_serial_one(dask_client):  # noqa: F811
     problem = _many_valued(7)
-    serial = box_cover(problem, mip_rel_gap=1e-9)
+    serial = box_cover(problem, Limits.untimed(mip_rel_gap=1e-9))
     with parallel_backend("dask"):
-        parallel = box_cover(problem, mip_rel_gap=1e-9, n_jobs=-1)
+        parallel = box_cover(problem, Limits.untimed(mip_rel_gap=1e-9, n_jobs=-1))
     assert serial.finished and parallel.finished
     assert parallel.objective == pytest.approx(serial.objective, abs=1e-9)
     assert parallel.bound <= serial.objective + 1e-9
@@ -80,10 +80,10 @@ def test_stopped_at_the_deadline_the_bound_stays_valid():
     """A deadline that ends the search while boxes are open or unsent: the bound is below the
     optimum (the serial search's certified one) and the model is a real one."""
     problem = _many_valued(11, n=600, d=9)
-    serial = box_cover(problem, mip_rel_gap=1e-9)
+    serial = box_cover(problem, Limits.untimed(mip_rel_gap=1e-9))
     assert serial.finished
-    for seconds in (0.0, 0.3):
-        found = box_cover(problem, mip_rel_gap=1e-9, n_jobs=2, deadline=time.perf_counter() + seconds)
+    for seconds in (0.0, 0.3):  # a budget already spent, and one that ends mid-search
+        found = box_cover(problem, Limits(1.0, mip_rel_gap=1e-9, n_jobs=2).ending_earlier(1.0 - seconds))
         assert found.bound <= serial.objective + 1e-9
         if found.coef is not None:
             assert found.objective >= serial.objective - 1e-9

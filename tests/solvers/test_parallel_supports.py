@@ -94,8 +94,8 @@ def test_riskslim_route_with_two_workers_equals_the_serial_route(seed):
 @pytest.mark.parametrize("seed", range(2))
 def test_slim_enumeration_with_two_workers_equals_the_serial_one(seed):
     problem = ZeroOneProgram.from_instance(_slim(seed))
-    serial = enumerate_supports(problem, mip_rel_gap=1e-9)
-    parallel = enumerate_supports(problem, mip_rel_gap=1e-9, n_jobs=2)
+    serial = enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9))
+    parallel = enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9, n_jobs=2))
     assert serial.finished and math.comb(problem.d, 4) > RAMP + 2 * CHUNK
     _same_enumeration(serial, parallel)
 
@@ -113,7 +113,7 @@ def test_the_estimator_passes_n_jobs():
 
 def test_workers_load_the_kernels_from_the_cache():
     problem = ZeroOneProgram.from_instance(_slim(0))
-    enumerate_supports(problem, mip_rel_gap=1e-9, n_jobs=2)
+    enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9, n_jobs=2))
 
     def cache_use() -> tuple[int, int]:  # in a worker (pickled by value: the worker imports no test module)
         from solvers.exact import bayes_error, box_logistic, support_listing
@@ -154,10 +154,10 @@ def test_on_a_dask_cluster_the_enumeration_equals_the_serial_one(dask_client):
     instance = _riskslim(0)
     problem = ZeroOneProgram.from_instance(_slim(1))
     serial_fit = solve_exact(instance, limits=Limits(time_limit=None, mip_rel_gap=1e-6))
-    serial_slim = enumerate_supports(problem, mip_rel_gap=1e-9)
+    serial_slim = enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9))
     with parallel_backend("dask"):
         dask_fit = solve_exact(instance, limits=Limits(time_limit=None, mip_rel_gap=1e-6, n_jobs=-1))
-        dask_slim = enumerate_supports(problem, mip_rel_gap=1e-9, n_jobs=-1)
+        dask_slim = enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9, n_jobs=-1))
     _same_fit(serial_fit, dask_fit)
     _same_enumeration(serial_slim, dask_slim)
     assert sum(dask_client.run(lambda: 1).values()) == 2  # the cluster's two workers were there

@@ -168,6 +168,39 @@ def test_relaxation_bounds_the_exact_optimum():
     assert relaxed.bound >= inst.loss_floor() - 1e-9
 
 
+def _relaxation_by_cvxpy(inst) -> float:
+    """The continuous relaxation of RiskSLIM's MILP (indicators in [0, 1], the L0 rows, max_size, the boxes),
+    solved by Clarabel on its exponential-cone form."""
+    cp = pytest.importorskip("cvxpy")
+    cs, data, d = inst.coefficients, inst.data, inst.X.shape[1]
+    w, b, z = cp.Variable(d), cp.Variable(), cp.Variable(d)
+    margins = cp.multiply(data.y, inst.X @ w + b) / data.scale
+    cons = [w <= cp.multiply(np.maximum(cs.ub, 0), z), w >= cp.multiply(np.minimum(cs.lb, 0), z), z <= 1,
+            z >= inst.forced.astype(float), w >= cs.lb, w <= cs.ub, b >= inst.intercept_bounds[0],
+            b <= inst.intercept_bounds[1]]
+    if inst.spec.max_size is not None:
+        cons.append(cp.sum(z) <= inst.spec.max_size)
+    objective = data.weights @ cp.logistic(-margins) + inst.spec.c0 * (cs.c0 @ z)
+    problem = cp.Problem(cp.Minimize(objective), cons)
+    problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return float(problem.value)
+
+
+@pytest.mark.parametrize("seed, k, c0", [(0, None, 0.02), (1, 1, 1e-6), (2, 2, 0.01), (3, None, 1e-6)])
+def test_relaxation_value_equals_the_convex_program_solved_by_cvxpy(seed, k, c0):
+    """The relaxed solve (LP cutting planes from a tangent at the smooth minimiser, and that minimiser as first
+    incumbent) reaches the relaxation's optimum, which Clarabel computes independently; max_size binds at k = 1."""
+    inst = RiskSLIM(coef_bound=3, c0=c0, max_size=k).instance(*_data(seed, n=80, d=4, levels=3))
+    relaxed = solve_relaxed(inst, limits=Limits(time_limit=30))
+    reference = _relaxation_by_cvxpy(inst)
+    assert relaxed.result.status.value == "optimal"
+    assert relaxed.bound <= reference + 1e-7
+    assert relaxed.result.objective == pytest.approx(reference, rel=1e-5)
+    start = inst.relaxed_start()
+    assert inst.relaxed().is_feasible(start, tol=1e-9)
+    assert inst.relaxed().lazy.value(start) >= reference - 1e-9
+
+
 def test_heuristic_stays_in_the_set_and_finds_the_tiny_optimum():
     for seed in range(3):
         inst = RiskSLIM(coef_bound=2, c0=1e-3, max_size=2).instance(*_data(seed, d=3, levels=3))

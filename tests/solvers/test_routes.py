@@ -317,7 +317,7 @@ def test_objective_limit_prunes_and_stops_with_a_valid_bound(seed):
     below = solve_exact(inst, heuristic=False, limits=Limits(time_limit=None, node_limit=10**6, mip_rel_gap=gap,
                                                              objective_limit=limit))
     assert limit - gap * max(abs(limit), 1e-10) - 1e-9 <= below.bound <= optimum + 1e-9
-    if below.has_model:
+    if below.model is not None:
         assert below.objective >= optimum - 1e-9
         assert (below.status == Status.OPTIMAL) == (below.objective - below.bound <= gap * abs(below.objective) + 1e-9)
     # the route stops once the limit is proven unbeatable: its last row (the MILP / SCIP) says so

@@ -105,3 +105,25 @@ def test_cones_are_refused():
     b.add_cones("soc", 2, {"x": np.eye(2)})
     with pytest.raises(NotRepresentableError, match="ecos"):
         solve_scip(b.build())
+
+
+def test_an_aborted_solve_keeps_its_incumbent_without_a_bound():
+    """SCIP aborts on an LP failure it cannot resolve (``model.optimize()`` raises "SCIP: error in LP
+    solver!"): the result keeps a feasible incumbent as FEASIBLE with no bound, or is an ERROR without one."""
+    from pyscipopt import Model
+
+    from solvers.backends.scip import _failed
+
+    program = _knapsack(5)
+    model = Model()
+    model.hideOutput()
+    variables = [model.addVar(vtype="B", obj=float(c)) for c in program.c]
+    failed = _failed(model, program, variables, None, 0.0, 0.0, Exception("SCIP: error in LP solver!"))
+    assert failed.status == Status.ERROR and failed.x is None and "error in LP solver" in failed.message
+    sol = model.createSol()
+    for v in variables:
+        model.setSolVal(sol, v, 0.0)
+    assert model.addSol(sol)
+    kept = _failed(model, program, variables, None, 0.0, 0.0, Exception("SCIP: error in LP solver!"))
+    assert kept.status == Status.FEASIBLE and np.array_equal(kept.x, np.zeros(5))
+    assert kept.objective == program.objective(np.zeros(5)) and kept.bound == -np.inf and kept.gap == np.inf

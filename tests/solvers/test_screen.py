@@ -10,6 +10,7 @@ from milpscore.estimators import RiskScoreClassifier
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.supports import enumerate_supports
+from solvers.limits import Limits
 from tests.solvers.test_supports import brute_force
 
 
@@ -32,15 +33,15 @@ def _problem(X, y, multiplier, **kw):
 def test_a_later_multiplier_bounds_only_the_survivors_and_finds_what_a_full_enumeration_finds(seed):
     X, y = _rows(seed)
     screen = SupportScreen()
-    start = enumerate_supports(_problem(X, y, 1.0), mip_rel_gap=1e-9).objective * 1.02  # a heuristic's incumbent
-    first = enumerate_supports(_problem(X, y, 1.0), mip_rel_gap=1e-9, screen=screen, incumbent=start)
+    start = enumerate_supports(_problem(X, y, 1.0), Limits.untimed(mip_rel_gap=1e-9)).objective * 1.02  # an incumbent
+    first = enumerate_supports(_problem(X, y, 1.0), Limits.untimed(mip_rel_gap=1e-9, screen=screen), incumbent=start)
     assert first.finished and first.objective <= screen.level <= start
     ruled = math.comb(9, 3) - screen.supports.shape[0]  # the supports the screen ruled out
     assert ruled > 0 or seed != 0
     second = _problem(X, y, 2.0)
     limit = first.objective
-    with_screen = enumerate_supports(second, mip_rel_gap=1e-9, incumbent=limit, screen=screen)
-    without = enumerate_supports(second, mip_rel_gap=1e-9, incumbent=limit)
+    with_screen = enumerate_supports(second, Limits.untimed(mip_rel_gap=1e-9, screen=screen), incumbent=limit)
+    without = enumerate_supports(second, Limits.untimed(mip_rel_gap=1e-9), incumbent=limit)
     if without.message.startswith("0 of") or not ruled:  # nothing bounded, or nothing ruled out
         assert "ruled out" not in with_screen.message
     else:
@@ -49,14 +50,14 @@ def test_a_later_multiplier_bounds_only_the_survivors_and_finds_what_a_full_enum
     assert with_screen.objective == without.objective  # the model below the limit, if any
     if with_screen.model is not None:
         np.testing.assert_array_equal(with_screen.model[0], without.model[0])
-    optimum = enumerate_supports(second, mip_rel_gap=1e-9).objective  # no limit, no screen (brute-force tested)
+    optimum = enumerate_supports(second, Limits.untimed(mip_rel_gap=1e-9)).objective  # no screen (brute-force tested)
     assert with_screen.bound <= min(optimum, limit) + 1e-9
 
 
 def test_the_screen_applies_only_to_the_same_rows_costs_and_a_level_it_covers():
     X, y = _rows(0)
     screen = SupportScreen()
-    enumerate_supports(_problem(X, y, 1.0), mip_rel_gap=1e-9, screen=screen, incumbent=0.7)
+    enumerate_supports(_problem(X, y, 1.0), Limits.untimed(mip_rel_gap=1e-9, screen=screen), incumbent=0.7)
     kept = screen.supports
     assert kept is not None
     same = _problem(X, y, 3.0)
@@ -72,7 +73,8 @@ def test_the_screen_applies_only_to_the_same_rows_costs_and_a_level_it_covers():
 def test_an_enumeration_stopped_by_its_deadline_leaves_no_screen():
     X, y = _rows(1, n=400, d=14)
     screen = SupportScreen()
-    found = enumerate_supports(_problem(X, y, 1.0), mip_rel_gap=1e-9, screen=screen, deadline=0.0, incumbent=0.7)
+    spent = Limits(1.0, mip_rel_gap=1e-9, screen=screen).ending_earlier(1.0)
+    found = enumerate_supports(_problem(X, y, 1.0), spent, incumbent=0.7)
     assert not found.finished and screen.supports is None
 
 

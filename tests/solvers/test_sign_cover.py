@@ -114,7 +114,7 @@ def test_row_generation_reaches_the_lp_over_all_pairs_and_stays_below_the_optimu
     X, y, sw, cw, cs, spec = _random_case(seed)
     inst = spec.instance(X, y, sw)
     problem = _problem(inst)
-    cover = sign_cover(problem)
+    cover = sign_cover(problem, Limits.untimed())
     assert cover.converged
     m, d = problem.X.shape
     cuts = _all_cuts(problem)
@@ -138,7 +138,7 @@ def test_strengthened_program_keeps_every_model_and_its_objective():
     X, y, sw, cw, cs, spec = _random_case(4)
     inst = spec.instance(X, y, sw)
     program = inst.exact()
-    cover = sign_cover(_problem(inst))
+    cover = sign_cover(_problem(inst), Limits.untimed())
     strong = cover.strengthen(program)
     assert set(strong.blocks) == set(program.blocks) | {"sign_pos", "sign_neg"}
     assert {"sign_split", "sign_pos_link", "sign_neg_link", "sign_cover"} <= set(strong.row_blocks)
@@ -180,7 +180,7 @@ def test_bound_ignores_operational_constraints_and_stays_below_their_optimum(see
     names = list(cs.names)
     inst = SLIM(coefficients=cs, c0=spec.c0, max_size=spec.max_size, class_weight=cw,
                 constraints=[AtMost(names, 1)]).instance(X, y, sw)
-    cover = sign_cover(_problem(inst))
+    cover = sign_cover(_problem(inst), Limits.untimed())
     forced = cs.must_include | (cs.lb > 0) | (cs.ub < 0)
     lo, hi = inst.intercept_bounds
     best = math.inf

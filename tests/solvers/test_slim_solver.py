@@ -230,11 +230,11 @@ def test_each_exact_step_alone_certifies_the_enumerated_optimum(seed, step):
         if not problem.countable:
             pytest.skip("row weights without a common unit: no Bayes errors (the route skips the step, "
                         "tests/solvers/test_routes.py)")
-        found = enumerate_supports(problem, deadline=time.perf_counter() + 30, mip_rel_gap=1e-9)
+        found = enumerate_supports(problem, Limits(30, mip_rel_gap=1e-9))
         objective, bound, finished, message = found.objective, found.bound, found.finished, found.message
         coef, intercept = found.model
     elif step == "box_search":
-        found = box_cover(problem, mip_rel_gap=1e-9)
+        found = box_cover(problem, Limits.untimed(mip_rel_gap=1e-9))
         objective, bound, finished, message = found.objective, found.bound, found.finished, ""
         coef, intercept = found.coef, found.intercept
     else:
@@ -259,13 +259,13 @@ def test_support_enumeration_on_many_valued_features_plans_against_the_time_limi
     y = np.where(binary[:, 0] + X[:, 1] + rng.normal(0, 1, 80) > 2, 1.0, -1.0)
     inst = SLIM(c0=0.01, coef_bound=10, max_size=2).instance(X, y)
     problem = ZeroOneProgram.from_instance(inst)
-    enumerated = enumerate_supports(problem, deadline=time.perf_counter() + 60, mip_rel_gap=1e-9)
+    enumerated = enumerate_supports(problem, Limits(60, mip_rel_gap=1e-9))
     assert enumerated.finished and "supports bounded" in enumerated.message
     highs = solve_exact(inst, "highs", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
     assert highs.status == Status.OPTIMAL
     assert enumerated.objective == pytest.approx(highs.objective, abs=1e-9)
     assert enumerated.bound <= highs.objective + 1e-9
-    unlimited = enumerate_supports(problem, mip_rel_gap=1e-9)
+    unlimited = enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9))
     assert not unlimited.finished and unlimited.bound == -math.inf and unlimited.model is None
     assert "there is none" in unlimited.message
 

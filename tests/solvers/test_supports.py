@@ -69,7 +69,7 @@ def test_certified_optimum_equals_brute_force(seed):
     brute-force optimum's."""
     inst = random_instance(seed)
     optimum = brute_force(inst)
-    found = enumerate_supports(SparseLogistic.from_instance(inst), mip_rel_gap=1e-9)
+    found = enumerate_supports(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9))
     assert found.finished and found.model is not None, found.message
     assert inst.objective(Model(*found.model)) == pytest.approx(found.objective, abs=1e-12)
     assert found.objective == pytest.approx(optimum, abs=1e-9)
@@ -111,8 +111,9 @@ def test_time_and_node_limits_return_a_valid_bound():
     inst = RiskSLIM(coef_bound=3, c0=1e-6, max_size=3).instance(*_wide(0))
     optimum = solve_exact(inst, "scip", limits=Limits(time_limit=60, mip_rel_gap=1e-9)).objective
     problem = SparseLogistic.from_instance(inst)
-    for limit in ({"node_limit": 1}, {"deadline": 0.0}):  # one node; a deadline already past
-        found = enumerate_supports(problem, mip_rel_gap=1e-9, **limit)
+    # one node; a budget already spent
+    for limit in (Limits.untimed(node_limit=1, mip_rel_gap=1e-9), Limits(1.0, mip_rel_gap=1e-9).ending_earlier(1.0)):
+        found = enumerate_supports(problem, limit)
         assert found.bound <= optimum + 1e-9 and found.nodes <= 1, (limit, found.message)
         if found.model is not None:
             assert found.objective >= optimum - 1e-9

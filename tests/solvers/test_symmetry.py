@@ -1,7 +1,7 @@
 """Interchangeable columns (copies and 0/1 complements) in the support enumeration: the classes
 found, the supports left out, and the certified optimum against brute force."""
 import itertools
-import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,6 +15,7 @@ from solvers.exact.support_listing import Lister
 from solvers.exact.supports import enumerate_supports
 from solvers.exact.symmetry import predecessors
 from solvers.exact.zero_one_supports import ZeroOneProgram
+from solvers.limits import Limits
 from tests.solvers.test_parallel_supports import _data, _same_enumeration
 from tests.solvers.test_slim_solver import _enumerate
 from tests.solvers.test_supports import brute_force
@@ -96,7 +97,7 @@ def test_enumeration_over_canonical_supports_is_the_brute_force_optimum(seed):
     (lister,) = problem.listers()
     assert lister.prev is not None and (lister.prev >= 0).sum() == 2
     optimum = brute_force(inst)
-    found = enumerate_supports(problem, mip_rel_gap=1e-9)
+    found = enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9))
     assert found.finished, found.message
     assert inst.objective(Model(*found.model)) == pytest.approx(found.objective, abs=1e-12)
     assert found.objective == pytest.approx(optimum, abs=1e-9)
@@ -110,7 +111,7 @@ def test_a_given_intercept_box_keeps_complements_apart(seed):
     assert not problem.complements
     (lister,) = problem.listers()
     assert (lister.prev >= 0).sum() == 1  # only the copy x3 of x0
-    found = enumerate_supports(problem, mip_rel_gap=1e-9)
+    found = enumerate_supports(problem, Limits.untimed(mip_rel_gap=1e-9))
     assert found.finished and found.objective == pytest.approx(brute_force(inst), abs=1e-9)
 
 
@@ -131,7 +132,7 @@ def test_slim_supports_with_a_copied_column_reach_the_brute_force_optimum(seed):
     problem = ZeroOneProgram.from_instance(inst)
     assert [lister.prev.tolist() for lister in problem.listers()][-1] == [-1, -1, 0]
     _, best_total = _enumerate(X, y, np.ones(n), (1.0, 1.0), cs, spec, inst)
-    found = enumerate_supports(problem, mip_rel_gap=1e-9, deadline=time.perf_counter() + 60)
+    found = enumerate_supports(problem, Limits(60, mip_rel_gap=1e-9))
     assert found.finished, found.message
     assert found.objective == pytest.approx(best_total, abs=1e-9)
     assert found.bound <= best_total + 1e-9
@@ -148,8 +149,8 @@ def test_workers_skip_the_same_symmetric_supports_as_the_serial_run(kind):
     inst = spec.instance(X, y)
     problem = SparseLogistic.from_instance(inst) if kind == "riskslim" else ZeroOneProgram.from_instance(inst)
     assert (problem.listers()[-1].prev >= 0).sum() == (4 if kind == "riskslim" else 2)
-    deadline = time.perf_counter() + 120
-    serial = enumerate_supports(problem, mip_rel_gap=1e-9, deadline=deadline)
-    parallel = enumerate_supports(problem, mip_rel_gap=1e-9, deadline=deadline, n_jobs=2)
+    limits = Limits(120, mip_rel_gap=1e-9).started()
+    serial = enumerate_supports(problem, limits)
+    parallel = enumerate_supports(problem, replace(limits, n_jobs=2))
     assert serial.finished and "interchangeable" in serial.message
     _same_enumeration(serial, parallel)
