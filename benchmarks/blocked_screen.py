@@ -11,11 +11,17 @@ table of ``benchmarks/certify_all.py`` (``max_size`` 5, points -5..5):
    :data:`SAMPLES` pairs of first columns spread over the pairs, both at the incumbent's prune level,
    in the same run; their ratio; and the projected seconds of each for all ``C(d, 5)`` supports;
 2. with ``--limit``: the whole exact fit (route) of that fold, its status, bound, gap and steps;
-3. SLIM (C0 1e-4): the heuristic's objective, the floor step's bound (Bayes error of all the
+3. with ``--auto``: RiskSLIM with ``multiplier="auto"`` (:func:`solvers.multipliers.solve_multipliers`,
+   :data:`solvers.multipliers.MULTIPLIERS`) in one budget of ``--auto`` seconds on that fold: per
+   multiplier its status, objective, bound and seconds, and its ``blocked`` step's sentence (the first
+   multiplier screens; the later ones start from its survivors, :mod:`solvers.exact.screen`), and the
+   certificate over all of them;
+4. SLIM (C0 1e-4): the heuristic's objective, the floor step's bound (Bayes error of all the
    columns) and the least Bayes error of any 5 columns (:func:`solvers.exact.support_bayes_floor.
    least_bayes_error`, with its seconds), and the gap each leaves.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/blocked_screen.py --sets wide120s0,wide240s0 --limit 60
+    OPENBLAS_NUM_THREADS=1 python benchmarks/blocked_screen.py --sets wide120s1 --auto 600 --no-slim
 """
 from __future__ import annotations
 
@@ -43,6 +49,7 @@ from solvers.exact.floor import bayes_floor  # noqa: E402
 from solvers.exact.support_bayes_floor import least_bayes_error  # noqa: E402
 from solvers.exact.sparse_logistic import SparseLogistic  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
+from solvers.multipliers import MULTIPLIERS, certificate, solve_multipliers  # noqa: E402
 from solvers.pipeline import solve_exact  # noqa: E402
 from solvers.result import prune_level  # noqa: E402
 from timing import compile_kernels, environment  # noqa: E402
@@ -88,10 +95,31 @@ def rates(inst, incumbent: float) -> tuple[float, float]:
     return old, took / listed
 
 
+def auto(X: np.ndarray, y: np.ndarray, limit: float) -> None:
+    """RiskSLIM ``multiplier="auto"`` in one budget of ``limit`` seconds (module docstring, part 3)."""
+    def instance_for(m: float):
+        return RiskSLIM(coef_bound=5, c0=1e-6, max_size=5, multiplier=m).instance(X, y)
+
+    t = time.perf_counter()
+    fits = solve_multipliers(instance_for(MULTIPLIERS[0]), instance_for, MULTIPLIERS,
+                             Limits(time_limit=limit, mip_rel_gap=1e-4).started())
+    status, gap, bound = certificate(fits, 1e-4)
+    print(f"  RiskSLIM auto, {limit:g} s: {status.value}, gap {gap:.4g}, bound {bound:.7f}, "
+          f"{time.perf_counter() - t:.1f} s | load {load()}")
+    for f in fits:
+        row = f.row()
+        blocked = "" if f.fit is None else next((str(r) for r in f.fit.steps if str(r).startswith("blocked")), "")
+        print(f"    m={f.multiplier:g}: {row['status']}, objective {row['objective']:.7f}, bound {row['bound']:.7f}, "
+              f"{row['seconds']:.1f} s{' | ' + blocked if blocked else ''}{' | ' + f.skipped if f.skipped else ''}",
+              flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="wide120s0", help="comma-separated table names of benchmarks/certify_all.py")
     ap.add_argument("--limit", type=float, default=0.0, help="seconds of the whole RiskSLIM fit (0: not run)")
+    ap.add_argument("--auto", type=float, default=0.0, help="seconds of the whole multiplier='auto' fit (0: not run)")
+    ap.add_argument("--no-slim", action="store_true", help="skip SLIM's part")
     args = ap.parse_args()
     print(environment(), f"| OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; "
           "max_size 5, points -5..5, first fold of 5, one thread; the machine is shared (load above)")
@@ -117,6 +145,10 @@ def main() -> None:
                   f"{fit.bound:.7f}, gap {fit.gap:.4g}, {fit.times['total']:.1f} s | load {load()}")
             for record in fit.steps:
                 print(f"    {record}", flush=True)
+        if args.auto > 0:
+            auto(X, y, args.auto)
+        if args.no_slim:
+            continue
         slim = SLIM(c0=1e-4, coef_bound=5, max_size=5).instance(X, y)
         t = time.perf_counter()
         model = CATALOG["slim"].heuristic_function(slim, Limits(time_limit=30).started(), 0)

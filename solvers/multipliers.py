@@ -11,8 +11,11 @@ The sequence, in one budget (:class:`solvers.limits.Limits`, started once by the
 1. each multiplier ``i`` of ``n`` is solved (:func:`solvers.pipeline.run`: heuristic, relaxation,
    route) in :meth:`~solvers.limits.Limits.share` ``1 / (n - i)`` of the time left — the first
    :data:`FIRST_MULTIPLIER_SHARE` when the instance has no operational constraints: its support
-   enumeration screens every support, and the later fits bound only its survivors (the
-   saturated-loss bound does not depend on the multiplier, :mod:`solvers.exact.screen`);
+   enumeration (or, on wide 0/1 tables, the screen on blocked rows,
+   :mod:`solvers.exact.blocked_supports`) screens every support, and the later fits bound only its
+   survivors (the saturated-loss bound depends on the rows alone, not on the multiplier or the
+   boxes, and every multiplier's objective is that loss plus the L0 cost in the same units:
+   :mod:`solvers.exact.screen`);
 2. each multiplier after the first prunes at the least objective found before it
    (:attr:`~solvers.limits.Limits.objective_limit`): it stops once no model beats it;
 3. a multiplier's instance is built, and its continuous box-constrained logistic fit

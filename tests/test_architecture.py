@@ -206,7 +206,7 @@ def test_the_length_check_finds_a_planted_long_function_and_spares_kernels():
 
 #: long functions being rewritten on another branch, each with why: an entry must go once its
 #: function is short (the test below fails while a listed function is no longer long)
-PENDING = {"solvers/exact/blocked_supports.py:solve_blocked": "split with the screen shared across multipliers"}
+PENDING: dict[str, str] = {}
 
 
 def test_no_function_outside_the_numba_kernels_is_longer_than_80_lines():

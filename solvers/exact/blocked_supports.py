@@ -25,6 +25,13 @@ words). Then, as in :func:`solvers.exact.supports.enumerate_supports`:
    box, :meth:`SparseLogistic.search`), each improving the incumbent and so the level;
 3. the bound is the least of the incumbent, the pruned supports' bounds and the open ones' bounds.
 
+The screen is shared by the fits of one call (``limits.screen``, :class:`solvers.exact.screen.SupportScreen`;
+RiskSLIM's multipliers, :mod:`solvers.multipliers`): the saturated loss depends on the rows, labels and
+weights only, not on the multiplier, the coefficient box or the intercept box, and the objective is
+``loss + L0 cost`` in the same units for every multiplier, so a support it pruned at level ``L`` holds
+no model of objective below ``L`` for any of them. A later fit whose prune level is at most ``L``
+skips the screen, starts from the survivors and counts ``L`` as the bound of the rest.
+
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
 screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
 whole pass; when it projects more than :data:`PROJECTION_SHARE` of the time left, the step stops with
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,6 +50,7 @@ from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, CALL_SUPPORTS, FASTEST, screen_all, xlogx_table
 from formulations.rows import is_binary
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
+from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_search import Search
 from solvers.exact.supports import Enumeration
@@ -79,6 +88,16 @@ def applies(problem: SparseLogistic) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class BlockedListing:
+    """The supports the screen lists, as :class:`solvers.exact.screen.SupportScreen` keys them: every
+    support of ``r`` of the ``free`` features (none forced, no symmetry skipped)."""
+
+    forced: np.ndarray
+    free: np.ndarray
+    r: int
+
+
 def _label(bits: np.ndarray, valid: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, int]:
     return np.ascontiguousarray(bits[free]), int(sum(_popcount(v) for v in valid))
 
@@ -114,6 +133,14 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(b)], np.int64).reshape(-1, 2)
     pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
     total = math.comb(d, size)
+    screen: SupportScreen | None = limits.screen if logistic else None
+    listing = BlockedListing(np.zeros(0, np.int64), free, size)
+    known = None if screen is None else screen.survivors(problem, listing, level)
+    if known is not None:  # an earlier fit's screen: the rest hold no model below its level
+        search.closed_floor = min(search.closed_floor, screen.level)
+        return _after_screen(problem, search, known, level, known.shape[0], t0, limits, logistic, X, y, weights,
+                             f"{total - known.shape[0]} of the {total} supports of {size} features ruled out by an "
+                             f"earlier fit's screen at {screen.level:.6g}")
     out = np.empty((MAX_SURVIVORS, size), np.int64)
     kept: list[np.ndarray] = []
     held = done = 0
@@ -145,6 +172,20 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     search.closed_floor = min(search.closed_floor, scale * pruned + problem.offset)
     survivors = free[np.concatenate(kept)] if kept else np.zeros((0, size), np.int64)
     survivors = np.sort(survivors, axis=1)
+    if screen is not None:
+        screen.store(problem, listing, level, survivors)
+    return _after_screen(problem, search, survivors, level, held, t0, limits, logistic, X, y, weights,
+                         f"{done} supports of {size} features screened on blocked rows in {screened:.2f} s")
+
+
+def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, held: int, t0: float, limits: Limits,
+                  logistic: bool, X, y, weights, said: str) -> Enumeration:
+    """Bound the supports the screen left (``survivors``, feature indices) and search those below the
+    prune level within ``limits`` (module docstring, steps 1-3)."""
+    def stopped(reason: str) -> Enumeration:
+        return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes, f"stopped: {reason}")
+
+    node_limit = limits.node_limit
     if logistic:
         bound = problem.bounder()
     else:  # E(S) alone: the L0 costs of a model inside S are those of the features it uses
@@ -186,7 +227,6 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                    math.nan)
     lower = min(search.incumbent, search.closed_floor, open_floor)
     return Enumeration(search.model, search.incumbent, lower, not math.isfinite(open_floor), search.nodes,
-                       f"{done} supports of {size} features screened on blocked rows in {screened:.2f} s, "
-                       f"{held} passed the {'saturated-loss' if logistic else 'Bayes-error'} screen, {int(low.sum())} "
+                       f"{said}, {held} passed the {'saturated-loss' if logistic else 'Bayes-error'} screen, {int(low.sum())} "
                        f"below the incumbent after {'their box fits' if logistic else 'it'}, {visited} searched, "
                        f"{search.nodes} nodes")

@@ -32,7 +32,8 @@ class SupportScreen:
     @staticmethod
     def _key_of(problem, lister) -> tuple:
         """What the screen depends on: the rows, labels and weights (a BLAKE2 digest of their bytes,
-        so no copy of the table is held), the costs, the supports listed and the objective's scale."""
+        so no copy of the table is held), the costs, the supports listed (and the kind of listing: the
+        enumeration's skips symmetric supports, the blocked step's lists all) and the objective's scale."""
         data, digest = problem.data, hashlib.blake2b(digest_size=32)
         for a in (data.X, data.y, data.weights):
             a = np.ascontiguousarray(a, dtype=float)
@@ -40,7 +41,7 @@ class SupportScreen:
             digest.update(memoryview(a).cast("B"))
         return (digest.hexdigest(), problem.cost.tobytes(), problem.lo.tobytes(), problem.hi.tobytes(),
                 bool(getattr(problem, "complements", False)), lister.forced.tobytes(), lister.free.tobytes(),
-                int(lister.r),
+                int(lister.r), type(lister).__name__,
                 float(problem.loss_cost), float(problem.offset))
 
     def store(self, problem, lister, level: float, supports: np.ndarray) -> None:

@@ -8,6 +8,8 @@ the support's values, computed here from the rows grouped by ``np.unique``) is b
 least bound it reports for the pruned ones lies between the cutoff and their least saturated loss.
 The step proves the optimum enumerated over every integer model of tiny instances, from a poor start
 and from none, and a weak incumbent makes it hand over (no bound) rather than hold too many survivors.
+One screen serves every RiskSLIM multiplier: the supports it rules out at level ``L`` hold no model below
+``L`` for any multiplier (enumerated), and a later multiplier's fit reuses it and proves its own optimum.
 The least Bayes error equals the one enumerated over every support, and SLIM's floor from it lies
 between the Bayes error of all the columns and the enumerated SLIM optimum.
 """
@@ -31,6 +33,7 @@ from solvers.exact.blocked_supports import applies, solve_blocked
 from solvers.exact.box_logistic import _cell_entropy, label_bits
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.riskslim_route import ROUTE
+from solvers.exact.screen import SupportScreen
 from solvers.exact.route import Incumbent
 from solvers.limits import Limits
 from tests.solvers.test_routes import _risk_brute_force, _slim_brute_force, _slim_case
@@ -132,6 +135,16 @@ def test_the_route_step_reads_the_instance_and_its_bound_holds():
     best = _risk_brute_force(inst, lambda coef: True)
     assert out.model is not None and inst.objective(out.model) == pytest.approx(best, abs=1e-9)
     assert out.bound <= best + 1e-9
+    # the budget's shared screen (RiskSLIM's multipliers): the second multiplier starts from the first's
+    screen, doubled = SupportScreen(), RiskSLIM(coef_bound=2, c0=0.01, max_size=2, multiplier=2.0).instance(X, y)
+    limits = Limits(time_limit=None, screen=screen).started()
+    assert "screened on blocked rows" in step.run(inst, Incumbent(None, best + 0.05), limits, {}).message
+    out = step.run(doubled, Incumbent(None, best + 0.05), limits, {})
+    assert "earlier fit's screen" in out.message
+    optimum = _risk_brute_force(doubled, lambda coef: True)
+    assert out.bound <= optimum + 1e-9
+    if optimum < best + 0.05:
+        assert out.model is not None and doubled.objective(out.model) == pytest.approx(optimum, abs=1e-9)
 
 
 # ------------------------------------------------------------- SLIM: the least Bayes error over supports
@@ -193,3 +206,51 @@ def test_the_slim_kind_proves_the_brute_force_optimum(seed):
     assert found.finished and found.model is not None, found.message
     assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
     assert best - 1e-8 <= found.bound <= best + 1e-9
+
+
+# ------------------------------------------------------------- one screen for all of RiskSLIM's multipliers
+@pytest.mark.parametrize("seed", range(4))
+def test_one_screen_serves_every_multiplier(seed):
+    """The screen of multiplier 1 at its prune level ``L``, kept in a :class:`SupportScreen`: every
+    support it ruled out holds no model of objective below ``L`` for multipliers 1, 2 and 4
+    (enumerated over every integer model of the support); a fit of multiplier 2 or 4 at a level at
+    most ``L`` reuses it (no screen of its own) and proves its own enumerated optimum (or, when that is
+    not below the level, that no model is); one at a level
+    above ``L``, or on other rows, screens again."""
+    rng = np.random.default_rng(4300 + seed)
+    n, d = 70, 5
+    X = (rng.random((n, d)) < 0.5).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, d) + rng.logistic(size=n) > 0.3, 1.0, -1.0)
+    spec = {m: RiskSLIM(coef_bound=2, c0=0.01, max_size=2, multiplier=m) for m in (1.0, 2.0, 4.0)}
+    inst = {m: s.instance(X, y) for m, s in spec.items()}
+    best = {m: _risk_brute_force(i, lambda coef: True) for m, i in inst.items()}
+    screen = SupportScreen()
+    shared = Limits.untimed(mip_rel_gap=1e-9, screen=screen)
+    first = solve_blocked(SparseLogistic.from_instance(inst[1.0]), shared, incumbent=best[1.0] + 0.02)
+    assert first.finished and "screened on blocked rows" in first.message
+    assert screen.supports is not None and screen.level == pytest.approx(best[1.0] + 0.02, rel=1e-3)
+    kept = {tuple(s) for s in screen.supports}
+    for support in itertools.combinations(range(d), 2):
+        if support in kept:
+            continue
+        for m in inst:
+            inside = _risk_brute_force(inst[m], lambda coef: set(np.flatnonzero(coef)) <= set(support))
+            assert inside >= screen.level - 1e-12, (support, m)
+    for m in (2.0, 4.0):
+        problem = SparseLogistic.from_instance(inst[m])
+        target = min(best[m] + 0.01, screen.level)
+        found = solve_blocked(problem, shared, incumbent=target)
+        assert "earlier fit's screen" in found.message and found.finished, found.message
+        if best[m] < target:  # the optimum, proven
+            assert found.model is not None and inst[m].objective(Model(*found.model)) == pytest.approx(best[m], abs=1e-9)
+            assert best[m] - 1e-8 <= found.bound <= best[m] + 1e-9
+        else:  # proven: no model below the target
+            assert found.model is None and found.bound == pytest.approx(target, abs=1e-12) and target <= best[m]
+        higher = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9, screen=SupportScreen()),
+                               incumbent=screen.level + 0.5)
+        assert "screened on blocked rows" in higher.message
+    above = solve_blocked(SparseLogistic.from_instance(inst[2.0]), shared, incumbent=screen.level + 0.5)
+    assert "screened on blocked rows" in above.message and above.objective == pytest.approx(best[2.0], abs=1e-9)
+    other = RiskSLIM(coef_bound=2, c0=0.01, max_size=2).instance(X[::-1][:60], y[::-1][:60])
+    assert "screened on blocked rows" in solve_blocked(SparseLogistic.from_instance(other), shared,
+                                                       incumbent=10.0).message
