@@ -5,6 +5,8 @@
 proves most 0/1 tables alone, and when the supports are too many it stops after its first chunks),
 on 0/1 features with ``max_size`` the least Bayes error of any ``max_size`` features (a floor that stays
 positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), the sign-cover LP bound (always), the box search (few integer features of many values), then
+on more free features the same box search when the rows are few (:data:`WIDE_BOX_PAIRS`: its
+incumbents beat the MILP's there, though it rarely finishes), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
 every model of the instance, so the route keeps the largest (:mod:`solvers.exact.route`).
 Operational constraints are rows of the MILP (the last step) and of nothing else: the LP's bound
@@ -39,6 +41,11 @@ from solvers.registry import solver_options
 from solvers.result import Status, prune_level
 
 
+#: on more than ``box_cover.MAX_FEATURES`` free features the box search runs (in place of HiGHS) only when
+#: its nodes are cheap: at most this many (positive row, negative row) pairs (a node prices every pair;
+#: at 1.2 * 10^5 pairs about 6 ms a node). It rarely finishes there, but its incumbents beat HiGHS's
+#: (``docs/benchmarks.md``, few-valued integer look-alikes)
+WIDE_BOX_PAIRS = 3 * 10**5
 #: seconds HiGHS takes to load and presolve a MILP, per nonzero of its matrix, before it first looks at
 #: its clock (measured on SLIM programs of 10^5-10^6 nonzeros); taken off the time limit it is given
 HIGHS_LOAD_SECONDS_PER_NONZERO = 7e-7
@@ -184,6 +191,23 @@ def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dic
                    message=f"{'searched to the end' if found.finished else 'stopped at a limit'}, {found.nodes} nodes")
 
 
+def _box_wide_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    reason = operational(instance)
+    if reason is not None:
+        return reason
+    problem = zero_one(instance)
+    if not problem.integer.all():
+        return "the points are not all integers"
+    if problem.binary:
+        return "every feature is 0/1 (the strengthened MILP does better there)"
+    if problem.free.size <= MAX_FEATURES:
+        return f"it has {problem.free.size} free features (the box search takes them)"
+    pairs = float(np.sum(problem.y > 0)) * float(np.sum(problem.y < 0))
+    if pairs > WIDE_BOX_PAIRS:
+        return f"its {pairs:.3g} pairs of a positive and a negative row are over {WIDE_BOX_PAIRS:.0e} (slow nodes)"
+    return None
+
+
 # ------------------------------------------------------------------- HiGHS, strengthened MILP
 def _highs_memory(instance: SLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
@@ -230,6 +254,9 @@ ROUTE: tuple[Step, ...] = (
     Step("box_search", _run_box, _box_applies, _box_memory, 1.0,
          "the optimum by branch and bound on the points' box (pair-conflict max-flow bound)",
          ("solvers.exact.box_cover",)),
+    Step("box_search_wide", _run_box, _box_wide_applies, _box_memory, 1.0,
+         "the optimum by the box search on more than MAX_FEATURES free features, when the rows are few; "
+         "mostly its incumbent (its bound is the least over its open boxes)", ("solvers.exact.box_cover",)),
     Step("highs", _run_highs, lambda instance, limits: None, _highs_memory, 1.0,
          "the optimum of the MILP (with the sign-cover cuts), operational constraints included"),
 )

@@ -28,7 +28,8 @@ from solvers.pipeline import solve_exact
 from solvers.result import Status
 from tests.solvers.test_slim_solver import _intercepts, _reference_terms
 
-SLIM_STEPS = ("floor", "bayes_supports", "blocked", "support_floor", "sign_cover_lp", "box_search", "highs")
+SLIM_STEPS = ("floor", "bayes_supports", "blocked", "support_floor", "sign_cover_lp", "box_search", "box_search_wide",
+              "highs")
 RISKSLIM_STEPS = ("supports", "blocked", "floor", "scip")
 OPERATIONAL = "the instance has operational constraints (only the MILP keeps them)"
 PROVEN = "the incumbent is already proven optimal"
@@ -137,6 +138,9 @@ def test_slim_table_reads_the_instance(seed):
     else:
         assert why["bayes_supports"] == "some features take values other than 0 and 1"
         assert why["box_search"] == (None if d <= 16 else f"it has {d} free features (over 16)")
+        # past 16 features, on these few rows (few pairs), the same search
+        assert why["box_search_wide"] == (f"it has {d} free features (the box search takes them)" if d <= 16
+                                          else None)
 
 
 def test_riskslim_table_reads_the_instance():
