@@ -3,36 +3,38 @@ bound, the orthants left enumerated point by point.
 
 A plain SLIM instance (:class:`solvers.exact.zero_one_supports.ZeroOneProgram`: 0-1 loss with an
 integer ``margin``, integer features, integer points in ``[L_j, U_j]``, an integer intercept, at most
-``K`` features, none forced) is split into *orthants* ``(S, sigma)``: a support ``S`` of ``K`` free
-features (all of them when fewer) and a sign ``sigma_j = +-1`` per feature of ``S``. Every model
-lies in the closure of some orthant (its non-zero points have the orthant's signs; the others are 0),
-so the optimum is the least optimum over the orthants.
+``K`` features, none forced) is split into *orthants* ``(S, sigma)``: a support ``S`` of at most ``K``
+free features and a sign ``sigma_j = +-1`` per feature of ``S``, holding the models whose non-zero
+points are exactly those of ``S``, with those signs. Every model lies in exactly one orthant, so the
+optimum is the least optimum over the orthants (supports listed smallest first; the empty one is the
+constant model).
 
-*Screen.* A model in the closure of ``(S, sigma)`` scores ``s = sum_{j in S} lambda_j x_j`` with
-``sigma_j lambda_j >= 0``: its score is monotone non-decreasing in each ``sigma_j x_j``. A positive row
+*Screen.* A model of ``(S, sigma)`` scores ``s = sum_{j in S} lambda_j x_j`` with
+``sigma_j lambda_j > 0``: its score is monotone non-decreasing in each ``sigma_j x_j``. A positive row
 ``p`` and a negative row ``q`` with ``sigma_j x_pj <= sigma_j x_qj`` for every ``j`` in ``S`` get
 ``s_p <= s_q``, so they are not both right (``s_p + b >= margin`` and ``s_q + b <= -margin`` would
 need ``s_p - s_q >= 2 margin > 0``). Every model of the orthant thus errs on a vertex cover of the
 bipartite conflict graph of these pairs, whose least weight is at least the value of any flow from
 the positive rows (capacity their weights) through the conflicts to the negative rows (weak LP
 duality, Konig): the *monotone bound*. A greedy flow (each positive row, in order, sends what it
-can to its conflicting negative rows) is such a flow; an orthant whose greedy flow reaches the
-incumbent's objective (the L0 and L1 costs are non-negative; with a relative margin of
+can to its conflicting negative rows) is such a flow; an orthant whose greedy flow plus the costs
+every model of it pays (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in
+magnitude) reaches the incumbent's objective (with a relative margin of
 :data:`solvers.exact.floor.ROUNDOFF` for the sums' round-off) holds no better model and is pruned;
 one it leaves gets a maximum flow (augmenting paths) before it is searched.
 The pairs' sign requirements are computed once per support (bit masks: ``x_pj < x_qj`` needs
 ``sigma_j = +1``, ``x_pj > x_qj`` needs ``-1``), and each of its ``2^K`` orthants reads them.
 
 *Search.* An orthant the screen leaves is enumerated: every point vector with ``sigma_j lambda_j`` in
-``0..|bound|`` (zeros included), each with its best integer intercept from the cumulative weights
+``1..|bound|``, each with its best integer intercept from the cumulative weights
 of the rows per score (exact: ``y_i (s_i + b) >= margin`` is an integer comparison). The objective
 is SLIM's: weighted errors, plus ``C_0 c_{0,j}`` per non-zero point and the tie-breaker
 ``epsilon_j |lambda_j|``.
 
 When every orthant is pruned or enumerated, the incumbent is optimal: each pruned orthant's bound
 is at least the incumbent at its time (which only decreases), each enumerated one's least value is
-at least the final incumbent. At a time limit no bound is claimed (``-inf``). The work is about
-``C(d, K) |P| |N| (K + 2^K)`` pair terms; the route runs the step only on few rows
+at least the final incumbent. At a time limit no bound is claimed (``-inf``). The screen's work is
+about ``C(d, K) |P| |N| (K + 2^K)`` pair terms (the supports of ``K`` features dominate); the route runs the step only on few rows
 (:data:`solvers.exact.slim_route.MONOTONE_PAIRS`) when that projects within its time.
 """
 from __future__ import annotations
@@ -225,7 +227,7 @@ def _max_flow(up: np.ndarray, down: np.ndarray, wp: np.ndarray, wn: np.ndarray, 
 def _enumerate(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, top: np.ndarray, sign: np.ndarray,
                cost: np.ndarray, eps: np.ndarray, margin: int, b_lo: int, b_hi: int,
                target: float) -> tuple[float, np.ndarray, int]:
-    """Least objective of the point vectors ``sign_j * (0..top_j)`` on the support's columns ``Xs``,
+    """Least objective of the point vectors ``sign_j * (1..top_j)`` on the support's columns ``Xs``,
     each with its best integer intercept in ``[b_lo, b_hi]``; returns ``(objective, points,
     intercept)`` of the best one below ``target`` (``target`` and zeros when none). The vectors are
     visited in mixed-radix order, the scores updated in place."""
@@ -243,14 +245,16 @@ def _enumerate(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, top: np.ndar
     for i in range(m):
         if not positive[i]:
             w_neg += w[i]
-    mags = np.zeros(k, np.int64)
+    mags = np.ones(k, np.int64)
     scores = np.zeros(m, np.int64)
+    for i in range(m):
+        for j in range(k):
+            scores[i] += sign[j] * Xs[i, j]
     best, best_points, best_b = target, np.zeros(k, np.int64), 0
     while True:
         fixed = 0.0
         for j in range(k):
-            if mags[j] != 0:
-                fixed += cost[j] + eps[j] * mags[j]
+            fixed += cost[j] + eps[j] * mags[j]
         if fixed < best:
             lo_s, hi_s = span, -span
             for i in range(m):
@@ -286,8 +290,8 @@ def _enumerate(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, top: np.ndar
                 best, best_b = value, b_best
                 for j in range(k):
                     best_points[j] = sign[j] * mags[j]
-        # next magnitude vector (mixed radix); the scores follow: + x_j for the digit raised, - top x
-        # for the digits reset to 0
+        # next magnitude vector (mixed radix); the scores follow: + x_j for the digit raised,
+        # - (top - 1) x for the digits reset to 1
         j = 0
         while j < k:
             if mags[j] < top[j]:
@@ -296,8 +300,8 @@ def _enumerate(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, top: np.ndar
                     scores[i] += sign[j] * Xs[i, j]
                 break
             for i in range(m):
-                scores[i] -= sign[j] * top[j] * Xs[i, j]
-            mags[j] = 0
+                scores[i] -= sign[j] * (top[j] - 1) * Xs[i, j]
+            mags[j] = 1
             j += 1
         if j == k:
             break
@@ -322,21 +326,24 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
     margin = int(round(problem.margin))
     b_lo, b_hi = int(math.ceil(problem.intercept_lo - 1e-9)), int(math.floor(problem.intercept_hi + 1e-9))
     orthants, searched, finished = 0, 0, True
-    for support in itertools.combinations(free.tolist(), k):
+    supports = itertools.chain.from_iterable(itertools.combinations(free.tolist(), r) for r in range(k + 1))
+    for support in supports:
         if limits.expired():
             finished = False
             break
         S = np.array(support, dtype=np.int64)
+        r = S.size
         Xs = np.ascontiguousarray(X[:, S])
         up, down = _requirements(np.ascontiguousarray(Xs[P]), np.ascontiguousarray(Xs[N]))
-        plus_ok, minus_ok = problem.hi[S] > 0, problem.lo[S] < 0
-        patterns = np.arange(2 ** k)
-        bits = (patterns[:, None] >> np.arange(k)[None, :]) & 1
-        allowed = np.all(np.where(bits == 1, plus_ok[None, :], minus_ok[None, :]), axis=1)
-        flows = _greedy_flows(up, down, wp, wn, allowed, best)
+        patterns = np.arange(2 ** r)
+        bits = (patterns[:, None] >> np.arange(r)[None, :]) & 1
+        allowed = np.all(np.where(bits == 1, (problem.hi[S] >= 1)[None, :], (problem.lo[S] <= -1)[None, :]), axis=1)
+        # every model of the orthant pays the L0 costs of S and the tie-breaker at magnitude 1
+        least = float(problem.cost[S].sum() + problem.epsilon[S].sum())
+        flows = _greedy_flows(up, down, wp, wn, allowed, best - least)
         orthants += int(allowed.sum())
-        for plus in np.flatnonzero(allowed & (flows * (1.0 - ROUNDOFF) < best)):
-            if _max_flow(up, down, wp, wn, int(plus), best) * (1.0 - ROUNDOFF) >= best:
+        for plus in np.flatnonzero(allowed & ((flows + least) * (1.0 - ROUNDOFF) < best)):
+            if (_max_flow(up, down, wp, wn, int(plus), best - least) + least) * (1.0 - ROUNDOFF) >= best:
                 continue
             sign = np.where(bits[plus] == 1, 1, -1).astype(np.int64)
             top = np.where(sign > 0, np.floor(problem.hi[S] + 1e-9), np.floor(-problem.lo[S] + 1e-9)).astype(np.int64)

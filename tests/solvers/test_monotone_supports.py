@@ -70,6 +70,9 @@ def test_flows_bound_the_least_error_of_their_orthant_and_equal_it_in_one_dimens
     zero = np.zeros(k)
     for plus in range(2 ** k):
         sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
+        # the orthant's pairs are exactly those no score monotone in these signs separates
+        below = np.all(X[P][:, None, :] * sign <= X[N][None, :, :] * sign, axis=2)
+        assert np.array_equal(((up & (255 ^ plus)) == 0) & ((down & plus) == 0), below)
         flow = ms._max_flow(up, down, w[P], w[N], plus, math.inf)
         # the least weighted error over points 0..3 of these signs (margin 1, any intercept)
         least, _, _ = ms._enumerate(X, positive, w, np.full(k, 3, np.int64), sign, zero, zero, 1, -60, 60, math.inf)
