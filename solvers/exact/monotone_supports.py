@@ -328,7 +328,7 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
     orthants, searched, finished = 0, 0, True
     supports = itertools.chain.from_iterable(itertools.combinations(free.tolist(), r) for r in range(k + 1))
     for support in supports:
-        if limits.expired():
+        if not finished or limits.expired():
             finished = False
             break
         S = np.array(support, dtype=np.int64)
@@ -343,6 +343,9 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
         flows = _greedy_flows(up, down, wp, wn, allowed, best - least)
         orthants += int(allowed.sum())
         for plus in np.flatnonzero(allowed & ((flows + least) * (1.0 - ROUNDOFF) < best)):
+            if limits.expired():
+                finished = False
+                break
             if (_max_flow(up, down, wp, wn, int(plus), best - least) + least) * (1.0 - ROUNDOFF) >= best:
                 continue
             sign = np.where(bits[plus] == 1, 1, -1).astype(np.int64)

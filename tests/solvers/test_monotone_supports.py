@@ -101,3 +101,11 @@ def test_it_refuses_what_it_cannot_take():
     assert "margin" in ms.applies(replace(problem, margin=1.5))
     assert "forced" in ms.applies(replace(problem, forced=np.ones(problem.d, bool)))
     assert "not integers" in ms.applies(replace(problem, X=problem.X + 0.5))
+
+
+def test_at_its_time_limit_it_claims_no_bound_and_keeps_the_start():
+    inst, _, _ = _case(3)
+    start = (np.zeros(inst.X.shape[1]), 1.0)
+    found = ms.monotone_supports(zero_one(inst), Limits(time_limit=1e-9).started(), incumbent=0.5, start=start)
+    assert not found.finished and found.bound == -math.inf
+    assert np.array_equal(found.coef, start[0]) and found.intercept == 1.0 and found.objective == 0.5
