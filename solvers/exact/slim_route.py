@@ -4,7 +4,12 @@
 (always; a finite bound whatever else runs, :mod:`solvers.exact.floor`), the support enumeration with Bayes-error bounds (0/1 features; it
 proves most 0/1 tables alone, and when the supports are too many it stops after its first chunks),
 on 0/1 features with ``max_size`` the least Bayes error of any ``max_size`` features (a floor that stays
-positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), the sign-cover LP bound (always), the box search (few integer features of many values), then
+positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), the sign-cover LP bound (always), on
+few rows of integer features the orthant search (every support's sign orthants screened by a monotone
+flow bound, the rest enumerated; :mod:`solvers.exact.monotone_supports`) when its work projects
+within the time left, the box search (few integer features of many values), then
+on more free features the same box search when the rows are few (:data:`WIDE_BOX_PAIRS`: its
+incumbents beat the MILP's there, though it rarely finishes), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
 every model of the instance, so the route keeps the largest (:mod:`solvers.exact.route`).
 Operational constraints are rows of the MILP (the last step) and of nothing else: the LP's bound
@@ -28,6 +33,9 @@ from solvers.exact.support_bayes_floor import applies as support_floor_applies
 from solvers.exact.support_bayes_floor import least_bayes_error
 from solvers.exact.box_logistic import copy_counts
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
+from solvers.exact.monotone_supports import NS_PER_PAIR_TERM, monotone_supports
+from solvers.exact.monotone_supports import applies as monotone_applies
+from solvers.exact.monotone_supports import work as monotone_work
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
 from solvers.exact.support_listing import CHUNK
@@ -39,6 +47,14 @@ from solvers.registry import solver_options
 from solvers.result import Status, prune_level
 
 
+#: the orthant search (:mod:`solvers.exact.monotone_supports`) takes at most this many (positive row,
+#: negative row) pairs (its screen works through them ``C(d, K) (K + 2^K)`` times)
+MONOTONE_PAIRS = 3 * 10**5
+#: on more than ``box_cover.MAX_FEATURES`` free features the box search runs (in place of HiGHS) only when
+#: its nodes are cheap: at most this many (positive row, negative row) pairs (a node prices every pair;
+#: at 1.2 * 10^5 pairs about 6 ms a node). It rarely finishes there, but its incumbents beat HiGHS's
+#: (``docs/benchmarks.md``, few-valued integer look-alikes)
+WIDE_BOX_PAIRS = 3 * 10**5
 #: seconds HiGHS takes to load and presolve a MILP, per nonzero of its matrix, before it first looks at
 #: its clock (measured on SLIM programs of 10^5-10^6 nonzeros); taken off the time limit it is given
 HIGHS_LOAD_SECONDS_PER_NONZERO = 7e-7
@@ -153,6 +169,35 @@ def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: d
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
 
+# ------------------------------------------------------------- orthants with monotone bounds
+def _monotone_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    reason = operational(instance)
+    if reason is not None:
+        return reason
+    problem = zero_one(instance)
+    if problem.binary:
+        return "every feature is 0/1 (the Bayes-error steps take them)"
+    pairs = float(np.sum(problem.y > 0)) * float(np.sum(problem.y < 0))
+    if pairs > MONOTONE_PAIRS:
+        return f"its {pairs:.3g} pairs of a positive and a negative row are over {MONOTONE_PAIRS:.0e}"
+    return monotone_applies(problem)
+
+
+def _monotone_memory(instance: SLIMInstance, limits: Limits) -> float:
+    m = instance.X.shape[0]
+    return 12.0 * MONOTONE_PAIRS + 64.0 * m * instance.X.shape[1]
+
+
+def _run_monotone(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    problem = zero_one(instance)
+    projected = monotone_work(problem) * NS_PER_PAIR_TERM * 1e-9
+    if projected > limits.seconds_left():
+        return Outcome(message=f"not started: screening its orthants would take about {projected:.3g} s")
+    found = monotone_supports(problem, limits, **best.search_start())
+    model = None if found.coef is None else Model(found.coef, found.intercept)
+    return Outcome(model=model, bound=found.bound, message=found.message)
+
+
 # -------------------------------------------------------------------------------- box search
 def _box_applies(instance: SLIMInstance, limits: Limits) -> str | None:
     reason = operational(instance)
@@ -178,6 +223,23 @@ def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dic
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes,
                    message=f"{'searched to the end' if found.finished else 'stopped at a limit'}, {found.nodes} nodes")
+
+
+def _box_wide_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    reason = operational(instance)
+    if reason is not None:
+        return reason
+    problem = zero_one(instance)
+    if not problem.integer.all():
+        return "the points are not all integers"
+    if problem.binary:
+        return "every feature is 0/1 (the strengthened MILP does better there)"
+    if problem.free.size <= MAX_FEATURES:
+        return f"it has {problem.free.size} free features (the box search takes them)"
+    pairs = float(np.sum(problem.y > 0)) * float(np.sum(problem.y < 0))
+    if pairs > WIDE_BOX_PAIRS:
+        return f"its {pairs:.3g} pairs of a positive and a negative row are over {WIDE_BOX_PAIRS:.0e} (slow nodes)"
+    return None
 
 
 # ------------------------------------------------------------------- HiGHS, strengthened MILP
@@ -223,9 +285,16 @@ ROUTE: tuple[Step, ...] = (
          "support, and its rows that agree on it are scored alike)", ("solvers.exact.blocked_entropy",)),
     Step("sign_cover_lp", _run_sign_cover, lambda instance, limits: None, _sign_cover_memory, 0.25,
          "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",)),
+    Step("monotone_supports", _run_monotone, _monotone_applies, _monotone_memory, 1.0,
+         "the optimum when every sign orthant of every max_size integer features is screened by a monotone "
+         "bound (a flow through the pairs no monotone score separates) or enumerated",
+         ("solvers.exact.monotone_supports",)),
     Step("box_search", _run_box, _box_applies, _box_memory, 1.0,
          "the optimum by branch and bound on the points' box (pair-conflict max-flow bound)",
          ("solvers.exact.box_cover",)),
+    Step("box_search_wide", _run_box, _box_wide_applies, _box_memory, 1.0,
+         "the optimum by the box search on more than MAX_FEATURES free features, when the rows are few; "
+         "mostly its incumbent (its bound is the least over its open boxes)", ("solvers.exact.box_cover",)),
     Step("highs", _run_highs, lambda instance, limits: None, _highs_memory, 1.0,
          "the optimum of the MILP (with the sign-cover cuts), operational constraints included"),
 )
