@@ -199,7 +199,8 @@ def _run_monotone(instance: SLIMInstance, best: Incumbent, limits: Limits, notes
 
 
 # -------------------------------------------------------------------------------- box search
-def _box_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+def _box_reason(instance: SLIMInstance) -> str | None:
+    """Why neither box search runs on ``instance`` (both need integer points on features not all 0/1)."""
     reason = operational(instance)
     if reason is not None:
         return reason
@@ -208,6 +209,14 @@ def _box_applies(instance: SLIMInstance, limits: Limits) -> str | None:
         return "the points are not all integers"
     if problem.binary:
         return "every feature is 0/1 (the strengthened MILP does better there)"
+    return None
+
+
+def _box_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    reason = _box_reason(instance)
+    if reason is not None:
+        return reason
+    problem = zero_one(instance)
     if problem.free.size > MAX_FEATURES:
         return f"it has {problem.free.size} free features (over {MAX_FEATURES})"
     return None
@@ -226,14 +235,10 @@ def _run_box(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dic
 
 
 def _box_wide_applies(instance: SLIMInstance, limits: Limits) -> str | None:
-    reason = operational(instance)
+    reason = _box_reason(instance)
     if reason is not None:
         return reason
     problem = zero_one(instance)
-    if not problem.integer.all():
-        return "the points are not all integers"
-    if problem.binary:
-        return "every feature is 0/1 (the strengthened MILP does better there)"
     if problem.free.size <= MAX_FEATURES:
         return f"it has {problem.free.size} free features (the box search takes them)"
     pairs = float(np.sum(problem.y > 0)) * float(np.sum(problem.y < 0))
