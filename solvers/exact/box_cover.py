@@ -125,7 +125,7 @@ def _pair_max_update(Xp, Xn, j, lo0, hi0, lo1, hi1, out):
 
 
 @njit(cache=True, nogil=True)
-def _augment(mx, limit, flow, rest_pos, rest_neg, total, need, prev_neg, prev_pos, queue):
+def augment(mx, limit, flow, rest_pos, rest_neg, total, need, prev_neg, prev_pos, queue):
     """Raise ``total``, the flow from positive rows (residual capacities ``rest_pos``) through the
     conflicts ``mx < limit`` to negative rows (``rest_neg``), until it reaches ``need`` or no
     augmenting path is left (then it is the maximum flow). Greedy first, then shortest augmenting
@@ -259,7 +259,7 @@ def _advance(Xp, Xn, wp, wn, limit, cost, epsilon, forced, max_size, floor, spre
                     _pair_max_update(Xp, Xn, j, depth_lo[k - 1, j], depth_hi[k - 1, j], lo[j], hi[j], margins[k])
         depth_lo[k] = lo
         depth_hi[k] = hi
-        total = _augment(margins[k], limit, flows[k], rest_pos[k], rest_neg[k], totals[k], need, prev_neg,
+        total = augment(margins[k], limit, flows[k], rest_pos[k], rest_neg[k], totals[k], need, prev_neg,
                          prev_pos, queue)
         totals[k] = total
         bound = fixed + total

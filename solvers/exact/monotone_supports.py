@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from solvers.exact.box_cover import augment
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
@@ -153,74 +154,13 @@ def _max_flow(up: np.ndarray, down: np.ndarray, wp: np.ndarray, wn: np.ndarray, 
     shortest augmenting paths, Edmonds-Karp), stopped once it reaches ``target``: every flow's value
     is a lower bound on the least weight of a vertex cover."""
     n_pos, n_neg = up.shape
-    conflict = np.zeros((n_pos, n_neg), np.bool_)
+    apart = np.ones((n_pos, n_neg))  # 0 on the conflicts: the edges of the box search's flow below 0.5
     for p in range(n_pos):
         for q in range(n_neg):
-            conflict[p, q] = (up[p, q] & ~plus) == 0 and (down[p, q] & plus) == 0
-    flow = np.zeros((n_pos, n_neg))
-    left_p, left_q = wp.copy(), wn.copy()
-    total = 0.0
-    for p in range(n_pos):
-        for q in range(n_neg):
-            if conflict[p, q] and left_p[p] > 0.0 and left_q[q] > 0.0:
-                t = min(left_p[p], left_q[q])
-                flow[p, q] += t
-                left_p[p] -= t
-                left_q[q] -= t
-                total += t
-    from_q = np.empty(n_neg, np.int64)  # the positive row a negative row was reached from
-    from_p = np.empty(n_pos, np.int64)  # the negative row a positive row was reached back from (-1: source)
-    queue = np.empty(n_pos, np.int64)
-    while total < target:
-        from_q[:] = -2
-        from_p[:] = -2
-        head, tail = 0, 0
-        for p in range(n_pos):
-            if left_p[p] > 0.0:
-                from_p[p] = -1
-                queue[tail] = p
-                tail += 1
-        end = -1
-        while head < tail and end < 0:
-            p = queue[head]
-            head += 1
-            for q in range(n_neg):
-                if conflict[p, q] and from_q[q] == -2:
-                    from_q[q] = p
-                    if left_q[q] > 0.0:
-                        end = q
-                        break
-                    for r in range(n_pos):
-                        if from_p[r] == -2 and flow[r, q] > 0.0:
-                            from_p[r] = q
-                            queue[tail] = r
-                            tail += 1
-        if end < 0:
-            break
-        # bottleneck along sink <- end <- p <- (q <- p')* <- source
-        delta = left_q[end]
-        q = end
-        while True:
-            p = from_q[q]
-            if from_p[p] == -1:
-                delta = min(delta, left_p[p])
-                break
-            q = from_p[p]
-            delta = min(delta, flow[p, q])
-        if delta <= 0.0:
-            break
-        left_q[end] -= delta
-        q = end
-        while True:
-            p = from_q[q]
-            flow[p, q] += delta
-            if from_p[p] == -1:
-                left_p[p] -= delta
-                break
-            q = from_p[p]
-            flow[p, q] -= delta
-        total += delta
-    return total
+            if (up[p, q] & ~plus) == 0 and (down[p, q] & plus) == 0:
+                apart[p, q] = 0.0
+    return augment(apart, 0.5, np.zeros((n_pos, n_neg)), wp.copy(), wn.copy(), 0.0, target,
+                   np.empty(n_neg, np.int64), np.empty(n_pos, np.int64), np.empty(n_pos, np.int64))
 
 
 @njit(cache=True, nogil=True)

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from formulations.slim import SLIM
-from solvers.exact.box_cover import _augment, _pair_max, box_cover
+from solvers.exact.box_cover import _pair_max, augment, box_cover
 from solvers.exact.slim_route import ROUTE
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
@@ -44,7 +44,7 @@ def _flow(X, y, w, lo, hi, limit):
     Xp, Xn = np.ascontiguousarray(X[P]), np.ascontiguousarray(X[N])
     mx = np.empty((Xp.shape[0], Xn.shape[0]))
     _pair_max(Xp, Xn, lo, hi, mx)
-    return _augment(mx, limit, np.zeros_like(mx), w[P].copy(), w[N].copy(), 0.0, np.inf,
+    return augment(mx, limit, np.zeros_like(mx), w[P].copy(), w[N].copy(), 0.0, np.inf,
                     np.empty(Xn.shape[0], np.int64), np.empty(Xp.shape[0], np.int64), np.empty(Xp.shape[0], np.int64))
 
 
