@@ -17,8 +17,8 @@ Losses (``z_i = x_i . w + b``, objective gains ``scale * sum_i s_i loss_i``):
   3n and one (both cones are ``v > 0`` already, so no bound is written). All 2n cones are one block.
   The scores are variables ``z = X w + b`` (n equality rows) and the cones read ``z_i`` alone: the
   dense data sit in equality rows, which interior-point solvers do not rescale every iteration,
-  instead of in cone rows. Measured with ECOS on n=5000, d=50 (``benchmarks/conic.py``): the
-  same iterations, half the time.
+  instead of in cone rows. ``benchmarks/conic.py`` times both forms with ECOS
+  (``docs/benchmarks.md``).
 * hinge ``max(0, margin - y_i z_i)`` through linear rows (:func:`formulations.encodings.add_hinge`).
 * least squares (``"least_squares"``) ``1/2 (y_i - z_i)^2``: ``t >= sum_i s_i (y_i - z_i)^2`` as one standard SOC
   ``(t + 1, t - 1, 2 sqrt(s) . (y - z))`` (a rotated cone ``||q||^2 <= t`` written as

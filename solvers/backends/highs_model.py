@@ -82,7 +82,7 @@ def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | No
     for key, value in (options or {}).items():
         h.setOptionValue(key, value)
     # a first Ctrl-C (solvers.limits.interrupt) stops the run at the next node (MIP) or IPM iteration;
-    # the simplex callback is left out: it fires every iteration (measured: 5-10 % slower MIPs)
+    # the simplex callback is left out: it fires every iteration and slows the MIP down
     abandoned = threading.Event()
 
     def stop(event) -> None:  # keeps the incumbent

@@ -54,8 +54,8 @@ from solvers.limits import Limits
 
 #: most features per support (the sign requirements are bytes)
 MAX_SIZE = 8
-#: nanoseconds per pair term of the screen (:func:`work`), for the route's projection: 1.7 measured on
-#: one core of a shared 2-core machine (load 5; 271 rows x 22 columns, K = 5: 1.4 * 10^10 terms in 24 s)
+#: nanoseconds per pair term of the screen (:func:`work`), for the route's projection: calibrated on one
+#: core with 271 rows x 22 columns and K = 5
 NS_PER_PAIR_TERM = 1.5
 
 

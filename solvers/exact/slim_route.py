@@ -51,8 +51,8 @@ from solvers.result import Status, prune_level
 #: negative row) pairs (its screen works through them ``C(d, K) (K + 2^K)`` times)
 MONOTONE_PAIRS = 3 * 10**5
 #: on more than ``box_cover.MAX_FEATURES`` free features the box search runs (in place of HiGHS) only when
-#: its nodes are cheap: at most this many (positive row, negative row) pairs (a node prices every pair;
-#: at 1.2 * 10^5 pairs about 6 ms a node). It rarely finishes there, but its incumbents beat HiGHS's
+#: its nodes are cheap: at most this many (positive row, negative row) pairs (a node prices every pair).
+#: It rarely finishes there, but its incumbents beat HiGHS's
 #: (``docs/benchmarks.md``, few-valued integer look-alikes)
 WIDE_BOX_PAIRS = 3 * 10**5
 #: seconds HiGHS takes to load and presolve a MILP, per nonzero of its matrix, before it first looks at
