@@ -48,17 +48,23 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "certify_all": ("certify_all", ("--fold-limit", "60")),
     "certify_all-more": ("certify_all", ("--fold-limit", "60", "--sets", ",".join(f"gen{seed}" for seed in range(3, 13)),
                                          "--folds", "2")),
+    "certify_all-wide": ("certify_all", ("--fold-limit", "60", "--folds", "2", "--sets",
+                                         "wide120s0,wide240s0,wide480s0,int0,int1,int2")),
+    "certify_all-int": ("certify_all", ("--fold-limit", "60", "--folds", "2", "--estimators", "SLIM", "--sets",
+                                        "int11,int12,int13,int14,int15,int16,int42,int105,int108,int117,int18")),
     "scale": ("scale", ()),
     "scale-1e7": ("scale", ("--sizes", "1e6,1e7", "--estimators", "riskslim")),
     "scale-1e6x100": ("scale", ("--sizes", "1e6", "--binary", "60", "--continuous", "10", "--estimators", "riskslim",
                                 "--time-limit", "600")),
+    "scale_relaxed": ("scale_relaxed", ("--sizes", "1e5", "1e6")),
+    "scale_relaxed-wide": ("scale_relaxed", ("--wide", "1e4", "1e5", "--timeout", "900")),
     "riskslim_cplex": ("riskslim_cplex", ()),
     "first_run": ("first_run", ()),
 }
 HEADER = "## `"
 #: runs whose scripts time peers from benchmarks/peers.py's environments
 NEEDS_PEERS = ("prox", "path", "risk_scores", "risk_scores-auto", "risk_scores-auto-adult", "slim_certify-licence",
-              "certify_all", "certify_all-more", "riskslim_cplex")
+              "certify_all", "certify_all-more", "riskslim_cplex", "scale_relaxed", "scale_relaxed-wide")
 
 
 def command(run: str) -> str:
