@@ -329,11 +329,12 @@ def run_section(root: Path, section: Section, state: dict, state_path: Path, ord
               "seconds": round(seconds, 1), "exit": code,
               "load": Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else None}
     # merged into the file as it is now: another pass may have recorded other sections meanwhile
-    current = load_state(state_path)
-    for target in (state, current):
-        target["libraries"][key] = library
-        target["sections"][section.name] = record
-    save_state(state_path, current)
+    with report.locked(state_path):
+        current = load_state(state_path)
+        for target in (state, current):
+            target["libraries"][key] = library
+            target["sections"][section.name] = record
+        save_state(state_path, current)
     return code
 
 

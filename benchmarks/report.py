@@ -17,7 +17,9 @@ runs and records which code each section ran on (reruns only the stale ones).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
+import fcntl
 import os
 import subprocess
 import sys
@@ -119,7 +121,23 @@ def render(cmd: str, stamp: str, text: str) -> str:
     return "\n".join([f"{HEADER}{cmd}`", "", stamp, "", "```text", text.rstrip(), "```", ""])
 
 
+@contextlib.contextmanager
+def locked(path: Path):
+    """Hold an exclusive ``fcntl.flock`` on ``<path>.lock`` (beside ``path``) while a file is read, changed and
+    replaced, so passes run side by side (``xargs -P 2``, docs/regenerating.md) keep each other's changes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def write_page(out: Path, written: dict[str, str], commands: dict[str, str] | None = None) -> None:
+    """:func:`_write_page` under :func:`locked`."""
+    with locked(out):
+        _write_page(out, written, commands)
+
+
+def _write_page(out: Path, written: dict[str, str], commands: dict[str, str] | None = None) -> None:
     """Put the sections ``written`` (run name -> rendered section) into the page ``out`` as it is *now* (others
     may have written sections meanwhile). The page keeps its order (a small diff): a rewritten section stays
     where it was, or takes the place of an older form of its command, or goes after the last section that
