@@ -78,9 +78,15 @@ class Section:
 
 
 def default_sections() -> list[Section]:
-    """Every run of :data:`report.RUNS`, in the page's order, then ``papers``."""
+    """Every run of :data:`report.RUNS`, in the page's order, then the pages written whole by their scripts:
+    ``papers`` and the further reproductions README links to."""
     runs = [Section(run, f"benchmarks/{script}.py", tuple(arguments)) for run, (script, arguments) in report.RUNS.items()]
-    return runs + [Section("papers", "benchmarks/papers.py", (), "docs/papers.md", whole_page=True)]
+    return runs + [Section("papers", "benchmarks/papers.py", (), "docs/papers.md", whole_page=True),
+                   Section("results", "benchmarks/reproduce.py", (), "docs/results.md", whole_page=True),
+                   Section("results-supervised", "benchmarks/reproduce.py", ("--thresholds", "supervised"),
+                           "docs/results-supervised-thresholds.md", whole_page=True),
+                   Section("eye-reproduction", "benchmarks/eye_synthetic.py", ("--runs", "5", "--auc-tol", "0.005"),
+                           "docs/eye-reproduction.md", whole_page=True)]
 
 
 # ------------------------------------------------------------------------------------------- hashing
@@ -311,7 +317,7 @@ def run_section(root: Path, section: Section, state: dict, state_path: Path, ord
                                              if dirty else "") + f", run {datetime.date.today().isoformat()}.")
     argv = [sys.executable, str(root / section.script), *section.arguments]
     if section.whole_page:
-        argv += ["--out", str(root / section.page)]
+        argv += ["--out", section.page]  # relative: the run's directory is root
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     start = time.perf_counter()
     if section.whole_page:  # the script writes its page and prints its progress: let it through
