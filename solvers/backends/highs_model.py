@@ -8,6 +8,7 @@ all build their ``Highs`` through it.
 """
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import sys
@@ -95,6 +96,33 @@ def new_highs(*, verbose: bool = False, threads: int = 1, time_limit: float | No
     return h
 
 
+#: runs left behind by :func:`run_interruptibly` that may still be inside HiGHS
+_ABANDONED: set[threading.Thread] = set()
+#: seconds the interpreter's exit waits for each run left behind (:func:`_join_abandoned`)
+EXIT_WAIT = 60.0
+
+
+def _interrupt_now(event) -> None:
+    event.interrupt()
+
+
+def _abandon(h: highspy.Highs, thread: threading.Thread) -> None:
+    """Leave a run behind: it stops at its next node or IPM iteration (``milpscore_abandoned``) and, through
+    the simplex callback subscribed now (not before: it fires every iteration), at its next simplex iteration."""
+    h.milpscore_abandoned.set()
+    h.cbSimplexInterrupt += _interrupt_now
+    _ABANDONED.add(thread)
+
+
+@atexit.register
+def _join_abandoned() -> None:
+    """Wait (at most :data:`EXIT_WAIT` s each) for the runs left behind: a process that exits while a HiGHS
+    run is still going aborts (``terminate called without an active exception``, SIGABRT) when HiGHS's
+    thread pool is destroyed under it."""
+    for thread in list(_ABANDONED):
+        thread.join(EXIT_WAIT)
+
+
 def run_interruptibly(h: highspy.Highs, time_limit: float | None = None) -> bool:
     """``h.run()`` (a :func:`new_highs` model) in a thread while this one waits, so that a SIGINT
     handler runs at once and the time limit holds: HiGHS calls back only at MIP nodes and IPM
@@ -115,21 +143,22 @@ def run_interruptibly(h: highspy.Highs, time_limit: float | None = None) -> bool
         finally:
             done.set()
 
-    threading.Thread(target=run, daemon=True, name="highs-run").start()
+    thread = threading.Thread(target=run, daemon=True, name="highs-run")
+    thread.start()
     since = None
     overrun = math.inf if time_limit is None else time.perf_counter() + time_limit + OVERRUN_GRACE
     try:
         while not done.wait(0.05):
             if time.perf_counter() > overrun:
-                h.milpscore_abandoned.set()
+                _abandon(h, thread)
                 return False
             if interrupted():
                 since = time.perf_counter() if since is None else since
                 if time.perf_counter() - since > INTERRUPT_GRACE:
-                    h.milpscore_abandoned.set()
+                    _abandon(h, thread)
                     return False
     except BaseException:  # a KeyboardInterrupt without milpscore's handler: HiGHS stops at its next callback
-        h.milpscore_abandoned.set()
+        _abandon(h, thread)
         raise
     if failure:
         raise failure[0]

@@ -120,3 +120,64 @@ def test_the_time_limit_holds_through_root_cut_rounds(shared_data):
     assert time.perf_counter() - t0 <= 2.0 + OVERRUN_GRACE + 0.5
     assert r.status in (Status.FEASIBLE, Status.NO_SOLUTION_FOUND)
     assert r.bound == -np.inf or r.bound <= r.objective
+
+
+
+def long_run(integer: bool):
+    """A Highs whose run takes many seconds and has no time limit of its own: 6000 x 6000 sparse LP (or MILP)."""
+    import numpy as np
+    import scipy.sparse as sp
+    import highspy
+
+    from solvers.backends.highs_model import new_highs
+
+    rng = np.random.default_rng(0)
+    m = n = 6000
+    A = sp.random(m, n, density=0.004, random_state=1, format="csc") + sp.eye(m, n, format="csc")
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, m
+    lp.col_cost_ = -rng.uniform(1, 2, n)
+    lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, 1e30)
+    lp.row_lower_, lp.row_upper_ = np.full(m, -1e30), rng.uniform(1, 2, m)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    if integer:
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * n
+    h = new_highs(time_limit=None, options={"presolve": "off", "mip_heuristic_effort": 0.0})
+    h.passModel(lp)
+    return h
+
+
+def test_a_run_left_behind_stops_at_its_next_simplex_iteration():
+    """A run past its time limit and grace is left behind; it must then stop within a moment (the simplex
+    callback subscribed when it is left), not run on for its whole LP in the background."""
+    import threading
+    import time
+
+    from solvers.backends.highs_model import run_interruptibly
+
+    assert not run_interruptibly(long_run(integer=False), 0.05)
+    left = time.perf_counter()
+    while any(t.name == "highs-run" and t.is_alive() for t in threading.enumerate()) and time.perf_counter() - left < 30:
+        time.sleep(0.01)
+    assert time.perf_counter() - left < 3.0
+
+
+def test_a_process_that_exits_with_a_run_left_behind_exits_cleanly():
+    """A MILP left behind inside HiGHS when the interpreter exits made the process abort, some of the time
+    ('terminate called without an active exception', exit code 134) after its results were printed: three
+    processes must all exit with 0."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = ("from test_highs_backend import long_run\nfrom solvers.backends.highs_model import run_interruptibly\n"
+              "h = long_run(integer=True)\nprint(run_interruptibly(h, 0.05))\n")  # h destroyed at exit, as a caller's
+    path = os.pathsep.join(str(p) for p in (root, root / "tests", root / "tests" / "solvers"))
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=root,
+                              env={**os.environ, "PYTHONPATH": path})
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip() == "False" and "terminate called" not in done.stderr
