@@ -14,16 +14,13 @@ Start columns: ``start_obj`` is the true objective of the start, ``start`` says 
 pipeline accepted it (checked with ``violations``) and whether the exact solve improved on it;
 ``nodes`` is HiGHS' branch-and-bound node count.
 
-Why a warm start can end identical to the cold run (investigated): the starts are not
-rejected (every one passes the pipeline's ``violations`` check and HiGHS reports "MIP start
-solution is feasible"), and HiGHS does not ignore them. With a 20 s limit HiGHS spends the whole
-budget at the root node (``nodes`` = 0: root LP and cut separation on ~4.5k rows and 2e5
-non-zeros), so no run improves on its best root incumbent, and the final model is the better of
-HiGHS' own root heuristics and the start. In the last run (20 s): on 5 bins the LP point rounded
-to the nearest table has objective 804, exactly the incumbent HiGHS' own rounding finds cold, so
-that run is identical to the cold one; the prox start (733) is better than HiGHS' root incumbent
-and is returned as it is. On 10 bins the cold run and the LP start both end at 776 and the prox
-start at 771. The dual bound does not move (a start helps the primal side only).
+What a start changes: the starts are not rejected (every one passes the pipeline's
+``violations`` check and HiGHS reports "MIP start solution is feasible"). With a 20 s limit HiGHS
+spends the whole budget at the root node (``nodes`` = 0: root LP and cut separation on ~4.5k rows
+and 2e5 non-zeros), so the final model is the better of HiGHS' own root incumbent (none, when
+its root LP does not end within the limit: the cold ``exact`` row then has no model and no bound)
+and the start; the dual bound does not move (a start helps the primal side only). The figures of
+each run are in docs/benchmarks.md.
 
 Takes about 4-5 minutes. BLAS is capped to one thread. Every solve here is time-limited, so there
 are no interleaved rounds (:mod:`benchmarks.timing`): one run each, the machine line printed first.
