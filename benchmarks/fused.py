@@ -82,17 +82,20 @@ def run(n_bins: int, lam: float, max_points: int, time_limit: float) -> list[dic
     rows = []
     for kind, fit in fits.items():
         start = starts.get(kind.removeprefix("exact+").removesuffix(" start")) if kind.startswith("exact+") else None
-        points = instance.points(fit.model) if fit.model is not None else None  # none found within the limit
-        correct = np.where(points.scores(instance.X) > 0, 1.0, -1.0) == instance.y if points is not None else None
-        accuracy = float(instance.weights @ correct / instance.weights.sum()) if points is not None else np.nan
+        if fit.model is None:  # none found within the limit
+            accuracy, used_vars, ranges = np.nan, 0, 0
+        else:
+            points = instance.points(fit.model)
+            correct = np.where(points.scores(instance.X) > 0, 1.0, -1.0) == instance.y
+            accuracy = float(instance.weights @ correct / instance.weights.sum())  # merged rows carry their counts
+            used_vars, ranges = int(points.used.sum()), points.n_ranges(1e-6)
         rows.append({"bins/var": n_bins, "program": kind, "bins": onehot.shape[1], "rows_kept": instance.X.shape[0],
                      "vars": program.n_variables, "build_s": build, "solve_s": fit.times.get("total", np.nan),
                      "status": fit.status.value, "objective": fit.objective, "bound": fit.bound, "gap": fit.gap,
                      "nodes": fit.result.nodes if fit.result is not None else 0,
                      "start_obj": start.objective if start is not None else np.nan,
                      "start": start_state(fit, start), "accuracy": accuracy,
-                     "used_vars": int(points.used.sum()) if points is not None else 0,
-                     "ranges": points.n_ranges(1e-6) if points is not None else 0})
+                     "used_vars": used_vars, "ranges": ranges})
         if kind.startswith("exact"):
             print(f"  {n_bins:>2} bins/var, {kind:<16}: {fit.message}", flush=True)
     return rows

@@ -1,12 +1,21 @@
 """HiGHS backend on the standard problems, warm starts, time limits, export."""
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import highspy
 
 from formulations.errors import NotRepresentableError
 from formulations.program import ProgramBuilder
 from solvers import solve
 from solvers.backends.highs import solve_highs, write_model
+from solvers.backends.highs_model import new_highs, run_interruptibly
 from solvers.result import Status
 from standard_problems import linear_problems
 
@@ -102,8 +111,6 @@ def test_the_time_limit_holds_through_root_cut_rounds(shared_data):
     """SLIM's MILP on spambase, warm-started: HiGHS's root cut rounds ran 2-4 s past a 2 s limit
     (they look at neither its clock nor its callbacks); the run is left behind once the limit and
     its grace pass."""
-    import time
-
     import pandas as pd
 
     from formulations.slim import SLIM
@@ -122,15 +129,8 @@ def test_the_time_limit_holds_through_root_cut_rounds(shared_data):
     assert r.bound == -np.inf or r.bound <= r.objective
 
 
-
 def long_run(integer: bool):
     """A Highs whose run takes many seconds and has no time limit of its own: 6000 x 6000 sparse LP (or MILP)."""
-    import numpy as np
-    import scipy.sparse as sp
-    import highspy
-
-    from solvers.backends.highs_model import new_highs
-
     rng = np.random.default_rng(0)
     m = n = 6000
     A = sp.random(m, n, density=0.004, random_state=1, format="csc") + sp.eye(m, n, format="csc")
@@ -151,11 +151,6 @@ def long_run(integer: bool):
 def test_a_run_left_behind_stops_at_its_next_simplex_iteration():
     """A run past its time limit and grace is left behind; it must then stop within a moment (the simplex
     callback subscribed when it is left), not run on for its whole LP in the background."""
-    import threading
-    import time
-
-    from solvers.backends.highs_model import run_interruptibly
-
     assert not run_interruptibly(long_run(integer=False), 0.05)
     left = time.perf_counter()
     while any(t.name == "highs-run" and t.is_alive() for t in threading.enumerate()) and time.perf_counter() - left < 30:
@@ -167,11 +162,6 @@ def test_a_process_that_exits_with_a_run_left_behind_exits_cleanly():
     """A MILP left behind inside HiGHS when the interpreter exits made the process abort, some of the time
     ('terminate called without an active exception', exit code 134) after its results were printed: three
     processes must all exit with 0."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[2]
     script = ("from test_highs_backend import long_run\nfrom solvers.backends.highs_model import run_interruptibly\n"
               "h = long_run(integer=True)\nprint(run_interruptibly(h, 0.05))\n")  # h destroyed at exit, as a caller's
