@@ -135,7 +135,8 @@ def library_modules(root: Path, folders: tuple[str, ...] = LIBRARY) -> dict[str,
 
 def _imported_names(path: Path, package: str | None = None) -> set[str]:
     """Dotted names ``path`` imports (``from a.b import c`` gives ``a.b`` and ``a.b.c``; relative
-    imports resolved against ``package``) and dotted string constants (``"solvers.warmup"``)."""
+    imports resolved against ``package``) and dotted string constants (``"solvers.warmup"``; of
+    ``"solvers.exact.slim_route:ROUTE"`` the module)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
@@ -147,7 +148,7 @@ def _imported_names(path: Path, package: str | None = None) -> set[str]:
                 base = ".".join(anchor + ([base] if base else []))
             found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value:
-            found.add(node.value)
+            found.add(node.value.split(":")[0])  # "a.b:attribute" names module a.b (a catalog's entry points)
     return found
 
 

@@ -244,14 +244,16 @@ def test_only_the_library_files_a_section_can_run_make_it_stale(repo):
     (repo / "formulations" / "__init__.py").write_text("")
     (repo / "solvers" / "algo.py").write_text("from formulations.maths import A\nB = 2\n")
     (repo / "solvers" / "kernels.py").write_text("K = 0\n")
-    (repo / "solvers" / "table.py").write_text("KERNELS = ['solvers.kernels']\n")
+    (repo / "solvers" / "route.py").write_text("R = 1\n")
+    # module names in strings, plain and as a catalog's "module:attribute" entry point
+    (repo / "solvers" / "table.py").write_text("KERNELS = ['solvers.kernels']\nROUTE = 'solvers.route:R'\n")
     (repo / "formulations" / "table.json").write_text("{}\n")
     (repo / "benchmarks" / "uses.py").write_text(
         "import pathlib, sys\nsys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))\n"
         "import solvers.table\nfrom solvers.algo import B\nprint('load 0.0', B)\n")
     secs = [regenerate.Section("uses", "benchmarks/uses.py"), regenerate.Section("one", "benchmarks/one.py", ("--flag",))]
     assert regenerate.library_closure(repo, secs[0]) == {
-        "solvers/__init__.py", "solvers/algo.py", "solvers/table.py", "solvers/kernels.py",
+        "solvers/__init__.py", "solvers/algo.py", "solvers/table.py", "solvers/kernels.py", "solvers/route.py",
         "formulations/__init__.py", "formulations/maths.py", "formulations/table.json"}
     assert regenerate.library_closure(repo, secs[1]) is None
     assert regenerate.regenerate(repo, secs, out=io.StringIO()) == 0
@@ -264,7 +266,7 @@ def test_only_the_library_files_a_section_can_run_make_it_stale(repo):
     assert stale() == set()
     (repo / "milpscore" / "card.py").write_text("C = 4\n")  # outside the closure of `uses`
     assert stale() == {"one"}
-    for path in ("solvers/kernels.py", "formulations/maths.py", "formulations/table.json"):
+    for path in ("solvers/kernels.py", "solvers/route.py", "formulations/maths.py", "formulations/table.json"):
         before = (repo / path).read_text()
         (repo / path).write_text(before + "\n")
         assert stale() == {"one", "uses"}, path

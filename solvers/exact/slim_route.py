@@ -5,9 +5,9 @@
 proves most 0/1 tables alone, and when the supports are too many it stops after its first chunks),
 on 0/1 features with ``max_size`` the least Bayes error of any ``max_size`` features (a floor that stays
 positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), the sign-cover LP bound (always), on
-few rows of integer features the orthant search (every support's sign orthants screened by a monotone
-flow bound, the rest enumerated; :mod:`solvers.exact.monotone_supports`) when its work projects
-within the time left, the box search (few integer features of many values), then
+integer features the orthant search (every support's sign orthants screened by a monotone
+flow bound on the support's merged patterns, the rest enumerated; :mod:`solvers.exact.monotone_supports`)
+when its work projects within the time left, the box search (few integer features of many values), then
 on more free features the same box search when the rows are few (:data:`WIDE_BOX_PAIRS`: its
 incumbents beat the MILP's there, though it rarely finishes), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
@@ -33,9 +33,8 @@ from solvers.exact.support_bayes_floor import applies as support_floor_applies
 from solvers.exact.support_bayes_floor import least_bayes_error
 from solvers.exact.box_logistic import copy_counts
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
-from solvers.exact.monotone_supports import NS_PER_PAIR_TERM, monotone_supports
+from solvers.exact.monotone_supports import monotone_supports
 from solvers.exact.monotone_supports import applies as monotone_applies
-from solvers.exact.monotone_supports import work as monotone_work
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
 from solvers.exact.support_listing import CHUNK
@@ -47,9 +46,9 @@ from solvers.registry import solver_options
 from solvers.result import Status, prune_level
 
 
-#: the orthant search (:mod:`solvers.exact.monotone_supports`) takes at most this many (positive row,
-#: negative row) pairs (its screen works through them ``C(d, K) (K + 2^K)`` times)
-MONOTONE_PAIRS = 3 * 10**5
+#: the orthant search (:mod:`solvers.exact.monotone_supports`) holds at most this many pairs of a positive
+#: and a negative pattern of one support (bytes: 16 each, and 56 per conflict of a searched orthant)
+MONOTONE_PAIRS = 10**7
 #: on more than ``box_cover.MAX_FEATURES`` free features the box search runs (in place of HiGHS) only when
 #: its nodes are cheap: at most this many (positive row, negative row) pairs (a node prices every pair).
 #: It rarely finishes there, but its incumbents beat HiGHS's
@@ -177,23 +176,23 @@ def _monotone_applies(instance: SLIMInstance, limits: Limits) -> str | None:
     problem = zero_one(instance)
     if problem.binary:
         return "every feature is 0/1 (the Bayes-error steps take them)"
-    pairs = float(np.sum(problem.y > 0)) * float(np.sum(problem.y < 0))
-    if pairs > MONOTONE_PAIRS:
-        return f"its {pairs:.3g} pairs of a positive and a negative row are over {MONOTONE_PAIRS:.0e}"
     return monotone_applies(problem)
 
 
+def _monotone_pairs(instance: SLIMInstance) -> float:
+    """Most pattern pairs of one support: the positive times the negative rows, at most
+    :data:`MONOTONE_PAIRS` (the search stops at a support of more)."""
+    positive = int(np.sum(instance.y > 0))
+    return float(min(positive * (instance.y.size - positive), MONOTONE_PAIRS))
+
+
 def _monotone_memory(instance: SLIMInstance, limits: Limits) -> float:
-    m = instance.X.shape[0]
-    return 12.0 * MONOTONE_PAIRS + 64.0 * m * instance.X.shape[1]
+    m, d = instance.X.shape
+    return 72.0 * _monotone_pairs(instance) + 64.0 * m * d
 
 
 def _run_monotone(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    problem = zero_one(instance)
-    projected = monotone_work(problem) * NS_PER_PAIR_TERM * 1e-9
-    if projected > limits.seconds_left():
-        return Outcome(message=f"not started: screening its orthants would take about {projected:.3g} s")
-    found = monotone_supports(problem, limits, **best.search_start())
+    found = monotone_supports(zero_one(instance), limits, **best.search_start(), max_pairs=MONOTONE_PAIRS)
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, message=found.message)
 

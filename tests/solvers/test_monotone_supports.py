@@ -21,6 +21,14 @@ from solvers.result import Status
 from tests.solvers.test_box_wide import _brute_force
 
 
+def _support(X: np.ndarray, positive: np.ndarray, w: np.ndarray) -> ms._Support:
+    """The support of every column of ``X``: its patterns and their pairs by class."""
+    ranks, levels = ms._levels(X)
+    support = ms._Support(np.arange(X.shape[1]), *ms._patterns(X, ranks, levels, positive, w, np.full(4096, -1, np.int64)))
+    support.sort_pairs()
+    return support
+
+
 def _case(seed: int):
     rng = np.random.default_rng(5200 + seed)
     n, d = int(rng.integers(8, 30)), int(rng.integers(2, 6))
@@ -63,22 +71,152 @@ def test_flows_bound_the_least_error_of_their_orthant_and_equal_it_in_one_dimens
     positive = rng.random(n) < 0.5
     positive[:2] = [True, False]
     w = rng.integers(1, 4, n) / 10.0
-    P, N = np.flatnonzero(positive), np.flatnonzero(~positive)
-    up, down = ms._requirements(np.ascontiguousarray(X[P]), np.ascontiguousarray(X[N]))
-    allowed = np.ones(2 ** k, bool)
-    greedy = ms._greedy_flows(up, down, w[P], w[N], allowed, math.inf)
+    support = _support(X, positive, w)
+    # the patterns are the distinct rows of each label, with their weights
+    for V, weights, side in ((support.Vp, support.wp, positive), (support.Vn, support.wn, ~positive)):
+        assert np.array_equal(np.unique(X[side], axis=0), np.unique(V, axis=0)) and len(V) == len(np.unique(V, axis=0))
+        assert np.allclose([w[side][np.all(X[side] == v, axis=1)].sum() for v in V], weights)
+    greedy = support.flows(np.ones(2 ** k, bool), math.inf)
     zero = np.zeros(k)
     for plus in range(2 ** k):
         sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
-        # the orthant's pairs are exactly those no score monotone in these signs separates
-        below = np.all(X[P][:, None, :] * sign <= X[N][None, :, :] * sign, axis=2)
-        assert np.array_equal(((up & (255 ^ plus)) == 0) & ((down & plus) == 0), below)
-        flow = ms._max_flow(up, down, w[P], w[N], plus, math.inf)
+        # the orthant's conflicts are exactly the pattern pairs no score monotone in these signs separates
+        below = np.all(support.Vp[:, None, :] * sign <= support.Vn[None, :, :] * sign, axis=2)
+        classes = ms._conflicting(k, plus)
+        listed = np.zeros_like(below)
+        for c in np.flatnonzero(classes):
+            p, q = np.divmod(support.pairs[support.start[c]:support.start[c + 1]], support.wn.size)
+            listed[p, q] = True
+        assert np.array_equal(listed, below)
+        flow = support.max_flow(plus, math.inf)
         # the least weighted error over points 0..3 of these signs (margin 1, any intercept)
-        least, _, _ = ms._enumerate(X, positive, w, np.full(k, 3, np.int64), sign, zero, zero, 1, -60, 60, math.inf)
+        least, _, _ = ms._enumerate(X, positive, w, np.ones(k, np.int64), np.full(k, 3, np.int64), sign, zero, zero, 1, -60, 60,
+                                    math.inf)
         assert greedy[plus] <= flow + 1e-12 and flow <= least + 1e-12
         if k == 1:  # a threshold on one integer feature is a point of 2 (no tie) and an intercept
             assert flow == pytest.approx(least, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_max_flow_equals_the_least_vertex_cover(seed):
+    """Dinic's value against the least weighted vertex cover of the conflicts, by brute force over the
+    positive patterns left uncovered (Konig: they force every negative neighbour into the cover)."""
+    rng = np.random.default_rng(5500 + seed)
+    n, k = int(rng.integers(8, 40)), int(rng.integers(1, 4))
+    X = rng.integers(0, 3 if k <= 2 else 2, (n, k)).astype(np.int64)  # at most 9 patterns
+    positive = rng.random(n) < 0.5
+    positive[:2] = [True, False]
+    w = rng.integers(1, 5, n) / 7.0
+    support = _support(X, positive, w)
+    for plus in range(2 ** k):
+        sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
+        below = np.all(support.Vp[:, None, :] * sign <= support.Vn[None, :, :] * sign, axis=2)
+        cover = min(support.wp[~keep].sum() + support.wn[below[keep].any(axis=0)].sum()
+                    for keep in (np.array([m >> i & 1 for i in range(support.wp.size)], bool)
+                                 for m in range(2 ** support.wp.size)))
+        assert support.max_flow(plus, math.inf) == pytest.approx(cover, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_near_pairs_give_a_flow_of_the_pairs_that_differ_on_at_most_two_columns(seed):
+    """The screen's first flow uses only conflicts between patterns equal on all but two columns: it
+    never exceeds the maximum flow through those (brute-force vertex cover, Konig) nor the full one."""
+    rng = np.random.default_rng(5600 + seed)
+    n, k = int(rng.integers(10, 60)), int(rng.integers(3, 6))
+    X = rng.integers(0, 3, (n, k)).astype(np.int64) * int(rng.choice([1, 5]))
+    positive = rng.random(n) < 0.4
+    positive[:2] = [True, False]
+    w = rng.integers(1, 5, n) / 9.0
+    ranks, levels = ms._levels(X)
+    slot = np.full(int(rng.choice([4, 4096])), -1, np.int64)  # a comparison sort where the slots are too few
+    Vp, wp, Rp, Vn, wn, Rn = ms._patterns(X, ranks, levels, positive, w, slot)
+    assert np.all(slot == -1)  # the scratch is left as found
+    allowed = np.ones(2 ** k, bool)
+    near = ms._near_flows(Vp, wp, Rp, Vn, wn, Rn, levels, allowed, math.inf, slot)
+    assert np.all(slot == -1)
+    support = ms._Support(np.arange(k), Vp, wp, Rp, Vn, wn, Rn)
+    support.sort_pairs()
+    close = (Vp[:, None, :] != Vn[None, :, :]).sum(axis=2) <= 2
+    for plus in range(2 ** k):
+        sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
+        edges = np.all(Vp[:, None, :] * sign <= Vn[None, :, :] * sign, axis=2) & close
+        used = np.flatnonzero(edges.any(axis=1))[:12]  # brute force over at most 12 positive patterns
+        cover = min(wp[used][~keep].sum() + wn[edges[used][keep].any(axis=0)].sum()
+                    for keep in (np.array([m >> i & 1 for i in range(used.size)], bool) for m in range(2 ** used.size)))
+        if np.flatnonzero(edges.any(axis=1)).size <= 12:
+            assert near[plus] <= cover + 1e-12
+        assert 0 < near[plus] <= support.max_flow(plus, math.inf) + 1e-12 or not edges.any()
+
+
+def _patterns_of(rng, n: int, k: int):
+    X = rng.integers(0, 4, (n, k)).astype(np.int64) * int(rng.choice([1, 2]))
+    positive = rng.random(n) < 0.5
+    positive[:2] = [True, False]
+    w = rng.integers(1, 5, n) / 11.0
+    support = _support(X, positive, w)
+    return X, positive, w, support
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_box_flows_bound_the_least_error_of_their_box_and_the_orthant_flow_bounds_them(seed):
+    """A box's conflicts (pairs no model of the box gets both right, margin included) give a flow at
+    most the least weighted error over the box's vectors (enumerated), and at least the orthant's
+    monotone flow (its conflicts are among them)."""
+    rng = np.random.default_rng(5800 + seed)
+    n, k = int(rng.integers(10, 40)), int(rng.integers(1, 4))
+    X, positive, w, support = _patterns_of(rng, n, k)
+    margin = int(rng.choice([1, 2]))
+    zero = np.zeros(k)
+    for plus in range(2 ** k):
+        sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
+        lo = rng.integers(1, 3, k)
+        hi = lo + rng.integers(0, 3, k)
+        flow = ms._box_flow(support.Vp, support.wp, support.Vn, support.wn, sign, lo, hi, margin, math.inf)
+        least, _, _ = ms._enumerate(X, positive, w, lo, hi, sign, zero, zero, margin, -99, 99, math.inf)
+        assert flow <= least + 1e-12
+        whole = ms._box_flow(support.Vp, support.wp, support.Vn, support.wn, sign, np.ones(k, np.int64),
+                             np.full(k, 4, np.int64), margin, math.inf)
+        assert support.max_flow(plus, math.inf) <= whole + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_branch_and_bound_in_an_orthant_finds_what_enumeration_finds(seed):
+    rng = np.random.default_rng(5900 + seed)
+    n, k = int(rng.integers(10, 50)), int(rng.integers(1, 4))
+    X, positive, w, support = _patterns_of(rng, n, k)
+    cost, eps = rng.choice([0.0, 0.02], k), np.full(k, 1e-3)
+    top = rng.integers(2, 6, k)
+    for plus in range(2 ** k):
+        sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
+        least, points, b = ms._enumerate(X, positive, w, np.ones(k, np.int64), top, sign, cost, eps, 1, -99, 99, math.inf)
+        for leaf in (1, 4):
+            value, found, intercept, boxes = ms._orthant_search(support.Vp, support.wp, support.Vn, support.wn, top,
+                                                                sign, cost, eps, 1, -99, 99, math.inf, leaf)
+            assert value == pytest.approx(least, abs=1e-12) and boxes >= 1
+            # the model it returns has that objective
+            scores = X @ found + intercept
+            errors = w[positive & (scores < 1)].sum() + w[~positive & (scores > -1)].sum()
+            assert errors + cost.sum() + eps @ np.abs(found) == pytest.approx(value, abs=1e-12)
+            # below the optimum it finds nothing
+            nothing = ms._orthant_search(support.Vp, support.wp, support.Vn, support.wn, top, sign, cost, eps, 1,
+                                         -99, 99, least - 1e-6, leaf)
+            assert nothing[0] == least - 1e-6 and not nothing[1].any()
+
+
+def test_groups_number_keys_by_first_appearance_and_sort_by_group():
+    rng = np.random.default_rng(5700)
+    keys = rng.integers(0, 50, 300)
+    slot, ids = np.full(64, -1, np.int64), np.empty(300, np.int64)
+    groups = ms._group_ids(keys, slot, ids, 0)
+    _, first = np.unique(keys, return_index=True)
+    assert groups == first.size and np.array_equal(np.sort(ids[np.sort(first)]), np.arange(groups))
+    assert all(len(set(keys[ids == g])) == 1 for g in range(groups))
+    ms._forget(keys, slot)
+    assert np.all(slot == -1)
+    start, items = ms._by_group(ids, groups)
+    assert np.array_equal(ids[items], np.sort(ids)) and start[-1] == 300
+    dense = ms._dense_keys(keys * 1000)
+    assert np.array_equal(dense, np.unique(keys, return_inverse=True)[1].ravel())
 
 
 def test_the_route_runs_it_on_few_rows_and_proves_the_optimum():
@@ -109,3 +247,19 @@ def test_at_its_time_limit_it_claims_no_bound_and_keeps_the_start():
     found = ms.monotone_supports(zero_one(inst), Limits(time_limit=1e-9).started(), incumbent=0.5, start=start)
     assert not found.finished and found.bound == -math.inf
     assert np.array_equal(found.coef, start[0]) and found.intercept == 1.0 and found.objective == 0.5
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_orthants_left_bound_the_optimum_and_their_search_reaches_it(seed):
+    """Screened without an incumbent, every orthant is left; the least bound left is a lower bound
+    (what a search stopped at a limit returns), and searching them lowest first finds the optimum."""
+    inst, k, bound = _case(seed)
+    best = _brute_force(inst, k, bound)
+    problem = zero_one(inst)
+    search = ms._Search(problem, math.inf, None, math.inf)
+    for support in ms._supports(problem.free, search.k):
+        assert search.screen(np.array(support, dtype=np.int64))
+    assert search.left and search.bound + problem.offset <= best + 1e-12
+    assert not search.search_left(Limits(time_limit=1e-9).started()) and search.left
+    assert search.search_left(Limits(time_limit=None).started()) and not search.left
+    assert search.best + problem.offset == pytest.approx(best, abs=1e-12)
