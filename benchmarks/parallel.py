@@ -3,10 +3,12 @@
 Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/parallel.py [--rows 5000] [--features 80] [--max-size 5]
 [--kind riskslim|slim-box]``.
 
-``--kind slim-box``: whole ``SLIMClassifier(c0=0.005, coef_bound=3, max_size=5)`` fits on features
-valued 0..3 (``--rows 1500 --features 10`` by default for this kind), where the route's box search
-(:mod:`solvers.exact.box_cover`) proves the optimum: its root box split into boxes searched by
-the workers. The rest of this docstring is the default kind.
+``--kind slim-box``: whole ``SLIMClassifier(c0=0.005, coef_bound=3, max_size=10)`` fits on features
+valued 0..3 (``--rows 1500 --features 10 --max-size 10`` by default for this kind), where the route's
+box search (:mod:`solvers.exact.box_cover`) proves the optimum: its root box split into boxes
+searched by the workers. (With supports of at most 8 features the serial orthant search,
+:mod:`solvers.exact.monotone_supports`, proves such tables first and the box search never runs.)
+The rest of this docstring is the default kind.
 
 One generated instance (a planted 5-feature card, 0/1 features, logistic noise;
 ``RiskScoreClassifier(max_size=5, time_limit=None)``, so every fit bounds all ``C(d, 5)`` supports
@@ -94,12 +96,13 @@ def main() -> None:
     ap.add_argument("--kind", choices=("riskslim", "slim-box"), default="riskslim")
     ap.add_argument("--rows", type=int, default=None, help="5000 (riskslim), 1500 (slim-box)")
     ap.add_argument("--features", type=int, default=None, help="80 (riskslim), 10 (slim-box)")
-    ap.add_argument("--max-size", type=int, default=5)
+    ap.add_argument("--max-size", type=int, default=None, help="5 (riskslim), the features (slim-box)")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     box = args.kind == "slim-box"
     args.rows = args.rows or (1500 if box else 5000)
     args.features = args.features or (10 if box else 80)
+    args.max_size = args.max_size or (args.features if box else 5)
     print(environment())
     print(compile_kernels())
     if box:

@@ -1,5 +1,5 @@
 """SLIM exactly on few-valued integer features: every support's sign orthants screened by a monotone
-flow bound on the support's merged patterns, the orthants left enumerated point by point.
+flow bound on the support's merged patterns, the orthants left searched by branch and bound.
 
 A plain SLIM instance (:class:`solvers.exact.zero_one_supports.ZeroOneProgram`: 0-1 loss with an
 integer ``margin``, integer features, integer points in ``[L_j, U_j]``, an integer intercept, at most
@@ -12,7 +12,7 @@ constant model).
 *Patterns.* Rows that agree on ``S`` get the same score under every model of support ``S``, so the
 screen works on the support's *patterns* (the distinct value vectors the rows take on ``S``), each
 with the weight of its positive and of its negative rows: on few-valued columns a support has far
-fewer patterns than rows. They are found by sorting a key (the columns' value ranks in mixed radix).
+fewer patterns than rows. They are found by numbering a key (the columns' value ranks in mixed radix).
 
 *Screen.* A model of ``(S, sigma)`` scores ``s = sum_{j in S} lambda_j x_j`` with
 ``sigma_j lambda_j > 0``: its score is monotone non-decreasing in each ``sigma_j x_j``. A positive
@@ -27,23 +27,30 @@ conflict in the orthants whose signs agree with its comparison on every column w
 pairs are sorted once per support into the ``3^K`` classes of that comparison, and each orthant
 reads the classes it conflicts on. A greedy flow (each conflict, in turn, carries what both ends
 have left) is computed for every orthant, first through the conflicts of patterns equal on all but
-two columns only (:func:`_near_flows`: found by grouping, far fewer than all the pairs, and on these
-tables they mostly suffice), then through all of them; an orthant whose greedy flow plus the costs every model of
-it pays (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
+two columns only (:func:`_near_flows`: found by grouping, far fewer than all the pairs, and often
+enough), then through all of them; an orthant whose greedy flow plus the costs every model of it pays (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
 incumbent's objective (with a relative margin of :data:`solvers.exact.floor.ROUNDOFF` for the sums'
 round-off) holds no better model and is pruned; one it leaves gets a maximum flow (Dinic's blocking
-flows) and, if still below, is searched.
+flows) and, if still below, is kept with that bound.
 
-*Search.* An orthant the screen leaves is enumerated: every point vector with ``sigma_j lambda_j`` in
-``1..|bound|``, each with its best integer intercept from the cumulative weights of the patterns per
-score (exact: ``y_i (s_i + b) >= margin`` is an integer comparison). The objective is SLIM's:
-weighted errors, plus ``C_0 c_{0,j}`` per non-zero point and the tie-breaker ``epsilon_j |lambda_j|``.
+*Search.* The orthants kept are searched lowest bound first (a heap): one every
+:data:`SEARCH_EVERY` supports while the screen goes on (a better incumbent early prunes more), the
+rest once it ends, until the lowest bound left reaches the incumbent. An orthant is searched by branch
+and bound on its box of magnitudes ``m_j`` in ``1..|bound|`` (points ``sigma_j m_j``): a box is
+bounded by a flow through the pairs no model of the box gets both right
+(``max_m sum_j m_j sigma_j (x_pj - x_qj) < 2 margin``, margin included) plus its least costs, split
+on its widest side, and enumerated once small: every point vector with its best integer intercept
+from the cumulative weights of the patterns per score (exact: ``y_i (s_i + b) >= margin`` is an
+integer comparison). The objective is SLIM's: weighted errors, plus ``C_0 c_{0,j}`` per non-zero
+point and the tie-breaker ``epsilon_j |lambda_j|``.
 
-When every orthant is pruned or enumerated, the incumbent is optimal: each pruned orthant's bound
-is at least the incumbent at its time (which only decreases), each enumerated one's least value is
-at least the final incumbent. At a time limit no bound is claimed (``-inf``). The search first times
-:data:`SAMPLED` random supports of ``K`` features and goes on only when that time per support, times
-the number of supports, fits in the time left (the route's next steps get the time otherwise).
+When every support is screened and every orthant kept is searched or bounded above the incumbent,
+the incumbent is optimal: each pruned orthant's bound is at least the incumbent at its time (which
+only decreases). Stopped at a limit during the screen, no bound is claimed (``-inf``); stopped while
+searching the orthants kept after it, the least bound among them (or the incumbent, if lower) is a
+lower bound on every model. The search first times :data:`SAMPLED` random supports of ``K``
+features and goes on only when the screen's time per support, times the number of supports, fits
+in the time left (the route's next steps get the time otherwise).
 """
 from __future__ import annotations
 
@@ -69,6 +76,8 @@ LEAF = 64
 #: orthants left by the screen kept before they are searched (then searched, lowest bound first, to
 #: improve the incumbent before the screen goes on)
 MAX_LEFT = 200_000
+#: supports screened between two searches of the lowest orthant left
+SEARCH_EVERY = 500
 #: supports of ``K`` features visited first, at random, to time a support (the kernels loaded
 #: before); the search goes on only if the time per support, times the number of supports, fits in
 #: the time left
@@ -133,22 +142,6 @@ def _supports(free: np.ndarray, k: int):
 
 
 @njit(cache=True, nogil=True)
-def _keys(ranks: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's key (its value ranks on the support's columns in mixed radix) and the strides."""
-    m, r = ranks.shape
-    strides = np.ones(r, np.int64)
-    for j in range(1, r):
-        strides[j] = strides[j - 1] * levels[j - 1]
-    keys = np.zeros(m, np.int64)
-    for i in range(m):
-        key = 0
-        for j in range(r):
-            key += ranks[i, j] * strides[j]
-        keys[i] = key
-    return keys, strides
-
-
-@njit(cache=True, nogil=True)
 def _group_ids(keys: np.ndarray, slot: np.ndarray, ids: np.ndarray, count: int) -> int:
     """Number the distinct ``keys`` (integers below ``slot.size``) from ``count`` on, in order of first
     appearance, writing each key's number to ``ids``; ``slot`` (scratch, ``-1`` everywhere) keeps the
@@ -199,15 +192,22 @@ def _dense_keys(keys: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _patterns(values: np.ndarray, ranks: np.ndarray, levels: np.ndarray, positive: np.ndarray, w: np.ndarray,
-              slot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The support's patterns of each label: ``(positive patterns, their weights, their value ranks,
-    negative patterns, their weights, their value ranks)``, the patterns as rows of ``values`` (one
-    per distinct key: the ranks on the support's columns in mixed radix; ``slot`` is
-    :func:`_group_ids`'s scratch, used when the keys fit in it)."""
-    m, r = values.shape
-    keys, strides = _keys(ranks, levels)
-    space = strides[r - 1] * levels[r - 1] if r > 0 else 1
+def _patterns(valuesT: np.ndarray, ranksT: np.ndarray, levels: np.ndarray, S: np.ndarray, positive: np.ndarray,
+              w: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                        np.ndarray]:
+    """The patterns of support ``S`` of each label: ``(positive patterns, their weights, their value
+    ranks, negative patterns, their weights, their value ranks)``, one per distinct key (the rows'
+    value ranks on ``S`` in mixed radix), from the features and their ranks stored column by column
+    (``valuesT``, ``ranksT``: one row per feature); ``slot`` is :func:`_group_ids`'s scratch, used
+    when the keys fit in it."""
+    r, m = S.size, valuesT.shape[1]
+    keys = np.zeros(m, np.int64)
+    space = 1
+    for j in range(r):
+        column = ranksT[S[j]]
+        for i in range(m):
+            keys[i] += column[i] * space
+        space *= levels[S[j]]
     ids = np.empty(m, np.int64)
     if space > slot.size:
         ids = _dense_keys(keys)
@@ -235,15 +235,40 @@ def _patterns(values: np.ndarray, ranks: np.ndarray, levels: np.ndarray, positiv
     wp, wn = np.empty(n_pos), np.empty(n_neg)
     a_pos, a_neg = 0, 0
     for a in range(u):
+        i = first[a]
         if wpos[a] > 0.0:
-            Vp[a_pos], Rp[a_pos] = values[first[a]], ranks[first[a]]
+            for j in range(r):
+                Vp[a_pos, j], Rp[a_pos, j] = valuesT[S[j], i], ranksT[S[j], i]
             wp[a_pos] = wpos[a]
             a_pos += 1
         if wneg[a] > 0.0:
-            Vn[a_neg], Rn[a_neg] = values[first[a]], ranks[first[a]]
+            for j in range(r):
+                Vn[a_neg, j], Rn[a_neg, j] = valuesT[S[j], i], ranksT[S[j], i]
             wn[a_neg] = wneg[a]
             a_neg += 1
     return Vp, wp, Rp, Vn, wn, Rn
+
+
+@njit(cache=True, nogil=True)
+def _class_flow(pairs: np.ndarray, count: np.ndarray, on_a: int, on_b: int, n_neg: int, left_p: np.ndarray,
+                left_n: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> float:
+    """A greedy flow from scratch (``left_p``, ``left_n`` set to the weights, then what is left)
+    through the pairs of the classes that conflict on two columns, ``on_a`` / ``on_b`` the digit of
+    a conflict (1 below or 2 above) on each (:func:`_near_flows`); stopped at ``target``."""
+    left_p[:] = wp
+    left_n[:] = wn
+    sent = 0.0
+    for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
+        for e in range(count[c], count[c + 1]):
+            p, q = divmod(pairs[e], n_neg)
+            f = min(left_p[p], left_n[q])
+            if f > 0.0:
+                left_p[p] -= f
+                left_n[q] -= f
+                sent += f
+        if sent >= target:
+            break
+    return sent
 
 
 @njit(cache=True, nogil=True)
@@ -260,14 +285,17 @@ def _near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, 
     n_neg = Vn.shape[0]
     orthants = allowed.size
     out = np.full(orthants, -1.0)
-    left_p, left_n = np.empty((orthants, n_pos)), np.empty((orthants, n_neg))
     for o in range(orthants):
         if allowed[o]:
             out[o] = 0.0
-            left_p[o] = wp
-            left_n[o] = wn
     if n_pos == 0 or n_neg == 0:
         return out
+    # what each orthant has left to send / receive: filled once the first grouping leaves it open (on
+    # the first grouping, the orthants that agree on its two columns have the same conflicts: one flow
+    # per sign pair of those columns)
+    left_p, left_n = np.empty((orthants, n_pos)), np.empty((orthants, n_neg))
+    first_p, first_n = np.empty((4, n_pos)), np.empty((4, n_neg))
+    first = True
     keys = np.empty(n_pos + n_neg, np.int64)
     ids = np.empty(n_pos + n_neg, np.int64)
     count = np.zeros(10, np.int64)
@@ -313,6 +341,25 @@ def _near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, 
                              + 3 * ((Vp[p, b] < Vn[q, b]) + 2 * (Vp[p, b] > Vn[q, b])))
                         pairs[at[c]] = p * n_neg + q
                         at[c] += 1
+            if first:
+                first = False
+                done = True
+                for signs in range(4):  # bit 0: sigma_a = +1, bit 1: sigma_b = +1
+                    sent = -1.0
+                    for o in range(orthants):
+                        if not allowed[o] or ((o >> a) & 1) + 2 * ((o >> b) & 1) != signs:
+                            continue
+                        if sent < 0.0:
+                            sent = _class_flow(pairs, count, 1 if signs & 1 else 2, 1 if signs & 2 else 2, n_neg,
+                                               first_p[signs], first_n[signs], wp, wn, target)
+                        out[o] = sent
+                        if sent < target:
+                            done = False
+                            left_p[o] = first_p[signs]
+                            left_n[o] = first_n[signs]
+                if done:
+                    return out
+                continue
             done = True
             for o in range(orthants):
                 if not allowed[o] or out[o] >= target:
@@ -802,7 +849,8 @@ def _load_kernels() -> None:
     ranks, levels = _levels(values)
     positive, w = np.array([True, False, True, False]), np.full(4, 0.25)
     slot = np.full(64, -1, np.int64)
-    Vp, wp, Rp, Vn, wn, Rn = _patterns(values, ranks, levels, positive, w, slot)
+    Vp, wp, Rp, Vn, wn, Rn = _patterns(np.ascontiguousarray(values.T), np.ascontiguousarray(ranks.T), levels,
+                                       np.arange(3), positive, w, slot)
     allowed = np.ones(8, bool)
     found = _Support(np.arange(3), Vp, wp, Rp, Vn, wn, Rn)
     found.near_flows(levels, allowed, math.inf, slot)
@@ -823,8 +871,12 @@ class _Search:
         self.problem, self.max_pairs = problem, max_pairs
         self.k = min(problem.max_size, problem.free.size)
         self.positive = problem.y > 0
-        self.values = np.asarray(problem.X, dtype=np.int64)
-        self.ranks, self.levels = _levels(self.values)
+        ranks, self.levels = _levels(np.asarray(problem.X, dtype=np.int64))
+        self.valuesT = np.ascontiguousarray(np.asarray(problem.X, dtype=np.int64).T)
+        self.ranksT = np.ascontiguousarray(ranks.T)
+        # the sign patterns allowed per support size, when every free feature may take either sign
+        both = bool(np.all((problem.hi[problem.free] >= 1) & (problem.lo[problem.free] <= -1)))
+        self.every_sign = [np.ones(2 ** r, bool) for r in range(self.k + 1)] if both else None
         top = np.prod(np.sort(self.levels)[::-1][:self.k].astype(float))
         self.slot = np.full(int(min(top, KEY_SLOTS)), -1, np.int64)
         self.best = incumbent - problem.offset
@@ -836,8 +888,7 @@ class _Search:
 
     def support(self, S: np.ndarray) -> "_Support | None":
         """The patterns of support ``S`` and their pairs (None if more pairs than ``max_pairs``)."""
-        Vp, wp, Rp, Vn, wn, Rn = _patterns(np.ascontiguousarray(self.values[:, S]),
-                                           np.ascontiguousarray(self.ranks[:, S]), self.levels[S], self.positive,
+        Vp, wp, Rp, Vn, wn, Rn = _patterns(self.valuesT, self.ranksT, self.levels, S, self.positive,
                                            self.problem.weights, self.slot)
         if float(wp.size) * float(wn.size) > self.max_pairs:
             return None
@@ -850,7 +901,7 @@ class _Search:
         found = self.support(S)
         if found is None:
             return False
-        allowed = signs_allowed(problem, S)
+        allowed = signs_allowed(problem, S) if self.every_sign is None else self.every_sign[S.size]
         self.orthants += int(allowed.sum())
         # every model of the orthant pays the L0 costs of S and the tie-breaker at magnitude 1
         least = float(problem.cost[S].sum() + problem.epsilon[S].sum())
@@ -869,11 +920,15 @@ class _Search:
                 heapq.heappush(self.left, (bound, tuple(S.tolist()), int(plus)))
         return True
 
-    def search_left(self, limits: Limits) -> bool:
-        """Search the orthants left, lowest bound first, until the lowest reaches the incumbent (True)
-        or a limit (False); a better model found prunes those whose bound it undercuts."""
+    def search_left(self, limits: Limits, most: float = math.inf) -> bool:
+        """Search the orthants left, lowest bound first, until the lowest reaches the incumbent (True),
+        ``most`` are searched (True) or a limit (False); a better model found prunes those whose bound
+        it undercuts."""
         problem = self.problem
         while self.left and self.left[0][0] < self.best:
+            if most <= 0:
+                return True
+            most -= 1
             if limits.expired():
                 return False
             bound, support, plus = heapq.heappop(self.left)
@@ -885,7 +940,7 @@ class _Search:
                 self.coef = np.zeros(problem.d)
                 self.coef[S] = points
                 self.intercept = float(b)
-        self.left.clear()
+        self.left.clear()  # every bound left is at least the incumbent
         return True
 
     @property
@@ -929,10 +984,12 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
     if projected > limits.seconds_left():
         return search.result(False, -math.inf, time.perf_counter() - t0,
                              f"not finished: its screen would take about {projected:.3g} s (timed on a sample)")
-    for support in _supports(problem.free, search.k):
+    for count, support in enumerate(_supports(problem.free, search.k)):
         if limits.expired() or not search.screen(np.array(support, dtype=np.int64)):
             return search.result(False, -math.inf, time.perf_counter() - t0)
-        if len(search.left) > MAX_LEFT and not search.search_left(limits):
+        # now and then the lowest orthant left is searched: a better incumbent early prunes more
+        most = math.inf if len(search.left) > MAX_LEFT else 1 if count % SEARCH_EVERY == 0 else 0
+        if most and not search.search_left(limits, most):
             return search.result(False, -math.inf, time.perf_counter() - t0)
     if not search.search_left(limits):
         return search.result(False, search.bound, time.perf_counter() - t0,

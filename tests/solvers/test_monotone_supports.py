@@ -12,6 +12,7 @@ import pytest
 
 from formulations.base import Model
 from formulations.slim import SLIM
+from solvers.backends.highs import solve_highs
 from solvers.exact import monotone_supports as ms
 from solvers.exact import slim_route
 from solvers.exact.slim_route import zero_one
@@ -24,7 +25,9 @@ from tests.solvers.test_box_wide import _brute_force
 def _support(X: np.ndarray, positive: np.ndarray, w: np.ndarray) -> ms._Support:
     """The support of every column of ``X``: its patterns and their pairs by class."""
     ranks, levels = ms._levels(X)
-    support = ms._Support(np.arange(X.shape[1]), *ms._patterns(X, ranks, levels, positive, w, np.full(4096, -1, np.int64)))
+    columns = np.arange(X.shape[1])
+    patterns = ms._patterns(X.T.copy(), ranks.T.copy(), levels, columns, positive, w, np.full(4096, -1, np.int64))
+    support = ms._Support(columns, *patterns)
     support.sort_pairs()
     return support
 
@@ -129,7 +132,7 @@ def test_near_pairs_give_a_flow_of_the_pairs_that_differ_on_at_most_two_columns(
     w = rng.integers(1, 5, n) / 9.0
     ranks, levels = ms._levels(X)
     slot = np.full(int(rng.choice([4, 4096])), -1, np.int64)  # a comparison sort where the slots are too few
-    Vp, wp, Rp, Vn, wn, Rn = ms._patterns(X, ranks, levels, positive, w, slot)
+    Vp, wp, Rp, Vn, wn, Rn = ms._patterns(X.T.copy(), ranks.T.copy(), levels, np.arange(k), positive, w, slot)
     assert np.all(slot == -1)  # the scratch is left as found
     allowed = np.ones(2 ** k, bool)
     near = ms._near_flows(Vp, wp, Rp, Vn, wn, Rn, levels, allowed, math.inf, slot)
@@ -263,3 +266,19 @@ def test_the_orthants_left_bound_the_optimum_and_their_search_reaches_it(seed):
     assert not search.search_left(Limits(time_limit=1e-9).started()) and search.left
     assert search.search_left(Limits(time_limit=None).started()) and not search.left
     assert search.best + problem.offset == pytest.approx(best, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_it_agrees_with_highs_on_the_milp_of_150_rows(seed):
+    """A second solver: HiGHS proves the SLIM MILP (150 rows, 6 features of up to 7 values, supports of
+    3, points -5..5: the near pairs screen supports and the orthants' boxes are branched)."""
+    rng = np.random.default_rng(6000 + seed)
+    n, d = 150, 6
+    X = (rng.integers(0, 4, (n, d)) * rng.choice([1, 2], d)).astype(float)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 2, n) > np.median(X @ rng.normal(size=d)), 1.0, -1.0)
+    inst = SLIM(c0=0.01, coef_bound=5, max_size=3).instance(X, y)
+    milp = solve_highs(inst.exact(), time_limit=120, mip_rel_gap=0.0)
+    assert milp.status == Status.OPTIMAL
+    found = ms.monotone_supports(zero_one(inst), Limits(time_limit=None).started())
+    assert found.finished and found.objective == pytest.approx(milp.objective, abs=1e-9)
+    assert inst.objective(Model(found.coef, found.intercept)) == pytest.approx(milp.objective, abs=1e-9)
