@@ -1,7 +1,10 @@
-"""The orthant search (:mod:`solvers.exact.monotone_supports`) against brute force: its optimum is the
-least objective over every point vector of at most ``max_size`` features (each with its best intercept),
-its flows never exceed the least error of a model in their orthant (1-D orthants: they equal it), and
-with an incumbent below the optimum it proves that no model beats it."""
+"""The orthant search (:mod:`solvers.exact.monotone_supports` and its kernels in
+:mod:`solvers.exact.pattern_groups`, :mod:`solvers.exact.monotone_flows`,
+:mod:`solvers.exact.orthant_boxes`) against brute force and HiGHS: its optimum is the least objective
+over every point vector of at most ``max_size`` features (each with its best intercept), its flows
+never exceed the least error of a model in their orthant or box (1-D orthants: they equal it; the
+maximum flow equals the least vertex cover), and with an incumbent below the optimum it proves
+that no model beats it."""
 from __future__ import annotations
 
 import math
@@ -13,7 +16,10 @@ import pytest
 from formulations.base import Model
 from formulations.slim import SLIM
 from solvers.backends.highs import solve_highs
+from solvers.exact import monotone_flows as mf
 from solvers.exact import monotone_supports as ms
+from solvers.exact import orthant_boxes as ob
+from solvers.exact import pattern_groups as pg
 from solvers.exact import slim_route
 from solvers.exact.slim_route import zero_one
 from solvers.limits import Limits
@@ -24,9 +30,9 @@ from tests.solvers.test_box_wide import _brute_force
 
 def _support(X: np.ndarray, positive: np.ndarray, w: np.ndarray) -> ms._Support:
     """The support of every column of ``X``: its patterns and their pairs by class."""
-    ranks, levels = ms._levels(X)
+    ranks, levels = pg.value_ranks(X)
     columns = np.arange(X.shape[1])
-    patterns = ms._patterns(X.T.copy(), ranks.T.copy(), levels, columns, positive, w, np.full(4096, -1, np.int64))
+    patterns = pg.patterns(X.T.copy(), ranks.T.copy(), levels, columns, positive, w, np.full(4096, -1, np.int64))
     support = ms._Support(columns, *patterns)
     support.sort_pairs()
     return support
@@ -85,7 +91,7 @@ def test_flows_bound_the_least_error_of_their_orthant_and_equal_it_in_one_dimens
         sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
         # the orthant's conflicts are exactly the pattern pairs no score monotone in these signs separates
         below = np.all(support.Vp[:, None, :] * sign <= support.Vn[None, :, :] * sign, axis=2)
-        classes = ms._conflicting(k, plus)
+        classes = mf.conflicting(k, plus)
         listed = np.zeros_like(below)
         for c in np.flatnonzero(classes):
             p, q = np.divmod(support.pairs[support.start[c]:support.start[c + 1]], support.wn.size)
@@ -93,7 +99,7 @@ def test_flows_bound_the_least_error_of_their_orthant_and_equal_it_in_one_dimens
         assert np.array_equal(listed, below)
         flow = support.max_flow(plus, math.inf)
         # the least weighted error over points 0..3 of these signs (margin 1, any intercept)
-        least, _, _ = ms._enumerate(X, positive, w, np.ones(k, np.int64), np.full(k, 3, np.int64), sign, zero, zero, 1, -60, 60,
+        least, _, _ = ob.enumerate_box(X, positive, w, np.ones(k, np.int64), np.full(k, 3, np.int64), sign, zero, zero, 1, -60, 60,
                                     math.inf)
         assert greedy[plus] <= flow + 1e-12 and flow <= least + 1e-12
         if k == 1:  # a threshold on one integer feature is a point of 2 (no tie) and an intercept
@@ -130,12 +136,12 @@ def test_near_pairs_give_a_flow_of_the_pairs_that_differ_on_at_most_two_columns(
     positive = rng.random(n) < 0.4
     positive[:2] = [True, False]
     w = rng.integers(1, 5, n) / 9.0
-    ranks, levels = ms._levels(X)
+    ranks, levels = pg.value_ranks(X)
     slot = np.full(int(rng.choice([4, 4096])), -1, np.int64)  # a comparison sort where the slots are too few
-    Vp, wp, Rp, Vn, wn, Rn = ms._patterns(X.T.copy(), ranks.T.copy(), levels, np.arange(k), positive, w, slot)
+    Vp, wp, Rp, Vn, wn, Rn = pg.patterns(X.T.copy(), ranks.T.copy(), levels, np.arange(k), positive, w, slot)
     assert np.all(slot == -1)  # the scratch is left as found
     allowed = np.ones(2 ** k, bool)
-    near = ms._near_flows(Vp, wp, Rp, Vn, wn, Rn, levels, allowed, math.inf, slot)
+    near = mf.near_flows(Vp, wp, Rp, Vn, wn, Rn, levels, allowed, math.inf, slot)
     assert np.all(slot == -1)
     support = ms._Support(np.arange(k), Vp, wp, Rp, Vn, wn, Rn)
     support.sort_pairs()
@@ -174,10 +180,10 @@ def test_box_flows_bound_the_least_error_of_their_box_and_the_orthant_flow_bound
         sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
         lo = rng.integers(1, 3, k)
         hi = lo + rng.integers(0, 3, k)
-        flow = ms._box_flow(support.Vp, support.wp, support.Vn, support.wn, sign, lo, hi, margin, math.inf)
-        least, _, _ = ms._enumerate(X, positive, w, lo, hi, sign, zero, zero, margin, -99, 99, math.inf)
+        flow = ob.box_flow(support.Vp, support.wp, support.Vn, support.wn, sign, lo, hi, margin, math.inf)
+        least, _, _ = ob.enumerate_box(X, positive, w, lo, hi, sign, zero, zero, margin, -99, 99, math.inf)
         assert flow <= least + 1e-12
-        whole = ms._box_flow(support.Vp, support.wp, support.Vn, support.wn, sign, np.ones(k, np.int64),
+        whole = ob.box_flow(support.Vp, support.wp, support.Vn, support.wn, sign, np.ones(k, np.int64),
                              np.full(k, 4, np.int64), margin, math.inf)
         assert support.max_flow(plus, math.inf) <= whole + 1e-12
 
@@ -191,9 +197,9 @@ def test_the_branch_and_bound_in_an_orthant_finds_what_enumeration_finds(seed):
     top = rng.integers(2, 6, k)
     for plus in range(2 ** k):
         sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
-        least, points, b = ms._enumerate(X, positive, w, np.ones(k, np.int64), top, sign, cost, eps, 1, -99, 99, math.inf)
+        least, points, b = ob.enumerate_box(X, positive, w, np.ones(k, np.int64), top, sign, cost, eps, 1, -99, 99, math.inf)
         for leaf in (1, 4):
-            value, found, intercept, boxes = ms._orthant_search(support.Vp, support.wp, support.Vn, support.wn, top,
+            value, found, intercept, boxes = ob.orthant_search(support.Vp, support.wp, support.Vn, support.wn, top,
                                                                 sign, cost, eps, 1, -99, 99, math.inf, leaf)
             assert value == pytest.approx(least, abs=1e-12) and boxes >= 1
             # the model it returns has that objective
@@ -201,7 +207,7 @@ def test_the_branch_and_bound_in_an_orthant_finds_what_enumeration_finds(seed):
             errors = w[positive & (scores < 1)].sum() + w[~positive & (scores > -1)].sum()
             assert errors + cost.sum() + eps @ np.abs(found) == pytest.approx(value, abs=1e-12)
             # below the optimum it finds nothing
-            nothing = ms._orthant_search(support.Vp, support.wp, support.Vn, support.wn, top, sign, cost, eps, 1,
+            nothing = ob.orthant_search(support.Vp, support.wp, support.Vn, support.wn, top, sign, cost, eps, 1,
                                          -99, 99, least - 1e-6, leaf)
             assert nothing[0] == least - 1e-6 and not nothing[1].any()
 
@@ -210,15 +216,15 @@ def test_groups_number_keys_by_first_appearance_and_sort_by_group():
     rng = np.random.default_rng(5700)
     keys = rng.integers(0, 50, 300)
     slot, ids = np.full(64, -1, np.int64), np.empty(300, np.int64)
-    groups = ms._group_ids(keys, slot, ids, 0)
+    groups = pg.group_ids(keys, slot, ids, 0)
     _, first = np.unique(keys, return_index=True)
     assert groups == first.size and np.array_equal(np.sort(ids[np.sort(first)]), np.arange(groups))
     assert all(len(set(keys[ids == g])) == 1 for g in range(groups))
-    ms._forget(keys, slot)
+    pg.forget(keys, slot)
     assert np.all(slot == -1)
-    start, items = ms._by_group(ids, groups)
+    start, items = pg.by_group(ids, groups)
     assert np.array_equal(ids[items], np.sort(ids)) and start[-1] == 300
-    dense = ms._dense_keys(keys * 1000)
+    dense = pg.dense_keys(keys * 1000)
     assert np.array_equal(dense, np.unique(keys, return_inverse=True)[1].ravel())
 
 

@@ -1,0 +1,376 @@
+"""Flows through the conflicts of a support's patterns: the monotone bound of the orthant search.
+
+For a support ``S`` and signs ``sigma`` (bit ``j`` of ``plus`` set: ``sigma_j = +1``), a positive
+pattern ``p`` and a negative pattern ``q`` *conflict* when ``sigma_j x_pj <= sigma_j x_qj`` on every
+column of ``S``: no model with those signs gets both right (:mod:`solvers.exact.monotone_supports`).
+Every model errs on a vertex cover of the conflicts, whose least weight is the value of a maximum
+flow from the positive patterns (capacities their weights) to the negative ones (Konig); any flow
+is a lower bound. A pair's *comparison class* (digit ``j`` in base 3: 0 equal, 1 the positive
+pattern below, 2 above) says in which orthants it conflicts: those whose signs agree with it on
+every column where the two differ (:func:`conflicting`).
+
+Three flows, cheapest first: :func:`near_flows` (greedy, through only the pairs equal on all but two
+columns, found by grouping), :func:`greedy_flows` (greedy, through the pairs sorted by class,
+:func:`pair_classes`) and :func:`class_max_flow` (a maximum flow, :func:`dinic`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solvers.exact.pattern_groups import by_group, dense_keys, forget, group_ids
+
+#: a flow amount below this is no flow (the weights are positive fractions of one)
+_TINY = 1e-15
+
+@njit(cache=True, nogil=True)
+def _class_flow(pairs: np.ndarray, count: np.ndarray, on_a: int, on_b: int, n_neg: int, left_p: np.ndarray,
+                left_n: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> float:
+    """A greedy flow from scratch (``left_p``, ``left_n`` set to the weights, then what is left)
+    through the pairs of the classes that conflict on two columns, ``on_a`` / ``on_b`` the digit of
+    a conflict (1 below or 2 above) on each (:func:`near_flows`); stopped at ``target``."""
+    left_p[:] = wp
+    left_n[:] = wn
+    sent = 0.0
+    for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
+        for e in range(count[c], count[c + 1]):
+            p, q = divmod(pairs[e], n_neg)
+            f = min(left_p[p], left_n[q])
+            if f > 0.0:
+                left_p[p] -= f
+                left_n[q] -= f
+                sent += f
+        if sent >= target:
+            break
+    return sent
+
+
+@njit(cache=True, nogil=True)
+def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, Rn: np.ndarray,
+                levels: np.ndarray, allowed: np.ndarray, target: float, slot: np.ndarray) -> np.ndarray:
+    """Per sign pattern ``plus`` with ``allowed[plus]`` (``-1`` elsewhere), the value of a greedy flow
+    through only the conflicts between patterns equal on all but two of the ``r`` columns: for each
+    such pair of columns in turn (the last columns grouped first), the patterns are grouped by their
+    ranks on the others, the pairs of a group sorted by their comparison on the two, and every
+    orthant not yet at ``target`` adds what its conflicts among them carry (a pair met again is the
+    same conflict). Stops once every orthant reaches ``target``. A flow, so a lower bound, at a small
+    part of the cost of all the pairs. ``slot`` is :func:`group_ids`'s scratch."""
+    n_pos, r = Vp.shape
+    n_neg = Vn.shape[0]
+    orthants = allowed.size
+    out = np.full(orthants, -1.0)
+    for o in range(orthants):
+        if allowed[o]:
+            out[o] = 0.0
+    if n_pos == 0 or n_neg == 0:
+        return out
+    # what each orthant has left to send / receive: filled once the first grouping leaves it open (on
+    # the first grouping, the orthants that agree on its two columns have the same conflicts: one flow
+    # per sign pair of those columns)
+    left_p, left_n = np.empty((orthants, n_pos)), np.empty((orthants, n_neg))
+    first_p, first_n = np.empty((4, n_pos)), np.empty((4, n_neg))
+    first = True
+    keys = np.empty(n_pos + n_neg, np.int64)
+    ids = np.empty(n_pos + n_neg, np.int64)
+    count = np.zeros(10, np.int64)
+    for b in range(r - 1, 0, -1):  # the two columns a < b left out of the grouping, the last ones first
+        for a in range(b - 1, -1, -1):
+            stride = 1
+            keys[:] = 0
+            for j in range(r):
+                if j != a and j != b:
+                    for p in range(n_pos):
+                        keys[p] += Rp[p, j] * stride
+                    for q in range(n_neg):
+                        keys[n_pos + q] += Rn[q, j] * stride
+                    stride *= levels[j]
+            if stride <= slot.size:
+                groups = group_ids(keys, slot, ids, 0)
+                forget(keys, slot)
+            else:
+                ids[:] = dense_keys(keys)
+                groups = ids.max() + 1
+            start_p, items_p = by_group(ids[:n_pos], groups)
+            start_n, items_n = by_group(ids[n_pos:], groups)
+            # the pairs of each group, by their comparison on columns a and b (9 classes)
+            count[:] = 0
+            for g in range(groups):
+                for s in range(start_p[g], start_p[g + 1]):
+                    p = items_p[s]
+                    for t in range(start_n[g], start_n[g + 1]):
+                        q = items_n[t]
+                        c = ((Vp[p, a] < Vn[q, a]) + 2 * (Vp[p, a] > Vn[q, a])
+                             + 3 * ((Vp[p, b] < Vn[q, b]) + 2 * (Vp[p, b] > Vn[q, b])))
+                        count[c + 1] += 1
+            for c in range(9):
+                count[c + 1] += count[c]
+            at = count[:9].copy()
+            pairs = np.empty(count[9], np.int64)
+            for g in range(groups):
+                for s in range(start_p[g], start_p[g + 1]):
+                    p = items_p[s]
+                    for t in range(start_n[g], start_n[g + 1]):
+                        q = items_n[t]
+                        c = ((Vp[p, a] < Vn[q, a]) + 2 * (Vp[p, a] > Vn[q, a])
+                             + 3 * ((Vp[p, b] < Vn[q, b]) + 2 * (Vp[p, b] > Vn[q, b])))
+                        pairs[at[c]] = p * n_neg + q
+                        at[c] += 1
+            if first:
+                first = False
+                done = True
+                for signs in range(4):  # bit 0: sigma_a = +1, bit 1: sigma_b = +1
+                    sent = -1.0
+                    for o in range(orthants):
+                        if not allowed[o] or ((o >> a) & 1) + 2 * ((o >> b) & 1) != signs:
+                            continue
+                        if sent < 0.0:
+                            sent = _class_flow(pairs, count, 1 if signs & 1 else 2, 1 if signs & 2 else 2, n_neg,
+                                               first_p[signs], first_n[signs], wp, wn, target)
+                        out[o] = sent
+                        if sent < target:
+                            done = False
+                            left_p[o] = first_p[signs]
+                            left_n[o] = first_n[signs]
+                if done:
+                    return out
+                continue
+            done = True
+            for o in range(orthants):
+                if not allowed[o] or out[o] >= target:
+                    continue
+                # conflicts on a: equal, or below with sigma_a = +1, or above with -1 (and so on b)
+                on_a = 1 if (o >> a) & 1 else 2
+                on_b = 1 if (o >> b) & 1 else 2
+                for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
+                    for e in range(count[c], count[c + 1]):
+                        p, q = divmod(pairs[e], n_neg)
+                        f = min(left_p[o, p], left_n[o, q])
+                        if f > 0.0:
+                            left_p[o, p] -= f
+                            left_n[o, q] -= f
+                            out[o] += f
+                    if out[o] >= target:
+                        break
+                done = done and out[o] >= target
+            if done:
+                return out
+    return out
+
+
+@njit(cache=True, nogil=True)
+def pair_classes(Vp: np.ndarray, Vn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pattern pairs sorted by their comparison class (digit ``j`` in base 3: 0 equal, 1 the
+    positive pattern below, 2 above): ``(start of each of the 3^r classes, pairs)``, a pair
+    ``p * n_neg + q`` (positive pattern ``p``, negative ``q``), those of class ``c`` at
+    ``start[c]:start[c + 1]``. The classes are summed column by column over the negative patterns
+    (contiguous, so the loop vectorises), then the pairs are placed by a counting sort."""
+    n_pos, r = Vp.shape
+    n_neg = Vn.shape[0]
+    size = 3 ** r
+    VnT = np.ascontiguousarray(Vn.T)
+    code = np.zeros((n_pos, n_neg), np.int16)
+    start = np.zeros(size + 1, np.int64)
+    for p in range(n_pos):
+        row = code[p]
+        power = 1
+        for j in range(r):
+            a = Vp[p, j]
+            column = VnT[j]
+            for q in range(n_neg):
+                b = column[q]
+                row[q] += np.int16(power * ((a < b) + 2 * (a > b)))
+            power *= 3
+        for q in range(n_neg):
+            start[row[q] + 1] += 1
+    for c in range(size):
+        start[c + 1] += start[c]
+    at = start[:-1].copy()
+    pairs = np.empty(n_pos * n_neg, np.int32)
+    for p in range(n_pos):
+        row = code[p]
+        for q in range(n_neg):
+            c = row[q]
+            pairs[at[c]] = np.int32(p * n_neg + q)
+            at[c] += 1
+    return start, pairs
+
+
+@njit(cache=True, nogil=True)
+def conflicting(r: int, plus: int) -> np.ndarray:
+    """The comparison classes that are conflicts in the orthant ``plus`` (bit ``j`` set:
+    ``sigma_j = +1``): on every column the class is equal, or below with ``+1``, or above with ``-1``."""
+    size = 3 ** r
+    out = np.zeros(size, np.bool_)
+    for c in range(size):
+        rest = c
+        ok = True
+        for j in range(r):
+            digit = rest % 3
+            rest //= 3
+            if (digit == 1 and not (plus >> j) & 1) or (digit == 2 and (plus >> j) & 1):
+                ok = False
+                break
+        out[c] = ok
+    return out
+
+
+@njit(cache=True, nogil=True)
+def greedy_flows(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.ndarray,
+                  r: int, allowed: np.ndarray, target: float) -> np.ndarray:
+    """For each sign pattern ``plus`` with ``allowed[plus]``, the value of a greedy flow through its
+    conflicts (stopped once it reaches ``target``); ``-1`` elsewhere."""
+    out = np.full(allowed.size, -1.0)
+    n_neg = wn.size
+    left_p, left_n = np.empty(wp.size), np.empty(n_neg)
+    for plus in range(allowed.size):
+        if not allowed[plus]:
+            continue
+        classes = conflicting(r, plus)
+        left_p[:] = wp
+        left_n[:] = wn
+        total = 0.0
+        for c in range(classes.size):
+            if not classes[c]:
+                continue
+            for e in range(start[c], start[c + 1]):
+                p, q = divmod(pairs[e], n_neg)
+                t = min(left_p[p], left_n[q])
+                if t > 0.0:
+                    left_p[p] -= t
+                    left_n[q] -= t
+                    total += t
+            if total >= target:
+                break
+        out[plus] = total
+    return out
+
+
+@njit(cache=True, nogil=True)
+def class_max_flow(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.ndarray, r: int,
+              plus: int, target: float) -> float:
+    """The value of a maximum flow through the conflicts of sign pattern ``plus`` (:func:`dinic`),
+    stopped once it reaches ``target``."""
+    classes = conflicting(r, plus)
+    size = 0
+    for c in range(classes.size):
+        if classes[c]:
+            size += start[c + 1] - start[c]
+    edges = np.empty(size, np.int64)
+    size = 0
+    for c in range(classes.size):
+        if classes[c]:
+            for e in range(start[c], start[c + 1]):
+                edges[size] = pairs[e]
+                size += 1
+    return dinic(edges, wp, wn, target)
+
+
+@njit(cache=True, nogil=True)
+def dinic(edges: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> float:
+    """The value of a maximum flow from the positive patterns (capacities ``wp``) through the
+    uncapacitated conflicts ``edges`` (``p * n_neg + q``) to the negative patterns (capacities
+    ``wn``), stopped once it reaches ``target`` (Dinic: shortest augmenting paths by level graphs,
+    blocking flows by depth-first search with current arcs)."""
+    n_pos, n_neg = wp.size, wn.size
+    source, sink = n_pos + n_neg, n_pos + n_neg + 1
+    nodes = n_pos + n_neg + 2
+    degree = np.zeros(nodes + 1, np.int64)
+    degree[source + 1] = n_pos
+    degree[sink + 1] = n_neg
+    for p in range(n_pos):
+        degree[p + 1] += 1
+    for q in range(n_neg):
+        degree[n_pos + q + 1] += 1
+    for e in range(edges.size):
+        p, q = divmod(edges[e], n_neg)
+        degree[p + 1] += 1
+        degree[n_pos + q + 1] += 1
+    for v in range(nodes):
+        degree[v + 1] += degree[v]
+    head = degree  # arcs of node v at head[v]:head[v + 1]
+    arcs = head[nodes]
+    to = np.empty(arcs, np.int64)
+    cap = np.zeros(arcs)
+    rev = np.empty(arcs, np.int64)
+    at = head[:-1].copy()
+    big = 1e300
+
+    for p in range(n_pos):  # source -> p, capacity its weight
+        a, b = at[source], at[p]
+        to[a], cap[a], rev[a] = p, wp[p], b
+        to[b], cap[b], rev[b] = source, 0.0, a
+        at[source] += 1
+        at[p] += 1
+    for q in range(n_neg):  # q -> sink
+        v = n_pos + q
+        a, b = at[v], at[sink]
+        to[a], cap[a], rev[a] = sink, wn[q], b
+        to[b], cap[b], rev[b] = v, 0.0, a
+        at[v] += 1
+        at[sink] += 1
+    for e in range(edges.size):  # the conflicts, uncapacitated
+        u, q = divmod(edges[e], n_neg)
+        v = n_pos + q
+        a, b = at[u], at[v]
+        to[a], cap[a], rev[a] = v, big, b
+        to[b], cap[b], rev[b] = u, 0.0, a
+        at[u] += 1
+        at[v] += 1
+
+    level = np.empty(nodes, np.int64)
+    queue = np.empty(nodes, np.int64)
+    current = np.empty(nodes, np.int64)
+    path = np.empty(nodes, np.int64)
+    total = 0.0
+    while total < target:
+        level[:] = -1
+        level[source] = 0
+        queue[0] = source
+        qhead, qtail = 0, 1
+        while qhead < qtail:
+            u = queue[qhead]
+            qhead += 1
+            for a in range(head[u], head[u + 1]):
+                v = to[a]
+                if cap[a] > _TINY and level[v] < 0:
+                    level[v] = level[u] + 1
+                    queue[qtail] = v
+                    qtail += 1
+        if level[sink] < 0:
+            break
+        current[:] = head[:-1]
+        depth = 0
+        u = source
+        while True:
+            if u == sink:
+                f = big
+                for i in range(depth):
+                    f = min(f, cap[path[i]])
+                for i in range(depth):
+                    cap[path[i]] -= f
+                    cap[rev[path[i]]] += f
+                total += f
+                if total >= target:
+                    break
+                depth = 0
+                u = source
+                continue
+            advanced = False
+            while current[u] < head[u + 1]:
+                a = current[u]
+                v = to[a]
+                if cap[a] > _TINY and level[v] == level[u] + 1:
+                    path[depth] = a
+                    depth += 1
+                    u = v
+                    advanced = True
+                    break
+                current[u] += 1
+            if not advanced:
+                if u == source:
+                    break
+                level[u] = -1  # a dead end in this level graph
+                depth -= 1
+                u = to[rev[path[depth]]]
+                current[u] += 1
+    return total

@@ -1,0 +1,208 @@
+"""Search one orthant of the orthant search: branch and bound on the box of the points' magnitudes.
+
+In the orthant of support ``S`` and signs ``sigma``, a model's points are ``sigma_j m_j`` with
+magnitudes ``m_j`` in ``1..top_j``. A box of magnitudes is bounded by a flow through the pairs of
+patterns no model of the box gets both right (:func:`box_flow`: the margin counts, unlike the
+orthant's monotone bound) plus its least costs; boxes are split on their widest side and, once small,
+enumerated (:func:`enumerate_box`: every vector with its best integer intercept, exact).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solvers.exact.floor import ROUNDOFF
+from solvers.exact.monotone_flows import dinic
+
+@njit(cache=True, nogil=True)
+def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sign: np.ndarray, lo: np.ndarray,
+              hi: np.ndarray, margin: int, target: float) -> float:
+    """A maximum flow through the conflicts of the models whose points are ``sign_j m_j`` with
+    magnitudes ``m_j`` in ``[lo_j, hi_j]``: a positive pattern ``p`` and a negative one ``q`` that no
+    such model gets both right, ``max_m sum_j m_j sign_j (x_pj - x_qj) < 2 margin`` (both right
+    needs ``s_p - s_q >= 2 margin``, whatever the intercept). Every model of the box errs on a vertex
+    cover of these conflicts, so the value is a lower bound on its weighted error (Konig)."""
+    n_pos, r = Vp.shape
+    n_neg = Vn.shape[0]
+    # first a greedy flow (heavy positive patterns first, each until it has sent its weight): often
+    # enough to stop before listing the conflicts for the maximum flow
+    left_n = wn.copy()
+    greedy = 0.0
+    for p in np.argsort(-wp):
+        send = wp[p]
+        for q in range(n_neg):
+            if left_n[q] <= 0.0:
+                continue
+            most = 0
+            for j in range(r):
+                delta = sign[j] * (Vp[p, j] - Vn[q, j])
+                most += delta * (hi[j] if delta > 0 else lo[j])
+            if most < 2 * margin:
+                f = min(send, left_n[q])
+                left_n[q] -= f
+                send -= f
+                if send <= 0.0:
+                    break
+        greedy += wp[p] - send
+        if greedy >= target:
+            return greedy
+    size = 0
+    edges = np.empty(1024, np.int64)
+    VnT = np.ascontiguousarray(Vn.T)
+    most = np.empty(n_neg, np.int64)
+    for p in range(n_pos):
+        most[:] = 0
+        for j in range(r):  # the largest score difference over the box, column by column
+            a, column, up, down = sign[j] * Vp[p, j], VnT[j], hi[j], lo[j]
+            for q in range(n_neg):
+                delta = a - sign[j] * column[q]
+                most[q] += delta * (up if delta > 0 else down)
+        for q in range(n_neg):
+            if most[q] < 2 * margin:
+                if size == edges.size:
+                    grown = np.empty(2 * size, np.int64)
+                    grown[:size] = edges
+                    edges = grown
+                edges[size] = p * n_neg + q
+                size += 1
+    return dinic(edges[:size], wp, wn, target)
+
+
+@njit(cache=True, nogil=True)
+def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.ndarray, top: np.ndarray,
+               sign: np.ndarray, cost: np.ndarray, eps: np.ndarray, margin: int, b_lo: int, b_hi: int,
+               target: float) -> tuple[float, np.ndarray, int]:
+    """Least objective of the point vectors ``sign_j * (low_j..top_j)`` on the columns ``Xs`` of the
+    patterns (weights ``w``, labels ``positive``), each with its best integer intercept in
+    ``[b_lo, b_hi]``; returns ``(objective, points, intercept)`` of the best one below ``target``
+    (``target`` and zeros when none). The vectors are visited in mixed-radix order, the scores
+    updated in place."""
+    m, k = Xs.shape
+    span = 0
+    for j in range(k):
+        big = 0
+        for i in range(m):
+            big = max(big, abs(Xs[i, j]))
+        span += top[j] * big
+    size = 2 * span + 1
+    hist_pos, hist_neg = np.zeros(size), np.zeros(size)
+    cum_pos, cum_neg = np.zeros(size + 1), np.zeros(size + 1)
+    w_neg = 0.0
+    for i in range(m):
+        if not positive[i]:
+            w_neg += w[i]
+    mags = low.copy()
+    scores = np.zeros(m, np.int64)
+    for i in range(m):
+        for j in range(k):
+            scores[i] += sign[j] * low[j] * Xs[i, j]
+    best, best_points, best_b = target, np.zeros(k, np.int64), 0
+    while True:
+        fixed = 0.0
+        for j in range(k):
+            fixed += cost[j] + eps[j] * mags[j]
+        if fixed < best:
+            lo_s, hi_s = span, -span
+            for i in range(m):
+                s = scores[i]
+                lo_s, hi_s = min(lo_s, s), max(hi_s, s)
+                if positive[i]:
+                    hist_pos[s + span] += w[i]
+                else:
+                    hist_neg[s + span] += w[i]
+            if m == 0:
+                lo_s, hi_s = 0, 0
+            # cum_pos[t] / cum_neg[t]: weight of the positive / negative patterns scoring below lo_s + t
+            length = hi_s - lo_s + 1
+            for t in range(length):
+                cum_pos[t + 1] = cum_pos[t] + hist_pos[lo_s + t + span]
+                cum_neg[t + 1] = cum_neg[t] + hist_neg[lo_s + t + span]
+                hist_pos[lo_s + t + span] = 0.0
+                hist_neg[lo_s + t + span] = 0.0
+            # the errors change only for intercepts in [-hi_s - margin, -lo_s + margin] (within the box)
+            first, last = max(b_lo, -hi_s - margin), min(b_hi, -lo_s + margin)
+            if first > last:
+                first = last = b_lo if b_lo > -lo_s + margin else b_hi
+            err_best, b_best = np.inf, 0
+            for b in range(first, last + 1):
+                # positive right iff s >= margin - b; negative right iff s <= -margin - b
+                below = min(max(margin - b - lo_s, 0), length)
+                upto = min(max(-margin - b - lo_s + 1, 0), length)
+                e = cum_pos[below] + (w_neg - cum_neg[upto])
+                if e < err_best:
+                    err_best, b_best = e, b
+            value = err_best + fixed
+            if value < best:
+                best, best_b = value, b_best
+                for j in range(k):
+                    best_points[j] = sign[j] * mags[j]
+        # next magnitude vector (mixed radix); the scores follow: + x_j for the digit raised,
+        # - (top - low) x for the digits reset to low
+        j = 0
+        while j < k:
+            if mags[j] < top[j]:
+                mags[j] += 1
+                for i in range(m):
+                    scores[i] += sign[j] * Xs[i, j]
+                break
+            for i in range(m):
+                scores[i] -= sign[j] * (top[j] - low[j]) * Xs[i, j]
+            mags[j] = low[j]
+            j += 1
+        if j == k:
+            break
+    return best, best_points, best_b
+
+
+@njit(cache=True, nogil=True)
+def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, top: np.ndarray, sign: np.ndarray,
+                    cost: np.ndarray, eps: np.ndarray, margin: int, b_lo: int, b_hi: int, target: float,
+                    leaf: int) -> tuple[float, np.ndarray, int, int]:
+    """Least objective over the point vectors ``sign_j m_j``, ``m_j`` in ``1..top_j`` (each with its
+    best intercept), below ``target``: branch and bound on the box of magnitudes (depth first, the
+    widest side halved), a box bounded by its conflicts' flow (:func:`box_flow`) plus its least
+    costs and enumerated (:func:`enumerate_box`) once it holds at most ``leaf`` vectors. Returns
+    ``(objective, points, intercept, boxes)``: ``target`` and zeros when nothing is below it."""
+    r = sign.size
+    Xs = np.empty((wp.size + wn.size, r), np.int64)
+    Xs[:wp.size] = Vp
+    Xs[wp.size:] = Vn
+    positive = np.zeros(wp.size + wn.size, np.bool_)
+    positive[:wp.size] = True
+    w = np.concatenate((wp, wn))
+    depth = 1
+    for j in range(r):
+        depth += int(np.ceil(np.log2(top[j] + 1.0))) + 1
+    lows, highs = np.empty((depth + 1, r), np.int64), np.empty((depth + 1, r), np.int64)
+    lows[0], highs[0] = 1, top
+    size = 1
+    best, best_points, best_b, boxes = target, np.zeros(r, np.int64), 0, 0
+    while size > 0:
+        size -= 1
+        lo, hi = lows[size].copy(), highs[size].copy()
+        boxes += 1
+        fixed = 0.0
+        vectors = 1
+        for j in range(r):
+            fixed += cost[j] + eps[j] * lo[j]
+            vectors *= hi[j] - lo[j] + 1
+        if fixed >= best:
+            continue
+        if vectors <= leaf:
+            value, points, b = enumerate_box(Xs, positive, w, lo, hi, sign, cost, eps, margin, b_lo, b_hi, best)
+            if value < best:
+                best, best_points, best_b = value, points, b
+            continue
+        if (box_flow(Vp, wp, Vn, wn, sign, lo, hi, margin, best - fixed) + fixed) * (1.0 - ROUNDOFF) >= best:
+            continue
+        widest = 0
+        for j in range(r):
+            if hi[j] - lo[j] > hi[widest] - lo[widest]:
+                widest = j
+        mid = (lo[widest] + hi[widest]) // 2
+        lows[size], highs[size] = lo, hi
+        highs[size, widest] = mid
+        lows[size + 1], highs[size + 1] = lo, hi
+        lows[size + 1, widest] = mid + 1
+        size += 2
+    return best, best_points, best_b, boxes

@@ -1,0 +1,130 @@
+"""A support's patterns: the distinct value vectors its rows take, with the weight of each label.
+
+Rows that agree on a support ``S`` get the same score under every model of support ``S``, so the
+orthant search (:mod:`solvers.exact.monotone_supports`) works on patterns. A pattern is numbered
+by its *key*, the rows' value ranks on ``S`` in mixed radix: through a scratch table of slots
+(:func:`group_ids`, one pass over the rows) when the key space fits in it, else by a comparison
+sort (:func:`dense_keys`). The features and their ranks are read column by column (one row per
+feature), so a support's columns are never copied.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+def value_ranks(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the rank of each row's value among the column's distinct values, and their count."""
+    ranks = np.empty(X.shape, np.int64)
+    levels = np.empty(X.shape[1], np.int64)
+    for j in range(X.shape[1]):
+        values, ranks[:, j] = np.unique(X[:, j], return_inverse=True)
+        levels[j] = values.size
+    return ranks, levels
+
+
+@njit(cache=True, nogil=True)
+def group_ids(keys: np.ndarray, slot: np.ndarray, ids: np.ndarray, count: int) -> int:
+    """Number the distinct ``keys`` (integers below ``slot.size``) from ``count`` on, in order of first
+    appearance, writing each key's number to ``ids``; ``slot`` (scratch, ``-1`` everywhere) keeps the
+    numbers until :func:`forget` clears them. Returns the new count."""
+    for i in range(keys.size):
+        key = keys[i]
+        if slot[key] < 0:
+            slot[key] = count
+            count += 1
+        ids[i] = slot[key]
+    return count
+
+
+@njit(cache=True, nogil=True)
+def forget(keys: np.ndarray, slot: np.ndarray) -> None:
+    for key in keys:
+        slot[key] = -1
+
+
+@njit(cache=True, nogil=True)
+def by_group(ids: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """A counting sort of the indices of ``ids`` by their group: ``(start of each group, indices)``."""
+    start = np.zeros(groups + 1, np.int64)
+    for g in ids:
+        start[g + 1] += 1
+    for g in range(groups):
+        start[g + 1] += start[g]
+    at = start[:-1].copy()
+    items = np.empty(ids.size, np.int64)
+    for i in range(ids.size):
+        items[at[ids[i]]] = i
+        at[ids[i]] += 1
+    return start, items
+
+
+@njit(cache=True, nogil=True)
+def dense_keys(keys: np.ndarray) -> np.ndarray:
+    """``keys`` renumbered ``0, 1, ...`` in increasing order (a comparison sort: the numbering of
+    :func:`group_ids` for key spaces over its scratch)."""
+    order = np.argsort(keys)
+    out = np.empty(keys.size, np.int64)
+    count = -1
+    for t in range(keys.size):
+        if t == 0 or keys[order[t]] != keys[order[t - 1]]:
+            count += 1
+        out[order[t]] = count
+    return out
+
+
+@njit(cache=True, nogil=True)
+def patterns(valuesT: np.ndarray, ranksT: np.ndarray, levels: np.ndarray, S: np.ndarray, positive: np.ndarray,
+              w: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                        np.ndarray]:
+    """The patterns of support ``S`` of each label: ``(positive patterns, their weights, their value
+    ranks, negative patterns, their weights, their value ranks)``, one per distinct key (the rows'
+    value ranks on ``S`` in mixed radix), from the features and their ranks stored column by column
+    (``valuesT``, ``ranksT``: one row per feature); ``slot`` is :func:`group_ids`'s scratch, used
+    when the keys fit in it."""
+    r, m = S.size, valuesT.shape[1]
+    keys = np.zeros(m, np.int64)
+    space = 1
+    for j in range(r):
+        column = ranksT[S[j]]
+        for i in range(m):
+            keys[i] += column[i] * space
+        space *= levels[S[j]]
+    ids = np.empty(m, np.int64)
+    if space > slot.size:
+        ids = dense_keys(keys)
+        u = ids.max() + 1 if m > 0 else 0
+    else:
+        u = group_ids(keys, slot, ids, 0)
+        forget(keys, slot)
+    first = np.full(u, -1, np.int64)
+    wpos = np.zeros(u)
+    wneg = np.zeros(u)
+    for i in range(m):
+        a = ids[i]
+        if first[a] < 0:
+            first[a] = i
+        if positive[i]:
+            wpos[a] += w[i]
+        else:
+            wneg[a] += w[i]
+    n_pos, n_neg = 0, 0
+    for a in range(u):
+        n_pos += wpos[a] > 0.0
+        n_neg += wneg[a] > 0.0
+    Vp, Vn = np.empty((n_pos, r), np.int64), np.empty((n_neg, r), np.int64)
+    Rp, Rn = np.empty((n_pos, r), np.int64), np.empty((n_neg, r), np.int64)
+    wp, wn = np.empty(n_pos), np.empty(n_neg)
+    a_pos, a_neg = 0, 0
+    for a in range(u):
+        i = first[a]
+        if wpos[a] > 0.0:
+            for j in range(r):
+                Vp[a_pos, j], Rp[a_pos, j] = valuesT[S[j], i], ranksT[S[j], i]
+            wp[a_pos] = wpos[a]
+            a_pos += 1
+        if wneg[a] > 0.0:
+            for j in range(r):
+                Vn[a_neg, j], Rn[a_neg, j] = valuesT[S[j], i], ranksT[S[j], i]
+            wn[a_neg] = wneg[a]
+            a_neg += 1
+    return Vp, wp, Rp, Vn, wn, Rn
