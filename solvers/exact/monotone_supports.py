@@ -40,9 +40,9 @@ rest once it ends, until the lowest bound left reaches the incumbent. An orthant
 and bound (:mod:`solvers.exact.orthant_boxes`) on its box of magnitudes ``m_j`` in ``1..|bound|`` (points ``sigma_j m_j``): a box is
 bounded by a flow through the pairs no model of the box gets both right
 (``max_m sum_j m_j sigma_j (x_pj - x_qj) < 2 margin``, margin included) plus its least costs, split
-on its widest side, and enumerated once small: every point vector with its best integer intercept
-from the cumulative weights of the patterns per score (exact: ``y_i (s_i + b) >= margin`` is an
-integer comparison). The objective is SLIM's: weighted errors, plus ``C_0 c_{0,j}`` per non-zero
+on its widest side, and enumerated once small (or cheaper to enumerate than to bound): every point
+vector with its best integer intercept from the cumulative weights of the patterns per score (exact:
+``y_i (s_i + b) >= margin`` is an integer comparison). The objective is SLIM's: weighted errors, plus ``C_0 c_{0,j}`` per non-zero
 point and the tie-breaker ``epsilon_j |lambda_j|``.
 
 When every support is screened and every orthant kept is searched or bounded above the incumbent,

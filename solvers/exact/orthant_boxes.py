@@ -3,8 +3,9 @@
 In the orthant of support ``S`` and signs ``sigma``, a model's points are ``sigma_j m_j`` with
 magnitudes ``m_j`` in ``1..top_j``. A box of magnitudes is bounded by a flow through the pairs of
 patterns no model of the box gets both right (:func:`box_flow`: the margin counts, unlike the
-orthant's monotone bound) plus its least costs; boxes are split on their widest side and, once small,
-enumerated (:func:`enumerate_box`: every vector with its best integer intercept, exact).
+orthant's monotone bound) plus its least costs; boxes are split on their widest side and, once small
+(or once enumerating is cheaper than the flow), enumerated (:func:`enumerate_box`: every vector with
+its best integer intercept, exact).
 """
 from __future__ import annotations
 
@@ -161,7 +162,9 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
     """Least objective over the point vectors ``sign_j m_j``, ``m_j`` in ``1..top_j`` (each with its
     best intercept), below ``target``: branch and bound on the box of magnitudes (depth first, the
     widest side halved), a box bounded by its conflicts' flow (:func:`box_flow`) plus its least
-    costs and enumerated (:func:`enumerate_box`) once it holds at most ``leaf`` vectors. Returns
+    costs and enumerated (:func:`enumerate_box`) once it holds at most ``leaf`` vectors, or once
+    enumerating it (vectors times patterns) costs no more than its flow (pattern pairs times
+    columns). Returns
     ``(objective, points, intercept, boxes)``: ``target`` and zeros when nothing is below it."""
     r = sign.size
     Xs = np.empty((wp.size + wn.size, r), np.int64)
@@ -188,7 +191,9 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
             vectors *= hi[j] - lo[j] + 1
         if fixed >= best:
             continue
-        if vectors <= leaf:
+        # enumerate a small box, or one whose enumeration (a pass over the patterns per vector) costs
+        # less than its flow (a pass over the pattern pairs per column)
+        if vectors <= leaf or vectors * (wp.size + wn.size) <= wp.size * wn.size * r:
             value, points, b = enumerate_box(Xs, positive, w, lo, hi, sign, cost, eps, margin, b_lo, b_hi, best)
             if value < best:
                 best, best_points, best_b = value, points, b
