@@ -24,22 +24,29 @@ from solvers.exact.pattern_groups import by_group, dense_keys, forget, group_ids
 _TINY = 1e-15
 
 @njit(cache=True, nogil=True)
-def _class_flow(pairs: np.ndarray, count: np.ndarray, on_a: int, on_b: int, n_neg: int, left_p: np.ndarray,
-                left_n: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> float:
-    """A greedy flow from scratch (``left_p``, ``left_n`` set to the weights, then what is left)
-    through the pairs of the classes that conflict on two columns, ``on_a`` / ``on_b`` the digit of
-    a conflict (1 below or 2 above) on each (:func:`near_flows`); stopped at ``target``."""
-    left_p[:] = wp
-    left_n[:] = wn
-    sent = 0.0
+def _push(pairs: np.ndarray, first: int, last: int, n_neg: int, left_p: np.ndarray, left_n: np.ndarray,
+          sent: float) -> float:
+    """The greedy step of every flow here: each conflict of ``pairs[first:last]`` (``p * n_neg + q``),
+    in turn, carries what both its ends have left (``left_p``, ``left_n``, updated); returns ``sent``
+    plus what they carried."""
+    for e in range(first, last):
+        p, q = divmod(pairs[e], n_neg)
+        f = min(left_p[p], left_n[q])
+        if f > 0.0:
+            left_p[p] -= f
+            left_n[q] -= f
+            sent += f
+    return sent
+
+
+@njit(cache=True, nogil=True)
+def _push_classes(pairs: np.ndarray, count: np.ndarray, on_a: int, on_b: int, n_neg: int, left_p: np.ndarray,
+                  left_n: np.ndarray, sent: float, target: float) -> float:
+    """:func:`_push` through the pairs of the classes that conflict on two columns, ``on_a`` / ``on_b``
+    the digit of a conflict (1 below or 2 above) on each (:func:`near_flows`), class by class until
+    ``sent`` reaches ``target``."""
     for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
-        for e in range(count[c], count[c + 1]):
-            p, q = divmod(pairs[e], n_neg)
-            f = min(left_p[p], left_n[q])
-            if f > 0.0:
-                left_p[p] -= f
-                left_n[q] -= f
-                sent += f
+        sent = _push(pairs, count[c], count[c + 1], n_neg, left_p, left_n, sent)
         if sent >= target:
             break
     return sent
@@ -47,7 +54,7 @@ def _class_flow(pairs: np.ndarray, count: np.ndarray, on_a: int, on_b: int, n_ne
 
 @njit(cache=True, nogil=True)
 def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, Rn: np.ndarray,
-                levels: np.ndarray, allowed: np.ndarray, target: float, slot: np.ndarray) -> np.ndarray:
+               levels: np.ndarray, allowed: np.ndarray, target: float, slot: np.ndarray) -> np.ndarray:
     """Per sign pattern ``plus`` with ``allowed[plus]`` (``-1`` elsewhere), the value of a greedy flow
     through only the conflicts between patterns equal on all but two of the ``r`` columns: for each
     such pair of columns in turn (the last columns grouped first), the patterns are grouped by their
@@ -123,9 +130,11 @@ def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, w
                     for o in range(orthants):
                         if not allowed[o] or ((o >> a) & 1) + 2 * ((o >> b) & 1) != signs:
                             continue
-                        if sent < 0.0:
-                            sent = _class_flow(pairs, count, 1 if signs & 1 else 2, 1 if signs & 2 else 2, n_neg,
-                                               first_p[signs], first_n[signs], wp, wn, target)
+                        if sent < 0.0:  # a flow from scratch
+                            first_p[signs] = wp
+                            first_n[signs] = wn
+                            sent = _push_classes(pairs, count, 1 if signs & 1 else 2, 1 if signs & 2 else 2, n_neg,
+                                                 first_p[signs], first_n[signs], 0.0, target)
                         out[o] = sent
                         if sent < target:
                             done = False
@@ -141,16 +150,7 @@ def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, w
                 # conflicts on a: equal, or below with sigma_a = +1, or above with -1 (and so on b)
                 on_a = 1 if (o >> a) & 1 else 2
                 on_b = 1 if (o >> b) & 1 else 2
-                for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
-                    for e in range(count[c], count[c + 1]):
-                        p, q = divmod(pairs[e], n_neg)
-                        f = min(left_p[o, p], left_n[o, q])
-                        if f > 0.0:
-                            left_p[o, p] -= f
-                            left_n[o, q] -= f
-                            out[o] += f
-                    if out[o] >= target:
-                        break
+                out[o] = _push_classes(pairs, count, on_a, on_b, n_neg, left_p[o], left_n[o], out[o], target)
                 done = done and out[o] >= target
             if done:
                 return out
@@ -232,13 +232,7 @@ def greedy_flows(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.nd
         for c in range(classes.size):
             if not classes[c]:
                 continue
-            for e in range(start[c], start[c + 1]):
-                p, q = divmod(pairs[e], n_neg)
-                t = min(left_p[p], left_n[q])
-                if t > 0.0:
-                    left_p[p] -= t
-                    left_n[q] -= t
-                    total += t
+            total = _push(pairs, start[c], start[c + 1], n_neg, left_p, left_n, total)
             if total >= target:
                 break
         out[plus] = total
@@ -247,7 +241,7 @@ def greedy_flows(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.nd
 
 @njit(cache=True, nogil=True)
 def class_max_flow(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.ndarray, r: int,
-              plus: int, target: float) -> float:
+                   plus: int, target: float) -> float:
     """The value of a maximum flow through the conflicts of sign pattern ``plus`` (:func:`dinic`),
     stopped once it reaches ``target``."""
     classes = conflicting(r, plus)
