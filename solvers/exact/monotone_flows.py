@@ -24,13 +24,13 @@ from solvers.exact.pattern_groups import by_group, dense_keys, forget, group_ids
 _TINY = 1e-15
 
 @njit(cache=True, nogil=True)
-def _push(pairs: np.ndarray, first: int, last: int, n_neg: int, left_p: np.ndarray, left_n: np.ndarray,
+def _push(ps: np.ndarray, qs: np.ndarray, first: int, last: int, left_p: np.ndarray, left_n: np.ndarray,
           sent: float) -> float:
-    """The greedy step of every flow here: each conflict of ``pairs[first:last]`` (``p * n_neg + q``),
-    in turn, carries what both its ends have left (``left_p``, ``left_n``, updated); returns ``sent``
-    plus what they carried."""
+    """The greedy step of every flow here: each conflict ``(ps[e], qs[e])`` (positive pattern,
+    negative pattern) of ``first:last``, in turn, carries what both its ends have left (``left_p``,
+    ``left_n``, updated); returns ``sent`` plus what they carried."""
     for e in range(first, last):
-        p, q = divmod(pairs[e], n_neg)
+        p, q = ps[e], qs[e]
         f = min(left_p[p], left_n[q])
         if f > 0.0:
             left_p[p] -= f
@@ -40,30 +40,77 @@ def _push(pairs: np.ndarray, first: int, last: int, n_neg: int, left_p: np.ndarr
 
 
 @njit(cache=True, nogil=True)
-def _push_classes(pairs: np.ndarray, count: np.ndarray, on_a: int, on_b: int, n_neg: int, left_p: np.ndarray,
+def _push_classes(ps: np.ndarray, qs: np.ndarray, count: np.ndarray, on_a: int, on_b: int, left_p: np.ndarray,
                   left_n: np.ndarray, sent: float, target: float) -> float:
     """:func:`_push` through the pairs of the classes that conflict on two columns, ``on_a`` / ``on_b``
     the digit of a conflict (1 below or 2 above) on each (:func:`near_flows`), class by class until
     ``sent`` reaches ``target``."""
     for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
-        sent = _push(pairs, count[c], count[c + 1], n_neg, left_p, left_n, sent)
+        sent = _push(ps, qs, count[c], count[c + 1], left_p, left_n, sent)
         if sent >= target:
             break
     return sent
 
 
 @njit(cache=True, nogil=True)
-def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, Rn: np.ndarray,
-               levels: np.ndarray, allowed: np.ndarray, target: float, slot: np.ndarray) -> np.ndarray:
+def _group_pairs(Rp: np.ndarray, Rn: np.ndarray, ids_p: np.ndarray, ids_n: np.ndarray, groups: int, a: int,
+                 b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of a positive and a negative pattern of the same group (``ids_p``, ``ids_n``), sorted
+    by their comparison on columns ``a`` and ``b`` of their value ranks ``Rp``, ``Rn`` (class ``c`` in
+    ``0..8``, digit 0 on ``a`` and digit 1 on ``b`` as in :func:`pair_classes`): ``(count, positive
+    ends, negative ends)``, class ``c`` at ``count[c]:count[c + 1]``. The two columns are first
+    copied in group order, so each pair's class is computed once, on contiguous values."""
+    start_p, items_p = by_group(ids_p, groups)
+    start_n, items_n = by_group(ids_n, groups)
+    ap, bp = np.empty(items_p.size, np.int64), np.empty(items_p.size, np.int64)
+    an, bn = np.empty(items_n.size, np.int64), np.empty(items_n.size, np.int64)
+    for s in range(items_p.size):
+        ap[s], bp[s] = Rp[items_p[s], a], Rp[items_p[s], b]
+    for t in range(items_n.size):
+        an[t], bn[t] = Rn[items_n[t], a], Rn[items_n[t], b]
+    total = 0
+    for g in range(groups):
+        total += (start_p[g + 1] - start_p[g]) * (start_n[g + 1] - start_n[g])
+    code = np.empty(total, np.uint8)
+    count = np.zeros(10, np.int64)
+    k = 0
+    for g in range(groups):
+        for s in range(start_p[g], start_p[g + 1]):
+            x, z = ap[s], bp[s]
+            for t in range(start_n[g], start_n[g + 1]):
+                c = (x < an[t]) + 2 * (x > an[t]) + 3 * ((z < bn[t]) + 2 * (z > bn[t]))
+                code[k] = c
+                count[c + 1] += 1
+                k += 1
+    for c in range(9):
+        count[c + 1] += count[c]
+    at = count[:9].copy()
+    ps, qs = np.empty(total, np.int32), np.empty(total, np.int32)
+    k = 0
+    for g in range(groups):
+        for s in range(start_p[g], start_p[g + 1]):
+            p = items_p[s]
+            for t in range(start_n[g], start_n[g + 1]):
+                c = code[k]
+                ps[at[c]], qs[at[c]] = p, items_n[t]
+                at[c] += 1
+                k += 1
+    return count, ps, qs
+
+
+@njit(cache=True, nogil=True)
+def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, levels: np.ndarray,
+               allowed: np.ndarray, target: float, slot: np.ndarray) -> np.ndarray:
     """Per sign pattern ``plus`` with ``allowed[plus]`` (``-1`` elsewhere), the value of a greedy flow
-    through only the conflicts between patterns equal on all but two of the ``r`` columns: for each
+    through only the conflicts between patterns (given by their value ranks ``Rp``, ``Rn``: the
+    comparisons of the values) equal on all but two of the ``r`` columns: for each
     such pair of columns in turn (the last columns grouped first), the patterns are grouped by their
     ranks on the others, the pairs of a group sorted by their comparison on the two, and every
     orthant not yet at ``target`` adds what its conflicts among them carry (a pair met again is the
     same conflict). Stops once every orthant reaches ``target``. A flow, so a lower bound, at a small
     part of the cost of all the pairs. ``slot`` is :func:`group_ids`'s scratch."""
-    n_pos, r = Vp.shape
-    n_neg = Vn.shape[0]
+    n_pos, r = Rp.shape
+    n_neg = Rn.shape[0]
     orthants = allowed.size
     out = np.full(orthants, -1.0)
     for o in range(orthants):
@@ -79,7 +126,6 @@ def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, w
     first = True
     keys = np.empty(n_pos + n_neg, np.int64)
     ids = np.empty(n_pos + n_neg, np.int64)
-    count = np.zeros(10, np.int64)
     for b in range(r - 1, 0, -1):  # the two columns a < b left out of the grouping, the last ones first
         for a in range(b - 1, -1, -1):
             stride = 1
@@ -97,31 +143,7 @@ def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, w
             else:
                 ids[:] = dense_keys(keys)
                 groups = ids.max() + 1
-            start_p, items_p = by_group(ids[:n_pos], groups)
-            start_n, items_n = by_group(ids[n_pos:], groups)
-            # the pairs of each group, by their comparison on columns a and b (9 classes)
-            count[:] = 0
-            for g in range(groups):
-                for s in range(start_p[g], start_p[g + 1]):
-                    p = items_p[s]
-                    for t in range(start_n[g], start_n[g + 1]):
-                        q = items_n[t]
-                        c = ((Vp[p, a] < Vn[q, a]) + 2 * (Vp[p, a] > Vn[q, a])
-                             + 3 * ((Vp[p, b] < Vn[q, b]) + 2 * (Vp[p, b] > Vn[q, b])))
-                        count[c + 1] += 1
-            for c in range(9):
-                count[c + 1] += count[c]
-            at = count[:9].copy()
-            pairs = np.empty(count[9], np.int64)
-            for g in range(groups):
-                for s in range(start_p[g], start_p[g + 1]):
-                    p = items_p[s]
-                    for t in range(start_n[g], start_n[g + 1]):
-                        q = items_n[t]
-                        c = ((Vp[p, a] < Vn[q, a]) + 2 * (Vp[p, a] > Vn[q, a])
-                             + 3 * ((Vp[p, b] < Vn[q, b]) + 2 * (Vp[p, b] > Vn[q, b])))
-                        pairs[at[c]] = p * n_neg + q
-                        at[c] += 1
+            count, ps, qs = _group_pairs(Rp, Rn, ids[:n_pos], ids[n_pos:], groups, a, b)
             if first:
                 first = False
                 done = True
@@ -133,7 +155,7 @@ def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, w
                         if sent < 0.0:  # a flow from scratch
                             first_p[signs] = wp
                             first_n[signs] = wn
-                            sent = _push_classes(pairs, count, 1 if signs & 1 else 2, 1 if signs & 2 else 2, n_neg,
+                            sent = _push_classes(ps, qs, count, 1 if signs & 1 else 2, 1 if signs & 2 else 2,
                                                  first_p[signs], first_n[signs], 0.0, target)
                         out[o] = sent
                         if sent < target:
@@ -150,7 +172,7 @@ def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, w
                 # conflicts on a: equal, or below with sigma_a = +1, or above with -1 (and so on b)
                 on_a = 1 if (o >> a) & 1 else 2
                 on_b = 1 if (o >> b) & 1 else 2
-                out[o] = _push_classes(pairs, count, on_a, on_b, n_neg, left_p[o], left_n[o], out[o], target)
+                out[o] = _push_classes(ps, qs, count, on_a, on_b, left_p[o], left_n[o], out[o], target)
                 done = done and out[o] >= target
             if done:
                 return out
@@ -158,11 +180,10 @@ def near_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, w
 
 
 @njit(cache=True, nogil=True)
-def pair_classes(Vp: np.ndarray, Vn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pair_classes(Vp: np.ndarray, Vn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pattern pairs sorted by their comparison class (digit ``j`` in base 3: 0 equal, 1 the
-    positive pattern below, 2 above): ``(start of each of the 3^r classes, pairs)``, a pair
-    ``p * n_neg + q`` (positive pattern ``p``, negative ``q``), those of class ``c`` at
-    ``start[c]:start[c + 1]``. The classes are summed column by column over the negative patterns
+    positive pattern below, 2 above): ``(start of each of the 3^r classes, positive ends, negative
+    ends)``, those of class ``c`` at ``start[c]:start[c + 1]``. The classes are summed column by column over the negative patterns
     (contiguous, so the loop vectorises), then the pairs are placed by a counting sort."""
     n_pos, r = Vp.shape
     n_neg = Vn.shape[0]
@@ -185,14 +206,14 @@ def pair_classes(Vp: np.ndarray, Vn: np.ndarray) -> tuple[np.ndarray, np.ndarray
     for c in range(size):
         start[c + 1] += start[c]
     at = start[:-1].copy()
-    pairs = np.empty(n_pos * n_neg, np.int32)
+    ps, qs = np.empty(n_pos * n_neg, np.int32), np.empty(n_pos * n_neg, np.int32)
     for p in range(n_pos):
         row = code[p]
         for q in range(n_neg):
             c = row[q]
-            pairs[at[c]] = np.int32(p * n_neg + q)
+            ps[at[c]], qs[at[c]] = p, q
             at[c] += 1
-    return start, pairs
+    return start, ps, qs
 
 
 @njit(cache=True, nogil=True)
@@ -215,7 +236,7 @@ def conflicting(r: int, plus: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def greedy_flows(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.ndarray,
+def greedy_flows(start: np.ndarray, ps: np.ndarray, qs: np.ndarray, wp: np.ndarray, wn: np.ndarray,
                   r: int, allowed: np.ndarray, target: float) -> np.ndarray:
     """For each sign pattern ``plus`` with ``allowed[plus]``, the value of a greedy flow through its
     conflicts (stopped once it reaches ``target``); ``-1`` elsewhere."""
@@ -232,7 +253,7 @@ def greedy_flows(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.nd
         for c in range(classes.size):
             if not classes[c]:
                 continue
-            total = _push(pairs, start[c], start[c + 1], n_neg, left_p, left_n, total)
+            total = _push(ps, qs, start[c], start[c + 1], left_p, left_n, total)
             if total >= target:
                 break
         out[plus] = total
@@ -240,7 +261,7 @@ def greedy_flows(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.nd
 
 
 @njit(cache=True, nogil=True)
-def class_max_flow(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.ndarray, r: int,
+def class_max_flow(start: np.ndarray, ps: np.ndarray, qs: np.ndarray, wp: np.ndarray, wn: np.ndarray, r: int,
                    plus: int, target: float) -> float:
     """The value of a maximum flow through the conflicts of sign pattern ``plus`` (:func:`dinic`),
     stopped once it reaches ``target``."""
@@ -249,20 +270,20 @@ def class_max_flow(start: np.ndarray, pairs: np.ndarray, wp: np.ndarray, wn: np.
     for c in range(classes.size):
         if classes[c]:
             size += start[c + 1] - start[c]
-    edges = np.empty(size, np.int64)
+    edge_p, edge_q = np.empty(size, np.int32), np.empty(size, np.int32)
     size = 0
     for c in range(classes.size):
         if classes[c]:
             for e in range(start[c], start[c + 1]):
-                edges[size] = pairs[e]
+                edge_p[size], edge_q[size] = ps[e], qs[e]
                 size += 1
-    return dinic(edges, wp, wn, target)
+    return dinic(edge_p, edge_q, wp, wn, target)
 
 
 @njit(cache=True, nogil=True)
-def dinic(edges: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> float:
+def dinic(edge_p: np.ndarray, edge_q: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> float:
     """The value of a maximum flow from the positive patterns (capacities ``wp``) through the
-    uncapacitated conflicts ``edges`` (``p * n_neg + q``) to the negative patterns (capacities
+    uncapacitated conflicts ``(edge_p[e], edge_q[e])`` to the negative patterns (capacities
     ``wn``), stopped once it reaches ``target`` (Dinic: shortest augmenting paths by level graphs,
     blocking flows by depth-first search with current arcs)."""
     n_pos, n_neg = wp.size, wn.size
@@ -275,10 +296,9 @@ def dinic(edges: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> f
         degree[p + 1] += 1
     for q in range(n_neg):
         degree[n_pos + q + 1] += 1
-    for e in range(edges.size):
-        p, q = divmod(edges[e], n_neg)
-        degree[p + 1] += 1
-        degree[n_pos + q + 1] += 1
+    for e in range(edge_p.size):
+        degree[edge_p[e] + 1] += 1
+        degree[n_pos + edge_q[e] + 1] += 1
     for v in range(nodes):
         degree[v + 1] += degree[v]
     head = degree  # arcs of node v at head[v]:head[v + 1]
@@ -302,9 +322,8 @@ def dinic(edges: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> f
         to[b], cap[b], rev[b] = v, 0.0, a
         at[v] += 1
         at[sink] += 1
-    for e in range(edges.size):  # the conflicts, uncapacitated
-        u, q = divmod(edges[e], n_neg)
-        v = n_pos + q
+    for e in range(edge_p.size):  # the conflicts, uncapacitated
+        u, v = edge_p[e], n_pos + edge_q[e]
         a, b = at[u], at[v]
         to[a], cap[a], rev[a] = v, big, b
         to[b], cap[b], rev[b] = u, 0.0, a

@@ -145,19 +145,20 @@ class _Support:
     wn: np.ndarray
     Rn: np.ndarray
     start: np.ndarray | None = None
-    pairs: np.ndarray | None = None
+    ends_p: np.ndarray | None = None
+    ends_n: np.ndarray | None = None
 
     def near_flows(self, levels: np.ndarray, allowed: np.ndarray, target: float, slot: np.ndarray) -> np.ndarray:
-        return near_flows(self.Vp, self.wp, self.Rp, self.Vn, self.wn, self.Rn, levels, allowed, target, slot)
+        return near_flows(self.Rp, self.wp, self.Rn, self.wn, levels, allowed, target, slot)
 
     def sort_pairs(self) -> None:
-        self.start, self.pairs = pair_classes(self.Vp, self.Vn)
+        self.start, self.ends_p, self.ends_n = pair_classes(self.Vp, self.Vn)
 
     def flows(self, allowed: np.ndarray, target: float) -> np.ndarray:
-        return greedy_flows(self.start, self.pairs, self.wp, self.wn, self.columns.size, allowed, target)
+        return greedy_flows(self.start, self.ends_p, self.ends_n, self.wp, self.wn, self.columns.size, allowed, target)
 
     def max_flow(self, plus: int, target: float) -> float:
-        return class_max_flow(self.start, self.pairs, self.wp, self.wn, self.columns.size, plus, target)
+        return class_max_flow(self.start, self.ends_p, self.ends_n, self.wp, self.wn, self.columns.size, plus, target)
 
     def search(self, problem: ZeroOneProgram, plus: int, target: float) -> tuple[float, np.ndarray, int]:
         """:func:`solvers.exact.orthant_boxes.orthant_search` on orthant ``plus``: ``(objective below

@@ -48,7 +48,7 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
         if greedy >= target:
             return greedy
     size = 0
-    edges = np.empty(1024, np.int64)
+    edge_p, edge_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
     VnT = np.ascontiguousarray(Vn.T)
     most = np.empty(n_neg, np.int64)
     for p in range(n_pos):
@@ -60,13 +60,13 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
                 most[q] += delta * (up if delta > 0 else down)
         for q in range(n_neg):
             if most[q] < 2 * margin:
-                if size == edges.size:
-                    grown = np.empty(2 * size, np.int64)
-                    grown[:size] = edges
-                    edges = grown
-                edges[size] = p * n_neg + q
+                if size == edge_p.size:
+                    grown_p, grown_q = np.empty(2 * size, np.int32), np.empty(2 * size, np.int32)
+                    grown_p[:size], grown_q[:size] = edge_p, edge_q
+                    edge_p, edge_q = grown_p, grown_q
+                edge_p[size], edge_q[size] = p, q
                 size += 1
-    return dinic(edges[:size], wp, wn, target)
+    return dinic(edge_p[:size], edge_q[:size], wp, wn, target)
 
 
 @njit(cache=True, nogil=True)

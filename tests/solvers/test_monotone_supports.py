@@ -94,8 +94,8 @@ def test_flows_bound_the_least_error_of_their_orthant_and_equal_it_in_one_dimens
         classes = mf.conflicting(k, plus)
         listed = np.zeros_like(below)
         for c in np.flatnonzero(classes):
-            p, q = np.divmod(support.pairs[support.start[c]:support.start[c + 1]], support.wn.size)
-            listed[p, q] = True
+            ends = slice(support.start[c], support.start[c + 1])
+            listed[support.ends_p[ends], support.ends_n[ends]] = True
         assert np.array_equal(listed, below)
         flow = support.max_flow(plus, math.inf)
         # the least weighted error over points 0..3 of these signs (margin 1, any intercept)
@@ -141,7 +141,7 @@ def test_near_pairs_give_a_flow_of_the_pairs_that_differ_on_at_most_two_columns(
     Vp, wp, Rp, Vn, wn, Rn = pg.patterns(X.T.copy(), ranks.T.copy(), levels, np.arange(k), positive, w, slot)
     assert np.all(slot == -1)  # the scratch is left as found
     allowed = np.ones(2 ** k, bool)
-    near = mf.near_flows(Vp, wp, Rp, Vn, wn, Rn, levels, allowed, math.inf, slot)
+    near = mf.near_flows(Rp, wp, Rn, wn, levels, allowed, math.inf, slot)
     assert np.all(slot == -1)
     support = ms._Support(np.arange(k), Vp, wp, Rp, Vn, wn, Rn)
     support.sort_pairs()
