@@ -53,7 +53,8 @@ from solvers.catalog import entry_for  # noqa: E402
 from solvers.exact.route import StepRecord, run_route  # noqa: E402
 from solvers.exact.slim_route import ROUTE  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
-from solvers.pipeline import FEASIBILITY_TOL, HEURISTIC_SHARE, solve_exact, violation  # noqa: E402
+from solvers.feasibility import FEASIBILITY_TOL, violation  # noqa: E402
+from solvers.pipeline import HEURISTIC_SHARE, solve_exact  # noqa: E402
 from solvers.progress import reporting  # noqa: E402
 from solvers.result import relative_gap  # noqa: E402
 from timing import compile_kernels, environment  # noqa: E402

@@ -115,7 +115,7 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
           heuristic="solvers.heuristics.riskslim:heuristic", polisher="solvers.heuristics.polish:with_polisher"),
     Entry("fused", "formulations.fused:FusedLassoHinge", "integer points per ordered one-hot bin: hinge loss + "
           "within-variable fused lasso (Sokolovska, eqs. 1-5); LP relaxation or binarsity proximal path",
-          exact_backend="highs", relaxed_backend="highs"),
+          exact_backend="highs", relaxed_backend="highs", heuristic="solvers.heuristics.fused:heuristic"),
     Entry("eye", "formulations.eye:EYEPenalized", "EYE-penalised logistic regression: credible sparse models that "
           "prefer known factors (Wang et al. 2018, eq. 2); conic program by ECOS, proximal path",
           exact_backend=None, relaxed_backend="ecos"),

@@ -33,6 +33,8 @@ from formulations.base import Instance, Model
 from solvers.catalog import entry_for
 from solvers.exact.route import StepRecord, preferred, run_route
 from solvers.exact.support_workers import start_workers
+from solvers.feasibility import FEASIBILITY_TOL, violation
+from solvers.heuristics.ray_rounding import round_along_ray
 from solvers.limits import Limits, interrupted
 from solvers.registry import solve, solver_options
 from solvers.result import Result, Status, certified, relative_gap
@@ -40,8 +42,6 @@ from solvers.warmup import ensure_compiled
 
 #: share of the remaining budget a heuristic may spend before the exact solve starts
 HEURISTIC_SHARE = 0.5
-#: constraint tolerance of the feasibility checks of starts and returned models
-FEASIBILITY_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -91,12 +91,6 @@ class Fit:
 
 
 # ----------------------------------------------------------------------------- helpers
-def violation(instance: Instance, model: Model) -> float:
-    """Largest violation of ``lift(model)`` in the exact program (rows, bounds, integrality, cones)."""
-    v = instance.exact().violations(instance.lift(model), FEASIBILITY_TOL)
-    return float(max(v["rows"], v["bounds"], v["integrality"], v["cones"]))
-
-
 def certify(objective: float, bound: float, mip_rel_gap: float) -> tuple[Status, float]:
     """Status and gap of a feasible model of true objective ``objective`` against ``bound``
     (``INTERRUPTED`` instead of ``FEASIBLE`` after a Ctrl-C, :func:`solvers.limits.interrupt`)."""
@@ -327,39 +321,21 @@ def _heuristic_fit(instance: Instance, method: str, model: Model | None, bound: 
                message or "heuristic: feasible model, optimality not proven")
 
 
-#: largest |coefficient| targets of the rescaled roundings of :func:`solve_rounded` (model units)
-RAY_TARGETS = (1.0, 2.0, 3.0, 5.0, 10.0)
-
-
 def solve_rounded(instance: Instance, source: Fit | Model, *, limits: Limits | None = None) -> Fit:
-    """Round ``source``'s model into the coefficient set (:meth:`Instance.round`), along its ray.
-
-    A relaxation's direction carries its information, its scale often does not: a relaxed
-    0-1 or hinge model with every coefficient below one half rounds to the empty model. So the
-    nearest rounding of the model is compared with the roundings of the model rescaled (intercept
-    included) so that its largest coefficient is each of :data:`RAY_TARGETS`; the feasible one of
-    lowest true objective is returned (never worse than plain nearest rounding). The bound is the
-    source's bound (the relaxation value when ``source`` is a relaxed fit).
-    """
+    """Round ``source``'s model into the coefficient set (:meth:`Instance.round`), along its ray
+    (:func:`solvers.heuristics.ray_rounding.round_along_ray`: the nearest rounding and those of the
+    model rescaled, the feasible one of lowest true objective). The bound is the source's bound (the
+    relaxation value when ``source`` is a relaxed fit)."""
     limits, start_time = _started(limits), time.perf_counter()
     model = _as_model(source)
     bound = source.bound if isinstance(source, Fit) else float("nan")
     if model is None:
         return _heuristic_fit(instance, "rounding", None, bound, {"total": time.perf_counter() - start_time},
                               "no model to round")
-    peak = float(np.max(np.abs(model.coef), initial=0.0))
-    scales = [1.0] + ([t / peak for t in RAY_TARGETS] if peak > 0 else [])
-    best: tuple[float, float, Model, float] | None = None
-    for scale in scales:
-        if limits.expired() and best is not None:
-            break
-        rounded = instance.round(Model(model.coef * scale, model.intercept * scale, model.extras))
-        key = (violation(instance, rounded) > FEASIBILITY_TOL, instance.objective(rounded))
-        if best is None or key < best[:2]:
-            best = (*key, rounded, scale)
+    rounded, scale = round_along_ray(instance, model, limits)
     times = {"solve": time.perf_counter() - start_time, "total": time.perf_counter() - start_time}
-    note = "rounded into the coefficient set" + (f" (along its ray, scale {best[3]:.3g})" if best[3] != 1.0 else "")
-    return _heuristic_fit(instance, "rounding", best[2], bound, times, note)
+    note = "rounded into the coefficient set" + (f" (along its ray, scale {scale:.3g})" if scale != 1.0 else "")
+    return _heuristic_fit(instance, "rounding", rounded, bound, times, note)
 
 
 def solve_heuristic(instance: Instance, *, limits: Limits | None = None) -> Fit:

@@ -30,7 +30,8 @@ from milpscore.data.validation import LabelMap, feature_names, validate_features
 from milpscore.cards.scorecard import ScoreCard
 from solvers.catalog import get_entry
 from solvers.limits import Limits
-from solvers.pipeline import FEASIBILITY_TOL, Fit, run
+from solvers.feasibility import FEASIBILITY_TOL
+from solvers.pipeline import Fit, run
 
 
 class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):

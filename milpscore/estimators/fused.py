@@ -9,8 +9,10 @@ applies the points of the bins of the raw values, which are the merged ranges' p
 
 ``solver="lp"`` solves the LP relaxation instead (continuous points), ``solver="prox"`` the
 binarsity proximal path (continuous points, Alaya 2018, Algorithm 2;
-:meth:`formulations.fused.FusedInstance.composite`); ``mip_start="prox"`` warm-starts the ILP from
-the proximal points rounded into the table (:func:`solvers.pipeline.solve_rounded`).
+:meth:`formulations.fused.FusedInstance.composite`). The ILP starts from its LP relaxation rounded
+into the table, or the flat table (:mod:`solvers.heuristics.fused`), so a fit stopped at its time
+limit keeps a table; ``mip_start="prox"`` also offers the proximal points rounded into the table
+(:func:`solvers.pipeline.solve_rounded`).
 """
 from __future__ import annotations
 

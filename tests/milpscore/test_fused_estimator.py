@@ -279,3 +279,25 @@ def test_card_applied_by_hand_reproduces_predict_on_any_value():
                 assert c in printed
         np.testing.assert_allclose(total, clf.decision_function(frame), atol=1e-9)
         np.testing.assert_array_equal(clf.classes_[(total > 0).astype(int)], clf.predict(frame))
+
+
+def test_an_exact_fit_stopped_before_highs_finds_a_model_keeps_the_start():
+    """The ILP's start (solvers.heuristics.fused): with a budget HiGHS cannot use, the fit still
+    returns a points table, feasible and unproven, never worse than the flat table; with time, the
+    start is the relaxation rounded along its ray, at most the flat table's objective."""
+    from formulations.base import Model
+    from solvers.heuristics.fused import heuristic
+    from solvers.limits import Limits
+    from solvers.pipeline import solve_relaxed
+
+    df, y = diarem_like(20000, seed=4)  # HiGHS finds no table within 0.2 s here (no start: "found no model")
+    for j in range(6):
+        df[f"z{j}"] = np.random.default_rng(j).normal(size=len(df))
+    tiny = FusedScoreClassifier(n_bins=10, time_limit=0.2).fit(df, y)
+    flat = tiny.instance_.round(Model(np.zeros(tiny.instance_.X.shape[1]), 0.0))
+    assert tiny.status_ == "feasible" and tiny.objective_ <= tiny.instance_.objective(flat) + 1e-9
+    inst, limits = tiny.instance_, Limits(time_limit=30).started()
+    relaxed = solve_relaxed(inst, limits=limits)
+    start = heuristic(inst, limits, 0, relaxed=lambda: relaxed)
+    assert inst.objective(start) < inst.objective(flat)  # the data carry signal: the rounded LP beats flat
+    assert inst.objective(start) >= relaxed.bound - 1e-6  # the LP value bounds every table from below
