@@ -99,8 +99,33 @@ def _group_pairs(Rp: np.ndarray, Rn: np.ndarray, ids_p: np.ndarray, ids_n: np.nd
 
 
 @njit(cache=True, nogil=True)
+def _grouping(Rp: np.ndarray, Rn: np.ndarray, levels: np.ndarray, a: int, b: int, slot: np.ndarray, keys: np.ndarray,
+              ids: np.ndarray) -> int:
+    """Number the patterns (positive ones first, then negative) by their ranks on every column but
+    ``a`` and ``b`` into ``ids`` (``keys``: scratch); returns the number of groups. Through ``slot``
+    (:func:`group_ids`) when the key space fits in it, else by a comparison sort."""
+    n_pos, r = Rp.shape
+    stride = 1
+    keys[:] = 0
+    for j in range(r):
+        if j != a and j != b:
+            for p in range(n_pos):
+                keys[p] += Rp[p, j] * stride
+            for q in range(Rn.shape[0]):
+                keys[n_pos + q] += Rn[q, j] * stride
+            stride *= levels[j]
+    if stride <= slot.size:
+        groups = group_ids(keys, slot, ids, 0)
+        forget(keys, slot)
+        return groups
+    ids[:] = dense_keys(keys)
+    return ids.max() + 1
+
+
+@njit(cache=True, nogil=True)
 def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, levels: np.ndarray,
-               allowed: np.ndarray, target: float, slot: np.ndarray) -> np.ndarray:
+               allowed: np.ndarray, target: float, slot: np.ndarray, first_ids: np.ndarray,
+               first_groups: int) -> np.ndarray:
     """Per sign pattern ``plus`` with ``allowed[plus]`` (``-1`` elsewhere), the value of a greedy flow
     through only the conflicts between patterns (given by their value ranks ``Rp``, ``Rn``: the
     comparisons of the values) equal on all but two of the ``r`` columns: for each
@@ -108,7 +133,10 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
     ranks on the others, the pairs of a group sorted by their comparison on the two, and every
     orthant not yet at ``target`` adds what its conflicts among them carry (a pair met again is the
     same conflict). Stops once every orthant reaches ``target``. A flow, so a lower bound, at a small
-    part of the cost of all the pairs. ``slot`` is :func:`group_ids`'s scratch."""
+    part of the cost of all the pairs. ``slot`` is :func:`group_ids`'s scratch. With
+    ``first_groups >= 0``, ``first_ids`` holds the patterns' groups of the first grouping (on all
+    columns but the last two; the positive patterns first), already known to the caller
+    (:func:`solvers.exact.pattern_groups.tail_patterns`)."""
     n_pos, r = Rp.shape
     n_neg = Rn.shape[0]
     orthants = allowed.size
@@ -121,28 +149,18 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
     # what each orthant has left to send / receive: filled once the first grouping leaves it open (on
     # the first grouping, the orthants that agree on its two columns have the same conflicts: one flow
     # per sign pair of those columns)
-    left_p, left_n = np.empty((orthants, n_pos)), np.empty((orthants, n_neg))
+    left_p, left_n = np.empty((0, n_pos)), np.empty((0, n_neg))  # allocated once an orthant stays open
     first_p, first_n = np.empty((4, n_pos)), np.empty((4, n_neg))
     first = True
     keys = np.empty(n_pos + n_neg, np.int64)
     ids = np.empty(n_pos + n_neg, np.int64)
     for b in range(r - 1, 0, -1):  # the two columns a < b left out of the grouping, the last ones first
         for a in range(b - 1, -1, -1):
-            stride = 1
-            keys[:] = 0
-            for j in range(r):
-                if j != a and j != b:
-                    for p in range(n_pos):
-                        keys[p] += Rp[p, j] * stride
-                    for q in range(n_neg):
-                        keys[n_pos + q] += Rn[q, j] * stride
-                    stride *= levels[j]
-            if stride <= slot.size:
-                groups = group_ids(keys, slot, ids, 0)
-                forget(keys, slot)
+            if first and first_groups >= 0:
+                ids[:] = first_ids[:n_pos + n_neg]
+                groups = first_groups
             else:
-                ids[:] = dense_keys(keys)
-                groups = ids.max() + 1
+                groups = _grouping(Rp, Rn, levels, a, b, slot, keys, ids)
             count, ps, qs = _group_pairs(Rp, Rn, ids[:n_pos], ids[n_pos:], groups, a, b)
             if first:
                 first = False
@@ -160,6 +178,8 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
                         out[o] = sent
                         if sent < target:
                             done = False
+                            if left_p.shape[0] == 0:
+                                left_p, left_n = np.empty((orthants, n_pos)), np.empty((orthants, n_neg))
                             left_p[o] = first_p[signs]
                             left_n[o] = first_n[signs]
                 if done:
@@ -180,11 +200,14 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
 
 
 @njit(cache=True, nogil=True)
-def pair_classes(Vp: np.ndarray, Vn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pattern pairs sorted by their comparison class (digit ``j`` in base 3: 0 equal, 1 the
-    positive pattern below, 2 above): ``(start of each of the 3^r classes, positive ends, negative
-    ends)``, those of class ``c`` at ``start[c]:start[c + 1]``. The classes are summed column by column over the negative patterns
-    (contiguous, so the loop vectorises), then the pairs are placed by a counting sort."""
+def pair_classes(Vp: np.ndarray, Vn: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of a positive pattern (a row of ``Vp``: its values, or their ranks) and a negative
+    one (of ``Vn``) of the classes ``keep`` (a flag per class) sorted by their comparison class
+    (digit ``j`` in base 3: 0 equal, 1 the positive pattern below, 2 above): ``(start of each of the
+    3^r classes, positive ends, negative ends)``, those of class ``c`` at ``start[c]:start[c + 1]``
+    (empty for the classes not kept). The classes are summed column by column over the negative
+    patterns (contiguous, so the loop vectorises), then the pairs kept are placed by a counting
+    sort."""
     n_pos, r = Vp.shape
     n_neg = Vn.shape[0]
     size = 3 ** r
@@ -204,15 +227,18 @@ def pair_classes(Vp: np.ndarray, Vn: np.ndarray) -> tuple[np.ndarray, np.ndarray
         for q in range(n_neg):
             start[row[q] + 1] += 1
     for c in range(size):
+        if not keep[c]:
+            start[c + 1] = 0
         start[c + 1] += start[c]
     at = start[:-1].copy()
-    ps, qs = np.empty(n_pos * n_neg, np.int32), np.empty(n_pos * n_neg, np.int32)
+    ps, qs = np.empty(start[size], np.int32), np.empty(start[size], np.int32)
     for p in range(n_pos):
         row = code[p]
         for q in range(n_neg):
             c = row[q]
-            ps[at[c]], qs[at[c]] = p, q
-            at[c] += 1
+            if keep[c]:
+                ps[at[c]], qs[at[c]] = p, q
+                at[c] += 1
     return start, ps, qs
 
 

@@ -28,11 +28,16 @@ conflict in the orthants whose signs agree with its comparison on every column w
 pairs are sorted once per support into the ``3^K`` classes of that comparison, and each orthant
 reads the classes it conflicts on. A greedy flow (each conflict, in turn, carries what both ends
 have left) is computed for every orthant, first through the conflicts of patterns equal on all but
-two columns only (:func:`solvers.exact.monotone_flows.near_flows`: found by grouping, far fewer than all the pairs, and often
-enough), then through all of them; an orthant whose greedy flow plus the costs every model of it pays (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
+two columns only (:func:`solvers.exact.monotone_flows.near_flows`: found by grouping, far fewer than
+all the pairs, and often enough), then through all the pairs of the classes the orthants still open
+conflict on; an orthant whose greedy flow plus the costs every model of it pays
+(``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
 incumbent's objective (with a relative margin of :data:`solvers.exact.floor.ROUNDOFF` for the sums'
 round-off) holds no better model and is pruned; one it leaves gets a maximum flow (Dinic's blocking
-flows) and, if still below, is kept with that bound.
+flows) and, if still below, is kept with that bound. The supports of three or more features are
+screened in runs that share all but their last feature: the rows are sorted once per run and each
+support's patterns split from them, already grouped for the near flows' first grouping
+(:mod:`solvers.exact.tail_screen`).
 
 *Search.* The orthants kept are searched lowest bound first (a heap): one every
 :data:`SEARCH_EVERY` supports while the screen goes on (a better incumbent early prunes more), the
@@ -49,9 +54,9 @@ When every support is screened and every orthant kept is searched or bounded abo
 the incumbent is optimal: each pruned orthant's bound is at least the incumbent at its time (which
 only decreases). Stopped at a limit during the screen, no bound is claimed (``-inf``); stopped while
 searching the orthants kept after it, the least bound among them (or the incumbent, if lower) is a
-lower bound on every model. The search first times :data:`SAMPLED` random supports of ``K``
-features and goes on only when the screen's time per support, times the number of supports, fits
-in the time left (the route's next steps get the time otherwise).
+lower bound on every model. The search first times the screen on :data:`SAMPLED` random runs of
+supports of ``K`` features and goes on only when its time per support, times the number of
+supports, fits in the time left (the route's next steps get the time otherwise).
 """
 from __future__ import annotations
 
@@ -64,9 +69,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.exact.floor import ROUNDOFF
-from solvers.exact.monotone_flows import class_max_flow, greedy_flows, near_flows, pair_classes
+from solvers.exact.monotone_flows import class_max_flow, conflicting, greedy_flows, pair_classes
 from solvers.exact.orthant_boxes import orthant_search
 from solvers.exact.pattern_groups import patterns, value_ranks
+from solvers.exact.tail_screen import near_tails
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
 
@@ -81,10 +87,12 @@ LEAF = 64
 MAX_LEFT = 200_000
 #: supports screened between two searches of the lowest orthant left
 SEARCH_EVERY = 500
-#: supports of ``K`` features visited first, at random, to time a support (the kernels loaded
-#: before); the search goes on only if the time per support, times the number of supports, fits in
-#: the time left
+#: prefixes of ``K - 1`` features (with all their tails; supports of ``K`` features when ``K < 3``)
+#: visited first, at random, to time a support (the kernels loaded before); the search goes on only
+#: if the time per support, times the number of supports, fits in the time left
 SAMPLED = 48
+#: most of the time left the sample may take (past it, the projection stands on what was timed)
+PROJECTION_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -127,9 +135,17 @@ def applies(problem: ZeroOneProgram) -> str | None:
     return None
 
 
-def _supports(free: np.ndarray, k: int):
-    """Every support of at most ``k`` of the ``free`` features, smallest first."""
-    return itertools.chain.from_iterable(itertools.combinations(free.tolist(), r) for r in range(k + 1))
+def _batches(free: np.ndarray, k: int):
+    """Every support of at most ``k`` of the ``free`` features (sorted), smallest first and in
+    lexicographic order within a size: ``(S, None)`` for each support of at most two features, then
+    ``(prefix, tails)`` for each prefix of ``r - 1`` features, ``r >= 3``, followed by a feature
+    (the supports ``prefix + (e,)``, ``e`` in ``tails``: the free features after the prefix's last)."""
+    for r in range(min(k, 2) + 1):
+        for S in itertools.combinations(free.tolist(), r):
+            yield np.array(S, dtype=np.int64), None
+    for r in range(3, k + 1):
+        for prefix in itertools.combinations(free[:-1].tolist(), r - 1):
+            yield np.array(prefix, dtype=np.int64), free[free > prefix[-1]]
 
 
 @dataclass
@@ -148,11 +164,18 @@ class _Support:
     ends_p: np.ndarray | None = None
     ends_n: np.ndarray | None = None
 
-    def near_flows(self, levels: np.ndarray, allowed: np.ndarray, target: float, slot: np.ndarray) -> np.ndarray:
-        return near_flows(self.Rp, self.wp, self.Rn, self.wn, levels, allowed, target, slot)
-
-    def sort_pairs(self) -> None:
-        self.start, self.ends_p, self.ends_n = pair_classes(self.Vp, self.Vn)
+    def sort_pairs(self, allowed: np.ndarray | None = None) -> None:
+        """The pairs by class (those that conflict in some orthant ``allowed``; all when None)."""
+        r = self.columns.size
+        keep = np.ones(3 ** r, bool)
+        if allowed is not None:
+            keep[:] = False
+            for plus in np.flatnonzero(allowed):
+                keep |= conflicting(r, int(plus))
+        Rp, Rn = self.Rp, self.Rn
+        if max(Rp.max(initial=0), Rn.max(initial=0)) < 2 ** 15:  # narrower comparisons, more per instruction
+            Rp, Rn = Rp.astype(np.int16), Rn.astype(np.int16)
+        self.start, self.ends_p, self.ends_n = pair_classes(Rp, Rn, keep)
 
     def flows(self, allowed: np.ndarray, target: float) -> np.ndarray:
         return greedy_flows(self.start, self.ends_p, self.ends_n, self.wp, self.wn, self.columns.size, allowed, target)
@@ -190,8 +213,9 @@ def _load_kernels() -> None:
     Vp, wp, Rp, Vn, wn, Rn = patterns(np.ascontiguousarray(values.T), np.ascontiguousarray(ranks.T), levels,
                                        np.arange(3), positive, w, slot)
     allowed = np.ones(8, bool)
+    near_tails(np.ascontiguousarray(ranks.T), levels, np.arange(2), np.array([2]), positive, w, slot,
+               allowed[None, :], np.array([math.inf]))
     found = _Support(np.arange(3), Vp, wp, Rp, Vn, wn, Rn)
-    found.near_flows(levels, allowed, math.inf, slot)
     found.sort_pairs()
     found.flows(allowed, math.inf)
     found.max_flow(0, math.inf)
@@ -232,31 +256,67 @@ class _Search:
             return None
         return _Support(S, Vp, wp, Rp, Vn, wn, Rn)
 
+    def _allowed(self, S: np.ndarray) -> np.ndarray:
+        return signs_allowed(self.problem, S) if self.every_sign is None else self.every_sign[S.size]
+
+    def _least(self, S: np.ndarray) -> float:
+        """What every model of an orthant of ``S`` pays besides its errors: the L0 costs of ``S`` and
+        the tie-breaker at magnitude 1."""
+        return float(self.problem.cost[S].sum() + self.problem.epsilon[S].sum())
+
     def screen(self, S: np.ndarray) -> bool:
-        """Bound every orthant of support ``S`` (module docstring) and keep those below the incumbent
-        with their bounds; False if ``S`` has more pattern pairs than ``max_pairs``."""
-        problem, best = self.problem, self.best
+        """Bound every orthant of support ``S`` of at most two features (module docstring: no near
+        flows) and keep those below the incumbent with their bounds; False if ``S`` has more pattern
+        pairs than ``max_pairs``."""
+        allowed = self._allowed(S)
+        self.orthants += int(allowed.sum())
+        return self._bound(S, allowed, None)
+
+    def screen_tails(self, prefix: np.ndarray, tails: np.ndarray, limits: Limits | None = None) -> bool:
+        """:meth:`screen` for the supports ``prefix + (e,)``, ``e`` in ``tails`` (of three or more
+        features): their near flows first, all from the rows sorted once by the prefix
+        (:func:`solvers.exact.tail_screen.near_tails`), then the rest for the orthants they leave
+        open. False at a support of more pattern pairs than ``max_pairs``, or when ``limits`` expire
+        before every tail is bounded."""
+        problem = self.problem
+        if self.every_sign is None:
+            allowed = np.array([self._allowed(np.append(prefix, e)) for e in tails.tolist()])
+        else:
+            allowed = np.ones((tails.size, 2 ** (prefix.size + 1)), bool)
+        least = (problem.cost[prefix].sum() + problem.epsilon[prefix].sum()) + (problem.cost[tails] + problem.epsilon[tails])
+        self.orthants += int(allowed.sum())
+        near, pairs = near_tails(self.ranksT, self.levels, prefix, tails, self.positive, problem.weights, self.slot,
+                                 allowed, self.best - least)
+        if float(pairs.max(initial=0.0)) > self.max_pairs:
+            return False
+        open_ = allowed & ((near + least[:, None]) * (1.0 - ROUNDOFF) < self.best)
+        for t in np.flatnonzero(open_.any(axis=1)):
+            if (limits is not None and limits.expired()) or not self._bound(np.append(prefix, tails[t]), open_[t],
+                                                                              near[t]):
+                return False
+        return True
+
+    def _bound(self, S: np.ndarray, allowed: np.ndarray, near: np.ndarray | None) -> bool:
+        """The orthants ``allowed`` of ``S`` (open after its near flows ``near``, if any): a greedy flow
+        through all their conflicts (the pairs sorted by class once), then a maximum flow for those it
+        leaves below the incumbent, kept in the heap if still below. False if ``S`` has more pattern
+        pairs than ``max_pairs``."""
+        best, least = self.best, self._least(S)
         found = self.support(S)
         if found is None:
             return False
-        allowed = signs_allowed(problem, S) if self.every_sign is None else self.every_sign[S.size]
-        self.orthants += int(allowed.sum())
-        # every model of the orthant pays the L0 costs of S and the tie-breaker at magnitude 1
-        least = float(problem.cost[S].sum() + problem.epsilon[S].sum())
-        if S.size >= 3:  # the near pairs first: they prune most supports at a fraction of the cost
-            near = found.near_flows(self.levels[S], allowed, best - least, self.slot)
-            allowed = allowed & ((near + least) * (1.0 - ROUNDOFF) < best)
-            if not allowed.any():
-                return True
-        found.sort_pairs()
+        found.sort_pairs(allowed)
         flows = found.flows(allowed, best - least)  # through all the pairs (a flow of its own)
-        if S.size >= 3:
+        if near is not None:
             flows = np.maximum(flows, near)
         for plus in np.flatnonzero(allowed & ((flows + least) * (1.0 - ROUNDOFF) < best)):
-            bound = (found.max_flow(int(plus), best - least) + least) * (1.0 - ROUNDOFF)
-            if bound < best:
-                heapq.heappush(self.left, (bound, tuple(S.tolist()), int(plus)))
+            self._keep(S, int(plus), (found.max_flow(int(plus), best - least) + least) * (1.0 - ROUNDOFF))
         return True
+
+    def _keep(self, S: np.ndarray, plus: int, bound: float) -> None:
+        """Keep orthant ``(S, plus)`` in the heap if its bound is below the incumbent."""
+        if bound < self.best:
+            heapq.heappush(self.left, (bound, tuple(S.tolist()), plus))
 
     def search_left(self, limits: Limits, most: float = math.inf) -> bool:
         """Search the orthants left, lowest bound first, until the lowest reaches the incumbent (True),
@@ -287,20 +347,30 @@ class _Search:
         return min(self.best, self.left[0][0]) if self.left else self.best
 
     def projected(self, limits: Limits, seed: int = 0) -> float:
-        """Seconds the screen would take: the mean time of :data:`SAMPLED` random supports of ``K``
-        features (screened for good: the orthants they leave are kept) times the number of supports."""
+        """Seconds the screen would take: the time per support of :data:`SAMPLED` random prefixes of
+        ``K - 1`` features with all their tails (:meth:`screen_tails`; of ``K`` random features when
+        ``K < 3``; fewer once the sample has taken :data:`PROJECTION_SHARE` of the time left),
+        screened for good (the orthants they leave are kept), times the number of supports."""
         free = self.problem.free
         total = sum(math.comb(free.size, r) for r in range(self.k + 1))
         if total <= 4 * SAMPLED or self.k == 0:
             return 0.0
         rng = np.random.default_rng(seed)
-        draws = [np.sort(rng.choice(free, self.k, replace=False)) for _ in range(SAMPLED)]
         _load_kernels()
-        t0 = time.perf_counter()
-        for S in draws:
-            if not self.screen(S):
+        t0, screened = time.perf_counter(), 0
+        cap = PROJECTION_SHARE * limits.seconds_left()
+        for _ in range(SAMPLED):
+            if screened and time.perf_counter() - t0 > cap:  # enough to tell that it will not fit
+                break
+            if self.k < 3:
+                ok, screened = self.screen(np.sort(rng.choice(free, self.k, replace=False))), screened + 1
+            else:
+                prefix = np.sort(rng.choice(free[:-1], self.k - 1, replace=False))
+                tails = free[free > prefix[-1]]
+                ok, screened = self.screen_tails(prefix, tails, limits), screened + tails.size
+            if not ok:
                 return math.inf
-        return (time.perf_counter() - t0) / SAMPLED * total
+        return (time.perf_counter() - t0) / screened * total
 
     def result(self, finished: bool, bound: float, seconds: float, message: str | None = None) -> MonotoneSupports:
         offset = self.problem.offset
@@ -322,11 +392,13 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
     if projected > limits.seconds_left():
         return search.result(False, -math.inf, time.perf_counter() - t0,
                              f"not finished: its screen would take about {projected:.3g} s (timed on a sample)")
-    for count, support in enumerate(_supports(problem.free, search.k)):
-        if limits.expired() or not search.screen(np.array(support, dtype=np.int64)):
+    count = 0
+    for support, tails in _batches(problem.free, search.k):
+        if limits.expired() or not (search.screen(support) if tails is None else search.screen_tails(support, tails, limits)):
             return search.result(False, -math.inf, time.perf_counter() - t0)
+        before, count = count, count + (1 if tails is None else tails.size)
         # now and then the lowest orthant left is searched: a better incumbent early prunes more
-        most = math.inf if len(search.left) > MAX_LEFT else 1 if count % SEARCH_EVERY == 0 else 0
+        most = math.inf if len(search.left) > MAX_LEFT else 1 if before // SEARCH_EVERY < count // SEARCH_EVERY else 0
         if most and not search.search_left(limits, most):
             return search.result(False, -math.inf, time.perf_counter() - t0)
     if not search.search_left(limits):

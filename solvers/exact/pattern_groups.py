@@ -128,3 +128,105 @@ def patterns(valuesT: np.ndarray, ranksT: np.ndarray, levels: np.ndarray, S: np.
             wn[a_neg] = wneg[a]
             a_neg += 1
     return Vp, wp, Rp, Vn, wn, Rn
+
+
+@njit(cache=True, nogil=True)
+def prefix_order(ranksT: np.ndarray, levels: np.ndarray, prefix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                                     np.ndarray]:
+    """The rows sorted by their value ranks on the columns ``prefix``, the first column most
+    significant (lexicographic order: stable counting sorts from the last column to the first), and
+    their runs of equal ranks: ``(rows, start, ranks, group)``, run ``g`` at
+    ``rows[start[g]:start[g + 1]]`` with the ranks ``ranks[g]``, and ``group[g]`` the number of its
+    run of equal ranks on the prefix but its last column."""
+    m, k = ranksT.shape[1], prefix.size
+    rows = np.arange(m)
+    spare = np.empty(m, np.int64)
+    for j in range(k - 1, -1, -1):
+        column, size = ranksT[prefix[j]], levels[prefix[j]]
+        at = np.zeros(size + 1, np.int64)
+        for i in range(m):
+            at[column[i] + 1] += 1
+        for v in range(size):
+            at[v + 1] += at[v]
+        for t in range(m):
+            i = rows[t]
+            spare[at[column[i]]] = i
+            at[column[i]] += 1
+        done = spare
+        spare = rows
+        rows = done
+    start = np.empty(m + 1, np.int64)
+    ranks = np.empty((m, k), np.int64)
+    group = np.empty(m, np.int64)
+    runs = 0
+    for t in range(m):
+        i = rows[t]
+        differs = k  # the first column where the row differs from the previous run (k: none)
+        for j in range(k):
+            if runs == 0 or ranksT[prefix[j], i] != ranks[runs - 1, j]:
+                differs = j
+                break
+        if differs < k:
+            for j in range(k):
+                ranks[runs, j] = ranksT[prefix[j], i]
+            group[runs] = 0 if runs == 0 else group[runs - 1] + (differs < k - 1)
+            start[runs] = t
+            runs += 1
+    start[runs] = m
+    return rows, start[:runs + 1], ranks[:runs], group[:runs]
+
+
+@njit(cache=True, nogil=True)
+def tail_patterns(ranksT: np.ndarray, rows: np.ndarray, start: np.ndarray, ranks: np.ndarray, group: np.ndarray,
+                  last: int, size: int, positive: np.ndarray, w: np.ndarray, Rp: np.ndarray, wp: np.ndarray,
+                  Rn: np.ndarray, wn: np.ndarray, ids: np.ndarray) -> tuple[int, int, int]:
+    """The patterns of the support ``prefix + (last,)``, by their value ranks only, in lexicographic
+    order, from the rows sorted by the prefix and their runs (:func:`prefix_order`: ``rows``,
+    ``start``, ``ranks``, ``group``): each run is split by its rows' rank on ``last`` (``size``
+    ranks); ``positive`` and ``w`` are the labels and weights *in the order of* ``rows``. Written to
+    the first rows of the buffers ``Rp``, ``wp`` (positive patterns) and ``Rn``,
+    ``wn`` (negative); ``ids`` gets each pattern's group on the columns but the last two (the positive
+    patterns first, then the negative ones: :func:`solvers.exact.monotone_flows.near_flows`'s first
+    grouping). Returns ``(n_pos, n_neg, groups)``."""
+    k = ranks.shape[1]
+    column = ranksT[last]
+    w_pos, w_neg = np.zeros(size), np.zeros(size)
+    seen = np.zeros(size, np.bool_)
+    touched = np.empty(size, np.int64)
+    gid_n = np.empty(Rn.shape[0], np.int64)
+    n_pos, n_neg = 0, 0
+    for g in range(start.size - 1):
+        used = 0
+        for s in range(start[g], start[g + 1]):
+            v = column[rows[s]]
+            if not seen[v]:
+                seen[v] = True
+                at = used  # insertion into the sorted ranks met in this run
+                while at > 0 and touched[at - 1] > v:
+                    touched[at] = touched[at - 1]
+                    at -= 1
+                touched[at] = v
+                used += 1
+            if positive[s]:
+                w_pos[v] += w[s]
+            else:
+                w_neg[v] += w[s]
+        for u in range(used):
+            v = touched[u]
+            if w_pos[v] > 0.0:
+                for j in range(k):
+                    Rp[n_pos, j] = ranks[g, j]
+                Rp[n_pos, k] = v
+                wp[n_pos] = w_pos[v]
+                ids[n_pos] = group[g]
+                n_pos += 1
+            if w_neg[v] > 0.0:
+                for j in range(k):
+                    Rn[n_neg, j] = ranks[g, j]
+                Rn[n_neg, k] = v
+                wn[n_neg] = w_neg[v]
+                gid_n[n_neg] = group[g]
+                n_neg += 1
+            w_pos[v], w_neg[v], seen[v] = 0.0, 0.0, False
+    ids[n_pos:n_pos + n_neg] = gid_n[:n_neg]
+    return n_pos, n_neg, (group[-1] + 1) if group.size else 0

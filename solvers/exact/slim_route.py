@@ -293,7 +293,7 @@ ROUTE: tuple[Step, ...] = (
          "the optimum when every sign orthant of every max_size integer features is screened by a monotone "
          "bound (a flow through the pairs no monotone score separates) or enumerated",
          ("solvers.exact.monotone_supports", "solvers.exact.pattern_groups", "solvers.exact.monotone_flows",
-          "solvers.exact.orthant_boxes")),
+          "solvers.exact.tail_screen", "solvers.exact.orthant_boxes")),
     Step("box_search", _run_box, _box_applies, _box_memory, 1.0,
          "the optimum by branch and bound on the points' box (pair-conflict max-flow bound)",
          ("solvers.exact.box_cover",)),

@@ -21,6 +21,7 @@ from solvers.exact import monotone_supports as ms
 from solvers.exact import orthant_boxes as ob
 from solvers.exact import pattern_groups as pg
 from solvers.exact import slim_route
+from solvers.exact import tail_screen as ts
 from solvers.exact.slim_route import zero_one
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
@@ -141,7 +142,7 @@ def test_near_pairs_give_a_flow_of_the_pairs_that_differ_on_at_most_two_columns(
     Vp, wp, Rp, Vn, wn, Rn = pg.patterns(X.T.copy(), ranks.T.copy(), levels, np.arange(k), positive, w, slot)
     assert np.all(slot == -1)  # the scratch is left as found
     allowed = np.ones(2 ** k, bool)
-    near = mf.near_flows(Rp, wp, Rn, wn, levels, allowed, math.inf, slot)
+    near = mf.near_flows(Rp, wp, Rn, wn, levels, allowed, math.inf, slot, np.empty(0, np.int64), -1)
     assert np.all(slot == -1)
     support = ms._Support(np.arange(k), Vp, wp, Rp, Vn, wn, Rn)
     support.sort_pairs()
@@ -266,8 +267,8 @@ def test_the_orthants_left_bound_the_optimum_and_their_search_reaches_it(seed):
     best = _brute_force(inst, k, bound)
     problem = zero_one(inst)
     search = ms._Search(problem, math.inf, None, math.inf)
-    for support in ms._supports(problem.free, search.k):
-        assert search.screen(np.array(support, dtype=np.int64))
+    for support, tails in ms._batches(problem.free, search.k):
+        assert search.screen(support) if tails is None else search.screen_tails(support, tails)
     assert search.left and search.bound + problem.offset <= best + 1e-12
     assert not search.search_left(Limits(time_limit=1e-9).started()) and search.left
     assert search.search_left(Limits(time_limit=None).started()) and not search.left
@@ -288,3 +289,66 @@ def test_it_agrees_with_highs_on_the_milp_of_150_rows(seed):
     found = ms.monotone_supports(zero_one(inst), Limits(time_limit=None).started())
     assert found.finished and found.objective == pytest.approx(milp.objective, abs=1e-9)
     assert inst.objective(Model(found.coef, found.intercept)) == pytest.approx(milp.objective, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_tail_patterns_are_the_supports_patterns_in_lexicographic_order(seed):
+    """The rows sorted once by a prefix, then split by each tail's rank, give each support's patterns
+    (against :func:`pattern_groups.patterns`: same patterns, same weights), sorted, with the groups
+    of the near flows' first grouping (equal ranks on all columns but the last two)."""
+    rng = np.random.default_rng(6100 + seed)
+    n, d, r = int(rng.integers(20, 200)), 6, int(rng.integers(2, 5))
+    X = rng.integers(0, int(rng.integers(2, 6)), (n, d)).astype(np.int64) * int(rng.choice([1, 3]))
+    positive = rng.random(n) < 0.4
+    w = rng.integers(1, 5, n) / 13.0
+    ranks, levels = pg.value_ranks(X)
+    ranksT = np.ascontiguousarray(ranks.T)
+    prefix = np.sort(rng.choice(d - 1, r - 1, replace=False))
+    rows, start, run_ranks, group = pg.prefix_order(ranksT, levels, prefix)
+    assert np.array_equal(np.sort(rows), np.arange(n))
+    assert all(np.array_equal(ranks[rows[a:b]][:, prefix], np.tile(run_ranks[g], (b - a, 1)))
+               for g, (a, b) in enumerate(zip(start[:-1], start[1:])))
+    keyed = ranks[rows][:, prefix]
+    assert all(tuple(a) <= tuple(b) for a, b in zip(keyed[:-1], keyed[1:]))
+    slot = np.full(4096, -1, np.int64)
+    for last in range(prefix[-1] + 1, d):
+        S = np.append(prefix, last)
+        Rp, Rn = np.empty((n, r), np.int64), np.empty((n, r), np.int64)
+        wp, wn, ids = np.empty(n), np.empty(n), np.empty(2 * n, np.int64)
+        n_pos, n_neg, groups = pg.tail_patterns(ranksT, rows, start, run_ranks, group, last, levels[last], positive[rows],
+                                                w[rows], Rp, wp, Rn, wn, ids)
+        _, wp0, Rp0, _, wn0, Rn0 = pg.patterns(X.T.copy(), ranksT, levels, S, positive, w, slot)
+        for R, weights, R0, w0, count in ((Rp, wp, Rp0, wp0, n_pos), (Rn, wn, Rn0, wn0, n_neg)):
+            order = np.lexsort(R0.T[::-1])
+            assert count == len(R0) and np.array_equal(R[:count], R0[order]) and np.allclose(weights[:count], w0[order])
+        both = np.vstack([Rp[:n_pos], Rn[:n_neg]])
+        _, expected = np.unique(both[:, :r - 2], axis=0, return_inverse=True)
+        got = ids[:n_pos + n_neg]
+        assert groups == expected.max() + 1 and len(set(zip(got, expected.ravel()))) == groups
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_near_flows_of_a_prefix_bound_each_supports_orthants(seed):
+    """The batched near flows (one sort per prefix) are flows: at most each orthant's maximum flow
+    through all its conflicts, and positive where the first grouping holds a conflict."""
+    rng = np.random.default_rng(6200 + seed)
+    n, d, r = int(rng.integers(30, 150)), 6, int(rng.integers(3, 5))
+    X = rng.integers(0, 3, (n, d)).astype(np.int64)
+    positive = rng.random(n) < 0.5
+    w = rng.integers(1, 5, n) / 11.0
+    ranks, levels = pg.value_ranks(X)
+    prefix = np.arange(r - 1)
+    tails = np.arange(r - 1, d)
+    allowed = np.ones((tails.size, 2 ** r), bool)
+    slot = np.full(4096, -1, np.int64)
+    near, pairs = ts.near_tails(np.ascontiguousarray(ranks.T), levels, prefix, tails, positive, w, slot, allowed,
+                                np.full(tails.size, math.inf))
+    for t, last in enumerate(tails):
+        support = _support(X[:, np.append(prefix, last)], positive, w)
+        assert pairs[t] == support.wp.size * support.wn.size
+        for plus in range(2 ** r):
+            assert near[t, plus] <= support.max_flow(plus, math.inf) + 1e-12
+            sign = np.array([1 if plus >> j & 1 else -1 for j in range(r)], np.int64)
+            close = np.all(support.Vp[:, None, :r - 2] == support.Vn[None, :, :r - 2], axis=2)
+            edges = close & np.all(support.Vp[:, None, :] * sign <= support.Vn[None, :, :] * sign, axis=2)
+            assert (near[t, plus] > 0) == edges.any()
