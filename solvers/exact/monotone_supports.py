@@ -270,7 +270,7 @@ class _Search:
         pairs than ``max_pairs``."""
         allowed = self._allowed(S)
         self.orthants += int(allowed.sum())
-        return self._bound(S, allowed, None)
+        return self._bound(S, allowed, None, self._least(S))
 
     def screen_tails(self, prefix: np.ndarray, tails: np.ndarray, limits: Limits | None = None) -> bool:
         """:meth:`screen` for the supports ``prefix + (e,)``, ``e`` in ``tails`` (of three or more
@@ -283,6 +283,7 @@ class _Search:
             allowed = np.array([self._allowed(np.append(prefix, e)) for e in tails.tolist()])
         else:
             allowed = np.ones((tails.size, 2 ** (prefix.size + 1)), bool)
+        # what every model pays besides its errors (:meth:`_least`), per support
         least = (problem.cost[prefix].sum() + problem.epsilon[prefix].sum()) + (problem.cost[tails] + problem.epsilon[tails])
         self.orthants += int(allowed.sum())
         near, pairs = near_tails(self.ranksT, self.levels, prefix, tails, self.positive, problem.weights, self.slot,
@@ -292,16 +293,17 @@ class _Search:
         open_ = allowed & ((near + least[:, None]) * (1.0 - ROUNDOFF) < self.best)
         for t in np.flatnonzero(open_.any(axis=1)):
             if (limits is not None and limits.expired()) or not self._bound(np.append(prefix, tails[t]), open_[t],
-                                                                              near[t]):
+                                                                              near[t], float(least[t])):
                 return False
         return True
 
-    def _bound(self, S: np.ndarray, allowed: np.ndarray, near: np.ndarray | None) -> bool:
-        """The orthants ``allowed`` of ``S`` (open after its near flows ``near``, if any): a greedy flow
+    def _bound(self, S: np.ndarray, allowed: np.ndarray, near: np.ndarray | None, least: float) -> bool:
+        """The orthants ``allowed`` of ``S`` (open after its near flows ``near``, if any; every model of
+        them pays ``least`` besides its errors, :meth:`_least`): a greedy flow
         through all their conflicts (the pairs sorted by class once), then a maximum flow for those it
         leaves below the incumbent, kept in the heap if still below. False if ``S`` has more pattern
         pairs than ``max_pairs``."""
-        best, least = self.best, self._least(S)
+        best = self.best
         found = self.support(S)
         if found is None:
             return False

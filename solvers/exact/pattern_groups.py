@@ -177,6 +177,20 @@ def prefix_order(ranksT: np.ndarray, levels: np.ndarray, prefix: np.ndarray) -> 
 
 
 @njit(cache=True, nogil=True)
+def _emit(R: np.ndarray, weights: np.ndarray, gids: np.ndarray, at: int, prefix_ranks: np.ndarray, last: int,
+          weight: float, gid: int) -> int:
+    """Write pattern ``at`` of one label (:func:`tail_patterns`): its ranks (the run's on the prefix,
+    then ``last``), its weight and its group; returns the next pattern's index."""
+    k = prefix_ranks.size
+    for j in range(k):
+        R[at, j] = prefix_ranks[j]
+    R[at, k] = last
+    weights[at] = weight
+    gids[at] = gid
+    return at + 1
+
+
+@njit(cache=True, nogil=True)
 def tail_patterns(ranksT: np.ndarray, rows: np.ndarray, start: np.ndarray, ranks: np.ndarray, group: np.ndarray,
                   last: int, size: int, positive: np.ndarray, w: np.ndarray, Rp: np.ndarray, wp: np.ndarray,
                   Rn: np.ndarray, wn: np.ndarray, ids: np.ndarray) -> tuple[int, int, int]:
@@ -188,7 +202,6 @@ def tail_patterns(ranksT: np.ndarray, rows: np.ndarray, start: np.ndarray, ranks
     ``wn`` (negative); ``ids`` gets each pattern's group on the columns but the last two (the positive
     patterns first, then the negative ones: :func:`solvers.exact.monotone_flows.near_flows`'s first
     grouping). Returns ``(n_pos, n_neg, groups)``."""
-    k = ranks.shape[1]
     column = ranksT[last]
     w_pos, w_neg = np.zeros(size), np.zeros(size)
     seen = np.zeros(size, np.bool_)
@@ -214,19 +227,9 @@ def tail_patterns(ranksT: np.ndarray, rows: np.ndarray, start: np.ndarray, ranks
         for u in range(used):
             v = touched[u]
             if w_pos[v] > 0.0:
-                for j in range(k):
-                    Rp[n_pos, j] = ranks[g, j]
-                Rp[n_pos, k] = v
-                wp[n_pos] = w_pos[v]
-                ids[n_pos] = group[g]
-                n_pos += 1
+                n_pos = _emit(Rp, wp, ids, n_pos, ranks[g], v, w_pos[v], group[g])
             if w_neg[v] > 0.0:
-                for j in range(k):
-                    Rn[n_neg, j] = ranks[g, j]
-                Rn[n_neg, k] = v
-                wn[n_neg] = w_neg[v]
-                gid_n[n_neg] = group[g]
-                n_neg += 1
+                n_neg = _emit(Rn, wn, gid_n, n_neg, ranks[g], v, w_neg[v], group[g])
             w_pos[v], w_neg[v], seen[v] = 0.0, 0.0, False
     ids[n_pos:n_pos + n_neg] = gid_n[:n_neg]
     return n_pos, n_neg, (group[-1] + 1) if group.size else 0

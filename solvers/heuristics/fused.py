@@ -3,8 +3,7 @@ points table along its ray, or the flat table when the relaxation has no model i
 
 The flat table (no points anywhere, the best hinge intercept) is built first and kept unless a
 rounding of the relaxation beats it, so the exact solve always has a start the moment the
-heuristic returns: a fit stopped at its time limit keeps a model (and the relaxation's bound, when
-it finished), rather than ending with none.
+heuristic returns: a fit stopped at its time limit keeps a model rather than ending with none.
 """
 from __future__ import annotations
 
