@@ -32,6 +32,13 @@ weights only, not on the multiplier, the coefficient box or the intercept box, a
 no model of objective below ``L`` for any of them. A later fit whose prune level is at most ``L``
 skips the screen, starts from the survivors and counts ``L`` as the bound of the rest.
 
+On a wide binarised table most supports need not be listed at all: when the relaxation without every
+threshold of one variable (a chain of nested columns) is bounded above the prune level
+(:func:`solvers.exact.exclusion.must_use_group`), every better model holds one of those columns, and
+with that variable's columns first only the pairs of first columns starting in it are screened
+(RiskSLIM's kind; :func:`_variables_ruled_in`). Such a screen covers fewer than all the supports, so it
+is not shared with the other multipliers.
+
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
 screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
 whole pass; when it projects more than :data:`PROJECTION_SHARE` of the time left, the step stops with
@@ -46,10 +53,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers import progress
+from formulations.rows import is_binary
+from solvers.exact import route
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, CALL_SUPPORTS, FASTEST, screen_all, xlogx_table
-from formulations.rows import is_binary
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
+from solvers.exact.exclusion import must_use_group
+from solvers.exact.nested_columns import nested_chains
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_search import Search
@@ -108,7 +118,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     (module docstring) within the budget ``limits`` (time, node limit, gap; started here if not yet)."""
     t0 = time.perf_counter()
     limits = limits.started()
-    timed, node_limit = limits.deadline is not None, limits.node_limit
+    timed = limits.deadline is not None
     search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
                                                                        float(start[1])), limits.mip_rel_gap)
 
@@ -121,7 +131,11 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     logistic = isinstance(problem, SparseLogistic)
     X, y, weights = (problem.data.X, problem.data.y, problem.data.weights) if logistic else \
         (problem.X, problem.y, problem.weights)
-    free, size = problem.free, problem.max_size
+    size = problem.max_size
+    free, first, second, ruled = _variables_ruled_in(problem, level, limits) if logistic else \
+        (problem.free, problem.free.size, problem.free.size, ())
+    if ruled:
+        search.closed_floor = min(search.closed_floor, ruled[1])
     bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
     bits_pos, n_pos = _label(bits_pos, valid_pos, free)
     bits_neg, n_neg = _label(bits_neg, valid_neg, free)
@@ -130,10 +144,12 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     scale = problem.loss_cost if logistic else 1.0
     cutoff = (level - problem.offset) / scale
     d = free.size
-    pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(b)], np.int64).reshape(-1, 2)
+    pairs = np.array([(a, b) for b in range(1, min(d - size + 2, second)) for a in range(min(b, first))],
+                     np.int64).reshape(-1, 2)
     pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
-    total = math.comb(d, size)
-    screen: SupportScreen | None = limits.screen if logistic else None
+    total = sum(math.comb(d - int(b) - 1, size - 2) for b in pairs[:, 1])
+    # (a screen of fewer supports than all proves nothing for another multiplier: not shared)
+    screen: SupportScreen | None = limits.screen if logistic and not ruled else None
     listing = BlockedListing(np.zeros(0, np.int64), free, size)
     known = None if screen is None else screen.survivors(problem, listing, level)
     if known is not None:  # an earlier fit's screen: the rest hold no model below its level
@@ -175,7 +191,47 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     if screen is not None:
         screen.store(problem, listing, level, survivors)
     return _after_screen(problem, search, survivors, level, held, t0, limits, logistic, X, y, weights,
-                         f"{done} supports of {size} features screened on blocked rows in {screened:.2f} s")
+                         f"{done} supports of {size} features screened on blocked rows in {screened:.2f} s"
+                         + (f" ({ruled[0]})" if ruled else ""))
+
+
+def _variables_ruled_in(problem: SparseLogistic, level: float, limits: Limits) -> tuple[np.ndarray, int, int, tuple]:
+    """The free features in the order the screen lists them, and the bounds ``first``, ``second`` of
+    its pairs of first columns (``a < first``, ``b < second``): with at least
+    ``ENUMERATION.rule_in_supports`` supports, the nested chains of columns (the thresholds of one
+    variable, :func:`solvers.exact.nested_columns.nested_chains`) that every model below the prune
+    ``level`` uses (:func:`solvers.exact.exclusion.must_use_group`, in
+    ``ENUMERATION.exclusion_share`` of the time left) and, of those, the one or two with the fewest
+    columns first: every support worth screening holds a column of the first (its first column is
+    one) and of the second (its first or second column is one, or its first two are of the first).
+    ``ruled``: empty, or what was ruled in and the objective bound of the supports left out."""
+    free, size = problem.free, problem.max_size
+    plain = free, free.size, free.size, ()
+    if math.comb(free.size, size) < route.ENUMERATION.rule_in_supports:
+        return plain
+    chains = nested_chains(problem.data.X, free)
+    if not chains:
+        return plain
+    smallest = sorted(c.size for c in chains)[:2]
+    best_case = math.comb(free.size, size) - math.comb(free.size - smallest[0], size)
+    if best_case * FASTEST > limits.seconds_left():  # (even then the screen could not finish)
+        return plain
+    loss_level = (level - problem.offset) / problem.loss_cost
+    found, bounds = must_use_group(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
+                                   chains, loss_level, limits.share(route.ENUMERATION.exclusion_share))
+    if found.size == 0:
+        return plain
+    use = sorted(range(found.size), key=lambda i: (chains[found[i]].size, -bounds[i]))[:2]
+    groups = [chains[found[i]] for i in use]
+    head = np.concatenate(groups)
+    order = np.concatenate([head, np.setdiff1d(free, head)])
+    first = groups[0].size
+    second = first + groups[1].size if len(groups) > 1 else free.size
+    floor = problem.loss_cost * float(bounds[use].min()) + problem.offset
+    said = (f"only supports holding a column of {'the variable' if len(groups) == 1 else 'each of the 2 variables'} every better model uses "
+            f"(nested columns {'; '.join(' '.join(str(int(j)) for j in g) for g in groups)}), the others "
+            f"bounded at {floor:.9g} by exclusion bounds")
+    return order, first, second, (said, floor)
 
 
 def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, held: int, t0: float, limits: Limits,

@@ -21,6 +21,13 @@ the features: the relaxation with every feature is then barely below the best sp
 dropping a feature of the planted or clinical signal costs more than the incumbent's slack. With
 few rows per feature the relaxation fits the labels and rules nothing out, cheaply.
 
+The same bound with a *group* of features fixed at 0 (:func:`must_use_group`) rules in a variable
+where no single feature can be: on a binarised table a model without one threshold of a strong
+variable uses its neighbour instead, but a model without any of its thresholds (the nested chains of
+:mod:`solvers.exact.nested_columns`) may be bounded above the incumbent. Every better model then
+holds one of the group's features (the blocked screen lists only those supports,
+:mod:`solvers.exact.blocked_supports`).
+
 Computation: one projected Newton fit with every feature (Hessian summed over blocks of
 :data:`BLOCK_CELLS` entries, so no copy of the table), then, for the features whose removal the quadratic
 model ``theta_j^2 / (2 (H^{-1})_{jj})`` says could cost enough, a warm start at the full fit with
@@ -118,6 +125,45 @@ def _newton(data, theta, lo, hi, H, steps, stop, limits: Limits) -> tuple[np.nda
     return theta, loss, bound
 
 
+def _full_fit(data: LogisticData, box_lo: np.ndarray, box_hi: np.ndarray, level: float,
+              limits: Limits) -> tuple[np.ndarray, float, np.ndarray, np.ndarray] | None:
+    """The relaxation's fit with every feature (points and intercept), its loss, its Hessian and the
+    Hessian's inverse; None when the fit is not below ``level`` (nothing can be ruled in) or
+    the Hessian is singular."""
+    start = np.clip(np.zeros(box_lo.size), box_lo, box_hi)
+    full, full_loss, _ = _newton(data, start, box_lo, box_hi, None, FULL_STEPS,
+                                 lambda loss, bound: loss - bound <= FULL_GAP * max(loss, 1e-300), limits)
+    if full_loss >= level:  # (the heuristic's incumbent is then below the relaxation: cannot happen
+        # unless the fit stopped early; nothing is ruled in)
+        return None
+    H = _hessian(data, full)
+    try:
+        inverse = np.linalg.inv(H + 1e-12 * np.trace(H) / H.shape[0] * np.eye(H.shape[0]))
+    except np.linalg.LinAlgError:
+        return None
+    return full, full_loss, H, inverse
+
+
+def _bound_without(data: LogisticData, full: np.ndarray, H: np.ndarray, box_lo: np.ndarray, box_hi: np.ndarray,
+                   columns: np.ndarray, level: float, limits: Limits) -> float:
+    """Certified lower bound of the relaxation with the points of ``columns`` fixed at 0: at most
+    :data:`STEPS` Newton steps from the full fit, stopped once the bound reaches ``level`` or the loss
+    falls below it. One column moves the fit little: the steps keep the full fit's Hessian (its row and
+    column removed). Several (a variable's thresholds) may move it far: each step takes the Hessian at
+    its point."""
+    lo, hi = box_lo.copy(), box_hi.copy()
+    lo[columns] = hi[columns] = 0.0
+    theta = full.copy()
+    theta[columns] = 0.0
+    M = None
+    if columns.size == 1:
+        M = H.copy()
+        M[columns, :], M[:, columns] = 0.0, 0.0
+        M[columns, columns] = 1.0
+    _, _, bound = _newton(data, theta, lo, hi, M, STEPS, lambda loss, bound: bound >= level or loss < level, limits)
+    return bound
+
+
 def must_use(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
              candidates: np.ndarray, level: float, most: int, limits: Limits) -> tuple[np.ndarray, float]:
     """Features of ``candidates`` without which every model's loss is at least ``level`` (module
@@ -130,34 +176,18 @@ def must_use(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: f
         return np.zeros(0, np.int64), math.inf
     box_lo = np.append(lo, intercept_lo).astype(float)
     box_hi = np.append(hi, intercept_hi).astype(float)
-    start = np.clip(np.zeros(box_lo.size), box_lo, box_hi)
-    full, full_loss, _ = _newton(data, start, box_lo, box_hi, None, FULL_STEPS,
-                                 lambda loss, bound: loss - bound <= FULL_GAP * max(loss, 1e-300), limits)
-    if full_loss >= level:  # (the heuristic's incumbent is then below the relaxation: cannot happen
-        # unless the fit stopped early; nothing is ruled in)
+    fitted = _full_fit(data, box_lo, box_hi, level, limits)
+    if fitted is None:
         return np.zeros(0, np.int64), math.inf
-    H = _hessian(data, full)
-    try:
-        inverse_diag = np.diag(np.linalg.inv(H + 1e-12 * np.trace(H) / H.shape[0] * np.eye(H.shape[0])))
-    except np.linalg.LinAlgError:
-        return np.zeros(0, np.int64), math.inf
-    gain = full[candidates] ** 2 / (2.0 * np.maximum(inverse_diag[candidates], 1e-300))
+    full, full_loss, H, inverse = fitted
+    gain = full[candidates] ** 2 / (2.0 * np.maximum(np.diag(inverse)[candidates], 1e-300))
     order = np.argsort(-gain, kind="stable")
     ruled_in, bounds = [], []
     for c in order:
         if gain[c] < TRY_SHARE * (level - full_loss) or limits.expired():
             break
         j = int(candidates[c])
-        keep = np.ones(full.size, bool)
-        keep[j] = False
-        lo_j, hi_j = box_lo.copy(), box_hi.copy()
-        lo_j[j] = hi_j[j] = 0.0
-        theta = full.copy()
-        theta[j] = 0.0
-        M = H.copy()
-        M[j, :], M[:, j], M[j, j] = 0.0, 0.0, 1.0
-        _, _, bound = _newton(data, theta, lo_j, hi_j, M, STEPS, lambda loss, bound: bound >= level or loss < level,
-                              limits)
+        bound = _bound_without(data, full, H, box_lo, box_hi, np.array([j]), level, limits)
         if bound >= level:
             ruled_in.append(j)
             bounds.append(bound)
@@ -165,3 +195,42 @@ def must_use(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: f
         return np.zeros(0, np.int64), math.inf
     strongest = np.argsort(-np.asarray(bounds), kind="stable")[:most]
     return np.asarray(ruled_in, np.int64)[strongest], float(np.asarray(bounds)[strongest].min())
+
+
+def must_use_group(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
+                   groups: list[np.ndarray], level: float, limits: Limits) -> tuple[np.ndarray, np.ndarray]:
+    """Groups of features (e.g. the nested thresholds of one variable,
+    :func:`solvers.exact.nested_columns.nested_chains`) such that every model using none of a group's
+    features has loss at least ``level``: the relaxation with all of the group's points fixed at 0,
+    bounded as in the module docstring. Returns the indices of those groups in ``groups`` and their
+    bounds (every support holding no feature of group ``g`` holds no model of loss below its bound).
+    A group is tried when the quadratic model of its removal,
+    ``theta_G^T ((H^{-1})_{GG})^{-1} theta_G / 2``, puts it above :data:`TRY_SHARE` of the distance to
+    the level, the largest first. When the budget ``limits`` ends (started here if not yet) it returns
+    those proven so far."""
+    limits = limits.started()
+    none = np.zeros(0, np.int64), np.zeros(0)
+    if not groups or not math.isfinite(level) or data.X.shape[1] > MOST_FEATURES:
+        return none
+    box_lo = np.append(lo, intercept_lo).astype(float)
+    box_hi = np.append(hi, intercept_hi).astype(float)
+    fitted = _full_fit(data, box_lo, box_hi, level, limits)
+    if fitted is None:
+        return none
+    full, full_loss, H, inverse = fitted
+    gain = np.empty(len(groups))
+    for g, columns in enumerate(groups):
+        block = inverse[np.ix_(columns, columns)]
+        try:
+            gain[g] = 0.5 * float(full[columns] @ np.linalg.solve(block, full[columns]))
+        except np.linalg.LinAlgError:
+            gain[g] = math.inf  # (a singular block: no guide; the bound decides)
+    ruled_in, bounds = [], []
+    for g in np.argsort(-gain, kind="stable"):
+        if gain[g] < TRY_SHARE * (level - full_loss) or limits.expired():
+            break
+        bound = _bound_without(data, full, H, box_lo, box_hi, np.asarray(groups[g], np.int64), level, limits)
+        if bound >= level:
+            ruled_in.append(int(g))
+            bounds.append(bound)
+    return np.asarray(ruled_in, np.int64), np.asarray(bounds, float)

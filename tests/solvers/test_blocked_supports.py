@@ -15,6 +15,7 @@ between the Bayes error of all the columns and the enumerated SLIM optimum.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -26,6 +27,7 @@ from formulations.coefficients import CoefficientSet
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
 from solvers.exact import blocked_supports, slim_route, support_bayes_floor
+from solvers.exact import route as route_table
 from solvers.exact.floor import bayes_floor
 from solvers.exact.support_bayes_floor import least_bayes_error
 from solvers.exact.blocked_entropy import screen_all, xlogx_table
@@ -254,3 +256,30 @@ def test_one_screen_serves_every_multiplier(seed):
     other = RiskSLIM(coef_bound=2, c0=0.01, max_size=2).instance(X[::-1][:60], y[::-1][:60])
     assert "screened on blocked rows" in solve_blocked(SparseLogistic.from_instance(other), shared,
                                                        incumbent=10.0).message
+
+
+# ------------------------------------------------------------- variables ruled in (nested columns)
+@pytest.mark.parametrize("seed", range(3))
+def test_a_variable_ruled_in_lists_fewer_supports_and_proves_the_same_optimum(seed, monkeypatch):
+    """With the size threshold lowered so the rule-in runs, a table whose strong variable is cut at
+    three nested thresholds: the step screens only the supports holding one of them (fewer than all,
+    said in its message), proves the brute-force optimum with a bound at most it, and keeps no shared
+    screen (it covered fewer than all supports); with the level above the relaxation without the
+    variable nothing is ruled in and every support is screened."""
+    from tests.solvers.test_exclusion import _nested
+    X, y = _nested(seed, n=600)
+    inst = RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y)
+    problem = SparseLogistic.from_instance(inst)
+    best = _risk_brute_force(inst, lambda coef: True)
+    monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
+    screen = SupportScreen()
+    found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9, screen=screen), incumbent=best + 1e-3)
+    assert "only supports holding a column of" in found.message and "0 1 2" in found.message
+    listed = int(found.message.split(" supports of")[0])
+    assert listed <= math.comb(7, 3) - math.comb(4, 3)  # (those holding one of columns 0-2; fewer with two variables)
+    assert found.finished and found.model is not None, found.message
+    assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+    assert best - 1e-8 <= found.bound <= best + 1e-9
+    assert screen.supports is None
+    plain = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=10.0)
+    assert "only supports" not in plain.message and plain.message.startswith(f"{math.comb(7, 3)} supports")

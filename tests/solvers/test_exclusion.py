@@ -15,7 +15,8 @@ import pytest
 import solvers.exact.exclusion as exclusion
 import solvers.exact.route as route_table
 from formulations.riskslim import RiskSLIM
-from solvers.exact.exclusion import must_use
+from solvers.exact.exclusion import must_use, must_use_group
+from solvers.exact.nested_columns import nested_chains
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.supports import enumerate_supports
 from solvers.limits import Limits
@@ -32,8 +33,19 @@ def _planted(seed, n=4000, d=7):
     return X, y
 
 
+def _nested(seed, n=1500):
+    """A strong variable cut at three thresholds (nested columns 0-2), a weaker one at two (3-4), two
+    unrelated columns: a model without one threshold of the strong variable uses its neighbour."""
+    rng = np.random.default_rng(seed)
+    raw = rng.normal(size=(n, 2))
+    X = np.column_stack([raw[:, 0] >= t for t in (-0.6, 0.0, 0.6)] + [raw[:, 1] >= t for t in (-0.3, 0.4)]
+                        + [rng.random(n) < 0.4, rng.random(n) < 0.6]).astype(float)
+    y = np.where(2.5 * raw[:, 0] + 0.7 * raw[:, 1] + rng.logistic(size=n) > 0.2, 1.0, -1.0)
+    return X, y
+
+
 def _relaxation_without(problem, j):
-    """min of the loss over the box with points_j = 0 (cvxpy + ECOS)."""
+    """min of the loss over the box with points_j = 0 (cvxpy + ECOS; ``j`` an index or an array)."""
     data, d = problem.data, problem.d
     theta, b = cp.Variable(d), cp.Variable()
     z = cp.multiply(data.y, data.X @ theta + b) / data.scale
@@ -127,3 +139,43 @@ def test_blocked_hessian_and_width_cap(monkeypatch):
     monkeypatch.setattr(exclusion, "MOST_FEATURES", problem.d - 1)
     none, no_floor = must_use(*args)
     assert none.size == 0 and no_floor == math.inf
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_variable_is_ruled_in_when_its_relaxation_without_every_threshold_reaches_the_level(seed):
+    """The strong variable's chain (columns 0-2) is ruled in exactly when cvxpy's minimum without all
+    three reaches the level, with a certified bound between the level and that minimum; at a level
+    just above that minimum it is not."""
+    X, y = _nested(seed)
+    problem = SparseLogistic.from_instance(RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y))
+    chains = nested_chains(X, problem.free)
+    assert [c.tolist() for c in chains] == [[0, 1, 2], [3, 4]]
+    without = [_relaxation_without(problem, c) for c in chains]
+    assert without[0] > without[1]
+    level = without[0] - 1e-3
+    found, bounds = must_use_group(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
+                                   chains, level, Limits.untimed())
+    assert found.tolist() == ([0, 1] if without[1] >= level else [0])
+    assert np.all(bounds >= level) and bounds[0] <= without[0] + 1e-7
+    above, _ = must_use_group(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
+                              chains, without[0] + 1e-3, Limits.untimed())
+    assert above.size == 0
+
+
+def test_every_integer_model_without_a_ruled_in_variable_is_above_its_bound():
+    """Brute force: every integer model (points -2..2, every intercept) with points 0 on all of the
+    ruled-in variable's thresholds has a loss at least the group's bound."""
+    X, y = _nested(5)
+    inst = RiskSLIM(coef_bound=2, c0=1e-6, max_size=7).instance(X, y)
+    problem = SparseLogistic.from_instance(inst)
+    chain = np.array([0, 1, 2])
+    level = _relaxation_without(problem, chain) - 5e-4
+    found, bounds = must_use_group(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
+                                   [chain], level, Limits.untimed())
+    assert found.tolist() == [0]
+    data, best = problem.data, math.inf
+    for coef in itertools.product(range(-2, 3), repeat=4):
+        scores = data.X[:, 3:] @ np.array(coef, float)
+        for b in range(problem.intercept_lo, problem.intercept_hi + 1):
+            best = min(best, data.loss_of_scores(scores, float(b)))
+    assert best >= bounds[0] - 1e-9
