@@ -36,8 +36,9 @@ On a wide binarised table most supports need not be listed at all: when the rela
 threshold of one variable (a chain of nested columns) is bounded above the prune level
 (:func:`solvers.exact.exclusion.must_use_group`), every better model holds one of those columns, and
 with that variable's columns first only the pairs of first columns starting in it are screened
-(RiskSLIM's kind; :func:`_variables_ruled_in`). Such a screen covers fewer than all the supports, so it
-is not shared with the other multipliers.
+(RiskSLIM's kind; :func:`_variables_ruled_in`). Such a screen is shared with a later multiplier only
+when the same variables are ruled in at that multiplier's own level (its own exclusion bounds cover the
+supports left out).
 
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
 screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
@@ -101,11 +102,15 @@ def applies(problem: SparseLogistic) -> str | None:
 @dataclass(frozen=True)
 class BlockedListing:
     """The supports the screen lists, as :class:`solvers.exact.screen.SupportScreen` keys them: every
-    support of ``r`` of the ``free`` features (none forced, no symmetry skipped)."""
+    support of ``r`` of the ``free`` features (in that order, none forced, no symmetry skipped) whose
+    first two are a pair ``(a, b)`` with ``a < pairs[0]``, ``b < pairs[1]`` (positions in ``free``); the
+    ``groups`` are the variables ruled in that made those bounds (:func:`_variables_ruled_in`)."""
 
     forced: np.ndarray
     free: np.ndarray
     r: int
+    pairs: tuple[int, int]
+    groups: tuple[np.ndarray, ...] = ()
 
 
 def _label(bits: np.ndarray, valid: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, int]:
@@ -132,8 +137,12 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     X, y, weights = (problem.data.X, problem.data.y, problem.data.weights) if logistic else \
         (problem.X, problem.y, problem.weights)
     size = problem.max_size
-    free, first, second, ruled = _variables_ruled_in(problem, level, limits) if logistic else \
-        (problem.free, problem.free.size, problem.free.size, ())
+    screen: SupportScreen | None = limits.screen if logistic else None
+    free, first, second, ruled, groups = problem.free, problem.free.size, problem.free.size, (), ()
+    plain = BlockedListing(np.zeros(0, np.int64), free, size, (first, second))
+    if logistic and (screen is None or screen.survivors(problem, plain, level) is None):  # (a kept screen of
+        # every support beats any rule-in)
+        free, first, second, ruled, groups = _variables_ruled_in(problem, level, limits, screen.groups if screen else ())
     if ruled:
         search.closed_floor = min(search.closed_floor, ruled[1])
     bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
@@ -148,9 +157,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                      np.int64).reshape(-1, 2)
     pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
     total = sum(math.comb(d - int(b) - 1, size - 2) for b in pairs[:, 1])
-    # (a screen of fewer supports than all proves nothing for another multiplier: not shared)
-    screen: SupportScreen | None = limits.screen if logistic and not ruled else None
-    listing = BlockedListing(np.zeros(0, np.int64), free, size)
+    listing = BlockedListing(np.zeros(0, np.int64), free, size, (first, second), groups)
     known = None if screen is None else screen.survivors(problem, listing, level)
     if known is not None:  # an earlier fit's screen: the rest hold no model below its level
         search.closed_floor = min(search.closed_floor, screen.level)
@@ -195,7 +202,8 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                          + (f" ({ruled[0]})" if ruled else ""))
 
 
-def _variables_ruled_in(problem: SparseLogistic, level: float, limits: Limits) -> tuple[np.ndarray, int, int, tuple]:
+def _variables_ruled_in(problem: SparseLogistic, level: float, limits: Limits,
+                        known: tuple[np.ndarray, ...] = ()) -> tuple[np.ndarray, int, int, tuple, tuple]:
     """The free features in the order the screen lists them, and the bounds ``first``, ``second`` of
     its pairs of first columns (``a < first``, ``b < second``): with at least
     ``ENUMERATION.rule_in_supports`` supports, the nested chains of columns (the thresholds of one
@@ -204,9 +212,11 @@ def _variables_ruled_in(problem: SparseLogistic, level: float, limits: Limits) -
     ``ENUMERATION.exclusion_share`` of the time left) and, of those, the one or two with the fewest
     columns first: every support worth screening holds a column of the first (its first column is
     one) and of the second (its first or second column is one, or its first two are of the first).
-    ``ruled``: empty, or what was ruled in and the objective bound of the supports left out."""
+    The groups ``known`` (an earlier multiplier's, whose screen this one may reuse) are tried first and
+    kept when all are ruled in here too. Returns also ``ruled``: empty, or what was ruled in and the
+    objective bound of the supports left out; and the groups used."""
     free, size = problem.free, problem.max_size
-    plain = free, free.size, free.size, ()
+    plain = free, free.size, free.size, (), ()
     if math.comb(free.size, size) < route.ENUMERATION.rule_in_supports:
         return plain
     chains = nested_chains(problem.data.X, free)
@@ -217,21 +227,26 @@ def _variables_ruled_in(problem: SparseLogistic, level: float, limits: Limits) -
     if best_case * FASTEST > limits.seconds_left():  # (even then the screen could not finish)
         return plain
     loss_level = (level - problem.offset) / problem.loss_cost
-    found, bounds = must_use_group(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
-                                   chains, loss_level, limits.share(route.ENUMERATION.exclusion_share))
-    if found.size == 0:
-        return plain
-    use = sorted(range(found.size), key=lambda i: (chains[found[i]].size, -bounds[i]))[:2]
-    groups = [chains[found[i]] for i in use]
+    budget = limits.share(route.ENUMERATION.exclusion_share)
+    box = (problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi)
+    found, bounds = must_use_group(*box, list(known), loss_level, budget) if known else (np.zeros(0), None)
+    if found.size == len(known) and known:
+        groups = list(known)
+    else:
+        found, bounds = must_use_group(*box, chains, loss_level, budget)
+        if found.size == 0:
+            return plain
+        use = sorted(range(found.size), key=lambda i: (chains[found[i]].size, -bounds[i]))[:2]
+        groups, bounds = [chains[found[i]] for i in use], bounds[use]
     head = np.concatenate(groups)
     order = np.concatenate([head, np.setdiff1d(free, head)])
     first = groups[0].size
     second = first + groups[1].size if len(groups) > 1 else free.size
-    floor = problem.loss_cost * float(bounds[use].min()) + problem.offset
-    said = (f"only supports holding a column of {'the variable' if len(groups) == 1 else 'each of the 2 variables'} every better model uses "
-            f"(nested columns {'; '.join(' '.join(str(int(j)) for j in g) for g in groups)}), the others "
-            f"bounded at {floor:.9g} by exclusion bounds")
-    return order, first, second, (said, floor)
+    floor = problem.loss_cost * float(bounds.min()) + problem.offset
+    said = (f"only supports holding a column of {'the variable' if len(groups) == 1 else 'each of the 2 variables'} "
+            f"every better model uses (nested columns {'; '.join(' '.join(str(int(j)) for j in g) for g in groups)}), "
+            f"the others bounded at {floor:.9g} by exclusion bounds")
+    return order, first, second, (said, floor), tuple(groups)
 
 
 def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, held: int, t0: float, limits: Limits,
