@@ -42,8 +42,10 @@ supports left out).
 
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
 screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
-whole pass; when it projects more than :data:`PROJECTION_SHARE` of the time left, the step stops with
-no bound and the route's next step gets the time. The result does not depend on the order.
+whole pass; when it projects more than :data:`solvers.exact.blocked_pass.PROJECTION_SHARE` of the time
+left, the step stops with no bound and the route's next step gets the time. With ``n_jobs`` > 1 the
+pairs are screened on that many threads (:mod:`solvers.exact.blocked_pass`). The result depends
+neither on the order nor on the threads.
 """
 from __future__ import annotations
 
@@ -57,7 +59,8 @@ from solvers import progress
 from formulations.rows import is_binary
 from solvers.exact import route
 from solvers.exact.bayes_error import bayes_errors, value_bits
-from solvers.exact.blocked_entropy import BAYES, CALL_SUPPORTS, FASTEST, screen_all, xlogx_table
+from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
+from solvers.exact.blocked_pass import screen_pairs, screen_threads
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.exclusion import must_use_group
 from solvers.exact.nested_columns import nested_chains
@@ -69,15 +72,6 @@ from solvers.limits import Limits
 
 #: largest support size screened (a prefix has ``2^(size - 1)`` patterns)
 MAX_SIZE = 10
-#: survivors one pair's call may return before the step gives up (the incumbent is too weak for
-#: the screen)
-MAX_SURVIVORS = 1 << 14
-#: survivors held in all before the step gives up
-MAX_KEPT = 1 << 20
-#: the pass goes on only while its projection stays within this share of the time left
-PROJECTION_SHARE = 0.9
-#: seconds (or share of the supports) of screening before the first projection
-PROJECT_AFTER = 0.5
 #: survivors bounded by one call of the box fits
 FIT_CHUNK = 4096
 
@@ -123,7 +117,6 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     (module docstring) within the budget ``limits`` (time, node limit, gap; started here if not yet)."""
     t0 = time.perf_counter()
     limits = limits.started()
-    timed = limits.deadline is not None
     search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
                                                                        float(start[1])), limits.mip_rel_gap)
 
@@ -164,41 +157,25 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
         return _after_screen(problem, search, known, level, known.shape[0], t0, limits, logistic, X, y, weights,
                              f"{total - known.shape[0]} of the {total} supports of {size} features ruled out by an "
                              f"earlier fit's screen at {screen.level:.6g}")
-    out = np.empty((MAX_SURVIVORS, size), np.int64)
-    kept: list[np.ndarray] = []
-    held = done = 0
-    pruned = math.inf
-    started = time.perf_counter()
     if total * FASTEST > limits.seconds_left():
         return stopped(f"screening the {total} supports of {size} features would take more than the "
                        f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
-    for a, b in pairs:
-        for listed, count, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, table, int(a),
-                                                  int(b), size, cutoff, out, False, CALL_SUPPORTS):
-            done += listed
-            pruned = min(pruned, floor)
-            if count > out.shape[0] or held + count > MAX_KEPT:
-                return stopped(f"more than {min(MAX_SURVIVORS, MAX_KEPT)} supports of {size} features pass the "
-                               f"screen at the incumbent")
-            kept.append(out[:count].copy())
-            held += count
-            took = time.perf_counter() - started
-            if limits.expired():
-                return stopped(f"screened {done} of {total} supports of {size} features by the deadline")
-            if done < total and timed and (took >= PROJECT_AFTER or done >= 0.01 * total):
-                projected = took / done * (total - done)
-                if projected > PROJECTION_SHARE * limits.seconds_left():
-                    return stopped(f"screening the {total} supports of {size} features would take about "
-                                   f"{took / done * total:.0f} s, more than the "
-                                   f"{max(limits.seconds_left(), 0.0):.0f} s left")
+    threads = screen_threads(limits.n_jobs)
+    started = time.perf_counter()
+    found = screen_pairs((bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg), table, pairs, size, cutoff, total,
+                         limits, threads)
+    if found.stopped is not None:
+        return stopped(found.stopped)
     screened = time.perf_counter() - started
-    search.closed_floor = min(search.closed_floor, scale * pruned + problem.offset)
-    survivors = free[np.concatenate(kept)] if kept else np.zeros((0, size), np.int64)
+    search.closed_floor = min(search.closed_floor, scale * found.pruned + problem.offset)
+    held = found.survivors.shape[0]
+    survivors = free[found.survivors]
     survivors = np.sort(survivors, axis=1)
     if screen is not None:
         screen.store(problem, listing, level, survivors)
     return _after_screen(problem, search, survivors, level, held, t0, limits, logistic, X, y, weights,
-                         f"{done} supports of {size} features screened on blocked rows in {screened:.2f} s"
+                         f"{found.listed} supports of {size} features screened on blocked rows in {screened:.2f} s"
+                         + (f" on {threads} threads" if threads > 1 else "")
                          + (f" ({ruled[0]})" if ruled else ""))
 
 

@@ -23,7 +23,8 @@ from formulations.constraints import binding
 from formulations.riskslim import RiskSLIMInstance
 from formulations.rows import is_binary
 from solvers.backends.scip import solve_scip
-from solvers.exact.blocked_supports import MAX_KEPT, MAX_SURVIVORS, solve_blocked
+from solvers.exact.blocked_pass import screen_memory, screen_threads
+from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.blocked_supports import applies as blocked_applies
 from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
 from solvers.exact.floor import riskslim_floor
@@ -50,16 +51,11 @@ def _blocked_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
 
 
 def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
-    """Bytes of the screen: the bit sets of the rows of each label (copies included) per column, twice
-    (as given and blocked), and per pattern of a prefix (``2^(K-1)``), the survivors held, and the
-    ``c log c`` table."""
+    """Bytes of the screen (:func:`solvers.exact.blocked_pass.screen_memory`, on ``n_jobs`` threads)."""
     w, positive = instance.weights, instance.y > 0
-    d, k = instance.X.shape[1], _size(instance)
     counted = [copy_counts(w[side]) for side in (positive, ~positive)]
-    rows = sum(float(c[0].sum()) for c in counted if c is not None)
-    words = rows / 64.0 + 10
-    return 2 * 8.0 * d * words + 8.0 * 2.0 ** max(k - 1, 0) * words + 8.0 * k * (MAX_SURVIVORS + MAX_KEPT) + \
-        8.0 * min(rows + 1, 2**20)
+    words = sum(float(c[0].sum()) for c in counted if c is not None) / 64.0 + 10
+    return screen_memory(instance.X.shape[1], _size(instance), words, screen_threads(limits.n_jobs))
 
 
 def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:

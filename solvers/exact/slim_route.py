@@ -28,6 +28,7 @@ from formulations.slim import SLIMInstance
 from solvers.backends.highs import solve_highs
 from solvers.exact.floor import ROUNDOFF, bayes_floor, forced_mask
 from solvers.exact.blocked_supports import applies as blocked_applies
+from solvers.exact.blocked_pass import screen_memory, screen_threads
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.support_bayes_floor import applies as support_floor_applies
 from solvers.exact.support_bayes_floor import least_bayes_error
@@ -112,14 +113,22 @@ def _support_floor_applies(instance: SLIMInstance, limits: Limits) -> str | None
     return support_floor_applies(instance.X, instance.y, instance.weights, free, int(instance.spec.max_size))
 
 
-def _support_floor_memory(instance: SLIMInstance, limits: Limits) -> float:
-    """Bytes of the screen: the bit sets of the rows of each label (copies included) per column, twice
-    (as given and blocked), and per pattern of a prefix (``2^(K-1)``)."""
+def _screen_words(instance: SLIMInstance) -> float:
+    """64-bit words of the rows of both labels (copies included) per column."""
     w, positive = instance.weights, instance.y > 0
-    d, k = instance.X.shape[1], int(instance.spec.max_size or 2)
     counted = [copy_counts(w[side]) for side in (positive, ~positive)]
-    words = sum(float(c[0].sum()) for c in counted if c is not None) / 64.0 + 10
-    return 2 * 8.0 * d * words + 8.0 * 2.0 ** max(k - 1, 0) * words
+    return sum(float(c[0].sum()) for c in counted if c is not None) / 64.0 + 10
+
+
+def _support_floor_memory(instance: SLIMInstance, limits: Limits) -> float:
+    """Bytes of the screen on one thread (:func:`solvers.exact.blocked_pass.screen_memory`)."""
+    return screen_memory(instance.X.shape[1], int(instance.spec.max_size or 2), _screen_words(instance), 1)
+
+
+def _blocked_memory(instance: SLIMInstance, limits: Limits) -> float:
+    """Bytes of the screen on ``n_jobs`` threads (:func:`solvers.exact.blocked_pass.screen_memory`)."""
+    return screen_memory(instance.X.shape[1], int(instance.spec.max_size or 2), _screen_words(instance),
+                         screen_threads(limits.n_jobs))
 
 
 def _run_support_floor(instance: SLIMInstance, best: Incumbent, limits: Limits,
@@ -280,7 +289,7 @@ ROUTE: tuple[Step, ...] = (
     Step("bayes_supports", _run_bayes, _bayes_applies, _bayes_memory, 0.2,
          "the optimum when every support below the incumbent is bounded or searched (Bayes-error bounds)",
          ("solvers.exact.bayes_error", "solvers.exact.supports")),
-    Step("blocked", _run_blocked, _blocked_applies, _support_floor_memory, 1.0,
+    Step("blocked", _run_blocked, _blocked_applies, _blocked_memory, 1.0,
          "the optimum when every support of max_size 0/1 features is screened by its Bayes error (rows "
          "blocked by its first two features) and the survivors are searched (the MILP on each)",
          ("solvers.exact.blocked_entropy", "solvers.exact.bayes_error", "solvers.exact.supports")),

@@ -26,7 +26,7 @@ from formulations.base import Model
 from formulations.coefficients import CoefficientSet
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
-from solvers.exact import blocked_supports, slim_route, support_bayes_floor
+from solvers.exact import blocked_pass, slim_route, support_bayes_floor
 from solvers.exact import route as route_table
 from solvers.exact.floor import bayes_floor
 from solvers.exact.support_bayes_floor import least_bayes_error
@@ -115,7 +115,7 @@ def test_too_many_survivors_hand_over_without_a_bound(monkeypatch):
     X, y, weights = _table(7, n=200, d=10)
     inst = RiskSLIM(coef_bound=2, c0=1e-4, max_size=3).instance(X, y)
     problem = SparseLogistic.from_instance(inst)
-    monkeypatch.setattr(blocked_supports, "MAX_KEPT", 5)
+    monkeypatch.setattr(blocked_pass, "MAX_KEPT", 5)
     found = solve_blocked(problem, Limits.untimed(), start=(np.zeros(10), 0.0), incumbent=10.0)
     assert not found.finished and found.bound == -math.inf and "pass the screen" in found.message
 
@@ -289,3 +289,46 @@ def test_a_variable_ruled_in_lists_fewer_supports_and_proves_the_same_optimum(se
     assert best[2.0] - 1e-8 <= second.bound <= best[2.0] + 1e-9
     plain = solve_blocked(SparseLogistic.from_instance(inst[1.0]), Limits.untimed(mip_rel_gap=1e-9), incumbent=10.0)
     assert "only supports" not in plain.message and plain.message.startswith(f"{math.comb(7, 3)} supports")
+
+
+# ------------------------------------------------------------------------------- threads
+@pytest.mark.parametrize("seed,threads", [(0, 2), (1, 3), (2, 4)])
+def test_a_pass_on_threads_finds_what_one_thread_finds(seed, threads, monkeypatch):
+    """The pass over every pair on several threads (calls of a few supports, so the threads interleave)
+    lists every support once and returns the serial pass's least pruned bound and survivors, which are
+    exactly the supports whose saturated loss (computed here) is below the cutoff."""
+    X, y, weights = _table(seed, n=150, d=9)
+    weights = weights / weights.sum()
+    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
+    n_pos, n_neg = int(np.rint(weights[y > 0].sum() / unit_pos)), int(np.rint(weights[y < 0].sum() / unit_neg))
+    bits = (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)
+    xlogx = xlogx_table(n_pos, n_neg, unit_pos, unit_neg)
+    size, d = 4, X.shape[1]
+    exact = {s: _saturated(X, y, weights, list(s)) for s in itertools.combinations(range(d), size)}
+    cutoff = float(np.quantile(list(exact.values()), 0.2))
+    pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(b)], np.int64)
+    monkeypatch.setattr(blocked_pass, "CALL_SUPPORTS", 3)
+    serial = blocked_pass.screen_pairs(bits, xlogx, pairs, size, cutoff, math.comb(d, size), Limits.untimed().started(), 1)
+    parallel = blocked_pass.screen_pairs(bits, xlogx, pairs, size, cutoff, math.comb(d, size),
+                                         Limits.untimed().started(), threads)
+    for found in (serial, parallel):
+        assert found.stopped is None and found.listed == math.comb(d, size)
+        assert {tuple(s) for s in found.survivors} == {s for s, h in exact.items() if h < cutoff}
+    assert parallel.pruned == serial.pruned
+    assert np.array_equal(parallel.survivors, serial.survivors)
+    assert blocked_pass.screen_memory(d, size, 10.0, threads) > blocked_pass.screen_memory(d, size, 10.0, 1)
+
+
+def test_the_step_on_two_threads_proves_the_brute_force_optimum():
+    """``n_jobs=2``: the step screens on two threads (it says so) and proves the brute-force optimum."""
+    rng = np.random.default_rng(4250)
+    n, d = 80, 6
+    X = (rng.random((n, d)) < 0.5).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, d) + rng.logistic(size=n) > 0.5, 1.0, -1.0)
+    inst = RiskSLIM(coef_bound=2, c0=0.01, max_size=3).instance(X, y)
+    best = _risk_brute_force(inst, lambda coef: True)
+    found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9, n_jobs=2),
+                          incumbent=best + 0.05)
+    assert "on 2 threads" in found.message and found.finished, found.message
+    assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+    assert best - 1e-8 <= found.bound <= best + 1e-9

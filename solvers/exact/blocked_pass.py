@@ -1,0 +1,116 @@
+"""One pass of the blocked screen over its pairs of first columns, on one thread or several.
+
+:func:`solvers.exact.blocked_entropy.screen_pair` lists and screens the supports of one pair of first
+columns and releases the GIL (numba ``nogil``), so ``n_jobs`` threads of this process screen as many
+pairs at once, sharing the bit sets of the table (each thread holds only its pair's blocked copy and
+patterns: :func:`screen_memory`). Each thread takes the next pair of the fixed spread order, and after
+every call (at most :data:`~solvers.exact.blocked_entropy.CALL_SUPPORTS` supports) adds its counts
+and survivors to the pass and looks at the budget: the pass stops at the deadline (or an interrupt),
+when it holds too many survivors, or when the rate so far projects the rest past
+:data:`PROJECTION_SHARE` of the time left. What a finished pass returns (supports listed, least
+pruned bound, survivors) does not depend on the threads; the survivors come sorted.
+"""
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from solvers.exact.blocked_entropy import CALL_SUPPORTS, screen_all
+from solvers.limits import Limits
+
+#: survivors one pair's call may return before the pass gives up (the incumbent is too weak for
+#: the screen)
+MAX_SURVIVORS = 1 << 14
+#: survivors held in all before the pass gives up
+MAX_KEPT = 1 << 20
+#: the pass goes on only while its projection stays within this share of the time left
+PROJECTION_SHARE = 0.9
+#: seconds (or share of the supports) of screening before the first projection
+PROJECT_AFTER = 0.5
+
+
+def screen_threads(n_jobs: int) -> int:
+    """Threads of the pass for ``n_jobs`` (-1: every core, -2: all but one, as joblib counts)."""
+    cores = os.cpu_count() or 1
+    return max(1, n_jobs if n_jobs > 0 else cores + 1 + n_jobs)
+
+
+def screen_memory(d: int, size: int, words: float, threads: int) -> float:
+    """Bytes of a pass on ``d`` columns of ``words`` 64-bit words of rows (both labels, copies
+    included): the bit sets as given, and per thread their blocked copy, the ``2^(size - 1)``
+    patterns of a prefix and a call's survivors; the survivors held; the ``c log c`` table."""
+    per_thread = 8.0 * d * words + 8.0 * 2.0 ** max(size - 1, 0) * words + 8.0 * size * MAX_SURVIVORS
+    return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
+
+
+@dataclass
+class Pass:
+    """What a pass found: supports listed, least bound of the pruned ones (inf: none), the survivors
+    (positions in the listing's columns, sorted rows), and why it stopped (None: it finished)."""
+
+    listed: int = 0
+    pruned: float = math.inf
+    survivors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+    stopped: str | None = None
+
+
+def screen_pairs(bits, xlogx, pairs: np.ndarray, size: int, cutoff: float, total: int, limits: Limits,
+                 threads: int) -> Pass:
+    """Screen every support of ``size`` columns whose first two are a row of ``pairs`` at ``cutoff``
+    (``bits``: ``(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)``; ``total`` the supports they
+    hold) on ``threads`` threads, within the started budget ``limits`` (module docstring)."""
+    lock = threading.Lock()
+    found = Pass()
+    kept: list[np.ndarray] = []
+    state = {"next": 0, "held": 0}
+    timed = limits.deadline is not None
+    started = time.perf_counter()
+
+    def verdict(count: int, room: int) -> str | None:  # (under the lock)
+        if count > room or state["held"] > MAX_KEPT:
+            return f"more than {min(MAX_SURVIVORS, MAX_KEPT)} supports of {size} features pass the screen at the incumbent"
+        if limits.expired():
+            return f"screened {found.listed} of {total} supports of {size} features by the deadline"
+        took = time.perf_counter() - started
+        if found.listed < total and timed and (took >= PROJECT_AFTER or found.listed >= 0.01 * total):
+            if took / found.listed * (total - found.listed) > PROJECTION_SHARE * limits.seconds_left():
+                return (f"screening the {total} supports of {size} features would take about "
+                        f"{took / found.listed * total:.0f} s, more than the {max(limits.seconds_left(), 0.0):.0f} s left")
+        return None
+
+    def work() -> None:
+        out = np.empty((MAX_SURVIVORS, size), np.int64)
+        while True:
+            with lock:
+                if found.stopped is not None or state["next"] >= pairs.shape[0]:
+                    return
+                a, b = pairs[state["next"]]
+                state["next"] += 1
+            for listed, count, floor, _ in screen_all(*bits, xlogx, int(a), int(b), size, cutoff, out, False,
+                                                      CALL_SUPPORTS):
+                with lock:
+                    found.listed += listed
+                    found.pruned = min(found.pruned, floor)
+                    kept.append(out[:min(count, out.shape[0])].copy())
+                    state["held"] += count
+                    found.stopped = found.stopped or verdict(count, out.shape[0])
+                    if found.stopped is not None:
+                        return
+
+    if threads <= 1:
+        work()
+    else:
+        workers = [threading.Thread(target=work, daemon=True) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            while worker.is_alive():  # (a timed join keeps the main thread responsive to Ctrl-C)
+                worker.join(0.1)
+    rows = np.concatenate(kept) if kept else np.zeros((0, size), np.int64)
+    found.survivors = rows[np.lexsort(rows.T[::-1])] if rows.shape[0] else rows
+    return found
