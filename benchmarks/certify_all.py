@@ -29,6 +29,7 @@ columns (120, 240, 480 in the issue), a label from a logistic model of 4-6 raw c
 positives. ``int<seed>`` is a few-valued integer look-alike: 300-10,000 rows of 10-40 correlated
 columns of integers 0..10 (3-11 levels each, kept as integers: points per unit), 10-50 % positives.
 Each row's ``gap unproven`` is the mean over unproven folds (``inf`` if any fold had no bound).
+``--n-jobs`` sets every fit's ``n_jobs`` (default 1: one core).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/certify_all.py --fold-limit 20 --sets breastcancer,mammo,gen0
     OPENBLAS_NUM_THREADS=1 python benchmarks/certify_all.py --fold-limit 60 --folds 2 --sets wide120s0,int0
@@ -58,12 +59,13 @@ from timing import compile_kernels, environment  # noqa: E402
 SHARED = ("breastcancer", "mammo", "mushroom", "spambase", "adult")
 MAX_SIZE, POINTS, GAP = 5, 5, 1e-4
 ESTIMATORS = {
-    "SLIM": lambda limit: SLIMClassifier(c0=1e-4, coef_bound=POINTS, max_size=MAX_SIZE, mip_rel_gap=GAP,
-                                         time_limit=limit),
-    "RiskSLIM m=1": lambda limit: RiskScoreClassifier(c0=1e-6, coef_bound=POINTS, max_size=MAX_SIZE,
-                                                      mip_rel_gap=GAP, time_limit=limit),
-    "RiskSLIM auto": lambda limit: RiskScoreClassifier(c0=1e-6, coef_bound=POINTS, max_size=MAX_SIZE,
-                                                       mip_rel_gap=GAP, time_limit=limit, multiplier="auto"),
+    "SLIM": lambda limit, jobs=1: SLIMClassifier(c0=1e-4, coef_bound=POINTS, max_size=MAX_SIZE, mip_rel_gap=GAP,
+                                                 time_limit=limit, n_jobs=jobs),
+    "RiskSLIM m=1": lambda limit, jobs=1: RiskScoreClassifier(c0=1e-6, coef_bound=POINTS, max_size=MAX_SIZE,
+                                                              mip_rel_gap=GAP, time_limit=limit, n_jobs=jobs),
+    "RiskSLIM auto": lambda limit, jobs=1: RiskScoreClassifier(c0=1e-6, coef_bound=POINTS, max_size=MAX_SIZE,
+                                                               mip_rel_gap=GAP, time_limit=limit, multiplier="auto",
+                                                               n_jobs=jobs),
 }
 
 
@@ -172,10 +174,10 @@ def dataset(name: str) -> tuple[np.ndarray, np.ndarray, str]:
     return X, y, "shared"
 
 
-def run_folds(make, X, y, splits, limit):
+def run_folds(make, X, y, splits, limit, jobs=1):
     rows = []
     for tr, te in splits:
-        est = make(limit)
+        est = make(limit, jobs)
         t = time.perf_counter()
         est.fit(X[tr], y[tr])
         rows.append({"status": est.status_, "gap": est.gap_, "seconds": time.perf_counter() - t,
@@ -190,6 +192,8 @@ def main() -> None:
     ap.add_argument("--fold-limit", type=float, default=60.0, help="seconds per fold's fit")
     ap.add_argument("--folds", type=int, default=5, help="how many of the 5 folds to run (the first ones)")
     ap.add_argument("--estimators", default=",".join(ESTIMATORS), help=f"comma-separated of {list(ESTIMATORS)}")
+    ap.add_argument("--n-jobs", type=int, default=1, help="n_jobs of every fit (threads of the blocked screen, "
+                    "workers of the support enumeration)")
     ap.add_argument("--quick", action="store_true", help="breastcancer, mammo and gen0, 2 folds of 5 s")
     args = ap.parse_args()
     if args.quick:
@@ -203,7 +207,8 @@ def main() -> None:
         ap.error("--folds must be 1..5")
     print(environment(), f"| OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; "
           f"max_size {MAX_SIZE}, points -{POINTS}..{POINTS}, gap {GAP:g}, {args.fold_limit:g} s per fold, "
-          f"{args.folds} of 5 folds, one thread; the machine is shared (load above)")
+          f"{args.folds} of 5 folds, " + ("one thread" if args.n_jobs == 1 else f"n_jobs {args.n_jobs}") +
+          "; the machine is shared (load above)")
     print(compile_kernels(), flush=True)
     table = []
     for name in names:
@@ -212,7 +217,7 @@ def main() -> None:
         splits = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[:args.folds]
         fr = fasterrisk_auc(X, y, splits, MAX_SIZE) if FASTERRISK_PY.exists() else None
         for label in estimators:
-            folds = run_folds(ESTIMATORS[label], X, y, splits, args.fold_limit)
+            folds = run_folds(ESTIMATORS[label], X, y, splits, args.fold_limit, args.n_jobs)
             unproven = folds[folds["status"] != "optimal"]
             row = {"set": name, "n x d": f"{X.shape[0]}x{X.shape[1]}", "estimator": label,
                    "proven": f"{len(folds) - len(unproven)}/{len(folds)}",

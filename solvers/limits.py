@@ -113,7 +113,8 @@ class Limits:
         (None: not started, or no time limit).
     n_jobs : joblib workers that bound the supports of the exact enumeration and search the boxes
         of SLIM's box search (1: this process; -1: all cores; the active joblib backend is used,
-        e.g. ``dask``).
+        e.g. ``dask``), and threads of this process that run the blocked screen
+        (:mod:`solvers.exact.blocked_pass`).
     objective_limit : only models of objective below this are sought (a MIP solver's objective
         limit, in the instance's objective units; inf: none). The exact route prunes with it as if
         it were an incumbent and stops once its bound shows that no model beats it by more than

@@ -53,8 +53,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     memory_limit : MiB one step of the exact solve may allocate (None: half the memory available);
         a step over it is skipped, with its reason in ``fit_.steps``.
     n_jobs : joblib workers that bound the supports of the exact enumeration (1: this process;
-        -1: all cores). Inside ``joblib.parallel_backend("dask")`` they run on the dask cluster.
-        With ``time_limit=None`` the model, bound and status equal the one-process fit's.
+        -1: all cores), and threads of this process that screen the supports of a wide 0/1 table
+        (the ``blocked`` step). Inside ``joblib.parallel_backend("dask")`` the workers run on the
+        dask cluster. With ``time_limit=None`` the model, bound and status equal the one-process fit's.
     constraints : sequence of operational constraints (:mod:`formulations.constraints`: AtMost,
         AtLeast, Exactly, Implies, Monotone, Linear) by column name; the model obeys them
         (the card lists them, checked).
