@@ -32,13 +32,13 @@ weights only, not on the multiplier, the coefficient box or the intercept box, a
 no model of objective below ``L`` for any of them. A later fit whose prune level is at most ``L``
 skips the screen, starts from the survivors and counts ``L`` as the bound of the rest.
 
-On a wide binarised table most supports need not be listed at all: when the relaxation without every
-threshold of one variable (a chain of nested columns) is bounded above the prune level
-(:func:`solvers.exact.exclusion.must_use_group`), every better model holds one of those columns, and
-with that variable's columns first only the pairs of first columns starting in it are screened
-(RiskSLIM's kind; :func:`_variables_ruled_in`). Such a screen is shared with a later multiplier only
-when the same variables are ruled in at that multiplier's own level (its own exclusion bounds cover the
-supports left out).
+On a wide binarised table many supports need not be listed at all: when the relaxation without every
+threshold of a few variables (chains of nested columns) is bounded above the prune level
+(:func:`solvers.exact.exclusion.excluded_union`), every better model holds one of those columns, and
+with them first only the pairs of first columns starting in them are screened (RiskSLIM's kind;
+:func:`_features_ruled_in`). Such a screen is shared with a later multiplier only when the same
+columns are ruled in at that multiplier's own level (its own exclusion bound covers the supports left
+out).
 
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
 screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
@@ -62,7 +62,7 @@ from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
 from solvers.exact.blocked_pass import screen_pairs, screen_threads
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
-from solvers.exact.exclusion import must_use_group
+from solvers.exact.exclusion import bound_without, excluded_union
 from solvers.exact.nested_columns import nested_chains
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
@@ -72,6 +72,9 @@ from solvers.limits import Limits
 
 #: largest support size screened (a prefix has ``2^(size - 1)`` patterns)
 MAX_SIZE = 10
+#: the features ruled in are sought only while the supports holding one of them stay below this
+#: share of all (listing the others first)
+MOST_LISTED = 0.9
 #: survivors bounded by one call of the box fits
 FIT_CHUNK = 4096
 
@@ -97,14 +100,14 @@ def applies(problem: SparseLogistic) -> str | None:
 class BlockedListing:
     """The supports the screen lists, as :class:`solvers.exact.screen.SupportScreen` keys them: every
     support of ``r`` of the ``free`` features (in that order, none forced, no symmetry skipped) whose
-    first two are a pair ``(a, b)`` with ``a < pairs[0]``, ``b < pairs[1]`` (positions in ``free``); the
-    ``groups`` are the variables ruled in that made those bounds (:func:`_variables_ruled_in`)."""
+    first one is among the first ``head`` of ``free``; ``ruled_in`` holds those ``head`` features when
+    they were ruled in (:func:`_features_ruled_in`), else it is empty."""
 
     forced: np.ndarray
     free: np.ndarray
     r: int
-    pairs: tuple[int, int]
-    groups: tuple[np.ndarray, ...] = ()
+    head: int
+    ruled_in: tuple[np.ndarray, ...] = ()
 
 
 def _label(bits: np.ndarray, valid: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, int]:
@@ -131,11 +134,11 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
         (problem.X, problem.y, problem.weights)
     size = problem.max_size
     screen: SupportScreen | None = limits.screen if logistic else None
-    free, first, second, ruled, groups = problem.free, problem.free.size, problem.free.size, (), ()
-    plain = BlockedListing(np.zeros(0, np.int64), free, size, (first, second))
+    free, first, ruled, ruled_in = problem.free, problem.free.size, (), ()
+    plain = BlockedListing(np.zeros(0, np.int64), free, size, first)
     if logistic and (screen is None or screen.survivors(problem, plain, level) is None):  # (a kept screen of
         # every support beats any rule-in)
-        free, first, second, ruled, groups = _variables_ruled_in(problem, level, limits, screen.groups if screen else ())
+        free, first, ruled, ruled_in = _features_ruled_in(problem, level, limits, screen.ruled_in if screen else ())
     if ruled:
         search.closed_floor = min(search.closed_floor, ruled[1])
     bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
@@ -146,11 +149,10 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     scale = problem.loss_cost if logistic else 1.0
     cutoff = (level - problem.offset) / scale
     d = free.size
-    pairs = np.array([(a, b) for b in range(1, min(d - size + 2, second)) for a in range(min(b, first))],
-                     np.int64).reshape(-1, 2)
+    pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(min(b, first))], np.int64).reshape(-1, 2)
     pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
     total = sum(math.comb(d - int(b) - 1, size - 2) for b in pairs[:, 1])
-    listing = BlockedListing(np.zeros(0, np.int64), free, size, (first, second), groups)
+    listing = BlockedListing(np.zeros(0, np.int64), free, size, first, ruled_in)
     known = None if screen is None else screen.survivors(problem, listing, level)
     if known is not None:  # an earlier fit's screen: the rest hold no model below its level
         search.closed_floor = min(search.closed_floor, screen.level)
@@ -179,51 +181,49 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                          + (f" ({ruled[0]})" if ruled else ""))
 
 
-def _variables_ruled_in(problem: SparseLogistic, level: float, limits: Limits,
-                        known: tuple[np.ndarray, ...] = ()) -> tuple[np.ndarray, int, int, tuple, tuple]:
-    """The free features in the order the screen lists them, and the bounds ``first``, ``second`` of
-    its pairs of first columns (``a < first``, ``b < second``): with at least
-    ``ENUMERATION.rule_in_supports`` supports, the nested chains of columns (the thresholds of one
-    variable, :func:`solvers.exact.nested_columns.nested_chains`) that every model below the prune
-    ``level`` uses (:func:`solvers.exact.exclusion.must_use_group`, in
-    ``ENUMERATION.exclusion_share`` of the time left) and, of those, the one or two with the fewest
-    columns first: every support worth screening holds a column of the first (its first column is
-    one) and of the second (its first or second column is one, or its first two are of the first).
-    The groups ``known`` (an earlier multiplier's, whose screen this one may reuse) are tried first and
-    kept when all are ruled in here too. Returns also ``ruled``: empty, or what was ruled in and the
-    objective bound of the supports left out; and the groups used."""
+def _features_ruled_in(problem: SparseLogistic, level: float, limits: Limits,
+                        known: tuple[np.ndarray, ...] = ()) -> tuple[np.ndarray, int, tuple, tuple]:
+    """The free features in the order the screen lists them and the bound ``first`` of its pairs of
+    first columns (``a < first``): with at least ``ENUMERATION.rule_in_supports`` supports, a set ``U``
+    of features every model below the prune ``level`` uses one of
+    (:func:`solvers.exact.exclusion.excluded_union` over the nested chains of columns, the thresholds
+    of one variable, :func:`solvers.exact.nested_columns.nested_chains`, and the other columns one by
+    one; in ``ENUMERATION.exclusion_share`` of the time left), listed first: every support worth
+    screening has its first column in ``U``. ``U`` is sought only while the supports holding one of
+    its features stay below :data:`MOST_LISTED` of all. The set ``known`` (an earlier multiplier's,
+    whose screen this one may reuse) is tried first and kept when it is ruled in here too. Returns
+    also ``ruled``: empty, or what was ruled in and the objective bound of the supports left out;
+    and ``U`` (a one-tuple; empty when nothing was ruled in)."""
     free, size = problem.free, problem.max_size
-    plain = free, free.size, free.size, (), ()
-    if math.comb(free.size, size) < route.ENUMERATION.rule_in_supports:
+    plain = free, free.size, (), ()
+    supports = math.comb(free.size, size)
+    if supports < route.ENUMERATION.rule_in_supports:
         return plain
-    chains = nested_chains(problem.data.X, free)
-    if not chains:
-        return plain
-    smallest = sorted(c.size for c in chains)[:2]
-    best_case = math.comb(free.size, size) - math.comb(free.size - smallest[0], size)
-    if best_case * FASTEST > limits.seconds_left():  # (even then the screen could not finish)
-        return plain
+    most = 0
+    while most < free.size and math.comb(free.size, size) - math.comb(free.size - most - 1, size) <= \
+            MOST_LISTED * supports:
+        most += 1
+    if most == 0 or (supports - math.comb(free.size - 1, size)) * FASTEST > limits.seconds_left():
+        return plain  # (no set is worth it, or even one feature's supports could not be screened)
     loss_level = (level - problem.offset) / problem.loss_cost
     budget = limits.share(route.ENUMERATION.exclusion_share)
     box = (problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi)
-    found, bounds = must_use_group(*box, list(known), loss_level, budget) if known else (np.zeros(0), None)
-    if found.size == len(known) and known:
-        groups = list(known)
+    bound = bound_without(*box, known[0], loss_level, budget) if known else -math.inf
+    if bound >= loss_level:
+        union = known[0]
     else:
-        found, bounds = must_use_group(*box, chains, loss_level, budget)
-        if found.size == 0:
+        chains = nested_chains(problem.data.X, free)
+        chained = np.concatenate(chains) if chains else np.zeros(0, np.int64)
+        groups = chains + [np.array([j]) for j in np.setdiff1d(free, chained)]
+        chosen, bound = excluded_union(*box, groups, loss_level, most, budget)
+        if not chosen:
             return plain
-        use = sorted(range(found.size), key=lambda i: (chains[found[i]].size, -bounds[i]))[:2]
-        groups, bounds = [chains[found[i]] for i in use], bounds[use]
-    head = np.concatenate(groups)
-    order = np.concatenate([head, np.setdiff1d(free, head)])
-    first = groups[0].size
-    second = first + groups[1].size if len(groups) > 1 else free.size
-    floor = problem.loss_cost * float(bounds.min()) + problem.offset
-    said = (f"only supports holding a column of {'the variable' if len(groups) == 1 else 'each of the 2 variables'} "
-            f"every better model uses (nested columns {'; '.join(' '.join(str(int(j)) for j in g) for g in groups)}), "
-            f"the others bounded at {floor:.9g} by exclusion bounds")
-    return order, first, second, (said, floor), tuple(groups)
+        union = np.concatenate([groups[g] for g in chosen])
+    order = np.concatenate([union, np.setdiff1d(free, union)])
+    floor = problem.loss_cost * bound + problem.offset
+    said = (f"only supports holding one of the {union.size} features {' '.join(str(int(j)) for j in union)}: every "
+            f"model without them costs at least {floor:.9g} (exclusion bound)")
+    return order, union.size, (said, floor), (union,)
 
 
 def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, held: int, t0: float, limits: Limits,

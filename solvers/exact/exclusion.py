@@ -21,12 +21,12 @@ the features: the relaxation with every feature is then barely below the best sp
 dropping a feature of the planted or clinical signal costs more than the incumbent's slack. With
 few rows per feature the relaxation fits the labels and rules nothing out, cheaply.
 
-The same bound with a *group* of features fixed at 0 (:func:`must_use_group`) rules in a variable
-where no single feature can be: on a binarised table a model without one threshold of a strong
-variable uses its neighbour instead, but a model without any of its thresholds (the nested chains of
-:mod:`solvers.exact.nested_columns`) may be bounded above the incumbent. Every better model then
-holds one of the group's features (the blocked screen lists only those supports,
-:mod:`solvers.exact.blocked_supports`).
+The same bound with a *set* of features fixed at 0 (:func:`excluded_union`) rules in a set where no
+single feature can be: on a binarised table a model without one threshold of a strong variable uses
+its neighbour instead, but a model without any threshold of the two or three strongest variables
+(the nested chains of :mod:`solvers.exact.nested_columns`) may be bounded above the incumbent. Every
+better model then holds one of the set's features, and the blocked screen lists only those supports
+(:mod:`solvers.exact.blocked_supports`).
 
 Computation: one projected Newton fit with every feature (Hessian summed over blocks of
 :data:`BLOCK_CELLS` entries, so no copy of the table), then, for the features whose removal the quadratic
@@ -53,6 +53,8 @@ BLOCK_CELLS = 1 << 22
 MOST_FEATURES = 2000
 #: Newton steps of the fit with every feature, and per excluded feature
 FULL_STEPS, STEPS = 40, 15
+#: Newton steps (exact Hessian) of the relaxation without each union of :func:`excluded_union`
+UNION_STEPS = 30
 #: a feature is tried when the quadratic model puts the loss without it above this share of the
 #: distance from the full fit to the level (the model is only a guide: the bound decides)
 TRY_SHARE = 0.5
@@ -146,21 +148,21 @@ def _full_fit(data: LogisticData, box_lo: np.ndarray, box_hi: np.ndarray, level:
 
 def _bound_without(data: LogisticData, full: np.ndarray, H: np.ndarray, box_lo: np.ndarray, box_hi: np.ndarray,
                    columns: np.ndarray, level: float, limits: Limits) -> float:
-    """Certified lower bound of the relaxation with the points of ``columns`` fixed at 0: at most
-    :data:`STEPS` Newton steps from the full fit, stopped once the bound reaches ``level`` or the loss
-    falls below it. One column moves the fit little: the steps keep the full fit's Hessian (its row and
-    column removed). Several (a variable's thresholds) may move it far: each step takes the Hessian at
-    its point."""
+    """Certified lower bound of the relaxation with the points of ``columns`` fixed at 0: Newton steps
+    from the full fit, stopped once the bound reaches ``level`` or the loss falls below it. One column
+    moves the fit little: at most :data:`STEPS` steps keeping the full fit's Hessian (its row and
+    column removed). Several (a variable's thresholds) may move it far: at most :data:`UNION_STEPS`,
+    each with the Hessian at its point."""
     lo, hi = box_lo.copy(), box_hi.copy()
     lo[columns] = hi[columns] = 0.0
     theta = full.copy()
     theta[columns] = 0.0
-    M = None
+    M, steps = None, UNION_STEPS
     if columns.size == 1:
-        M = H.copy()
+        M, steps = H.copy(), STEPS
         M[columns, :], M[:, columns] = 0.0, 0.0
         M[columns, columns] = 1.0
-    _, _, bound = _newton(data, theta, lo, hi, M, STEPS, lambda loss, bound: bound >= level or loss < level, limits)
+    _, _, bound = _newton(data, theta, lo, hi, M, steps, lambda loss, bound: bound >= level or loss < level, limits)
     return bound
 
 
@@ -197,19 +199,42 @@ def must_use(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: f
     return np.asarray(ruled_in, np.int64)[strongest], float(np.asarray(bounds)[strongest].min())
 
 
-def must_use_group(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
-                   groups: list[np.ndarray], level: float, limits: Limits) -> tuple[np.ndarray, np.ndarray]:
-    """Groups of features (e.g. the nested thresholds of one variable,
-    :func:`solvers.exact.nested_columns.nested_chains`) such that every model using none of a group's
-    features has loss at least ``level``: the relaxation with all of the group's points fixed at 0,
-    bounded as in the module docstring. Returns the indices of those groups in ``groups`` and their
-    bounds (every support holding no feature of group ``g`` holds no model of loss below its bound).
-    A group is tried when the quadratic model of its removal,
-    ``theta_G^T ((H^{-1})_{GG})^{-1} theta_G / 2``, puts it above :data:`TRY_SHARE` of the distance to
-    the level, the largest first. When the budget ``limits`` ends (started here if not yet) it returns
-    those proven so far."""
+def bound_without(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
+                  columns: np.ndarray, level: float, limits: Limits) -> float:
+    """Certified lower bound on the loss of every model whose points on ``columns`` are all 0 (the
+    relaxation without them, from the full fit), stopped once it reaches ``level``; ``-inf`` when
+    the table is wider than :data:`MOST_FEATURES` or the full fit is not below ``level``."""
     limits = limits.started()
-    none = np.zeros(0, np.int64), np.zeros(0)
+    if data.X.shape[1] > MOST_FEATURES or not math.isfinite(level):
+        return -math.inf
+    box_lo = np.append(lo, intercept_lo).astype(float)
+    box_hi = np.append(hi, intercept_hi).astype(float)
+    fitted = _full_fit(data, box_lo, box_hi, level, limits)
+    if fitted is None:
+        return -math.inf
+    full, _, H, _ = fitted
+    return _bound_without(data, full, H, box_lo, box_hi, np.asarray(columns, np.int64), level, limits)
+
+
+def excluded_union(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
+                   groups: list[np.ndarray], level: float, most_columns: int,
+                   limits: Limits) -> tuple[list[int], float]:
+    """A union ``U`` of ``groups`` (e.g. the nested thresholds of each variable,
+    :func:`solvers.exact.nested_columns.nested_chains`, and the other columns one by one) such that
+    every model using none of ``U``'s features has loss at least ``level``: the relaxation with all of
+    ``U``'s points fixed at 0, bounded as in the module docstring, reaches the level. Every better
+    model then holds a feature of ``U``.
+
+    Greedy, from the full fit: the next group is the one whose removal costs most per feature by the
+    quadratic model at the current point, ``theta_G^T ((H^{-1})_{GG})^{-1} theta_G / (2 |G|)`` (``H``
+    the Hessian there, the removed features' rows and columns out), then Newton steps with the exact
+    Hessian to the relaxation without ``U`` (at most :data:`UNION_STEPS`, stopped once the certified
+    bound reaches the level or the fit converges). Returns the indices of ``U``'s groups in the order
+    added and the certified bound; ``([], -inf)`` when ``U`` would need more than ``most_columns``
+    features, the table is wider than :data:`MOST_FEATURES`, or the budget ``limits`` (started here
+    if not yet) ends first."""
+    limits = limits.started()
+    none: tuple[list[int], float] = [], -math.inf
     if not groups or not math.isfinite(level) or data.X.shape[1] > MOST_FEATURES:
         return none
     box_lo = np.append(lo, intercept_lo).astype(float)
@@ -217,20 +242,38 @@ def must_use_group(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept
     fitted = _full_fit(data, box_lo, box_hi, level, limits)
     if fitted is None:
         return none
-    full, full_loss, H, inverse = fitted
-    gain = np.empty(len(groups))
-    for g, columns in enumerate(groups):
-        block = inverse[np.ix_(columns, columns)]
+    theta = fitted[0]
+    chosen: list[int] = []
+    removed = np.zeros(box_lo.size, bool)
+    columns = 0
+    while len(chosen) < len(groups) and not limits.expired():
+        H = _hessian(data, theta)
+        H[removed, :], H[:, removed] = 0.0, 0.0
+        H[removed, removed] = 1.0
         try:
-            gain[g] = 0.5 * float(full[columns] @ np.linalg.solve(block, full[columns]))
+            inverse = np.linalg.inv(H + 1e-12 * np.trace(H) / H.shape[0] * np.eye(H.shape[0]))
         except np.linalg.LinAlgError:
-            gain[g] = math.inf  # (a singular block: no guide; the bound decides)
-    ruled_in, bounds = [], []
-    for g in np.argsort(-gain, kind="stable"):
-        if gain[g] < TRY_SHARE * (level - full_loss) or limits.expired():
-            break
-        bound = _bound_without(data, full, H, box_lo, box_hi, np.asarray(groups[g], np.int64), level, limits)
+            return none
+        best, pick = -math.inf, -1
+        for g, group in enumerate(groups):
+            if g in chosen or columns + group.size > most_columns:
+                continue
+            try:
+                gain = 0.5 * float(theta[group] @ np.linalg.solve(inverse[np.ix_(group, group)], theta[group]))
+            except np.linalg.LinAlgError:
+                gain = math.inf
+            if gain / group.size > best:
+                best, pick = gain / group.size, g
+        if pick < 0:
+            return none
+        chosen.append(pick)
+        columns += groups[pick].size
+        removed[groups[pick]] = True
+        lo_u, hi_u = box_lo.copy(), box_hi.copy()
+        lo_u[removed] = hi_u[removed] = 0.0
+        theta, _, bound = _newton(data, np.clip(theta, lo_u, hi_u), lo_u, hi_u, None, UNION_STEPS,
+                                  lambda loss, bound: bound >= level or loss - bound <= FULL_GAP * max(loss, 1e-300),
+                                  limits)
         if bound >= level:
-            ruled_in.append(int(g))
-            bounds.append(bound)
-    return np.asarray(ruled_in, np.int64), np.asarray(bounds, float)
+            return chosen, bound
+    return none

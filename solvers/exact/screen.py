@@ -28,9 +28,9 @@ class SupportScreen:
         self.level = -math.inf
         self.supports: np.ndarray | None = None
         self._key: tuple | None = None
-        #: the variables the screen's listing required (:class:`solvers.exact.blocked_supports.BlockedListing`):
+        #: the features the screen's listing required (:class:`solvers.exact.blocked_supports.BlockedListing`):
         #: a later fit reuses the screen only if it rules in the same ones itself
-        self.groups: tuple = ()
+        self.ruled_in: tuple = ()
 
     @staticmethod
     def _key_of(problem, lister) -> tuple:
@@ -44,7 +44,7 @@ class SupportScreen:
             digest.update(memoryview(a).cast("B"))
         return (digest.hexdigest(), problem.cost.tobytes(), problem.lo.tobytes(), problem.hi.tobytes(),
                 bool(getattr(problem, "complements", False)), lister.forced.tobytes(), lister.free.tobytes(),
-                int(lister.r), type(lister).__name__, getattr(lister, "pairs", None),
+                int(lister.r), type(lister).__name__, getattr(lister, "head", None),
                 float(problem.loss_cost), float(problem.offset))
 
     def store(self, problem, lister, level: float, supports: np.ndarray) -> None:
@@ -53,7 +53,7 @@ class SupportScreen:
         higher level stays: it proves more)."""
         if supports.shape[0] <= MAX_SUPPORTS and self.level < level < math.inf:  # (at inf nothing was screened)
             self.level, self.supports, self._key = level, supports, self._key_of(problem, lister)
-            self.groups = tuple(getattr(lister, "groups", ()))
+            self.ruled_in = tuple(getattr(lister, "ruled_in", ()))
 
     def survivors(self, problem, lister, level: float) -> np.ndarray | None:
         """The supports of ``lister`` to bound for ``problem`` at prune ``level`` (the others hold no

@@ -15,7 +15,7 @@ import pytest
 import solvers.exact.exclusion as exclusion
 import solvers.exact.route as route_table
 from formulations.riskslim import RiskSLIM
-from solvers.exact.exclusion import must_use, must_use_group
+from solvers.exact.exclusion import bound_without, excluded_union, must_use
 from solvers.exact.nested_columns import nested_chains
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.supports import enumerate_supports
@@ -141,41 +141,52 @@ def test_blocked_hessian_and_width_cap(monkeypatch):
     assert none.size == 0 and no_floor == math.inf
 
 
+def _groups(X, free):
+    chains = nested_chains(X, free)
+    chained = np.concatenate(chains) if chains else np.zeros(0, int)
+    return chains + [np.array([j]) for j in np.setdiff1d(free, chained)]
+
+
 @pytest.mark.parametrize("seed", range(4))
-def test_a_variable_is_ruled_in_when_its_relaxation_without_every_threshold_reaches_the_level(seed):
-    """The strong variable's chain (columns 0-2) is ruled in exactly when cvxpy's minimum without all
-    three reaches the level, with a certified bound between the level and that minimum; at a level
-    just above that minimum it is not."""
+def test_a_union_is_ruled_in_when_the_relaxation_without_it_reaches_the_level(seed):
+    """On a table whose strong variable is cut at three nested thresholds, the chains are found; at a
+    level just below cvxpy's minimum without that variable a union is ruled in whose relaxation
+    (cvxpy) reaches the level, with a certified bound between the level and that minimum; at a level
+    above the minimum without every column, or with too few columns allowed, none is."""
     X, y = _nested(seed)
     problem = SparseLogistic.from_instance(RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y))
-    chains = nested_chains(X, problem.free)
-    assert [c.tolist() for c in chains] == [[0, 1, 2], [3, 4]]
-    without = [_relaxation_without(problem, c) for c in chains]
-    assert without[0] > without[1]
-    level = without[0] - 1e-3
-    found, bounds = must_use_group(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
-                                   chains, level, Limits.untimed())
-    assert found.tolist() == ([0, 1] if without[1] >= level else [0])
-    assert np.all(bounds >= level) and bounds[0] <= without[0] + 1e-7
-    above, _ = must_use_group(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
-                              chains, without[0] + 1e-3, Limits.untimed())
-    assert above.size == 0
+    groups = _groups(X, problem.free)
+    assert [g.tolist() for g in groups[:2]] == [[0, 1, 2], [3, 4]]
+    box = (problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi)
+    level = _relaxation_without(problem, np.array([0, 1, 2])) - 1e-3
+    chosen, bound = excluded_union(*box, groups, level, problem.d, Limits.untimed())
+    union = np.concatenate([groups[g] for g in chosen])
+    assert chosen and level <= bound <= _relaxation_without(problem, union) + 1e-7
+    everything = _relaxation_without(problem, np.arange(problem.d))
+    assert excluded_union(*box, groups, everything + 1e-3, problem.d, Limits.untimed()) == ([], -math.inf)
+    one, _ = excluded_union(*box, groups, level, 1, Limits.untimed())  # (at most one feature)
+    assert not one or (len(one) == 1 and groups[one[0]].size == 1 and
+                       _relaxation_without(problem, groups[one[0]]) >= level)
+    alone = bound_without(*box, union, level, Limits.untimed())
+    assert level <= alone <= _relaxation_without(problem, union) + 1e-7
 
 
-def test_every_integer_model_without_a_ruled_in_variable_is_above_its_bound():
-    """Brute force: every integer model (points -2..2, every intercept) with points 0 on all of the
-    ruled-in variable's thresholds has a loss at least the group's bound."""
+def test_every_integer_model_without_a_ruled_in_union_is_above_its_bound():
+    """Brute force: every integer model (points -2..2, every intercept) with points 0 on all of a
+    ruled-in union's features has a loss at least its bound."""
     X, y = _nested(5)
     inst = RiskSLIM(coef_bound=2, c0=1e-6, max_size=7).instance(X, y)
     problem = SparseLogistic.from_instance(inst)
-    chain = np.array([0, 1, 2])
-    level = _relaxation_without(problem, chain) - 5e-4
-    found, bounds = must_use_group(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
-                                   [chain], level, Limits.untimed())
-    assert found.tolist() == [0]
+    groups = _groups(X, problem.free)
+    level = _relaxation_without(problem, np.array([0, 1, 2])) - 5e-4
+    chosen, bound = excluded_union(problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi,
+                                   groups, level, problem.d, Limits.untimed())
+    union = np.concatenate([groups[g] for g in chosen])
+    rest = np.setdiff1d(np.arange(problem.d), union)
+    assert chosen and rest.size >= 2
     data, best = problem.data, math.inf
-    for coef in itertools.product(range(-2, 3), repeat=4):
-        scores = data.X[:, 3:] @ np.array(coef, float)
+    for coef in itertools.product(range(-2, 3), repeat=rest.size):
+        scores = data.X[:, rest] @ np.array(coef, float)
         for b in range(problem.intercept_lo, problem.intercept_hi + 1):
             best = min(best, data.loss_of_scores(scores, float(b)))
-    assert best >= bounds[0] - 1e-9
+    assert best >= bound - 1e-9
