@@ -84,12 +84,13 @@ def rates(inst, incumbent: float) -> tuple[float, float]:
     d = free.size
     pairs = [(a, b) for b in range(1, d - size + 2) for a in range(b)]
     out = np.empty((1 << 14, size), np.int64)
+    columns = np.arange(d, dtype=np.int64)
     took = listed = 0
     for i in range(SAMPLES):
         a, b = pairs[int((i + 0.5) * len(pairs) / SAMPLES)]
         t = time.perf_counter()
-        for count, *_ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff,
-                                    out, False, CALL_SUPPORTS):
+        for count, *_ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, columns, a, b, size,
+                                    cutoff, out, False, CALL_SUPPORTS):
             listed += count
         took += time.perf_counter() - t
     return old, took / listed

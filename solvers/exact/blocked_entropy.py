@@ -51,16 +51,17 @@ def _bit(bits, j, i) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _blocked(bits, n, a, b, out, valid, starts) -> None:
-    """Rows ``0..n-1`` of one label (``bits[j]``: the bit set of column ``j``) reordered by their block
-    ``q = 2 x_a + x_b``, block ``q`` in the words ``starts[q]:starts[q + 1]`` (each block starts a
-    word): ``out[j]`` holds column ``j``'s bits in that order for every ``j > b``, ``valid`` the rows
-    present."""
-    d = bits.shape[0]
+def _blocked(bits, columns, n, a, b, out, valid, starts) -> None:
+    """Rows ``0..n-1`` of one label (``bits[columns[j]]``: the bit set of the listing's column ``j``)
+    reordered by their block ``q = 2 x_a + x_b``, block ``q`` in the words ``starts[q]:starts[q + 1]``
+    (each block starts a word): ``out[j]`` holds column ``j``'s bits in that order for every ``j > b``,
+    ``valid`` the rows present."""
+    d = columns.size
+    a, b_row = columns[a], columns[b]
     block = np.empty(n, np.int64)
     sizes = np.zeros(4, np.int64)
     for i in range(n):
-        q = 2 * _bit(bits, a, i) + _bit(bits, b, i)
+        q = 2 * _bit(bits, a, i) + _bit(bits, b_row, i)
         block[i] = q
         sizes[q] += 1
     starts[0] = 0
@@ -80,8 +81,9 @@ def _blocked(bits, n, a, b, out, valid, starts) -> None:
         valid[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
     for j in range(b + 1, d):
         out[j, :words] = 0
+        row = columns[j]
         for w in range(bits.shape[1]):
-            word = bits[j, w]
+            word = bits[row, w]
             while word != 0:
                 low = word & (~word + np.uint64(1))  # lowest set bit
                 i = 64 * w + _popcount(low - np.uint64(1))
@@ -157,9 +159,11 @@ def xlogx_table(n_pos: int, n_neg: int, unit_pos: float, unit_neg: float) -> np.
 
 
 @njit(cache=True, nogil=True)
-def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors,
+def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, columns, a, b, size, cutoff, survivors,
                 shrink, middle, limit):
-    """Screen every support ``(a, b, m_1 .. m_{size-3}, e)`` with ``a < b < m_1 < .. < e < d`` (module
+    """Screen every support ``(a, b, m_1 .. m_{size-3}, e)`` with ``a < b < m_1 < .. < e < d`` of the
+    listing's columns (``columns[j]``: the row of ``bits_pos`` and ``bits_neg`` of column ``j``; ``d``
+    its size; the supports are written as positions in it) (module
     docstring; ``size >= 2``, and with ``size == 2`` the one support ``(a, b)``) at ``cutoff`` (loss units;
     with ``xlogx`` :data:`BAYES`, the cells' Bayes errors ``min(a_c, b_c)`` in weight units instead of
     their entropies: the least weighted 0-1 error of any classifier constant on each cell). Returns
@@ -173,7 +177,7 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, 
     A call stops after the prefix at which it has listed ``limit`` supports or more, with ``middle``
     (the ``size - 3`` middle columns, start: :func:`first_middle`) moved to the next prefix: called
     again with it, it goes on from there (so no call runs long)."""
-    d = bits_pos.shape[0]
+    d = columns.size
     r = max(size - 3, 0)
     half = 4 << r
     words_pos = bits_pos.shape[1] + 4  # each block may start a new word
@@ -184,8 +188,8 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, 
     valid_neg = np.empty(words_neg, np.uint64)
     starts_pos = np.empty(5, np.int64)
     starts_neg = np.empty(5, np.int64)
-    _blocked(bits_pos, n_pos, a, b, blocked_pos, valid_pos, starts_pos)
-    _blocked(bits_neg, n_neg, a, b, blocked_neg, valid_neg, starts_neg)
+    _blocked(bits_pos, columns, n_pos, a, b, blocked_pos, valid_pos, starts_pos)
+    _blocked(bits_neg, columns, n_neg, a, b, blocked_neg, valid_neg, starts_neg)
     pattern_pos = np.zeros((half, words_pos), np.uint64)
     pattern_neg = np.zeros((half, words_neg), np.uint64)
     count_pos = np.zeros(half, np.int64)
@@ -274,15 +278,15 @@ def first_middle(b: int, size: int) -> np.ndarray:
     return np.arange(b + 1, b + 1 + max(size - 3, 0), dtype=np.int64)
 
 
-def screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors, shrink,
-               limit):
-    """:func:`screen_pair` over all the supports of the pair ``(a, b)`` as a generator of the results of
-    calls of at most about ``limit`` supports each (the caller looks at its clock between them; survivors
-    of each call in ``survivors``)."""
+def screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, columns, a, b, size, cutoff, survivors,
+               shrink, limit):
+    """:func:`screen_pair` over all the supports of the pair ``(a, b)`` of the listing's ``columns`` as a
+    generator of the results of calls of at most about ``limit`` supports each (the caller looks at its
+    clock between them; survivors of each call in ``survivors``, as positions in ``columns``)."""
     middle = first_middle(b, size)
     while True:
-        out = screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, a, b, size, cutoff, survivors,
-                          shrink, middle, limit)
+        out = screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, columns, a, b, size, cutoff,
+                          survivors, shrink, middle, limit)
         yield out[:4]
         if out[4]:
             return

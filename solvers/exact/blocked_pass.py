@@ -1,9 +1,12 @@
 """One pass of the blocked screen over its pairs of first columns, on one thread or several.
 
-:func:`solvers.exact.blocked_entropy.screen_pair` lists and screens the supports of one pair of first
-columns and releases the GIL (numba ``nogil``), so ``n_jobs`` threads of this process screen as many
-pairs at once, sharing the bit sets of the table (each thread holds only its pair's blocked copy and
-patterns: :func:`screen_memory`). Each thread takes the next pair of the fixed spread order, and after
+The supports a pass lists are given as *branches* (:class:`Branch`): an order of the columns and the
+pairs of first columns (positions in that order) whose supports it lists, each support once over all
+branches. :func:`solvers.exact.blocked_entropy.screen_pair` lists and screens the supports of one pair
+of one branch and releases the GIL (numba ``nogil``), so ``n_jobs`` threads of this process screen as
+many pairs at once, sharing the bit sets of the table (each thread holds only its pair's blocked copy
+and patterns: :func:`screen_memory`). Each thread takes the next pair of a fixed spread order (a seeded
+permutation of every branch's pairs), and after
 every call (at most :data:`~solvers.exact.blocked_entropy.CALL_SUPPORTS` supports) adds its counts
 and survivors to the pass and looks at the budget: the pass stops at the deadline (or an interrupt),
 when it holds too many survivors, or when the rate so far projects the rest past
@@ -48,10 +51,29 @@ def screen_memory(d: int, size: int, words: float, threads: int) -> float:
     return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
 
 
+@dataclass(frozen=True)
+class Branch:
+    """Supports listed as positions in ``columns`` (rows of the bit sets, ascending positions): those
+    whose first two are a row of ``pairs``."""
+
+    columns: np.ndarray
+    pairs: np.ndarray
+
+    def count(self, size: int) -> int:
+        """Supports of ``size`` columns it lists."""
+        return sum(math.comb(self.columns.size - int(b) - 1, size - 2) for b in self.pairs[:, 1])
+
+
+def all_pairs(d: int, size: int) -> Branch:
+    """Every support of ``size`` of ``d`` columns in their order."""
+    pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(b)], np.int64).reshape(-1, 2)
+    return Branch(np.arange(d, dtype=np.int64), pairs)
+
+
 @dataclass
 class Pass:
     """What a pass found: supports listed, least bound of the pruned ones (inf: none), the survivors
-    (positions in the listing's columns, sorted rows), and why it stopped (None: it finished)."""
+    (rows of the bit sets, each row ascending, rows sorted), and why it stopped (None: it finished)."""
 
     listed: int = 0
     pruned: float = math.inf
@@ -59,11 +81,14 @@ class Pass:
     stopped: str | None = None
 
 
-def screen_pairs(bits, xlogx, pairs: np.ndarray, size: int, cutoff: float, total: int, limits: Limits,
+def screen_pairs(bits, xlogx, branches: list[Branch], size: int, cutoff: float, limits: Limits,
                  threads: int) -> Pass:
-    """Screen every support of ``size`` columns whose first two are a row of ``pairs`` at ``cutoff``
-    (``bits``: ``(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)``; ``total`` the supports they
-    hold) on ``threads`` threads, within the started budget ``limits`` (module docstring)."""
+    """Screen every support of ``size`` columns the ``branches`` list at ``cutoff`` (``bits``:
+    ``(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)``) on ``threads`` threads, within the
+    started budget ``limits`` (module docstring)."""
+    total = sum(branch.count(size) for branch in branches)
+    pairs = np.array([(i, a, b) for i, branch in enumerate(branches) for a, b in branch.pairs], np.int64).reshape(-1, 3)
+    pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
     lock = threading.Lock()
     found = Pass()
     kept: list[np.ndarray] = []
@@ -89,14 +114,15 @@ def screen_pairs(bits, xlogx, pairs: np.ndarray, size: int, cutoff: float, total
             with lock:
                 if found.stopped is not None or state["next"] >= pairs.shape[0]:
                     return
-                a, b = pairs[state["next"]]
+                i, a, b = pairs[state["next"]]
                 state["next"] += 1
-            for listed, count, floor, _ in screen_all(*bits, xlogx, int(a), int(b), size, cutoff, out, False,
+            columns = branches[i].columns
+            for listed, count, floor, _ in screen_all(*bits, xlogx, columns, int(a), int(b), size, cutoff, out, False,
                                                       CALL_SUPPORTS):
                 with lock:
                     found.listed += listed
                     found.pruned = min(found.pruned, floor)
-                    kept.append(out[:min(count, out.shape[0])].copy())
+                    kept.append(np.sort(columns[out[:min(count, out.shape[0])]], axis=1))
                     state["held"] += count
                     found.stopped = found.stopped or verdict(count, out.shape[0])
                     if found.stopped is not None:

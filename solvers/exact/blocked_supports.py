@@ -33,11 +33,11 @@ no model of objective below ``L`` for any of them. A later fit whose prune level
 skips the screen, starts from the survivors and counts ``L`` as the bound of the rest.
 
 On a wide binarised table many supports need not be listed at all: when the relaxation without every
-threshold of a few variables (chains of nested columns) is bounded above the prune level
-(:func:`solvers.exact.exclusion.excluded_union`), every better model holds one of those columns, and
-with them first only the pairs of first columns starting in them are screened (RiskSLIM's kind;
-:func:`_features_ruled_in`). Such a screen is shared with a later multiplier only when the same
-columns are ruled in at that multiplier's own level (its own exclusion bound covers the supports left
+threshold of a few variables (chains of nested columns) is bounded above the prune level, every better
+model holds one of those columns, and within the supports whose first such column is a given one, a
+second set again (RiskSLIM's kind; :mod:`solvers.exact.exclusion_listing`); only those supports are
+screened. Such a screen is shared with a later multiplier only when the same sets are ruled in at that
+multiplier's own level and give the same branches (its own exclusion bounds cover the supports left
 out).
 
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
@@ -57,13 +57,11 @@ import numpy as np
 
 from solvers import progress
 from formulations.rows import is_binary
-from solvers.exact import route
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
-from solvers.exact.blocked_pass import screen_pairs, screen_threads
+from solvers.exact.blocked_pass import all_pairs, screen_pairs, screen_threads
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
-from solvers.exact.exclusion import bound_without, excluded_union
-from solvers.exact.nested_columns import nested_chains
+from solvers.exact.exclusion_listing import exclusion_branches
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_search import Search
@@ -72,9 +70,6 @@ from solvers.limits import Limits
 
 #: largest support size screened (a prefix has ``2^(size - 1)`` patterns)
 MAX_SIZE = 10
-#: the features ruled in are sought only while the supports holding one of them stay below this
-#: share of all (listing the others first)
-MOST_LISTED = 0.9
 #: survivors bounded by one call of the box fits
 FIT_CHUNK = 4096
 
@@ -100,13 +95,14 @@ def applies(problem: SparseLogistic) -> str | None:
 class BlockedListing:
     """The supports the screen lists, as :class:`solvers.exact.screen.SupportScreen` keys them: every
     support of ``r`` of the ``free`` features (in that order, none forced, no symmetry skipped) whose
-    first one is among the first ``head`` of ``free``; ``ruled_in`` holds those ``head`` features when
-    they were ruled in (:func:`_features_ruled_in`), else it is empty."""
+    one of ``branches`` lists (``(columns, pairs)`` bytes of each :class:`solvers.exact.blocked_pass.Branch`;
+    empty: every support), and the sets of features ``ruled_in`` that made those branches
+    (:func:`solvers.exact.exclusion_listing.exclusion_branches`)."""
 
     forced: np.ndarray
     free: np.ndarray
     r: int
-    head: int
+    branches: tuple = ()
     ruled_in: tuple[np.ndarray, ...] = ()
 
 
@@ -134,11 +130,12 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
         (problem.X, problem.y, problem.weights)
     size = problem.max_size
     screen: SupportScreen | None = limits.screen if logistic else None
-    free, first, ruled, ruled_in = problem.free, problem.free.size, (), ()
-    plain = BlockedListing(np.zeros(0, np.int64), free, size, first)
+    free = problem.free
+    branches, ruled, ruled_in = [all_pairs(free.size, size)], (), ()
+    plain = BlockedListing(np.zeros(0, np.int64), free, size)
     if logistic and (screen is None or screen.survivors(problem, plain, level) is None):  # (a kept screen of
         # every support beats any rule-in)
-        free, first, ruled, ruled_in = _features_ruled_in(problem, level, limits, screen.ruled_in if screen else ())
+        branches, ruled, ruled_in = exclusion_branches(problem, level, limits, screen.ruled_in if screen else ())
     if ruled:
         search.closed_floor = min(search.closed_floor, ruled[1])
     bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
@@ -148,11 +145,9 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     # a support's bound in objective units from its sum (loss units; weight units for SLIM's errors)
     scale = problem.loss_cost if logistic else 1.0
     cutoff = (level - problem.offset) / scale
-    d = free.size
-    pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(min(b, first))], np.int64).reshape(-1, 2)
-    pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
-    total = sum(math.comb(d - int(b) - 1, size - 2) for b in pairs[:, 1])
-    listing = BlockedListing(np.zeros(0, np.int64), free, size, first, ruled_in)
+    total = sum(branch.count(size) for branch in branches)
+    listing = BlockedListing(np.zeros(0, np.int64), free, size,
+                             tuple((b.columns.tobytes(), b.pairs.tobytes()) for b in branches) if ruled else (), ruled_in)
     known = None if screen is None else screen.survivors(problem, listing, level)
     if known is not None:  # an earlier fit's screen: the rest hold no model below its level
         search.closed_floor = min(search.closed_floor, screen.level)
@@ -164,66 +159,20 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                        f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
     threads = screen_threads(limits.n_jobs)
     started = time.perf_counter()
-    found = screen_pairs((bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg), table, pairs, size, cutoff, total,
-                         limits, threads)
+    found = screen_pairs((bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg), table, branches, size, cutoff, limits,
+                         threads)
     if found.stopped is not None:
         return stopped(found.stopped)
     screened = time.perf_counter() - started
     search.closed_floor = min(search.closed_floor, scale * found.pruned + problem.offset)
     held = found.survivors.shape[0]
     survivors = free[found.survivors]
-    survivors = np.sort(survivors, axis=1)
     if screen is not None:
         screen.store(problem, listing, level, survivors)
     return _after_screen(problem, search, survivors, level, held, t0, limits, logistic, X, y, weights,
                          f"{found.listed} supports of {size} features screened on blocked rows in {screened:.2f} s"
                          + (f" on {threads} threads" if threads > 1 else "")
                          + (f" ({ruled[0]})" if ruled else ""))
-
-
-def _features_ruled_in(problem: SparseLogistic, level: float, limits: Limits,
-                        known: tuple[np.ndarray, ...] = ()) -> tuple[np.ndarray, int, tuple, tuple]:
-    """The free features in the order the screen lists them and the bound ``first`` of its pairs of
-    first columns (``a < first``): with at least ``ENUMERATION.rule_in_supports`` supports, a set ``U``
-    of features every model below the prune ``level`` uses one of
-    (:func:`solvers.exact.exclusion.excluded_union` over the nested chains of columns, the thresholds
-    of one variable, :func:`solvers.exact.nested_columns.nested_chains`, and the other columns one by
-    one; in ``ENUMERATION.exclusion_share`` of the time left), listed first: every support worth
-    screening has its first column in ``U``. ``U`` is sought only while the supports holding one of
-    its features stay below :data:`MOST_LISTED` of all. The set ``known`` (an earlier multiplier's,
-    whose screen this one may reuse) is tried first and kept when it is ruled in here too. Returns
-    also ``ruled``: empty, or what was ruled in and the objective bound of the supports left out;
-    and ``U`` (a one-tuple; empty when nothing was ruled in)."""
-    free, size = problem.free, problem.max_size
-    plain = free, free.size, (), ()
-    supports = math.comb(free.size, size)
-    if supports < route.ENUMERATION.rule_in_supports:
-        return plain
-    most = 0
-    while most < free.size and math.comb(free.size, size) - math.comb(free.size - most - 1, size) <= \
-            MOST_LISTED * supports:
-        most += 1
-    if most == 0 or (supports - math.comb(free.size - 1, size)) * FASTEST > limits.seconds_left():
-        return plain  # (no set is worth it, or even one feature's supports could not be screened)
-    loss_level = (level - problem.offset) / problem.loss_cost
-    budget = limits.share(route.ENUMERATION.exclusion_share)
-    box = (problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi)
-    bound = bound_without(*box, known[0], loss_level, budget) if known else -math.inf
-    if bound >= loss_level:
-        union = known[0]
-    else:
-        chains = nested_chains(problem.data.X, free)
-        chained = np.concatenate(chains) if chains else np.zeros(0, np.int64)
-        groups = chains + [np.array([j]) for j in np.setdiff1d(free, chained)]
-        chosen, bound = excluded_union(*box, groups, loss_level, most, budget)
-        if not chosen:
-            return plain
-        union = np.concatenate([groups[g] for g in chosen])
-    order = np.concatenate([union, np.setdiff1d(free, union)])
-    floor = problem.loss_cost * bound + problem.offset
-    said = (f"only supports holding one of the {union.size} features {' '.join(str(int(j)) for j in union)}: every "
-            f"model without them costs at least {floor:.9g} (exclusion bound)")
-    return order, union.size, (said, floor), (union,)
 
 
 def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, held: int, t0: float, limits: Limits,

@@ -216,35 +216,51 @@ def bound_without(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_
     return _bound_without(data, full, H, box_lo, box_hi, np.asarray(columns, np.int64), level, limits)
 
 
+def fit_without(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
+                columns: np.ndarray, start: np.ndarray, level: float, limits: Limits) -> tuple[np.ndarray, float]:
+    """The relaxation with the points of ``columns`` fixed at 0, from the point ``start`` (points and
+    intercept): at most :data:`UNION_STEPS` Newton steps with the exact Hessian, stopped once the
+    certified bound reaches ``level`` or the fit converges. Returns the point and the bound."""
+    box_lo = np.append(lo, intercept_lo).astype(float)
+    box_hi = np.append(hi, intercept_hi).astype(float)
+    box_lo[columns] = box_hi[columns] = 0.0
+    theta, _, bound = _newton(data, np.clip(start, box_lo, box_hi), box_lo, box_hi, None, UNION_STEPS,
+                              lambda loss, bound: bound >= level or loss - bound <= FULL_GAP * max(loss, 1e-300),
+                              limits)
+    return theta, bound
+
+
 def excluded_union(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
-                   groups: list[np.ndarray], level: float, most_columns: int,
-                   limits: Limits) -> tuple[list[int], float]:
+                   groups: list[np.ndarray], level: float, most_columns: int, limits: Limits, *,
+                   fixed: np.ndarray | None = None, start: np.ndarray | None = None) -> tuple[list[int], float]:
     """A union ``U`` of ``groups`` (e.g. the nested thresholds of each variable,
     :func:`solvers.exact.nested_columns.nested_chains`, and the other columns one by one) such that
-    every model using none of ``U``'s features has loss at least ``level``: the relaxation with all of
-    ``U``'s points fixed at 0, bounded as in the module docstring, reaches the level. Every better
-    model then holds a feature of ``U``.
+    every model using none of ``U``'s features (nor of ``fixed``) has loss at least ``level``: the
+    relaxation with all their points fixed at 0, bounded as in the module docstring, reaches the level.
+    Every better model avoiding ``fixed`` then holds a feature of ``U``.
 
-    Greedy, from the full fit: the next group is the one whose removal costs most per feature by the
+    Greedy, from ``start`` (the relaxation's point without ``fixed``, :func:`fit_without`; None: the
+    full fit, ``fixed`` empty): the next group is the one whose removal costs most per feature by the
     quadratic model at the current point, ``theta_G^T ((H^{-1})_{GG})^{-1} theta_G / (2 |G|)`` (``H``
-    the Hessian there, the removed features' rows and columns out), then Newton steps with the exact
-    Hessian to the relaxation without ``U`` (at most :data:`UNION_STEPS`, stopped once the certified
-    bound reaches the level or the fit converges). Returns the indices of ``U``'s groups in the order
-    added and the certified bound; ``([], -inf)`` when ``U`` would need more than ``most_columns``
-    features, the table is wider than :data:`MOST_FEATURES`, or the budget ``limits`` (started here
-    if not yet) ends first."""
+    the Hessian there, the removed features' rows and columns out), then :func:`fit_without` the union
+    so far. Returns the indices of ``U``'s groups in the order added and the certified bound;
+    ``([], -inf)`` when ``U`` would need more than ``most_columns`` features, the table is wider than
+    :data:`MOST_FEATURES`, or the budget ``limits`` (started here if not yet) ends first."""
     limits = limits.started()
     none: tuple[list[int], float] = [], -math.inf
     if not groups or not math.isfinite(level) or data.X.shape[1] > MOST_FEATURES:
         return none
-    box_lo = np.append(lo, intercept_lo).astype(float)
-    box_hi = np.append(hi, intercept_hi).astype(float)
-    fitted = _full_fit(data, box_lo, box_hi, level, limits)
-    if fitted is None:
-        return none
-    theta = fitted[0]
+    removed = np.zeros(lo.size + 1, bool)
+    if start is None:
+        fitted = _full_fit(data, np.append(lo, intercept_lo).astype(float), np.append(hi, intercept_hi).astype(float),
+                           level, limits)
+        if fitted is None:
+            return none
+        theta = fitted[0]
+    else:
+        theta = start
+        removed[np.asarray(fixed if fixed is not None else [], np.int64)] = True
     chosen: list[int] = []
-    removed = np.zeros(box_lo.size, bool)
     columns = 0
     while len(chosen) < len(groups) and not limits.expired():
         H = _hessian(data, theta)
@@ -269,11 +285,8 @@ def excluded_union(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept
         chosen.append(pick)
         columns += groups[pick].size
         removed[groups[pick]] = True
-        lo_u, hi_u = box_lo.copy(), box_hi.copy()
-        lo_u[removed] = hi_u[removed] = 0.0
-        theta, _, bound = _newton(data, np.clip(theta, lo_u, hi_u), lo_u, hi_u, None, UNION_STEPS,
-                                  lambda loss, bound: bound >= level or loss - bound <= FULL_GAP * max(loss, 1e-300),
-                                  limits)
+        theta, bound = fit_without(data, lo, hi, intercept_lo, intercept_hi, np.flatnonzero(removed[:-1]), theta,
+                                   level, limits)
         if bound >= level:
             return chosen, bound
     return none

@@ -44,7 +44,7 @@ class SupportScreen:
             digest.update(memoryview(a).cast("B"))
         return (digest.hexdigest(), problem.cost.tobytes(), problem.lo.tobytes(), problem.hi.tobytes(),
                 bool(getattr(problem, "complements", False)), lister.forced.tobytes(), lister.free.tobytes(),
-                int(lister.r), type(lister).__name__, getattr(lister, "head", None),
+                int(lister.r), type(lister).__name__, getattr(lister, "branches", ()),
                 float(problem.loss_cost), float(problem.offset))
 
     def store(self, problem, lister, level: float, supports: np.ndarray) -> None:

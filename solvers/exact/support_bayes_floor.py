@@ -63,13 +63,14 @@ def least_bayes_error(X: np.ndarray, y: np.ndarray, weights: np.ndarray, free: n
     pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
     total, done, least = math.comb(d, size), 0, ceiling
     scratch = np.empty((1, size), np.int64)
+    columns = np.arange(d, dtype=np.int64)
     if total * FASTEST > limits.seconds_left():
         return -math.inf, (f"stopped: the least Bayes error of the {total} supports of {size} features would take "
                            f"more than the {max(limits.seconds_left(), 0.0):.0f} s left, even at "
                            f"{FASTEST * 1e9:.0f} ns each")
     for a, b in pairs:
-        for listed, _, pruned, kept in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, BAYES, int(a),
-                                                  int(b), size, least, scratch, True, CALL_SUPPORTS):
+        for listed, _, pruned, kept in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, BAYES, columns,
+                                                  int(a), int(b), size, least, scratch, True, CALL_SUPPORTS):
             done += listed
             least = min(least, kept, pruned)
             took = time.perf_counter() - t0

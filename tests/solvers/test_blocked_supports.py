@@ -32,6 +32,7 @@ from solvers.exact.floor import bayes_floor
 from solvers.exact.support_bayes_floor import least_bayes_error
 from solvers.exact.blocked_entropy import screen_all, xlogx_table
 from solvers.exact.blocked_supports import applies, solve_blocked
+from solvers.exact.exclusion_listing import exclusion_branches
 from solvers.exact.box_logistic import _cell_entropy, label_bits
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.riskslim_route import ROUTE
@@ -76,7 +77,7 @@ def test_the_screen_lists_every_support_once_and_keeps_exactly_those_below_the_c
     for b in range(1, d):
         for a in range(b):
             for count, survived, floor, _ in screen_all(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx,
-                                                        a, b, size, cutoff, out, False, 7):  # calls of ~7 supports
+                                                        np.arange(d), a, b, size, cutoff, out, False, 7):  # calls of ~7 supports
                 assert survived <= out.shape[0]
                 listed += count
                 kept += [tuple(row) for row in out[:survived]]
@@ -278,11 +279,11 @@ def test_a_variable_ruled_in_lists_fewer_supports_and_proves_the_same_optimum(se
     found = solve_blocked(SparseLogistic.from_instance(inst[1.0]), shared, incumbent=level)
     assert "only supports holding one of the" in found.message, found.message
     ruled = int(found.message.split("only supports holding one of the ")[1].split(" ")[0])
-    assert int(found.message.split(" supports of")[0]) == math.comb(7, 3) - math.comb(7 - ruled, 3) < math.comb(7, 3)
+    assert int(found.message.split(" supports of")[0]) <= math.comb(7, 3) - math.comb(7 - ruled, 3) < math.comb(7, 3)
     assert found.finished and found.model is not None, found.message
     assert inst[1.0].objective(Model(*found.model)) == pytest.approx(best[1.0], abs=1e-9)
     assert best[1.0] - 1e-8 <= found.bound <= best[1.0] + 1e-9
-    assert screen.supports is not None and len(screen.ruled_in) == 1 and screen.ruled_in[0].size == ruled
+    assert screen.supports is not None and screen.ruled_in[0].size == ruled
     second = solve_blocked(SparseLogistic.from_instance(inst[2.0]), shared, incumbent=level)
     assert "earlier fit's screen" in second.message and second.finished, second.message
     assert inst[2.0].objective(Model(*second.model)) == pytest.approx(best[2.0], abs=1e-9)
@@ -296,7 +297,8 @@ def test_a_variable_ruled_in_lists_fewer_supports_and_proves_the_same_optimum(se
 def test_a_pass_on_threads_finds_what_one_thread_finds(seed, threads, monkeypatch):
     """The pass over every pair on several threads (calls of a few supports, so the threads interleave)
     lists every support once and returns the serial pass's least pruned bound and survivors, which are
-    exactly the supports whose saturated loss (computed here) is below the cutoff."""
+    exactly the supports whose saturated loss (computed here) is below the cutoff; the same with the
+    columns listed in another order (a branch's order, mapped back)."""
     X, y, weights = _table(seed, n=150, d=9)
     weights = weights / weights.sum()
     bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
@@ -306,16 +308,17 @@ def test_a_pass_on_threads_finds_what_one_thread_finds(seed, threads, monkeypatc
     size, d = 4, X.shape[1]
     exact = {s: _saturated(X, y, weights, list(s)) for s in itertools.combinations(range(d), size)}
     cutoff = float(np.quantile(list(exact.values()), 0.2))
-    pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(b)], np.int64)
+    plain = blocked_pass.all_pairs(d, size)
+    shuffled = blocked_pass.Branch(np.random.default_rng(seed).permutation(d), plain.pairs)  # (another order)
     monkeypatch.setattr(blocked_pass, "CALL_SUPPORTS", 3)
-    serial = blocked_pass.screen_pairs(bits, xlogx, pairs, size, cutoff, math.comb(d, size), Limits.untimed().started(), 1)
-    parallel = blocked_pass.screen_pairs(bits, xlogx, pairs, size, cutoff, math.comb(d, size),
-                                         Limits.untimed().started(), threads)
-    for found in (serial, parallel):
-        assert found.stopped is None and found.listed == math.comb(d, size)
-        assert {tuple(s) for s in found.survivors} == {s for s, h in exact.items() if h < cutoff}
-    assert parallel.pruned == serial.pruned
-    assert np.array_equal(parallel.survivors, serial.survivors)
+    for branch in (plain, shuffled):
+        serial = blocked_pass.screen_pairs(bits, xlogx, [branch], size, cutoff, Limits.untimed().started(), 1)
+        parallel = blocked_pass.screen_pairs(bits, xlogx, [branch], size, cutoff, Limits.untimed().started(), threads)
+        for found in (serial, parallel):
+            assert found.stopped is None and found.listed == math.comb(d, size)
+            assert {tuple(s) for s in found.survivors} == {s for s, h in exact.items() if h < cutoff}
+        assert parallel.pruned == pytest.approx(serial.pruned, abs=1e-12)
+        assert np.array_equal(parallel.survivors, serial.survivors)
     assert blocked_pass.screen_memory(d, size, 10.0, threads) > blocked_pass.screen_memory(d, size, 10.0, 1)
 
 
@@ -332,3 +335,29 @@ def test_the_step_on_two_threads_proves_the_brute_force_optimum():
     assert "on 2 threads" in found.message and found.finished, found.message
     assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
     assert best - 1e-8 <= found.bound <= best + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_support_the_exclusion_branches_leave_out_holds_no_model_below_the_level(seed, monkeypatch):
+    """Brute force over every integer model of every support of 3 of 7 columns: a support no branch
+    lists holds no model below the level; the branches list each support at most once; their sets'
+    bound is at least the level."""
+    from tests.solvers.test_exclusion import _nested
+    X, y = _nested(seed, n=600)
+    inst = RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y)
+    problem = SparseLogistic.from_instance(inst)
+    best = _risk_brute_force(inst, lambda coef: True)
+    monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
+    level = best + 2e-3
+    branches, ruled, sets = exclusion_branches(problem, level, Limits.untimed())
+    assert ruled and ruled[1] >= level - 1e-12 and len(sets) == 1 + sets[0].size
+    listed = []
+    for branch in branches:
+        for a, b in branch.pairs:
+            for rest in itertools.combinations(range(b + 1, branch.columns.size), 1):
+                listed.append(tuple(sorted(problem.free[branch.columns[[a, b, *rest]]].tolist())))
+    assert len(listed) == len(set(listed)) < math.comb(7, 3)
+    for support in itertools.combinations(range(7), 3):
+        if support not in set(listed):
+            inside = _risk_brute_force(inst, lambda coef: set(np.flatnonzero(coef)) <= set(support))
+            assert inside >= level - 1e-9, support

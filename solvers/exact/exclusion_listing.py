@@ -1,0 +1,168 @@
+"""Which supports the blocked screen must list, by exclusion bounds (RiskSLIM's kind, two levels).
+
+A support holds no model below the prune level ``L`` when every model on it is a point of a relaxation
+whose certified bound reaches ``L``. The relaxation used is the box-constrained one with some features'
+points fixed at 0 (:mod:`solvers.exact.exclusion`): it bounds every model that uses none of them.
+
+1. A set ``U = (u_0, .., u_{k-1})`` with the relaxation without ``U`` at ``L`` or above
+   (:func:`solvers.exact.exclusion.excluded_union`, grown a variable at a time: the nested thresholds
+   of one variable, :func:`solvers.exact.nested_columns.nested_chains`, or a single column). Every
+   support worth screening holds a feature of ``U``; those whose first feature in the order
+   ``U, rest`` is ``u_i`` are the supports of branch ``i``: ``u_i`` and features of
+   ``R_i = (u_{i+1}, .., rest)``, none of ``u_0 .. u_{i-1}``.
+2. In branch ``i`` a model avoids ``u_0 .. u_{i-1}``; a set ``V_i`` of ``R_i`` with the relaxation without
+   ``u_0 .. u_{i-1}`` and ``V_i`` at ``L`` or above (the same greedy, from the relaxation without
+   ``u_0 .. u_{i-1}``) leaves only the branch's supports holding a feature of ``V_i``: with ``R_i``
+   ordered ``V_i, rest``, those whose second feature is in ``V_i``. When the relaxation without
+   ``u_0 .. u_{i-1}`` alone reaches ``L``, the branch lists nothing.
+
+Each support is listed at most once (by its first feature in ``U`` and, within the branch, by its
+first in ``V_i``). A set is sought only while the supports it keeps stay below :data:`MOST_LISTED` of
+those it would cut (beyond that the pass is barely shorter). The sets are what a later fit (another
+multiplier) must rule in again at its own level to reuse a kept screen (``ruled_in``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from solvers.exact import route
+from solvers.exact.blocked_entropy import FASTEST
+from solvers.exact.blocked_pass import Branch, all_pairs
+from solvers.exact.exclusion import bound_without, excluded_union, fit_without
+from solvers.exact.nested_columns import nested_chains
+from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.limits import Limits
+
+#: a set is sought only while the supports holding one of its features stay below this share of
+#: those it is meant to cut (listing the others first)
+MOST_LISTED = 0.9
+
+
+def most_columns(d: int, size: int) -> int:
+    """The largest ``m`` such that the supports of ``size`` of ``d`` columns holding one of ``m`` given
+    columns are at most :data:`MOST_LISTED` of all."""
+    all_supports, m = math.comb(d, size), 0
+    while m < d and all_supports - math.comb(d - m - 1, size) <= MOST_LISTED * all_supports:
+        m += 1
+    return m
+
+
+def _groups(X: np.ndarray, features: np.ndarray) -> list[np.ndarray]:
+    """The candidates of a set: each chain of nested columns among ``features``, every other one alone."""
+    chains = nested_chains(X, features)
+    chained = np.concatenate(chains) if chains else np.zeros(0, np.int64)
+    return chains + [np.array([j], np.int64) for j in np.setdiff1d(features, chained)]
+
+
+def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
+                       known: tuple[np.ndarray, ...] = ()) -> tuple[list[Branch], tuple, tuple]:
+    """The branches (:class:`solvers.exact.blocked_pass.Branch`, positions in ``problem.free``) of the
+    supports to screen at the prune ``level`` (module docstring), what was ruled in — ``(sentence,
+    objective bound of the supports left out)``, empty when nothing — and the sets ``(U, V_0, ..)``
+    (feature indices; an empty array for a branch without a set). With fewer than
+    ``ENUMERATION.rule_in_supports`` supports, or nothing ruled in within
+    ``ENUMERATION.exclusion_share`` of the time left, every support (one branch). The sets ``known``
+    (an earlier fit's) are tried first and kept when every one of them is ruled in here too. The
+    budget ``limits`` is started here if not yet."""
+    limits = limits.started()
+    free, size = problem.free, problem.max_size
+    d = free.size
+    plain = [all_pairs(d, size)], (), ()
+    supports = math.comb(d, size)
+    most = most_columns(d, size)
+    if supports < route.ENUMERATION.rule_in_supports or most == 0 or \
+            (supports - math.comb(d - 1, size)) * FASTEST > limits.seconds_left():
+        return plain  # (few supports; no set is worth it; or one feature's supports could not be screened)
+    loss_level = (level - problem.offset) / problem.loss_cost
+    budget = limits.share(route.ENUMERATION.exclusion_share)
+    box = (problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi)
+    if known:
+        sets, least = _verified(box, known, loss_level, budget)
+    else:
+        sets, least = _sought(box, problem.data.X, free, size, loss_level, most, budget)
+    if not sets:
+        return plain
+    position = np.full(problem.lo.size, -1, np.int64)
+    position[free] = np.arange(d)
+    union, branches, used = sets[0], [], [least[0]]
+    rest = np.setdiff1d(free, union)
+    for i, u in enumerate(union):
+        after = np.concatenate([union[i + 1:], rest])
+        second = sets[1 + i]
+        if second.size == 0 and least[1 + i] >= loss_level:
+            used.append(least[1 + i])
+            continue  # (no model avoiding u_0 .. u_{i-1} is below the level: the branch lists nothing)
+        if second.size:
+            used.append(least[1 + i])
+            after = np.concatenate([second, np.setdiff1d(after, second)])
+        columns = position[np.concatenate([[u], after])]
+        last = (second.size if second.size else after.size) + 1
+        pairs = np.array([(0, b) for b in range(1, min(last, columns.size - size + 2))], np.int64).reshape(-1, 2)
+        branches.append(Branch(columns, pairs))
+    floor = problem.loss_cost * float(min(used)) + problem.offset
+    cut = sum(1 for s in sets[1:] if s.size)
+    said = (f"only supports holding one of the {union.size} features {' '.join(str(int(j)) for j in union)}"
+            + (f", and in {cut} of their {union.size} branches one of a second set" if cut else "")
+            + f": every other model costs at least {floor:.9g} (exclusion bounds)")
+    return branches, (said, floor), tuple(sets)
+
+
+def _sought(box, X: np.ndarray, free: np.ndarray, size: int, level: float, most: int,
+            limits: Limits) -> tuple[list[np.ndarray], list[float]]:
+    """The sets of the module docstring found within ``limits``: ``[U, V_0, ..]`` (an empty ``V_i``
+    where none was found, or where the relaxation without ``u_0 .. u_{i-1}`` already reaches the
+    level) and each one's certified bound (``U``'s, then for branch ``i`` the relaxation's without
+    ``u_0 .. u_{i-1}`` and ``V_i``, or without ``u_0 .. u_{i-1}`` alone; -inf where not bounded)."""
+    groups = _groups(X, free)
+    chosen, bound = excluded_union(*box, groups, level, most, limits)
+    if not chosen:
+        return [], []
+    union = np.concatenate([groups[g] for g in chosen])
+    sets, least = [union], [bound]
+    rest = np.setdiff1d(free, union)
+    theta = None
+    for i in range(union.size):
+        after = np.concatenate([union[i + 1:], rest])
+        if limits.expired() or after.size < size - 1:
+            sets.append(np.zeros(0, np.int64))
+            least.append(-math.inf)
+            continue
+        fixed = union[:i]
+        if theta is None:
+            theta, base = fit_without(*box, fixed, np.zeros(box[1].size + 1), level, limits)
+        else:
+            theta, base = fit_without(*box, fixed, theta, level, limits)
+        if base >= level:
+            sets.append(np.zeros(0, np.int64))
+            least.append(base)
+            continue
+        candidates = [g[np.isin(g, after)] for g in groups]
+        candidates = [g for g in candidates if g.size]
+        picked, second = excluded_union(*box, candidates, level, most_columns(after.size, size - 1), limits,
+                                        fixed=fixed, start=theta)
+        sets.append(np.concatenate([candidates[g] for g in picked]) if picked else np.zeros(0, np.int64))
+        least.append(second if picked else -math.inf)
+    return sets, least
+
+
+def _verified(box, known: tuple[np.ndarray, ...], level: float,
+              limits: Limits) -> tuple[list[np.ndarray], list[float]]:
+    """The sets ``known`` and their bounds at ``level`` (as :func:`_sought` returns them) when every
+    non-empty one is ruled in there (each branch's with ``u_0 .. u_{i-1}`` fixed too); else nothing."""
+    union = known[0]
+    least = [bound_without(*box, union, level, limits)]
+    if least[0] < level:
+        return [], []
+    theta = np.zeros(box[1].size + 1)
+    for i, second in enumerate(known[1:]):
+        theta, base = fit_without(*box, union[:i], theta, level, limits)
+        if second.size:
+            _, bound = fit_without(*box, np.concatenate([union[:i], second]), theta, level, limits)
+            if bound < level:
+                return [], []
+            least.append(bound)
+        else:
+            least.append(base)
+    return list(known), least
