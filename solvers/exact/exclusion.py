@@ -53,8 +53,9 @@ BLOCK_CELLS = 1 << 22
 MOST_FEATURES = 2000
 #: Newton steps of the fit with every feature, and per excluded feature
 FULL_STEPS, STEPS = 40, 15
-#: Newton steps (exact Hessian) of the relaxation without each union of :func:`excluded_union`
-UNION_STEPS = 30
+#: Newton steps (exact Hessian) of the relaxation without a union of :func:`excluded_union` when it is
+#: bounded, and when the greedy only moves to its next point
+UNION_STEPS, MOVE_STEPS = 30, 2
 #: a feature is tried when the quadratic model puts the loss without it above this share of the
 #: distance from the full fit to the level (the model is only a guide: the bound decides)
 TRY_SHARE = 0.5
@@ -216,15 +217,22 @@ def bound_without(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_
     return _bound_without(data, full, H, box_lo, box_hi, np.asarray(columns, np.int64), level, limits)
 
 
+def _removal_cost(theta: np.ndarray, inverse: np.ndarray, columns: np.ndarray) -> float:
+    """The quadratic model's increase of the loss when the points of ``columns`` go to 0 from
+    ``theta`` (the others refitted): ``theta_S^T ((H^{-1})_{SS})^{-1} theta_S / 2``."""
+    return 0.5 * float(theta[columns] @ np.linalg.solve(inverse[np.ix_(columns, columns)], theta[columns]))
+
+
 def fit_without(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo: float, intercept_hi: float,
-                columns: np.ndarray, start: np.ndarray, level: float, limits: Limits) -> tuple[np.ndarray, float]:
+                columns: np.ndarray, start: np.ndarray, level: float, limits: Limits,
+                steps: int = UNION_STEPS) -> tuple[np.ndarray, float]:
     """The relaxation with the points of ``columns`` fixed at 0, from the point ``start`` (points and
-    intercept): at most :data:`UNION_STEPS` Newton steps with the exact Hessian, stopped once the
-    certified bound reaches ``level`` or the fit converges. Returns the point and the bound."""
+    intercept): at most ``steps`` Newton steps with the exact Hessian, stopped once the certified
+    bound reaches ``level`` or the fit converges. Returns the point and the bound."""
     box_lo = np.append(lo, intercept_lo).astype(float)
     box_hi = np.append(hi, intercept_hi).astype(float)
     box_lo[columns] = box_hi[columns] = 0.0
-    theta, _, bound = _newton(data, np.clip(start, box_lo, box_hi), box_lo, box_hi, None, UNION_STEPS,
+    theta, _, bound = _newton(data, np.clip(start, box_lo, box_hi), box_lo, box_hi, None, steps,
                               lambda loss, bound: bound >= level or loss - bound <= FULL_GAP * max(loss, 1e-300),
                               limits)
     return theta, bound
@@ -242,8 +250,9 @@ def excluded_union(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept
     Greedy, from ``start`` (the relaxation's point without ``fixed``, :func:`fit_without`; None: the
     full fit, ``fixed`` empty): the next group is the one whose removal costs most per feature by the
     quadratic model at the current point, ``theta_G^T ((H^{-1})_{GG})^{-1} theta_G / (2 |G|)`` (``H``
-    the Hessian there, the removed features' rows and columns out), then :func:`fit_without` the union
-    so far. Returns the indices of ``U``'s groups in the order added and the certified bound;
+    the Hessian there, the removed features' rows and columns out); the relaxation without the union
+    so far is then solved (:func:`fit_without`) to its bound when the model puts it at the level, else
+    only :data:`MOVE_STEPS` steps towards it (the next ranking's point). Returns the indices of ``U``'s groups in the order added and the certified bound;
     ``([], -inf)`` when ``U`` would need more than ``most_columns`` features, the table is wider than
     :data:`MOST_FEATURES`, or the budget ``limits`` (started here if not yet) ends first."""
     limits = limits.started()
@@ -275,18 +284,24 @@ def excluded_union(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept
             if g in chosen or columns + group.size > most_columns:
                 continue
             try:
-                gain = 0.5 * float(theta[group] @ np.linalg.solve(inverse[np.ix_(group, group)], theta[group]))
+                rate = _removal_cost(theta, inverse, group) / group.size
             except np.linalg.LinAlgError:
-                gain = math.inf
-            if gain / group.size > best:
-                best, pick = gain / group.size, g
+                rate = math.inf
+            if rate > best:
+                best, pick = rate, g
         if pick < 0:
             return none
         chosen.append(pick)
         columns += groups[pick].size
         removed[groups[pick]] = True
+        near = _loss(data, theta) + best * groups[pick].size >= level  # (the quadratic model says it may reach)
         theta, bound = fit_without(data, lo, hi, intercept_lo, intercept_hi, np.flatnonzero(removed[:-1]), theta,
-                                   level, limits)
+                                   level, limits, UNION_STEPS if near else MOVE_STEPS)
+        if not near and bound < level and len(chosen) < len(groups):
+            continue
+        if bound < level and not near:  # (the last group: bound it to the end)
+            theta, bound = fit_without(data, lo, hi, intercept_lo, intercept_hi, np.flatnonzero(removed[:-1]), theta,
+                                       level, limits)
         if bound >= level:
             return chosen, bound
     return none
