@@ -176,11 +176,18 @@ def test_riskscore_auto_on_a_wide_table_reports_a_finite_gap():
     assert math.isfinite(est.gap_) and est.bound_ <= est.objective_ + 1e-12
 
 
-def test_the_progress_line_shows_the_route_bound_from_the_floor_on():
+def test_the_progress_line_shows_the_route_bound_from_the_floor_on(monkeypatch):
     """With a reporter (what ``milpscore fit`` shows on a terminal), a fit on a wide table reports
     the floor's finite bound once the floor ran, and no report afterwards shows a smaller bound (the
-    steps' own reports are folded with the route's) or a bound above the fit's objective."""
+    steps' own reports are folded with the route's) or a bound above the fit's objective. (No
+    exclusion bounds, which prove this table within the limit: the floor and SCIP must run.)"""
+    import dataclasses
+
+    import solvers.exact.route as route_table
     from solvers import progress
+
+    monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION,
+                                                                        rule_in_supports=10**18))
 
     X, y = _wide_table(2, n=1000, columns=30)
     inst = RiskSLIM(coef_bound=5, c0=1e-6, max_size=5).instance(X, y)
