@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from solvers.exact.blocked_entropy import CALL_SUPPORTS, screen_all
+from solvers.exact.box_logistic import copy_counts
 from solvers.limits import Limits
 
 #: survivors one pair's call may return before the pass gives up (the incumbent is too weak for
@@ -43,10 +44,19 @@ def screen_threads(n_jobs: int) -> int:
     return max(1, n_jobs if n_jobs > 0 else cores + 1 + n_jobs)
 
 
+def screen_words(y: np.ndarray, weights: np.ndarray) -> float:
+    """64-bit words per column of the bit sets of both labels' rows (each row repeated by its weight
+    over its label's unit, :func:`solvers.exact.box_logistic.copy_counts`), with room for the blocks."""
+    positive = y > 0
+    counted = [copy_counts(weights[side]) for side in (positive, ~positive)]
+    return sum(float(c[0].sum()) for c in counted if c is not None) / 64.0 + 10
+
+
 def screen_memory(d: int, size: int, words: float, threads: int) -> float:
     """Bytes of a pass on ``d`` columns of ``words`` 64-bit words of rows (both labels, copies
-    included): the bit sets as given, and per thread their blocked copy, the ``2^(size - 1)``
-    patterns of a prefix and a call's survivors; the survivors held; the ``c log c`` table."""
+    included: :func:`screen_words`): the bit sets as given, and per thread their blocked copy, the
+    ``2^(size - 1)`` patterns of a prefix and a call's survivors; the survivors held; the ``c log c``
+    table."""
     per_thread = 8.0 * d * words + 8.0 * 2.0 ** max(size - 1, 0) * words + 8.0 * size * MAX_SURVIVORS
     return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
 

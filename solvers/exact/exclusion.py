@@ -128,6 +128,11 @@ def _newton(data, theta, lo, hi, H, steps, stop, limits: Limits) -> tuple[np.nda
     return theta, loss, bound
 
 
+def _inverse(H: np.ndarray) -> np.ndarray:
+    """``H``'s inverse, regularised by ``1e-12`` of its mean diagonal (raises ``LinAlgError``)."""
+    return np.linalg.inv(H + 1e-12 * np.trace(H) / H.shape[0] * np.eye(H.shape[0]))
+
+
 def _full_fit(data: LogisticData, box_lo: np.ndarray, box_hi: np.ndarray, level: float,
               limits: Limits) -> tuple[np.ndarray, float, np.ndarray, np.ndarray] | None:
     """The relaxation's fit with every feature (points and intercept), its loss, its Hessian and the
@@ -141,10 +146,9 @@ def _full_fit(data: LogisticData, box_lo: np.ndarray, box_hi: np.ndarray, level:
         return None
     H = _hessian(data, full)
     try:
-        inverse = np.linalg.inv(H + 1e-12 * np.trace(H) / H.shape[0] * np.eye(H.shape[0]))
+        return full, full_loss, H, _inverse(H)
     except np.linalg.LinAlgError:
         return None
-    return full, full_loss, H, inverse
 
 
 def _bound_without(data: LogisticData, full: np.ndarray, H: np.ndarray, box_lo: np.ndarray, box_hi: np.ndarray,
@@ -251,8 +255,8 @@ def excluded_union(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept
     full fit, ``fixed`` empty): the next group is the one whose removal costs most per feature by the
     quadratic model at the current point, ``theta_G^T ((H^{-1})_{GG})^{-1} theta_G / (2 |G|)`` (``H``
     the Hessian there, the removed features' rows and columns out); the relaxation without the union
-    so far is then solved (:func:`fit_without`) to its bound when the model puts it at the level, else
-    only :data:`MOVE_STEPS` steps towards it (the next ranking's point). Returns the indices of ``U``'s groups in the order added and the certified bound;
+    so far is then solved (:func:`fit_without`) to its bound when the model puts it at the level or no
+    group is left, else only :data:`MOVE_STEPS` steps towards it (the next ranking's point). Returns the indices of ``U``'s groups in the order added and the certified bound;
     ``([], -inf)`` when ``U`` would need more than ``most_columns`` features, the table is wider than
     :data:`MOST_FEATURES`, or the budget ``limits`` (started here if not yet) ends first."""
     limits = limits.started()
@@ -276,7 +280,7 @@ def excluded_union(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept
         H[removed, :], H[:, removed] = 0.0, 0.0
         H[removed, removed] = 1.0
         try:
-            inverse = np.linalg.inv(H + 1e-12 * np.trace(H) / H.shape[0] * np.eye(H.shape[0]))
+            inverse = _inverse(H)
         except np.linalg.LinAlgError:
             return none
         best, pick = -math.inf, -1
@@ -294,14 +298,10 @@ def excluded_union(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept
         chosen.append(pick)
         columns += groups[pick].size
         removed[groups[pick]] = True
-        near = _loss(data, theta) + best * groups[pick].size >= level  # (the quadratic model says it may reach)
+        # bounded to the end when the quadratic model says it may reach the level, or no group is left
+        final = _loss(data, theta) + best * groups[pick].size >= level or len(chosen) == len(groups)
         theta, bound = fit_without(data, lo, hi, intercept_lo, intercept_hi, np.flatnonzero(removed[:-1]), theta,
-                                   level, limits, UNION_STEPS if near else MOVE_STEPS)
-        if not near and bound < level and len(chosen) < len(groups):
-            continue
-        if bound < level and not near:  # (the last group: bound it to the end)
-            theta, bound = fit_without(data, lo, hi, intercept_lo, intercept_hi, np.flatnonzero(removed[:-1]), theta,
-                                       level, limits)
+                                   level, limits, UNION_STEPS if final else MOVE_STEPS)
         if bound >= level:
             return chosen, bound
     return none

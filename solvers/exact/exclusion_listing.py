@@ -122,7 +122,7 @@ def _sought(box, X: np.ndarray, free: np.ndarray, size: int, level: float, most:
     union = np.concatenate([groups[g] for g in chosen])
     sets, least = [union], [bound]
     rest = np.setdiff1d(free, union)
-    theta = None
+    theta = np.zeros(box[1].size + 1)  # (then the relaxation's point without u_0 .. u_{i-1}, warm from the last)
     for i in range(union.size):
         after = np.concatenate([union[i + 1:], rest])
         if limits.expired() or after.size < size - 1:
@@ -130,10 +130,7 @@ def _sought(box, X: np.ndarray, free: np.ndarray, size: int, level: float, most:
             least.append(-math.inf)
             continue
         fixed = union[:i]
-        if theta is None:
-            theta, base = fit_without(*box, fixed, np.zeros(box[1].size + 1), level, limits)
-        else:
-            theta, base = fit_without(*box, fixed, theta, level, limits)
+        theta, base = fit_without(*box, fixed, theta, level, limits)
         if base >= level:
             sets.append(np.zeros(0, np.int64))
             least.append(base)

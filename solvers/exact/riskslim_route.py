@@ -23,7 +23,7 @@ from formulations.constraints import binding
 from formulations.riskslim import RiskSLIMInstance
 from formulations.rows import is_binary
 from solvers.backends.scip import solve_scip
-from solvers.exact.blocked_pass import screen_memory, screen_threads
+from solvers.exact.blocked_pass import screen_memory, screen_threads, screen_words
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.blocked_supports import applies as blocked_applies
 from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
@@ -52,10 +52,8 @@ def _blocked_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
 
 def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     """Bytes of the screen (:func:`solvers.exact.blocked_pass.screen_memory`, on ``n_jobs`` threads)."""
-    w, positive = instance.weights, instance.y > 0
-    counted = [copy_counts(w[side]) for side in (positive, ~positive)]
-    words = sum(float(c[0].sum()) for c in counted if c is not None) / 64.0 + 10
-    return screen_memory(instance.X.shape[1], _size(instance), words, screen_threads(limits.n_jobs))
+    return screen_memory(instance.X.shape[1], _size(instance), screen_words(instance.y, instance.weights),
+                         screen_threads(limits.n_jobs))
 
 
 def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:

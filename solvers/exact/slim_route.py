@@ -28,11 +28,10 @@ from formulations.slim import SLIMInstance
 from solvers.backends.highs import solve_highs
 from solvers.exact.floor import ROUNDOFF, bayes_floor, forced_mask
 from solvers.exact.blocked_supports import applies as blocked_applies
-from solvers.exact.blocked_pass import screen_memory, screen_threads
+from solvers.exact.blocked_pass import screen_memory, screen_threads, screen_words
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.support_bayes_floor import applies as support_floor_applies
 from solvers.exact.support_bayes_floor import least_bayes_error
-from solvers.exact.box_logistic import copy_counts
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
 from solvers.exact.monotone_supports import monotone_supports
 from solvers.exact.monotone_supports import applies as monotone_applies
@@ -113,21 +112,14 @@ def _support_floor_applies(instance: SLIMInstance, limits: Limits) -> str | None
     return support_floor_applies(instance.X, instance.y, instance.weights, free, int(instance.spec.max_size))
 
 
-def _screen_words(instance: SLIMInstance) -> float:
-    """64-bit words of the rows of both labels (copies included) per column."""
-    w, positive = instance.weights, instance.y > 0
-    counted = [copy_counts(w[side]) for side in (positive, ~positive)]
-    return sum(float(c[0].sum()) for c in counted if c is not None) / 64.0 + 10
-
-
 def _support_floor_memory(instance: SLIMInstance, limits: Limits) -> float:
     """Bytes of the screen on one thread (:func:`solvers.exact.blocked_pass.screen_memory`)."""
-    return screen_memory(instance.X.shape[1], int(instance.spec.max_size or 2), _screen_words(instance), 1)
+    return screen_memory(instance.X.shape[1], int(instance.spec.max_size or 2), screen_words(instance.y, instance.weights), 1)
 
 
 def _blocked_memory(instance: SLIMInstance, limits: Limits) -> float:
     """Bytes of the screen on ``n_jobs`` threads (:func:`solvers.exact.blocked_pass.screen_memory`)."""
-    return screen_memory(instance.X.shape[1], int(instance.spec.max_size or 2), _screen_words(instance),
+    return screen_memory(instance.X.shape[1], int(instance.spec.max_size or 2), screen_words(instance.y, instance.weights),
                          screen_threads(limits.n_jobs))
 
 

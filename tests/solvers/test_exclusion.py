@@ -16,7 +16,7 @@ import solvers.exact.exclusion as exclusion
 import solvers.exact.route as route_table
 from formulations.riskslim import RiskSLIM
 from solvers.exact.exclusion import bound_without, excluded_union, must_use
-from solvers.exact.nested_columns import nested_chains
+from solvers.exact.exclusion_listing import _groups
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.supports import enumerate_supports
 from solvers.limits import Limits
@@ -139,12 +139,6 @@ def test_blocked_hessian_and_width_cap(monkeypatch):
     monkeypatch.setattr(exclusion, "MOST_FEATURES", problem.d - 1)
     none, no_floor = must_use(*args)
     assert none.size == 0 and no_floor == math.inf
-
-
-def _groups(X, free):
-    chains = nested_chains(X, free)
-    chained = np.concatenate(chains) if chains else np.zeros(0, int)
-    return chains + [np.array([j]) for j in np.setdiff1d(free, chained)]
 
 
 @pytest.mark.parametrize("seed", range(4))
