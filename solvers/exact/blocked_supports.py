@@ -36,9 +36,11 @@ On a wide binarised table many supports need not be listed at all: when the rela
 threshold of a few variables (chains of nested columns) is bounded above the prune level, every better
 model holds one of those columns, and within the supports whose first such column is a given one, a
 second set again (RiskSLIM's kind; :mod:`solvers.exact.exclusion_listing`); only those supports are
-screened. Such a screen is shared with a later multiplier only when the same sets are ruled in at that
-multiplier's own level and give the same branches (its own exclusion bounds cover the supports left
-out).
+screened. Such a screen is shared with a later multiplier when the exclusion bounds behind it hold for
+that multiplier's models too (:func:`solvers.exact.exclusion_listing.carries_over`: a larger
+multiplier, ranges holding 0, derived intercept boxes), else only when the same sets are ruled in at
+that multiplier's own level and give the same branches (its own exclusion bounds cover the supports
+left out).
 
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
 screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
@@ -61,7 +63,7 @@ from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
 from solvers.exact.blocked_pass import all_pairs, screen_pairs, screen_threads
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
-from solvers.exact.exclusion_listing import exclusion_branches
+from solvers.exact.exclusion_listing import carries_over, exclusion_branches
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_search import Search
@@ -131,10 +133,24 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     size = problem.max_size
     screen: SupportScreen | None = limits.screen if logistic else None
     free = problem.free
-    branches, ruled, ruled_in = [all_pairs(free.size, size)], (), ()
+
+    def reused(known: np.ndarray, how: str) -> Enumeration:  # an earlier fit's screen: the rest hold no model
+        search.closed_floor = min(search.closed_floor, screen.level)  # below its level
+        total = math.comb(free.size, size)
+        return _after_screen(problem, search, known, level, known.shape[0], t0, limits, logistic, X, y, weights,
+                             f"{total - known.shape[0]} of the {total} supports of {size} features ruled out by "
+                             f"an earlier fit's screen at {screen.level:.6g}{how}")
+
     plain = BlockedListing(np.zeros(0, np.int64), free, size)
-    if logistic and (screen is None or screen.survivors(problem, plain, level) is None):  # (a kept screen of
-        # every support beats any rule-in)
+    if screen is not None:
+        carried = screen.listing if isinstance(screen.listing, BlockedListing) and screen.listing.branches and \
+            carries_over(*screen.source, problem) else None
+        for listing, how in ((plain, ""), (carried, " and its exclusion bounds")):
+            known = None if listing is None else screen.survivors(problem, listing, level)
+            if known is not None:
+                return reused(known, how)
+    branches, ruled, ruled_in = [all_pairs(free.size, size)], (), ()
+    if logistic:
         branches, ruled, ruled_in = exclusion_branches(problem, level, limits, screen.ruled_in if screen else ())
     if ruled:
         search.closed_floor = min(search.closed_floor, ruled[1])
@@ -149,11 +165,8 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     listing = BlockedListing(np.zeros(0, np.int64), free, size,
                              tuple((b.columns.tobytes(), b.pairs.tobytes()) for b in branches) if ruled else (), ruled_in)
     known = None if screen is None else screen.survivors(problem, listing, level)
-    if known is not None:  # an earlier fit's screen: the rest hold no model below its level
-        search.closed_floor = min(search.closed_floor, screen.level)
-        return _after_screen(problem, search, known, level, known.shape[0], t0, limits, logistic, X, y, weights,
-                             f"{total - known.shape[0]} of the {total} supports of {size} features ruled out by an "
-                             f"earlier fit's screen at {screen.level:.6g}")
+    if known is not None:  # (the same sets ruled in again here)
+        return reused(known, " and exclusion bounds")
     if total * FASTEST > limits.seconds_left():
         return stopped(f"screening the {total} supports of {size} features would take more than the "
                        f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")

@@ -18,8 +18,12 @@ points fixed at 0 (:mod:`solvers.exact.exclusion`): it bounds every model that u
 
 Each support is listed at most once (by its first feature in ``U`` and, within the branch, by its
 first in ``V_i``). A set is sought only while the supports it keeps stay below :data:`MOST_LISTED` of
-those it would cut (beyond that the pass is barely shorter). The sets are what a later fit (another
-multiplier) must rule in again at its own level to reuse a kept screen (``ruled_in``).
+those it would cut (beyond that the pass is barely shorter).
+
+A later fit of the same rows (another multiplier) reuses a kept screen made with these sets when the
+sets' bounds hold for its models too (:func:`carries_over`: a larger multiplier, ranges holding 0,
+derived intercept boxes), else only when it rules in the same sets again at its own level
+(``ruled_in``).
 """
 from __future__ import annotations
 
@@ -47,6 +51,20 @@ def most_columns(d: int, size: int) -> int:
     while m < d and all_supports - math.comb(d - m - 1, size) <= MOST_LISTED * all_supports:
         m += 1
     return m
+
+
+def carries_over(scale: float, derived: bool, problem: SparseLogistic) -> bool:
+    """Whether exclusion bounds proven for a problem of the same rows, weights, costs and coefficient box
+    as ``problem`` but with multiplier ``scale`` (and the derived intercept box when ``derived``) bound
+    ``problem``'s models too, so its sets hold without being verified again.
+
+    With ``t = scale / m <= 1`` (``m`` the multiplier of ``problem``), a model ``(lambda, b)`` of ``problem``
+    has the loss of the real model ``(t lambda, t b)`` under ``scale``. When every coefficient range holds
+    0, ``t lambda`` lies in the box, has the same support and is 0 wherever ``lambda`` is; when that
+    problem's intercept box is the derived one (:func:`formulations.riskslim.intercept_box`) it holds the
+    real optimal intercept of such a model, so the loss is at least the relaxation's without any feature
+    ``lambda`` avoids (the argument of :func:`solvers.multipliers.skipped_bound`)."""
+    return derived and problem.data.scale >= scale and bool(np.all(problem.lo <= 0) and np.all(problem.hi >= 0))
 
 
 def _groups(X: np.ndarray, features: np.ndarray) -> list[np.ndarray]:

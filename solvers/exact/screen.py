@@ -28,9 +28,13 @@ class SupportScreen:
         self.level = -math.inf
         self.supports: np.ndarray | None = None
         self._key: tuple | None = None
-        #: the features the screen's listing required (:class:`solvers.exact.blocked_supports.BlockedListing`):
-        #: a later fit reuses the screen only if it rules in the same ones itself
-        self.ruled_in: tuple = ()
+        #: the listing the survivors are of (a :class:`solvers.exact.support_listing.Lister` or
+        #: :class:`solvers.exact.blocked_supports.BlockedListing`), and the multiplier and whether the
+        #: intercept box was the derived one in the fit that made it: a listing that rules in features by
+        #: exclusion bounds is reused by a later fit whose own bounds they imply
+        #: (:func:`solvers.exact.exclusion_listing.carries_over`), else only if it rules in the same ones itself
+        self.listing = None
+        self.source: tuple[float, bool] = (math.nan, False)
 
     @staticmethod
     def _key_of(problem, lister) -> tuple:
@@ -53,7 +57,13 @@ class SupportScreen:
         higher level stays: it proves more)."""
         if supports.shape[0] <= MAX_SUPPORTS and self.level < level < math.inf:  # (at inf nothing was screened)
             self.level, self.supports, self._key = level, supports, self._key_of(problem, lister)
-            self.ruled_in = tuple(getattr(lister, "ruled_in", ()))
+            self.listing = lister
+            self.source = (float(problem.data.scale), bool(getattr(problem, "complements", False)))
+
+    @property
+    def ruled_in(self) -> tuple:
+        """The sets of features the kept listing required (empty: none, or no listing kept)."""
+        return tuple(getattr(self.listing, "ruled_in", ()))
 
     def survivors(self, problem, lister, level: float) -> np.ndarray | None:
         """The supports of ``lister`` to bound for ``problem`` at prune ``level`` (the others hold no

@@ -32,7 +32,7 @@ from solvers.exact.floor import bayes_floor
 from solvers.exact.support_bayes_floor import least_bayes_error
 from solvers.exact.blocked_entropy import screen_all, xlogx_table
 from solvers.exact.blocked_supports import applies, solve_blocked
-from solvers.exact.exclusion_listing import exclusion_branches
+from solvers.exact.exclusion_listing import carries_over, exclusion_branches
 from solvers.exact.box_logistic import _cell_entropy, label_bits
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.riskslim_route import ROUTE
@@ -265,12 +265,13 @@ def test_a_variable_ruled_in_lists_fewer_supports_and_proves_the_same_optimum(se
     """With the size threshold lowered so the rule-in runs, a table whose strong variable is cut at
     three nested thresholds: the step screens only the supports holding one of the features ruled in
     (fewer than all, said in its message) and proves the brute-force optimum with a bound at most it;
-    its screen is kept with the features it required, and multiplier 2's fit, which rules in the same
-    ones at its own level, reuses it and proves its own brute-force optimum. With a level above the
-    relaxation without every column nothing is ruled in and every support is screened."""
+    its screen is kept with the features it required; multiplier 2's fit reuses it without ruling anything
+    in (the sets carry over to a larger multiplier) and multiplier 1/2's only if it rules in the same sets
+    at its own level (else it screens its own), each proving its own brute-force optimum. With a level
+    above the relaxation without every column nothing is ruled in and every support is screened."""
     from tests.solvers.test_exclusion import _nested
     X, y = _nested(seed, n=600)
-    inst = {m: RiskSLIM(coef_bound=2, c0=1e-6, max_size=3, multiplier=m).instance(X, y) for m in (1.0, 2.0)}
+    inst = {m: RiskSLIM(coef_bound=2, c0=1e-6, max_size=3, multiplier=m).instance(X, y) for m in (1.0, 2.0, 0.5)}
     best = {m: _risk_brute_force(i, lambda coef: True) for m, i in inst.items()}
     monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
     screen = SupportScreen()
@@ -285,9 +286,13 @@ def test_a_variable_ruled_in_lists_fewer_supports_and_proves_the_same_optimum(se
     assert best[1.0] - 1e-8 <= found.bound <= best[1.0] + 1e-9
     assert screen.supports is not None and screen.ruled_in[0].size == ruled
     second = solve_blocked(SparseLogistic.from_instance(inst[2.0]), shared, incumbent=level)
-    assert "earlier fit's screen" in second.message and second.finished, second.message
-    assert inst[2.0].objective(Model(*second.model)) == pytest.approx(best[2.0], abs=1e-9)
+    assert "earlier fit's screen" in second.message and "and its exclusion bounds" in second.message, second.message
+    assert second.finished and inst[2.0].objective(Model(*second.model)) == pytest.approx(best[2.0], abs=1e-9)
     assert best[2.0] - 1e-8 <= second.bound <= best[2.0] + 1e-9
+    smaller = solve_blocked(SparseLogistic.from_instance(inst[0.5]), shared, incumbent=level)
+    assert "its exclusion bounds" not in smaller.message and smaller.finished, smaller.message
+    assert inst[0.5].objective(Model(*smaller.model)) == pytest.approx(best[0.5], abs=1e-9)
+    assert best[0.5] - 1e-8 <= smaller.bound <= best[0.5] + 1e-9
     plain = solve_blocked(SparseLogistic.from_instance(inst[1.0]), Limits.untimed(mip_rel_gap=1e-9), incumbent=10.0)
     assert "only supports" not in plain.message and plain.message.startswith(f"{math.comb(7, 3)} supports")
 
@@ -361,3 +366,33 @@ def test_every_support_the_exclusion_branches_leave_out_holds_no_model_below_the
         if support not in set(listed):
             inside = _risk_brute_force(inst, lambda coef: set(np.flatnonzero(coef)) <= set(support))
             assert inside >= level - 1e-9, support
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exclusion_branches_of_a_multiplier_hold_for_every_larger_one(seed, monkeypatch):
+    """The branches of multiplier 1 at its level: for multipliers 1.5, 2 and 4 (``carries_over``), brute
+    force over every integer model of every support they leave out finds none below that level. The
+    argument's conditions: not for a smaller multiplier, explicit intercept bounds, or a range without 0."""
+    from tests.solvers.test_exclusion import _nested
+    X, y = _nested(seed, n=600)
+    first = RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y)
+    problem = SparseLogistic.from_instance(first)
+    monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
+    level = _risk_brute_force(first, lambda coef: True) + 2e-3
+    branches, ruled, _ = exclusion_branches(problem, level, Limits.untimed())
+    assert ruled
+    listed = {tuple(sorted(problem.free[branch.columns[[a, b, *rest]]].tolist()))
+              for branch in branches for a, b in branch.pairs
+              for rest in itertools.combinations(range(b + 1, branch.columns.size), 1)}
+    left_out = [s for s in itertools.combinations(range(7), 3) if s not in listed]
+    assert left_out
+    for m in (1.5, 2.0, 4.0):
+        later = RiskSLIM(coef_bound=2, c0=1e-6, max_size=3, multiplier=m).instance(X, y)
+        assert carries_over(1.0, True, SparseLogistic.from_instance(later))
+        for support in left_out:
+            inside = _risk_brute_force(later, lambda coef: set(np.flatnonzero(coef)) <= set(support))
+            assert inside >= level - 1e-9, (m, support)
+    assert not carries_over(2.0, True, problem) and not carries_over(1.0, False, problem)
+    lo = problem.lo.copy()
+    lo[0] = 1.0
+    assert not carries_over(1.0, True, dataclasses.replace(problem, lo=lo))
