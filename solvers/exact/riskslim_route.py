@@ -5,7 +5,8 @@ support (:mod:`solvers.exact.supports`) when the instance has no operational con
 kernels fit the memory budget; on 0/1 features without forced ones, when that enumeration hands
 over (too many supports for the time left), the screen of every support by its saturated loss on
 rows blocked by its first two features (:mod:`solvers.exact.blocked_supports`, several times
-faster per support); then SCIP's branch and bound with lazy tangent cuts of the logistic
+faster per support; on wide binarised tables only the supports exclusion bounds cannot rule out,
+:mod:`solvers.exact.exclusion_listing`); then SCIP's branch and bound with lazy tangent cuts of the logistic
 loss in one tree (:mod:`solvers.backends.scip`), which keeps every constraint. The enumeration
 stops at once, with its incumbent, when its first chunk projects that bounding every support would
 not fit the time left; the floor (always, :mod:`solvers.exact.floor`: the least tangent plane of the
@@ -133,8 +134,9 @@ ROUTE: tuple[Step, ...] = (
          "the optimum when every support is bounded below the incumbent or searched (box-constrained "
          "logistic bounds)", ("solvers.exact.box_logistic", "solvers.exact.supports")),
     Step("blocked", _run_blocked, _blocked_applies, _blocked_memory, 1.0,
-         "the optimum when every support of max_size 0/1 features is screened by its saturated loss "
-         "(rows blocked by its first two features) and the survivors are bounded or searched",
+         "the optimum when every support of max_size 0/1 features is ruled out by exclusion bounds or "
+         "screened by its saturated loss (rows blocked by its first two features) and the survivors are "
+         "bounded or searched",
          ("solvers.exact.blocked_entropy", "solvers.exact.box_logistic", "solvers.exact.supports")),
     Step("floor", _run_floor, lambda instance, limits: None, _floor_memory, FLOOR_SHARE,
          "a lower bound: the least tangent plane of the loss over the sparse box (at the minimiser over "

@@ -123,6 +123,29 @@ def test_enumeration_with_features_ruled_in_certifies_the_same_optimum(seed, mon
     assert np.count_nonzero(ruled.model[0][:3]) == 3
 
 
+def test_the_hessian_is_the_logistic_losss_in_single_precision(monkeypatch):
+    """The Newton metric against ``[X 1]^T diag(v s (1 - s) / m^2) [X 1]`` in double precision (and
+    against central differences of the exact gradient), over one block and over blocks of a few rows,
+    with a multiplier: symmetric, both triangles, the intercept's row and column."""
+    X, y = _planted(2)
+    data = RiskSLIM(coef_bound=3, c0=1e-6, max_size=3, multiplier=1.7).instance(X, y).data
+    theta = np.random.default_rng(5).normal(size=data.X.shape[1] + 1) * 0.3
+    A = np.column_stack([data.X, np.ones(data.X.shape[0])])
+    z = data.y * (A @ theta) / data.scale
+    s = 1.0 / (1.0 + np.exp(z))
+    exact = A.T @ (A * (data.weights * s * (1 - s) / data.scale ** 2)[:, None])
+    step = 1e-6
+    differences = np.column_stack([(exclusion._loss_gradient(data, theta + step * e)[1]
+                                    - exclusion._loss_gradient(data, theta - step * e)[1]) / (2 * step)
+                                   for e in np.eye(theta.size)])
+    assert np.allclose(differences, exact, rtol=1e-5, atol=1e-7 * np.abs(exact).max())
+    for cells in (exclusion.BLOCK_CELLS, 37 * (data.X.shape[1] + 1)):
+        monkeypatch.setattr(exclusion, "BLOCK_CELLS", cells)
+        H = exclusion._hessian(data, theta)
+        assert np.array_equal(H, H.T)
+        assert np.allclose(H, exact, rtol=1e-5, atol=1e-6 * np.abs(exact).max())
+
+
 def test_blocked_hessian_and_width_cap(monkeypatch):
     """Summing the Hessian over blocks of a few rows (not one block) rules in the same features with
     the same bound; a table wider than MOST_FEATURES is not tried (nothing ruled in, no bound)."""
