@@ -25,6 +25,14 @@ pattern's cells are pure and add nothing) are split in decreasing order of their
 support stops at the first partial sum that reaches the cutoff: it is *pruned*, with that partial sum
 as its bound. A support whose whole sum stays below the cutoff *survives* (it needs a fit).
 
+With ``K = 5`` (two middle columns ``m_1 < m_2``) a pattern's split needs one popcount per block, not
+four: the pair's tables (:func:`_pair_counts`, once per call) hold, per block ``q``, the rows with
+``x_j = 1`` and those with ``x_j = x_e = 1`` for every later ``j < e``, so with ``A_q`` the rows of
+block ``q`` with ``x_{m_1} = x_{m_2} = x_e = 1`` (the one popcount) inclusion-exclusion gives the rows
+with ``x_e = 1`` of its four patterns: ``A_q``, ``N_q(m_1, e) - A_q``, ``N_q(m_2, e) - A_q`` and
+``N_q(e) - N_q(m_1, e) - N_q(m_2, e) + A_q``. The blocks holding a mixed pattern are split in
+decreasing order of their patterns' entropy, with the same stop.
+
 Weights are integer multiples of a unit per label (:func:`solvers.exact.box_logistic.copy_counts`):
 each row is repeated ``weight / unit`` times in the bit sets, so a popcount times the unit is a weight.
 """
@@ -40,6 +48,15 @@ XLOGX_TABLE = 1 << 20
 #: supports one call of :func:`screen_pair` lists before it returns (between calls the caller looks at
 #: its clock)
 CALL_SUPPORTS = 1 << 17
+#: the support size whose splits come from the pair's tables (two middle columns, module docstring)
+TABLED_SIZE = 5
+
+
+def table_bytes(d: int, size: int) -> float:
+    """Bytes of the pair's tables of one call of :func:`screen_pair` on ``d`` columns (both labels)."""
+    return 2.0 * 8.0 * (4 * d * d + 4 * d) if size == TABLED_SIZE else 0.0
+
+
 #: seconds per support below any measured rate of the screen (several times faster): a pass projected
 #: longer than the time left even at this rate is not started
 FASTEST = 2e-8
@@ -119,6 +136,21 @@ def _patterns(blocked, valid, starts, middle, pattern, counts) -> None:
             for w in range(lo, hi):
                 c += _popcount(pattern[base + p, w])
             counts[base + p] = c
+
+
+@njit(cache=True, nogil=True)
+def _pair_counts(blocked, starts, first, d, table, ones) -> None:
+    """For the listing's columns ``first <= j < e < d`` and each block ``q``: ``ones[j, q]`` the rows of
+    block ``q`` with ``x_j = 1``, ``table[j, e, q]`` those with ``x_j = x_e = 1`` (module docstring)."""
+    for j in range(first, d):
+        for q in range(4):
+            lo, hi = starts[q], starts[q + 1]
+            c = 0
+            for w in range(lo, hi):
+                c += _popcount(blocked[j, w])
+            ones[j, q] = c
+            for e in range(j + 1, d):
+                table[j, e, q] = _and_count(blocked[j, lo:hi], blocked[e, lo:hi])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -213,11 +245,24 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, col
         return 1, 1, pruned_floor, floor, True
     if d - b - 1 < r + 1:
         return listed, kept, pruned_floor, least_kept, True
+    tabled = size == TABLED_SIZE  # (module docstring: one popcount per block and label)
+    t = d if tabled else 0
+    table_pos = np.empty((t, t, 4), np.int64)
+    table_neg = np.empty((t, t, 4), np.int64)
+    ones_pos = np.empty((t, 4), np.int64)
+    ones_neg = np.empty((t, 4), np.int64)
+    if tabled:
+        _pair_counts(blocked_pos, starts_pos, b + 1, d, table_pos, ones_pos)
+        _pair_counts(blocked_neg, starts_neg, b + 1, d, table_neg, ones_neg)
+    block_order = np.empty(4, np.int64)
+    block_heat = np.empty(4)
+    split_pos = np.empty(4, np.int64)  # rows with x_e = 1 of a block's four patterns
+    split_neg = np.empty(4, np.int64)
     while True:
         _patterns(blocked_pos, valid_pos, starts_pos, middle, pattern_pos, count_pos)
         _patterns(blocked_neg, valid_neg, starts_neg, middle, pattern_neg, count_neg)
         mixed = 0  # the mixed patterns, the largest entropy first (insertion sort: a few dozen)
-        for p in range(half):
+        for p in range(0 if tabled else half):
             if count_pos[p] > 0 and count_neg[p] > 0:
                 h = _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg, xlogx)
                 i = mixed
@@ -227,12 +272,47 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, col
                 heat[i], order[i] = h, p
                 mixed += 1
         first = middle[r - 1] + 1 if r > 0 else b + 1
+        blocks = 0
+        if tabled:  # the blocks holding a mixed pattern, the largest entropy first
+            for q in range(4):
+                h = 0.0
+                for k in range(4):
+                    p = 4 * q + k
+                    if count_pos[p] > 0 and count_neg[p] > 0:
+                        h += _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg, xlogx)
+                if h > 0.0:
+                    i = blocks
+                    while i > 0 and block_heat[i - 1] < h:
+                        block_heat[i], block_order[i] = block_heat[i - 1], block_order[i - 1]
+                        i -= 1
+                    block_heat[i], block_order[i] = h, q
+                    blocks += 1
         for e in range(first, d):
             listed += 1
             column_pos = blocked_pos[e]
             column_neg = blocked_neg[e]
             floor = 0.0
-            for i in range(mixed):
+            for i in range(blocks):
+                q = block_order[i]
+                m1, m2, base = middle[0], middle[1], 4 * q
+                lo, hi = starts_pos[q], starts_pos[q + 1]
+                a_pos = _and_count(pattern_pos[base + 3, lo:hi], column_pos[lo:hi]) if count_pos[base + 3] else 0
+                lo, hi = starts_neg[q], starts_neg[q + 1]
+                a_neg = _and_count(pattern_neg[base + 3, lo:hi], column_neg[lo:hi]) if count_neg[base + 3] else 0
+                split_pos[3], split_neg[3] = a_pos, a_neg
+                split_pos[2], split_neg[2] = table_pos[m1, e, q] - a_pos, table_neg[m1, e, q] - a_neg
+                split_pos[1], split_neg[1] = table_pos[m2, e, q] - a_pos, table_neg[m2, e, q] - a_neg
+                split_pos[0] = ones_pos[e, q] - table_pos[m1, e, q] - table_pos[m2, e, q] + a_pos
+                split_neg[0] = ones_neg[e, q] - table_neg[m1, e, q] - table_neg[m2, e, q] + a_neg
+                for k in range(4):
+                    p = base + k
+                    if count_pos[p] > 0 and count_neg[p] > 0:
+                        floor += _entropy(split_pos[k], split_neg[k], unit_pos, unit_neg, xlogx) + \
+                            _entropy(count_pos[p] - split_pos[k], count_neg[p] - split_neg[k], unit_pos, unit_neg,
+                                     xlogx)
+                if floor >= cutoff:
+                    break
+            for i in range(0 if tabled else mixed):
                 p = order[i]
                 q = p >> r
                 lo, hi = starts_pos[q], starts_pos[q + 1]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solvers.exact.blocked_entropy import CALL_SUPPORTS, screen_all
+from solvers.exact.blocked_entropy import CALL_SUPPORTS, screen_all, table_bytes
 from solvers.exact.box_logistic import copy_counts
 from solvers.limits import Limits
 
@@ -55,9 +55,10 @@ def screen_words(y: np.ndarray, weights: np.ndarray) -> float:
 def screen_memory(d: int, size: int, words: float, threads: int) -> float:
     """Bytes of a pass on ``d`` columns of ``words`` 64-bit words of rows (both labels, copies
     included: :func:`screen_words`): the bit sets as given, and per thread their blocked copy, the
-    ``2^(size - 1)`` patterns of a prefix and a call's survivors; the survivors held; the ``c log c``
-    table."""
-    per_thread = 8.0 * d * words + 8.0 * 2.0 ** max(size - 1, 0) * words + 8.0 * size * MAX_SURVIVORS
+    ``2^(size - 1)`` patterns of a prefix, the pair's tables (:func:`solvers.exact.blocked_entropy.table_bytes`)
+    and a call's survivors; the survivors held; the ``c log c`` table."""
+    per_thread = 8.0 * d * words + 8.0 * 2.0 ** max(size - 1, 0) * words + table_bytes(d, size) + \
+        8.0 * size * MAX_SURVIVORS
     return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
 
 
