@@ -17,7 +17,11 @@ The sequence, in one budget (:class:`solvers.limits.Limits`, started once by the
    boxes, and every multiplier's objective is that loss plus the L0 cost in the same units:
    :mod:`solvers.exact.screen`);
 2. each multiplier after the first prunes at the least objective found before it
-   (:attr:`~solvers.limits.Limits.objective_limit`): it stops once no model beats it;
+   (:attr:`~solvers.limits.Limits.objective_limit`): it stops once no model beats it. When an
+   earlier fit kept a screen (method "exact"), it starts from that fit's best model (its points,
+   the intercept re-optimised for this multiplier, polished: :func:`solvers.heuristics.polish.polish`)
+   instead of running the heuristic: the survivors it bounds are searched against the objective
+   limit whatever the start, and the heuristic costs more than that search on wide tables;
 3. a multiplier's instance is built, and its continuous box-constrained logistic fit
    (:meth:`formulations.riskslim.RiskSLIMInstance.continuous_fit`, L-BFGS-B, which the heuristic,
    the floor and the program's cut pool start from) is made, *before* its solve, and neither looks
@@ -44,8 +48,9 @@ import numpy as np
 from formulations.base import Instance
 from formulations.constraints import binding
 from solvers.exact.screen import SupportScreen
+from solvers.heuristics.polish import polish
 from solvers.limits import Limits, interrupted
-from solvers.pipeline import Fit, certify, run
+from solvers.pipeline import Fit, certify, run, solve_exact
 from solvers.result import Status
 
 #: multipliers of ``multiplier="auto"`` (FasterRisk searches a continuum per support; this grid is
@@ -137,7 +142,7 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
     screen = SupportScreen() if n > 1 else None
     first_share = FIRST_MULTIPLIER_SHARE if not binding(first.constraints) else 1.0 / n
     done: list[MultiplierFit] = []
-    best, setup = math.inf, 0.0
+    best, setup, best_model = math.inf, 0.0, None
 
     def floor(m: float) -> float:  # the first's continuous fit is made (and timed) only by these methods
         return skipped_bound(first, multipliers[0], m) if method in ("exact", "heuristic") else 0.0
@@ -155,11 +160,16 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
             instance.continuous_fit()  # made here, timed: the set-up the next multiplier is planned with
         setup = time.perf_counter() - started
         share = first_share if i == 0 and n > 1 else 1.0 / (n - i)
-        phase = replace(limits.share(share), objective_limit=best, screen=screen)
-        fit = run(instance, method, backend, limits=phase, verbose=verbose, options=options)
+        phase = replace(limits.share(share), objective_limit=best, screen=screen).started()
+        if method == "exact" and best_model is not None and screen is not None and screen.supports is not None:
+            start = polish(instance, instance.round(best_model), limits=phase)
+            fit = solve_exact(instance, backend, start=start, limits=phase, heuristic=False, verbose=verbose,
+                              options=options)
+        else:
+            fit = run(instance, method, backend, limits=phase, verbose=verbose, options=options)
         done.append(MultiplierFit(m, instance, fit, best, setup))
-        if fit.model is not None:
-            best = min(best, fit.objective)
+        if fit.model is not None and fit.objective < best:
+            best, best_model = fit.objective, fit.model
     return done
 
 

@@ -132,13 +132,18 @@ def test_each_multiplier_fits_within_the_call_limits(monkeypatch):
     seed, ending no later than the call (it used to restart a budget from seconds)."""
     import solvers.multipliers as base
 
-    seen, real = [], base.run
+    seen, real, real_exact = [], base.run, base.solve_exact
 
     def recording(instance, method, backend=None, *, limits=None, **kwargs):
         seen.append(limits)
         return real(instance, method, backend, limits=limits, **kwargs)
 
+    def recording_exact(instance, backend=None, *, limits=None, **kwargs):  # (a later multiplier after a kept screen)
+        seen.append(limits)
+        return real_exact(instance, backend, limits=limits, **kwargs)
+
     monkeypatch.setattr(base, "run", recording)
+    monkeypatch.setattr(base, "solve_exact", recording_exact)
     X, y = _data()
     model = RiskScoreClassifier(multiplier=(1.0, 2.0), time_limit=60, memory_limit=300, seed=3).fit(X, y)
     assert len(model.multipliers_) == 2 and len(seen) == 2

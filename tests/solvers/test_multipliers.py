@@ -102,3 +102,23 @@ def test_the_continuous_fit_of_a_multiplier_is_the_scaled_fit_only_while_no_boun
 def test_multipliers_are_checked(bad):
     with pytest.raises(ValueError, match="multiplier"):
         check_multipliers(bad)
+
+
+def test_later_multipliers_start_from_the_best_model_once_a_screen_is_kept(monkeypatch):
+    """After the first multiplier's enumeration keeps its screen, the later ones run no heuristic
+    (they start from the best model so far, re-fitted and polished) and the least objective is still
+    the least of every multiplier's brute-force optimum, certified."""
+    import solvers.pipeline as pipeline
+    from tests.solvers.test_routes import _risk_brute_force
+
+    X, y = _wide(300, 6, seed=3)
+    spec = {m: RiskSLIM(coef_bound=3, max_size=2, multiplier=m) for m in (1.0, 2.0, 4.0)}
+    best = min(_risk_brute_force(s.instance(X, y), lambda coef: True) for s in spec.values())
+    calls, real = [], pipeline._heuristic
+    monkeypatch.setattr(pipeline, "_heuristic", lambda *args: calls.append(1) or real(*args))
+    solved = solve_multipliers(spec[1.0].instance(X, y), lambda m: spec[m].instance(X, y), (1.0, 2.0, 4.0),
+                               Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert len(calls) == 1 and all(f.fit is not None for f in solved)
+    assert least(solved).objective == pytest.approx(best, abs=1e-9)
+    status, _, bound = certificate(solved, 1e-6)
+    assert status == Status.OPTIMAL and bound <= best + 1e-12
