@@ -10,7 +10,9 @@ The sequence, in one budget (:class:`solvers.limits.Limits`, started once by the
 
 1. each multiplier ``i`` of ``n`` is solved (:func:`solvers.pipeline.run`: heuristic, relaxation,
    route) in :meth:`~solvers.limits.Limits.share` ``1 / (n - i)`` of the time left — the first
-   :data:`FIRST_MULTIPLIER_SHARE` when the instance has no operational constraints: its support
+   all but a reserve for the others when the instance has no operational constraints (each later
+   one planned at its set-up, like the first's, plus :data:`LATER_SECONDS`; at most
+   :data:`MOST_RESERVED` of the time): its support
    enumeration (or, on wide 0/1 tables, the screen on blocked rows,
    :mod:`solvers.exact.blocked_supports`) screens every support, and the later fits bound only its
    survivors (the saturated-loss bound depends on the rows alone, not on the multiplier or the
@@ -56,10 +58,12 @@ from solvers.result import Status
 #: multipliers of ``multiplier="auto"`` (FasterRisk searches a continuum per support; this grid is
 #: solved exactly, one certified fit per value)
 MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
-#: share of the time the first of several multipliers gets (without operational constraints): its
-#: support enumeration screens every support, and the later fits bound only its survivors (the rest
-#: share the time equally)
-FIRST_MULTIPLIER_SHARE = 0.8
+#: seconds each later multiplier is planned beyond its set-up when the first's share is set (without
+#: operational constraints): the first's support enumeration screens every support, and the later
+#: fits bound and search only its survivors, from the best model so far
+LATER_SECONDS = 1.0
+#: most of the time reserved for the later multipliers (the first gets at least the rest)
+MOST_RESERVED = 0.2
 #: seconds past the call's deadline a multiplier's set-up (instance and continuous fit, which look
 #: at no clock) may be projected to end before the multiplier is skipped
 SETUP_GRACE = 0.5
@@ -140,7 +144,6 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
     limits = limits.started()
     n = len(multipliers)
     screen = SupportScreen() if n > 1 else None
-    first_share = FIRST_MULTIPLIER_SHARE if not binding(first.constraints) else 1.0 / n
     done: list[MultiplierFit] = []
     best, setup, best_model = math.inf, 0.0, None
 
@@ -159,7 +162,9 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
         if method in ("exact", "heuristic"):
             instance.continuous_fit()  # made here, timed: the set-up the next multiplier is planned with
         setup = time.perf_counter() - started
-        share = first_share if i == 0 and n > 1 else 1.0 / (n - i)
+        share = 1.0 / (n - i)
+        if i == 0 and n > 1 and not binding(first.constraints):
+            share = 1.0 - min(MOST_RESERVED, (n - 1) * (setup + LATER_SECONDS) / max(limits.seconds_left(), 1e-9))
         phase = replace(limits.share(share), objective_limit=best, screen=screen).started()
         if method == "exact" and best_model is not None and screen is not None and screen.supports is not None:
             start = polish(instance, instance.round(best_model), limits=phase)

@@ -72,10 +72,12 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         ``multipliers_`` tables every one. Each multiplier after the first is solved against the
         least objective found before it (its ``objective_limit``): its search prunes at that
         objective and stops once no model beats it, so its own row may stay uncertified while the
-        certificate over all holds. Without operational constraints the first multiplier gets
-        :data:`solvers.multipliers.FIRST_MULTIPLIER_SHARE` of the time: the saturated-loss bound
-        does not depend on the multiplier, so the supports its enumeration screens out are ruled
-        out for the later ones, which bound only the survivors (:mod:`solvers.exact.screen`). A
+        certificate over all holds. Without operational constraints the first multiplier gets all
+        the time but a reserve for the others' set-ups (at most
+        :data:`solvers.multipliers.MOST_RESERVED`): the saturated-loss bound does not depend on the
+        multiplier, so the supports its enumeration screens out are ruled out for the later ones,
+        which bound and search only the survivors, from the best model so far
+        (:mod:`solvers.exact.screen`). A
         multiplier whose set-up (its program's continuous fit, seconds on a wide table) would end
         past the time limit is skipped (``status`` "skipped" in ``multipliers_``, with the bound
         of :func:`solvers.multipliers.skipped_bound`): the whole sequence is
