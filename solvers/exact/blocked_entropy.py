@@ -154,6 +154,18 @@ def _pair_counts(blocked, starts, first, d, table, ones) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _insert(heat, order, filled, h, item) -> int:
+    """Insert ``item`` of entropy ``h`` into the first ``filled`` entries of ``order`` (``heat`` their
+    entropies, largest first; insertion sort of a few dozen at most); returns the new count."""
+    i = filled
+    while i > 0 and heat[i - 1] < h:
+        heat[i], order[i] = heat[i - 1], order[i - 1]
+        i -= 1
+    heat[i], order[i] = h, item
+    return filled + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _and_count(x, y) -> int:
     """Set bits of ``x & y`` (1-d word arrays of one size: a loop the compiler vectorises)."""
     c = 0
@@ -261,16 +273,10 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, col
     while True:
         _patterns(blocked_pos, valid_pos, starts_pos, middle, pattern_pos, count_pos)
         _patterns(blocked_neg, valid_neg, starts_neg, middle, pattern_neg, count_neg)
-        mixed = 0  # the mixed patterns, the largest entropy first (insertion sort: a few dozen)
+        mixed = 0  # the mixed patterns, the largest entropy first
         for p in range(0 if tabled else half):
             if count_pos[p] > 0 and count_neg[p] > 0:
-                h = _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg, xlogx)
-                i = mixed
-                while i > 0 and heat[i - 1] < h:
-                    heat[i], order[i] = heat[i - 1], order[i - 1]
-                    i -= 1
-                heat[i], order[i] = h, p
-                mixed += 1
+                mixed = _insert(heat, order, mixed, _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg, xlogx), p)
         first = middle[r - 1] + 1 if r > 0 else b + 1
         blocks = 0
         if tabled:  # the blocks holding a mixed pattern, the largest entropy first
@@ -281,12 +287,7 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, col
                     if count_pos[p] > 0 and count_neg[p] > 0:
                         h += _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg, xlogx)
                 if h > 0.0:
-                    i = blocks
-                    while i > 0 and block_heat[i - 1] < h:
-                        block_heat[i], block_order[i] = block_heat[i - 1], block_order[i - 1]
-                        i -= 1
-                    block_heat[i], block_order[i] = h, q
-                    blocks += 1
+                    blocks = _insert(block_heat, block_order, blocks, h, q)
         for e in range(first, d):
             listed += 1
             column_pos = blocked_pos[e]

@@ -54,8 +54,8 @@ BLOCK_CELLS = 1 << 22
 MOST_FEATURES = 2000
 #: Newton steps of the fit with every feature, and per excluded feature
 FULL_STEPS, STEPS = 40, 15
-#: Newton steps (exact Hessian) of the relaxation without a union of :func:`excluded_union` when it is
-#: bounded, and when the greedy only moves to its next point
+#: Newton steps (the Hessian at each point, :func:`_hessian`) of the relaxation without a union of
+#: :func:`excluded_union` when it is bounded, and when the greedy only moves to its next point
 UNION_STEPS, MOVE_STEPS = 30, 2
 #: a feature is tried when the quadratic model puts the loss without it above this share of the
 #: distance from the full fit to the level (the model is only a guide: the bound decides)
@@ -239,8 +239,9 @@ def fit_without(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept_lo
                 columns: np.ndarray, start: np.ndarray, level: float, limits: Limits,
                 steps: int = UNION_STEPS) -> tuple[np.ndarray, float]:
     """The relaxation with the points of ``columns`` fixed at 0, from the point ``start`` (points and
-    intercept): at most ``steps`` Newton steps with the exact Hessian, stopped once the certified
-    bound reaches ``level`` or the fit converges. Returns the point and the bound."""
+    intercept): at most ``steps`` Newton steps with the Hessian at each point (:func:`_hessian`),
+    stopped once the certified bound reaches ``level`` or the fit converges. Returns the point and the
+    bound."""
     box_lo = np.append(lo, intercept_lo).astype(float)
     box_hi = np.append(hi, intercept_hi).astype(float)
     box_lo[columns] = box_hi[columns] = 0.0
@@ -264,7 +265,8 @@ def excluded_union(data: LogisticData, lo: np.ndarray, hi: np.ndarray, intercept
     quadratic model at the current point, ``theta_G^T ((H^{-1})_{GG})^{-1} theta_G / (2 |G|)`` (``H``
     the Hessian there, the removed features' rows and columns out); the relaxation without the union
     so far is then solved (:func:`fit_without`) to its bound when the model puts it at the level or no
-    group is left, else only :data:`MOVE_STEPS` steps towards it (the next ranking's point). Returns the indices of ``U``'s groups in the order added and the certified bound;
+    group is left, else only :data:`MOVE_STEPS` steps towards it (the next ranking's point). Returns
+    the indices of ``U``'s groups in the order added and the certified bound;
     ``([], -inf)`` when ``U`` would need more than ``most_columns`` features, the table is wider than
     :data:`MOST_FEATURES`, or the budget ``limits`` (started here if not yet) ends first."""
     limits = limits.started()

@@ -112,15 +112,20 @@ def _support_floor_applies(instance: SLIMInstance, limits: Limits) -> str | None
     return support_floor_applies(instance.X, instance.y, instance.weights, free, int(instance.spec.max_size))
 
 
+def _screen_memory(instance: SLIMInstance, threads: int) -> float:
+    """Bytes of the screen on ``threads`` threads (:func:`solvers.exact.blocked_pass.screen_memory`)."""
+    return screen_memory(instance.X.shape[1], int(instance.spec.max_size or 2),
+                         screen_words(instance.y, instance.weights), threads)
+
+
 def _support_floor_memory(instance: SLIMInstance, limits: Limits) -> float:
-    """Bytes of the screen on one thread (:func:`solvers.exact.blocked_pass.screen_memory`)."""
-    return screen_memory(instance.X.shape[1], int(instance.spec.max_size or 2), screen_words(instance.y, instance.weights), 1)
+    """Bytes of the screen on one thread."""
+    return _screen_memory(instance, 1)
 
 
 def _blocked_memory(instance: SLIMInstance, limits: Limits) -> float:
-    """Bytes of the screen on ``n_jobs`` threads (:func:`solvers.exact.blocked_pass.screen_memory`)."""
-    return screen_memory(instance.X.shape[1], int(instance.spec.max_size or 2), screen_words(instance.y, instance.weights),
-                         screen_threads(limits.n_jobs))
+    """Bytes of the screen on ``n_jobs`` threads."""
+    return _screen_memory(instance, screen_threads(limits.n_jobs))
 
 
 def _run_support_floor(instance: SLIMInstance, best: Incumbent, limits: Limits,
