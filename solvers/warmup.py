@@ -162,9 +162,14 @@ def compile_in_background() -> None:
 
 
 def _tiny(rng: np.random.Generator, binary: bool) -> tuple[np.ndarray, np.ndarray]:
-    X = rng.integers(0, 2 if binary else 4, size=(40, 4)).astype(float)
-    y = np.where(X[:, 0] + X[:, 1] + rng.normal(0, 0.7, 40) > (1.0 if binary else 3.0), 1, -1)
+    """40 rows: 4 integer columns 0..3, or (binary) 3 columns 0..4 each thresholded at 1, 2, 3 and 4 --
+    chains of nested columns, so that SLIM's blocked step screens supports of their groups too."""
+    top = 4 if binary else 3
+    X = rng.integers(0, top + 1, size=(40, 3 if binary else 4)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] + rng.normal(0, 1.4 if binary else 0.7, 40) > top, 1, -1)
     y[:2] = (1, -1)
+    if binary:
+        X = np.column_stack([X[:, j] >= t for j in range(X.shape[1]) for t in range(1, top + 1)]).astype(float)
     return X, y
 
 

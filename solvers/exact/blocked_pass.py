@@ -2,7 +2,10 @@
 
 The supports a pass lists are given as *branches* (:class:`Branch`): an order of the columns and the
 pairs of first columns (positions in that order) whose supports it lists, each support once over all
-branches. :func:`solvers.exact.blocked_entropy.screen_pair` lists and screens the supports of one pair
+branches. On a table of binarised variables the supports of *groups* of nested columns may be listed
+instead (:class:`GroupBranch`, :mod:`solvers.exact.group_screen`): far fewer, each standing for the
+column supports inside it, and the column supports of the groups left are the pass's survivors
+(:func:`plain_branch` chooses). :func:`solvers.exact.blocked_entropy.screen_pair` lists and screens the supports of one pair
 of one branch and releases the GIL (numba ``nogil``), so ``n_jobs`` threads of this process screen as
 many pairs at once, sharing the bit sets of the table (each thread holds only its pair's blocked copy
 and patterns: :func:`screen_memory`). Each thread takes the next pair of a fixed spread order (a seeded
@@ -23,8 +26,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solvers.exact.blocked_entropy import CALL_SUPPORTS, screen_all, table_bytes
+from solvers.exact.blocked_entropy import CALL_SUPPORTS, first_middle, screen_all, table_bytes
 from solvers.exact.box_logistic import copy_counts
+from solvers.exact.group_screen import GROUP_COLUMNS, groups_of, members, screen_group_pair
+from solvers.exact.nested_columns import nested_chains
 from solvers.limits import Limits
 
 #: survivors one pair's call may return before the pass gives up (the incumbent is too weak for
@@ -32,10 +37,16 @@ from solvers.limits import Limits
 MAX_SURVIVORS = 1 << 14
 #: survivors held in all before the pass gives up
 MAX_KEPT = 1 << 20
+#: column supports one call of a group branch may return, per group support it may leave
+MEMBERS = 16
 #: the pass goes on only while its projection stays within this share of the time left
 PROJECTION_SHARE = 0.9
 #: seconds (or share of the supports) of screening before the first projection
 PROJECT_AFTER = 0.5
+#: a support of groups takes about this many times a column support's time (2 columns per group,
+#: ``docs/benchmarks.md``): groups are listed when that many times their supports are fewer than
+#: the column supports
+GROUP_COST = 5.0
 
 
 def screen_threads(n_jobs: int) -> int:
@@ -56,9 +67,9 @@ def screen_memory(d: int, size: int, words: float, threads: int) -> float:
     """Bytes of a pass on ``d`` columns of ``words`` 64-bit words of rows (both labels, copies
     included: :func:`screen_words`): the bit sets as given, and per thread their blocked copy, the
     ``2^(size - 1)`` patterns of a prefix, the pair's tables (:func:`solvers.exact.blocked_entropy.table_bytes`)
-    and a call's survivors; the survivors held; the ``c log c`` table."""
+    and a call's survivors (with a group branch's members); the survivors held; the ``c log c`` table."""
     per_thread = 8.0 * d * words + 8.0 * 2.0 ** max(size - 1, 0) * words + table_bytes(d, size) + \
-        8.0 * size * MAX_SURVIVORS
+        8.0 * size * MAX_SURVIVORS * (1 + MEMBERS)
     return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
 
 
@@ -74,11 +85,68 @@ class Branch:
         """Supports of ``size`` columns it lists."""
         return sum(math.comb(self.columns.size - int(b) - 1, size - 2) for b in self.pairs[:, 1])
 
+    def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
+        """The screen of the supports of the pair ``(a, b)``, call by call: ``(listed, survivors
+        (positions, each row ascending), least pruned sum, overflowed)``."""
+        for listed, count, floor, _ in screen_all(*bits, xlogx, self.columns, a, b, size, cutoff, out, False,
+                                                  CALL_SUPPORTS):
+            yield listed, np.sort(self.columns[out[:min(count, out.shape[0])]], axis=1), floor, count > out.shape[0]
+
+
+@dataclass(frozen=True)
+class GroupBranch:
+    """Supports of ``size`` groups (:mod:`solvers.exact.group_screen`: group ``g`` holds the positions
+    ``columns[start[g]:start[g + 1]]``, each inside the one before) whose first two are a row of
+    ``pairs``; each stands for the column supports inside it (:func:`solvers.exact.group_screen.members`),
+    which are what its screen returns."""
+
+    start: np.ndarray
+    columns: np.ndarray
+    pairs: np.ndarray
+
+    def count(self, size: int) -> int:
+        """Supports of ``size`` groups it lists."""
+        return sum(math.comb(self.start.size - int(b) - 2, size - 2) for b in self.pairs[:, 1])
+
+    def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
+        """As :meth:`Branch.screen`, the survivors the column supports of the group supports left."""
+        group_of = np.repeat(np.arange(self.start.size - 1), np.diff(self.start))
+        middle = first_middle(b, size)
+        found = np.empty((MEMBERS * out.shape[0], size), np.int64)
+        while True:
+            listed, count, floor, finished = screen_group_pair(*bits, xlogx, self.start, self.columns, a, b, size,
+                                                               cutoff, out, middle, CALL_SUPPORTS)
+            held = members(out[:min(count, out.shape[0])], self.start, self.columns, group_of, size, found)
+            yield listed, np.sort(found[:min(held, found.shape[0])], axis=1), floor, \
+                count > out.shape[0] or held > found.shape[0]
+            if finished:
+                return
+            if held > found.shape[0]:
+                return
+
 
 def all_pairs(d: int, size: int) -> Branch:
     """Every support of ``size`` of ``d`` columns in their order."""
     pairs = np.array([(a, b) for b in range(1, d - size + 2) for a in range(b)], np.int64).reshape(-1, 2)
     return Branch(np.arange(d, dtype=np.int64), pairs)
+
+
+def plain_branch(X: np.ndarray, size: int) -> Branch | GroupBranch:
+    """The branch listing every support of ``size`` of the 0/1 columns of ``X`` (positions): the supports
+    of groups of at most :data:`~solvers.exact.group_screen.GROUP_COLUMNS` nested columns
+    (:func:`solvers.exact.nested_columns.nested_chains`) when some group holds two columns and
+    :data:`GROUP_COST` times their number is below the column supports' (and ``size >= 3``), else the
+    column supports."""
+    d = X.shape[1]
+    plain = all_pairs(d, size)
+    if size < 3:
+        return plain
+    start, columns = groups_of(nested_chains(X, np.arange(d)), d, GROUP_COLUMNS)
+    groups = start.size - 1
+    if groups < size or groups == d or GROUP_COST * math.comb(groups, size) >= math.comb(d, size):
+        return plain
+    pairs = np.array([(a, b) for b in range(1, groups - size + 2) for a in range(b)], np.int64).reshape(-1, 2)
+    return GroupBranch(start, columns, pairs)
 
 
 @dataclass
@@ -92,7 +160,7 @@ class Pass:
     stopped: str | None = None
 
 
-def screen_pairs(bits, xlogx, branches: list[Branch], size: int, cutoff: float, limits: Limits,
+def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, cutoff: float, limits: Limits,
                  threads: int) -> Pass:
     """Screen every support of ``size`` columns the ``branches`` list at ``cutoff`` (``bits``:
     ``(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)``) on ``threads`` threads, within the
@@ -107,8 +175,8 @@ def screen_pairs(bits, xlogx, branches: list[Branch], size: int, cutoff: float, 
     timed = limits.deadline is not None
     started = time.perf_counter()
 
-    def verdict(count: int, room: int) -> str | None:  # (under the lock)
-        if count > room or state["held"] > MAX_KEPT:
+    def verdict(overflowed: bool) -> str | None:  # (under the lock)
+        if overflowed or state["held"] > MAX_KEPT:
             return f"more than {min(MAX_SURVIVORS, MAX_KEPT)} supports of {size} features pass the screen at the incumbent"
         if limits.expired():
             return f"screened {found.listed} of {total} supports of {size} features by the deadline"
@@ -127,15 +195,13 @@ def screen_pairs(bits, xlogx, branches: list[Branch], size: int, cutoff: float, 
                     return
                 i, a, b = pairs[state["next"]]
                 state["next"] += 1
-            columns = branches[i].columns
-            for listed, count, floor, _ in screen_all(*bits, xlogx, columns, int(a), int(b), size, cutoff, out, False,
-                                                      CALL_SUPPORTS):
+            for listed, rows, floor, overflowed in branches[i].screen(bits, xlogx, int(a), int(b), size, cutoff, out):
                 with lock:
                     found.listed += listed
                     found.pruned = min(found.pruned, floor)
-                    kept.append(np.sort(columns[out[:min(count, out.shape[0])]], axis=1))
-                    state["held"] += count
-                    found.stopped = found.stopped or verdict(count, out.shape[0])
+                    kept.append(rows)
+                    state["held"] += rows.shape[0]
+                    found.stopped = found.stopped or verdict(overflowed)
                     if found.stopped is not None:
                         return
 

@@ -61,7 +61,7 @@ from solvers import progress
 from formulations.rows import is_binary
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
-from solvers.exact.blocked_pass import all_pairs, screen_pairs, screen_threads
+from solvers.exact.blocked_pass import GroupBranch, plain_branch, screen_pairs, screen_threads
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.exclusion_listing import carries_over, exclusion_branches
 from solvers.exact.screen import SupportScreen
@@ -149,7 +149,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
             known = None if listing is None else screen.survivors(problem, listing, level)
             if known is not None:
                 return reused(known, how)
-    branches, ruled, ruled_in = [all_pairs(free.size, size)], (), ()
+    branches, ruled, ruled_in = [plain_branch(X[:, free], size)], (), ()
     if logistic:
         branches, ruled, ruled_in = exclusion_branches(problem, level, limits, screen.ruled_in if screen else ())
     if ruled:
@@ -183,7 +183,10 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     if screen is not None:
         screen.store(problem, listing, level, survivors)
     return _after_screen(problem, search, survivors, level, held, t0, limits, logistic, X, y, weights,
-                         f"{found.listed} supports of {size} features screened on blocked rows in {screened:.2f} s"
+                         (f"{found.listed} supports of {size} groups of nested columns (for the "
+                          f"{math.comb(free.size, size)} of {size} features) screened on blocked rows in {screened:.2f} s"
+                          if isinstance(branches[0], GroupBranch) else
+                          f"{found.listed} supports of {size} features screened on blocked rows in {screened:.2f} s")
                          + (f" on {threads} threads" if threads > 1 else "")
                          + (f" ({ruled[0]})" if ruled else ""))
 

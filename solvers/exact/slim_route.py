@@ -288,8 +288,10 @@ ROUTE: tuple[Step, ...] = (
          ("solvers.exact.bayes_error", "solvers.exact.supports")),
     Step("blocked", _run_blocked, _blocked_applies, _blocked_memory, 1.0,
          "the optimum when every support of max_size 0/1 features is screened by its Bayes error (rows "
-         "blocked by its first two features) and the survivors are searched (the MILP on each)",
-         ("solvers.exact.blocked_entropy", "solvers.exact.bayes_error", "solvers.exact.supports")),
+         "blocked by its first two features; on binarised variables, supports of groups of their nested "
+         "thresholds) and the survivors are searched (the MILP on each)",
+         ("solvers.exact.blocked_entropy", "solvers.exact.group_screen", "solvers.exact.bayes_error",
+          "solvers.exact.supports")),
     Step("support_floor", _run_support_floor, _support_floor_applies, _support_floor_memory, 1.0,
          "a lower bound: the least Bayes error of any max_size 0/1 features (every model lies in such a "
          "support, and its rows that agree on it are scored alike)", ("solvers.exact.blocked_entropy",)),

@@ -1,0 +1,183 @@
+"""The screen of supports of groups of nested columns (solvers.exact.group_screen) and the SLIM
+blocked step listing them (solvers.exact.blocked_pass.GroupBranch), against brute force.
+
+A support of groups stands for the column supports inside it: the rows' levels on its groups split
+them at least as finely as any of those columns do, so its Bayes error (or saturated loss) is at most
+theirs. Checked here by enumeration: the screen lists every group support once and keeps exactly
+those whose sum, computed from the rows grouped by ``np.unique`` over all the groups' columns, is below
+the cutoff; the least pruned sum it reports lies between the cutoff and their least sum; every column
+support has exactly one group support it is a member of, and its own sum is at least that group
+support's; and SLIM's blocked step on groups proves the optimum enumerated over every integer model.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from formulations.base import Model
+from formulations.coefficients import CoefficientSet
+from formulations.slim import SLIM
+from solvers.exact import blocked_pass, slim_route
+from solvers.exact.blocked_entropy import BAYES, first_middle, xlogx_table
+from solvers.exact.blocked_pass import Branch, GroupBranch, plain_branch, screen_pairs
+from solvers.exact.blocked_supports import solve_blocked
+from solvers.exact.box_logistic import _cell_entropy, label_bits
+from solvers.exact.group_screen import groups_of, members, screen_group_pair
+from solvers.exact.nested_columns import nested_chains
+from solvers.limits import Limits
+from tests.solvers.test_routes import _slim_brute_force
+
+
+def _binarised(seed: int, n: int = 160, variables: int = 4, lone: int = 2, cuts: int | None = None):
+    """0/1 columns: thresholds ``x >= t`` of ``variables`` continuous columns (``cuts`` each, or 1-4, so
+    chains of nested columns), ``lone`` random columns, shuffled; labels from two variables; integer
+    weights."""
+    rng = np.random.default_rng(5400 + seed)
+    raw = rng.normal(size=(n, variables))
+    columns = [raw[:, j] >= t for j in range(variables)
+               for t in np.sort(rng.choice(np.linspace(-1.2, 1.2, 13), cuts or int(rng.integers(1, 5)),
+                                           replace=False))]
+    columns += list(rng.random((lone, n)) < 0.4)
+    X = np.array(columns, float).T
+    X = X[:, rng.permutation(X.shape[1])]
+    y = np.where(raw[:, 0] - raw[:, 1] + rng.logistic(size=n) > 0.2, 1.0, -1.0)
+    return X, y, rng.integers(1, 4, n).astype(float)
+
+
+def _sum(X, y, weights, support, bayes: bool) -> float:
+    keys, inverse = np.unique(X[:, list(support)], axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    wp = np.bincount(inverse[y > 0], weights=weights[y > 0], minlength=keys.shape[0])
+    wn = np.bincount(inverse[y < 0], weights=weights[y < 0], minlength=keys.shape[0])
+    return float(np.minimum(wp, wn).sum()) if bayes else sum(_cell_entropy(a, b) for a, b in zip(wp, wn))
+
+
+def _groups(X):
+    start, columns = groups_of(nested_chains(X, np.arange(X.shape[1])), X.shape[1])
+    return start, columns, [columns[start[g]:start[g + 1]] for g in range(start.size - 1)]
+
+
+def test_groups_cut_chains_into_nested_runs_and_cover_every_column_once():
+    X, _, _ = _binarised(0, variables=5)
+    start, columns, groups = _groups(X)
+    assert np.array_equal(np.sort(columns), np.arange(X.shape[1]))
+    assert any(len(g) == 2 for g in groups) and all(len(g) <= 2 for g in groups)
+    for g in groups:  # each column inside the one before: a row's level fixes its values
+        assert np.all(X[:, g[1:]] <= X[:, g[:-1]])
+    assert [g.min() for g in groups] == sorted(g.min() for g in groups)
+
+
+@pytest.mark.parametrize("seed,size,bayes", [(0, 3, True), (1, 4, True), (2, 5, True), (3, 3, False), (4, 4, False),
+                                             (5, 5, False)])
+def test_the_screen_lists_every_group_support_once_and_keeps_exactly_those_below_the_cutoff(seed, size, bayes):
+    X, y, weights = _binarised(seed, variables=5)
+    start, columns, groups = _groups(X)
+    G = len(groups)
+    sums = {T: _sum(X, y, weights, np.concatenate([groups[g] for g in T]), bayes)
+            for T in itertools.combinations(range(G), size)}
+    cutoff = float(np.quantile(list(sums.values()), 0.3)) + 1e-7
+    bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
+    n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
+    table = BAYES if bayes else xlogx_table(n_pos, n_neg, up, un)
+    out = np.empty((len(sums), size), np.int64)
+    listed, kept, pruned = 0, [], math.inf
+    for b in range(1, G):
+        for a in range(b):
+            middle = first_middle(b, size)
+            while True:  # calls of a few supports each, resumed from ``middle``
+                count, k, floor, finished = screen_group_pair(bp, n_pos, up, bn, n_neg, un, table, start, columns, a,
+                                                              b, size, cutoff, out, middle, 3)
+                listed += count
+                kept += [tuple(row) for row in out[:k]]
+                pruned = min(pruned, floor)
+                if finished:
+                    break
+    assert listed == math.comb(G, size) and len(set(kept)) == len(kept)
+    assert set(kept) == {T for T, v in sums.items() if v < cutoff}
+    least_pruned = min(v for v in sums.values() if v >= cutoff)
+    assert cutoff <= pruned <= least_pruned + 1e-9
+
+
+@pytest.mark.parametrize("seed,size", [(0, 3), (1, 4), (2, 5)])
+def test_every_column_support_is_a_member_of_one_group_support_whose_sum_is_at_most_its_own(seed, size):
+    X, y, weights = _binarised(seed, variables=5)
+    start, columns, groups = _groups(X)
+    group_of = np.repeat(np.arange(len(groups)), np.diff(start))
+    all_groups = np.array(list(itertools.combinations(range(len(groups)), size)), np.int64)
+    out = np.empty((math.comb(X.shape[1], size) + 1, size), np.int64)
+    held = members(all_groups, start, columns, group_of, size, out)
+    assert held == math.comb(X.shape[1], size)
+    found = {tuple(sorted(row)) for row in out[:held]}
+    assert found == set(itertools.combinations(range(X.shape[1]), size))
+    for T in all_groups[::7]:  # each member's own sums are at least its group support's
+        inside = np.empty((300, size), np.int64)
+        k = members(T[None], start, columns, group_of, size, inside)
+        cells = np.concatenate([groups[g] for g in T])
+        for bayes in (True, False):
+            whole = _sum(X, y, weights, cells, bayes)
+            for S in inside[:k]:
+                assert set(S) <= set(cells)
+                assert _sum(X, y, weights, S, bayes) >= whole - 1e-9
+
+
+def test_plain_branch_lists_groups_only_when_they_pay(monkeypatch):
+    X, _, _ = _binarised(1, variables=5, lone=0)
+    assert isinstance(plain_branch(X, 2), Branch)  # pairs: nothing to group
+    monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
+    branch = plain_branch(X, 3)
+    assert isinstance(branch, GroupBranch) and branch.count(3) == math.comb(branch.start.size - 1, 3)
+    free = np.random.default_rng(0).random((50, 9)) < 0.5  # no nested columns: one group per column
+    assert isinstance(plain_branch(free.astype(float), 3), Branch)
+    monkeypatch.setattr(blocked_pass, "GROUP_COST", 1e9)
+    assert isinstance(plain_branch(X, 3), Branch)
+
+
+@pytest.mark.parametrize("seed,threads", [(0, 1), (1, 2)])
+def test_a_group_pass_leaves_the_column_supports_of_the_group_supports_below_the_cutoff(seed, threads, monkeypatch):
+    """The pass's survivors are exactly the members of the group supports below the cutoff (on one
+    thread or two), and its least pruned sum is at most every pruned member's own sum."""
+    monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
+    X, y, weights = _binarised(seed, variables=5)
+    size = 4
+    branch = plain_branch(X, size)
+    assert isinstance(branch, GroupBranch)
+    groups = [branch.columns[branch.start[g]:branch.start[g + 1]] for g in range(branch.start.size - 1)]
+    sums = {T: _sum(X, y, weights, np.concatenate([groups[g] for g in T]), True)
+            for T in itertools.combinations(range(len(groups)), size)}
+    cutoff = float(np.quantile(list(sums.values()), 0.2)) + 1e-7
+    bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
+    n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
+    found = screen_pairs((bp, n_pos, up, bn, n_neg, un), BAYES, [branch], size, cutoff, Limits.untimed().started(), threads)
+    assert found.stopped is None and found.listed == len(sums)
+    group_of = np.repeat(np.arange(len(groups)), np.diff(branch.start))
+    low = np.array([T for T, v in sums.items() if v < cutoff], np.int64).reshape(-1, size)
+    expect = np.empty((300 * max(1, low.shape[0]), size), np.int64)
+    k = members(low, branch.start, branch.columns, group_of, size, expect)
+    assert {tuple(r) for r in found.survivors} == {tuple(sorted(r)) for r in expect[:k]}
+    assert found.survivors.shape[0] == k
+    assert found.pruned >= cutoff
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_slim_blocked_step_on_groups_proves_the_brute_force_optimum(seed, monkeypatch):
+    """SLIM (points -2..2, at most 3 features) on a binarised table of 7 columns: from an objective to
+    beat above the optimum, the step lists supports of groups (forced here, they pay only on wide
+    tables), searches the column supports they leave and finds the enumerated optimum, with a bound
+    at most it."""
+    monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
+    X, y, _ = _binarised(seed, n=40, variables=3, lone=1, cuts=2)
+    names = [f"x{j}" for j in range(X.shape[1])]
+    cs = CoefficientSet.uniform(names, 2)
+    spec = SLIM(coefficients=cs, c0=0.01, max_size=3)
+    inst = spec.instance(X, y)
+    problem = slim_route.zero_one(inst)
+    assert isinstance(plain_branch(problem.X[:, problem.free], 3), GroupBranch)
+    best = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= 3)
+    found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05)
+    assert "groups of nested columns" in found.message
+    assert found.finished and found.model is not None, found.message
+    assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+    assert best - 1e-8 <= found.bound <= best + 1e-9
