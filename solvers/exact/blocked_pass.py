@@ -28,7 +28,7 @@ import numpy as np
 
 from solvers.exact.blocked_entropy import CALL_SUPPORTS, first_middle, screen_all, table_bytes
 from solvers.exact.box_logistic import copy_counts
-from solvers.exact.group_screen import GROUP_COLUMNS, groups_of, members, screen_group_pair
+from solvers.exact.group_screen import GROUP_COLUMNS, groups_of, member_sums, members, screen_group_pair
 from solvers.exact.nested_columns import nested_chains
 from solvers.limits import Limits
 
@@ -66,9 +66,10 @@ def screen_words(y: np.ndarray, weights: np.ndarray) -> float:
 def screen_memory(d: int, size: int, words: float, threads: int) -> float:
     """Bytes of a pass on ``d`` columns of ``words`` 64-bit words of rows (both labels, copies
     included: :func:`screen_words`): the bit sets as given, and per thread their blocked copy, the
-    ``2^(size - 1)`` patterns of a prefix, the pair's tables (:func:`solvers.exact.blocked_entropy.table_bytes`)
-    and a call's survivors (with a group branch's members); the survivors held; the ``c log c`` table."""
-    per_thread = 8.0 * d * words + 8.0 * 2.0 ** max(size - 1, 0) * words + table_bytes(d, size) + \
+    patterns of a prefix (at most ``(GROUP_COLUMNS + 1)^(size - 1)``, a group branch's), the pair's
+    tables (:func:`solvers.exact.blocked_entropy.table_bytes`) and a call's survivors (with a group
+    branch's members); the survivors held; the ``c log c`` table."""
+    per_thread = 8.0 * d * words + 8.0 * (GROUP_COLUMNS + 1.0) ** max(size - 1, 0) * words + table_bytes(d, size) + \
         8.0 * size * MAX_SURVIVORS * (1 + MEMBERS)
     return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
 
@@ -84,6 +85,10 @@ class Branch:
     def count(self, size: int) -> int:
         """Supports of ``size`` columns it lists."""
         return sum(math.comb(self.columns.size - int(b) - 1, size - 2) for b in self.pairs[:, 1])
+
+    def work(self, size: int) -> float:
+        """Its screen's time in column supports' (:data:`GROUP_COST`)."""
+        return float(self.count(size))
 
     def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
         """The screen of the supports of the pair ``(a, b)``, call by call: ``(listed, survivors
@@ -108,20 +113,28 @@ class GroupBranch:
         """Supports of ``size`` groups it lists."""
         return sum(math.comb(self.start.size - int(b) - 2, size - 2) for b in self.pairs[:, 1])
 
+    def work(self, size: int) -> float:
+        """Its screen's time in column supports' (:data:`GROUP_COST` each)."""
+        return GROUP_COST * self.count(size)
+
     def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
-        """As :meth:`Branch.screen`, the survivors the column supports of the group supports left."""
+        """As :meth:`Branch.screen`: the survivors are the column supports of the group supports left
+        whose own sums (:func:`solvers.exact.group_screen.member_sums`) are below the cutoff too, and
+        the least pruned sum is over both kinds."""
         group_of = np.repeat(np.arange(self.start.size - 1), np.diff(self.start))
         middle = first_middle(b, size)
         found = np.empty((MEMBERS * out.shape[0], size), np.int64)
+        sums = np.empty(found.shape[0])
         while True:
             listed, count, floor, finished = screen_group_pair(*bits, xlogx, self.start, self.columns, a, b, size,
                                                                cutoff, out, middle, CALL_SUPPORTS)
             held = members(out[:min(count, out.shape[0])], self.start, self.columns, group_of, size, found)
-            yield listed, np.sort(found[:min(held, found.shape[0])], axis=1), floor, \
-                count > out.shape[0] or held > found.shape[0]
-            if finished:
-                return
-            if held > found.shape[0]:
+            rows = found[:min(held, found.shape[0])]
+            member_sums(*bits, xlogx, rows, cutoff, sums)
+            low = sums[:rows.shape[0]] < cutoff
+            floor = min(floor, float(sums[:rows.shape[0]][~low].min(initial=math.inf)))
+            yield listed, np.sort(rows[low], axis=1), floor, count > out.shape[0] or held > found.shape[0]
+            if finished or held > found.shape[0]:
                 return
 
 
@@ -143,10 +156,11 @@ def plain_branch(X: np.ndarray, size: int) -> Branch | GroupBranch:
         return plain
     start, columns = groups_of(nested_chains(X, np.arange(d)), d, GROUP_COLUMNS)
     groups = start.size - 1
-    if groups < size or groups == d or GROUP_COST * math.comb(groups, size) >= math.comb(d, size):
+    if groups < size or groups == d:
         return plain
     pairs = np.array([(a, b) for b in range(1, groups - size + 2) for a in range(b)], np.int64).reshape(-1, 2)
-    return GroupBranch(start, columns, pairs)
+    grouped = GroupBranch(start, columns, pairs)
+    return grouped if grouped.work(size) < plain.work(size) else plain
 
 
 @dataclass

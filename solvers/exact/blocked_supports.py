@@ -32,11 +32,17 @@ weights only, not on the multiplier, the coefficient box or the intercept box, a
 no model of objective below ``L`` for any of them. A later fit whose prune level is at most ``L``
 skips the screen, starts from the survivors and counts ``L`` as the bound of the rest.
 
+On a binarised table (chains of nested thresholds) the screen may list supports of *groups* of
+nested columns instead (:mod:`solvers.exact.group_screen`; :func:`solvers.exact.blocked_pass.plain_branch`
+decides): a support of groups bounds every column support inside it, and only the column supports
+of the group supports left are screened one by one; what the pass returns is the same (the column
+supports whose own sums are below the cutoff).
+
 On a wide binarised table many supports need not be listed at all: when the relaxation without every
 threshold of a few variables (chains of nested columns) is bounded above the prune level, every better
 model holds one of those columns, and within the supports whose first such column is a given one, a
 second set again (RiskSLIM's kind; :mod:`solvers.exact.exclusion_listing`); only those supports are
-screened. Such a screen is shared with a later multiplier when the exclusion bounds behind it hold for
+screened, unless the groups' screen of every support would take less time. Such a screen is shared with a later multiplier when the exclusion bounds behind it hold for
 that multiplier's models too (:func:`solvers.exact.exclusion_listing.carries_over`: a larger
 multiplier, ranges holding 0, derived intercept boxes), else only when the same sets are ruled in at
 that multiplier's own level and give the same branches (its own exclusion bounds cover the supports
@@ -149,9 +155,10 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
             known = None if listing is None else screen.survivors(problem, listing, level)
             if known is not None:
                 return reused(known, how)
-    branches, ruled, ruled_in = [plain_branch(X[:, free], size)], (), ()
+    every = plain_branch(X[:, free], size)
+    branches, ruled, ruled_in = [every], (), ()
     if logistic:
-        branches, ruled, ruled_in = exclusion_branches(problem, level, limits, screen.ruled_in if screen else ())
+        branches, ruled, ruled_in = exclusion_branches(problem, level, limits, screen.ruled_in if screen else (), every)
     if ruled:
         search.closed_floor = min(search.closed_floor, ruled[1])
     bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)

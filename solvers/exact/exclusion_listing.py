@@ -33,7 +33,7 @@ import numpy as np
 
 from solvers.exact import route
 from solvers.exact.blocked_entropy import FASTEST
-from solvers.exact.blocked_pass import Branch, all_pairs
+from solvers.exact.blocked_pass import Branch, GroupBranch, all_pairs
 from solvers.exact.exclusion import bound_without, excluded_union, fit_without
 from solvers.exact.nested_columns import nested_chains
 from solvers.exact.sparse_logistic import SparseLogistic
@@ -75,19 +75,22 @@ def _groups(X: np.ndarray, features: np.ndarray) -> list[np.ndarray]:
 
 
 def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
-                       known: tuple[np.ndarray, ...] = ()) -> tuple[list[Branch], tuple, tuple]:
+                       known: tuple[np.ndarray, ...] = (), every: Branch | GroupBranch | None = None
+                       ) -> tuple[list[Branch | GroupBranch], tuple, tuple]:
     """The branches (:class:`solvers.exact.blocked_pass.Branch`, positions in ``problem.free``) of the
     supports to screen at the prune ``level`` (module docstring), what was ruled in — ``(sentence,
     objective bound of the supports left out)``, empty when nothing — and the sets ``(U, V_0, ..)``
     (feature indices; an empty array for a branch without a set). With fewer than
     ``ENUMERATION.rule_in_supports`` supports, or nothing ruled in within
-    ``ENUMERATION.exclusion_share`` of the time left, every support (one branch). The sets ``known``
-    (an earlier fit's) are tried first and kept when every one of them is ruled in here too. The
-    budget ``limits`` is started here if not yet."""
+    ``ENUMERATION.exclusion_share`` of the time left, or when the branches' screen would take longer
+    than that of ``every`` (the branch listing every support; default: every column support), that
+    branch alone. The sets ``known`` (an earlier fit's) are tried first and kept when every one of them
+    is ruled in here too. The budget ``limits`` is started here if not yet."""
     limits = limits.started()
     free, size = problem.free, problem.max_size
     d = free.size
-    plain = [all_pairs(d, size)], (), ()
+    every = all_pairs(d, size) if every is None else every
+    plain = [every], (), ()
     supports = math.comb(d, size)
     most = most_columns(d, size)
     if supports < route.ENUMERATION.rule_in_supports or most == 0 or \
@@ -119,6 +122,8 @@ def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
         last = (second.size if second.size else after.size) + 1
         pairs = np.array([(0, b) for b in range(1, min(last, columns.size - size + 2))], np.int64).reshape(-1, 2)
         branches.append(Branch(columns, pairs))
+    if sum(branch.work(size) for branch in branches) >= every.work(size):
+        return plain
     floor = problem.loss_cost * float(min(used)) + problem.offset
     cut = sum(1 for s in sets[1:] if s.size)
     said = (f"only supports holding one of the {union.size} features {' '.join(str(int(j)) for j in union)}"

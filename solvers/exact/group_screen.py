@@ -27,7 +27,11 @@ prefix ``{a, b} + M`` has one pattern per block and levels of ``M``, and splitti
 last group ``e`` takes one popcount per column of ``e`` over its block's words (with ``n_v`` the
 pattern's rows with ``x_{e_v} = 1``, level ``v`` holds ``n_v - n_{v+1}`` rows). The mixed patterns
 are split in decreasing order of their own sum, and a support stops at the first partial sum that
-reaches the cutoff.
+reaches the cutoff; the splits go pattern by pattern across all the last groups still below it (the
+pattern's words stay at hand while the last groups' stream by).
+
+The column supports of the group supports left get their own sums (:func:`member_sums`), so what a
+pass returns is what the screen of every column support returns.
 """
 from __future__ import annotations
 
@@ -180,6 +184,8 @@ def screen_group_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlog
     count_neg = np.zeros(most, np.int64)
     order = np.empty(most, np.int64)
     heat = np.empty(most)
+    last = np.empty(G, np.int64)
+    floors = np.empty(G)
     listed = 0
     kept = 0
     pruned_floor = np.inf
@@ -196,17 +202,22 @@ def screen_group_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlog
             if count_pos[p] > 0 and count_neg[p] > 0:
                 mixed = _insert(heat, order, mixed, _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg, xlogx), p)
         first = middle[r - 1] + 1 if r > 0 else b + 1
-        for e in range(first, G):
-            listed += 1
-            top = start[e + 1] - 1  # the group's last column (fewest ones)
-            floor = 0.0
-            for i in range(mixed):
-                p = order[i]
-                q = p // per
-                lo_p, hi_p = starts_pos[q], starts_pos[q + 1]
-                lo_n, hi_n = starts_neg[q], starts_neg[q + 1]
+        alive = G - first  # the last groups e still below the cutoff, all the prefix's patterns split so far
+        for t in range(alive):
+            last[t] = first + t
+            floors[t] = 0.0
+        listed += alive
+        for i in range(mixed):  # pattern by pattern, the largest first, across the last groups left
+            p = order[i]
+            q = p // per
+            lo_p, hi_p = starts_pos[q], starts_pos[q + 1]
+            lo_n, hi_n = starts_neg[q], starts_neg[q + 1]
+            kept_e = 0
+            for t in range(alive):
+                e = last[t]
+                floor = floors[t]
                 above_p, above_n = 0, 0  # rows of the levels above the one being summed
-                for c in range(top, start[e] - 1, -1):  # level c - start[e] + 1, then down
+                for c in range(start[e + 1] - 1, start[e] - 1, -1):  # the last column's level, then down
                     ones_p = _and_count(pattern_pos[p, lo_p:hi_p], blocked_pos[c, lo_p:hi_p]) \
                         if count_pos[p] > above_p else above_p
                     ones_n = _and_count(pattern_neg[p, lo_n:hi_n], blocked_neg[c, lo_n:hi_n]) \
@@ -215,17 +226,22 @@ def screen_group_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlog
                     above_p, above_n = ones_p, ones_n
                 floor += _entropy(count_pos[p] - above_p, count_neg[p] - above_n, unit_pos, unit_neg, xlogx)
                 if floor >= cutoff:
-                    break
-            if floor >= cutoff:
-                pruned_floor = min(pruned_floor, floor)
-            else:
-                if kept < survivors.shape[0]:
-                    survivors[kept, 0] = a
-                    survivors[kept, 1] = b
-                    for t in range(r):
-                        survivors[kept, 2 + t] = middle[t]
-                    survivors[kept, size - 1] = e
-                kept += 1
+                    pruned_floor = min(pruned_floor, floor)
+                else:
+                    last[kept_e] = e
+                    floors[kept_e] = floor
+                    kept_e += 1
+            alive = kept_e
+            if alive == 0:
+                break
+        for t in range(alive):
+            if kept < survivors.shape[0]:
+                survivors[kept, 0] = a
+                survivors[kept, 1] = b
+                for u in range(r):
+                    survivors[kept, 2 + u] = middle[u]
+                survivors[kept, size - 1] = last[t]
+            kept += 1
         # next middle combination of range(b + 1, G - 1)
         if r == 0:
             break
@@ -301,3 +317,58 @@ def members(group_supports, start, columns, group_of, size, out) -> int:
             for t in range(i + 1, size):
                 pick[t] = pick[t - 1] + 1
     return found
+
+
+@njit(cache=True, nogil=True)
+def member_sums(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, supports, cutoff, sums) -> None:
+    """``sums[s]``: the sum over the cells of the column support ``supports[s]`` (bit rows of both
+    labels, rows ``0..n-1``; ``xlogx`` as for :func:`screen_group_pair`), stopped once it reaches
+    ``cutoff`` (the value written is then at least ``cutoff``). The cells of all but the last column
+    are split in turn, keeping the mixed ones (a cell of one label splits into cells of one label,
+    which add nothing); the last column is only counted."""
+    k = supports.shape[1]
+    wp, wn = bits_pos.shape[1], bits_neg.shape[1]
+    cells_pos = np.empty((k, 1 << k, wp), np.uint64)
+    cells_neg = np.empty((k, 1 << k, wn), np.uint64)
+    count_pos = np.empty((k, 1 << k), np.int64)
+    count_neg = np.empty((k, 1 << k), np.int64)
+    for w in range(wp):
+        rows = min(max(n_pos - 64 * w, 0), 64)
+        cells_pos[0, 0, w] = np.uint64(0xFFFFFFFFFFFFFFFF) if rows == 64 else (np.uint64(1) << np.uint64(rows)) - \
+            np.uint64(1)
+    for w in range(wn):
+        rows = min(max(n_neg - 64 * w, 0), 64)
+        cells_neg[0, 0, w] = np.uint64(0xFFFFFFFFFFFFFFFF) if rows == 64 else (np.uint64(1) << np.uint64(rows)) - \
+            np.uint64(1)
+    count_pos[0, 0], count_neg[0, 0] = n_pos, n_neg
+    for s in range(supports.shape[0]):
+        size = 1
+        for t in range(k - 1):  # level t + 1: the mixed cells of level t split by column supports[s, t]
+            jp, jn = bits_pos[supports[s, t]], bits_neg[supports[s, t]]
+            m = 0
+            for c in range(size):
+                for side in range(2):
+                    a = 0
+                    for w in range(wp):
+                        x = cells_pos[t, c, w] & (jp[w] if side else ~jp[w])
+                        cells_pos[t + 1, m, w] = x
+                        a += _popcount(x)
+                    b = 0
+                    for w in range(wn):
+                        x = cells_neg[t, c, w] & (jn[w] if side else ~jn[w])
+                        cells_neg[t + 1, m, w] = x
+                        b += _popcount(x)
+                    if a > 0 and b > 0:
+                        count_pos[t + 1, m], count_neg[t + 1, m] = a, b
+                        m += 1
+            size = m
+        jp, jn = bits_pos[supports[s, k - 1]], bits_neg[supports[s, k - 1]]
+        total = 0.0
+        for c in range(size):
+            a = _and_count(cells_pos[k - 1, c], jp)
+            b = _and_count(cells_neg[k - 1, c], jn)
+            total += _entropy(a, b, unit_pos, unit_neg, xlogx) + \
+                _entropy(count_pos[k - 1, c] - a, count_neg[k - 1, c] - b, unit_pos, unit_neg, xlogx)
+            if total >= cutoff:
+                break
+        sums[s] = total

@@ -19,16 +19,19 @@ import pytest
 
 from formulations.base import Model
 from formulations.coefficients import CoefficientSet
+from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
 from solvers.exact import blocked_pass, slim_route
 from solvers.exact.blocked_entropy import BAYES, first_middle, xlogx_table
 from solvers.exact.blocked_pass import Branch, GroupBranch, plain_branch, screen_pairs
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.box_logistic import _cell_entropy, label_bits
-from solvers.exact.group_screen import groups_of, members, screen_group_pair
+from solvers.exact.group_screen import groups_of, member_sums, members, screen_group_pair
 from solvers.exact.nested_columns import nested_chains
+from solvers.exact.screen import SupportScreen
+from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.limits import Limits
-from tests.solvers.test_routes import _slim_brute_force
+from tests.solvers.test_routes import _risk_brute_force, _slim_brute_force
 
 
 def _binarised(seed: int, n: int = 160, variables: int = 4, lone: int = 2, cuts: int | None = None):
@@ -135,30 +138,48 @@ def test_plain_branch_lists_groups_only_when_they_pay(monkeypatch):
     assert isinstance(plain_branch(X, 3), Branch)
 
 
-@pytest.mark.parametrize("seed,threads", [(0, 1), (1, 2)])
-def test_a_group_pass_leaves_the_column_supports_of_the_group_supports_below_the_cutoff(seed, threads, monkeypatch):
-    """The pass's survivors are exactly the members of the group supports below the cutoff (on one
-    thread or two), and its least pruned sum is at most every pruned member's own sum."""
+@pytest.mark.parametrize("seed,size,bayes", [(0, 3, True), (1, 4, False), (2, 5, True), (3, 5, False)])
+def test_member_sums_are_the_enumerated_ones_or_stop_at_the_cutoff(seed, size, bayes):
+    X, y, weights = _binarised(seed, variables=5)
+    bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
+    n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
+    table = BAYES if bayes else xlogx_table(n_pos, n_neg, up, un)
+    supports = np.array(list(itertools.combinations(range(X.shape[1]), size))[::3], np.int64)
+    exact = np.array([_sum(X, y, weights, S, bayes) for S in supports])
+    sums = np.empty(supports.shape[0])
+    member_sums(bp, n_pos, up, bn, n_neg, un, table, supports, math.inf, sums)
+    assert sums == pytest.approx(exact, rel=1e-9, abs=1e-9)
+    cutoff = float(np.median(exact))
+    member_sums(bp, n_pos, up, bn, n_neg, un, table, supports, cutoff, sums)
+    below = exact < cutoff
+    assert sums[below] == pytest.approx(exact[below], rel=1e-9, abs=1e-9)
+    assert np.all(sums[~below] >= cutoff) and np.all(sums[~below] <= exact[~below] + 1e-9)
+
+
+@pytest.mark.parametrize("seed,threads,bayes", [(0, 1, True), (1, 2, True), (2, 1, False)])
+def test_a_group_pass_leaves_exactly_the_column_supports_below_the_cutoff(seed, threads, bayes, monkeypatch):
+    """The pass's survivors are exactly the column supports whose own sums are below the cutoff (each
+    a member of a group support below it; on one thread or two), and its least pruned sum lies between
+    the cutoff and the least sum of the column supports it pruned."""
     monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
     X, y, weights = _binarised(seed, variables=5)
     size = 4
     branch = plain_branch(X, size)
     assert isinstance(branch, GroupBranch)
     groups = [branch.columns[branch.start[g]:branch.start[g + 1]] for g in range(branch.start.size - 1)]
-    sums = {T: _sum(X, y, weights, np.concatenate([groups[g] for g in T]), True)
-            for T in itertools.combinations(range(len(groups)), size)}
-    cutoff = float(np.quantile(list(sums.values()), 0.2)) + 1e-7
+    group_sums = {T: _sum(X, y, weights, np.concatenate([groups[g] for g in T]), bayes)
+                  for T in itertools.combinations(range(len(groups)), size)}
+    cutoff = float(np.quantile(list(group_sums.values()), 0.4)) + 1e-7
+    sums = {S: _sum(X, y, weights, S, bayes) for S in itertools.combinations(range(X.shape[1]), size)}
     bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
     n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
-    found = screen_pairs((bp, n_pos, up, bn, n_neg, un), BAYES, [branch], size, cutoff, Limits.untimed().started(), threads)
-    assert found.stopped is None and found.listed == len(sums)
-    group_of = np.repeat(np.arange(len(groups)), np.diff(branch.start))
-    low = np.array([T for T, v in sums.items() if v < cutoff], np.int64).reshape(-1, size)
-    expect = np.empty((300 * max(1, low.shape[0]), size), np.int64)
-    k = members(low, branch.start, branch.columns, group_of, size, expect)
-    assert {tuple(r) for r in found.survivors} == {tuple(sorted(r)) for r in expect[:k]}
-    assert found.survivors.shape[0] == k
-    assert found.pruned >= cutoff
+    table = BAYES if bayes else xlogx_table(n_pos, n_neg, up, un)
+    found = screen_pairs((bp, n_pos, up, bn, n_neg, un), table, [branch], size, cutoff, Limits.untimed().started(),
+                         threads)
+    assert found.stopped is None and found.listed == len(group_sums)
+    below = {S for S, v in sums.items() if v < cutoff}
+    assert below and {tuple(r) for r in found.survivors} == below and found.survivors.shape[0] == len(below)
+    assert cutoff <= found.pruned <= min(v for v in sums.values() if v >= cutoff) + 1e-9
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -181,3 +202,31 @@ def test_the_slim_blocked_step_on_groups_proves_the_brute_force_optimum(seed, mo
     assert found.finished and found.model is not None, found.message
     assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
     assert best - 1e-8 <= found.bound <= best + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_riskslim_blocked_step_on_groups_proves_the_brute_force_optimum(seed, monkeypatch):
+    """RiskSLIM (points -2..2, at most 3 features) on a binarised table of 7 columns: with groups cheaper
+    than any exclusion branches (forced here), the step screens supports of groups by their saturated
+    loss, bounds and searches the column supports left, and proves the enumerated optimum, from the
+    empty model and from an objective to beat; the screen serves a second multiplier too."""
+    monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
+    X, y, _ = _binarised(10 + seed, n=60, variables=3, lone=1, cuts=2)
+    inst = RiskSLIM(coef_bound=2, c0=0.01, max_size=3).instance(X, y)
+    problem = SparseLogistic.from_instance(inst)
+    best = _risk_brute_force(inst, lambda coef: True)
+    for start, incumbent in (((np.zeros(X.shape[1]), 0.0), 10.0), (None, best + 0.05)):
+        found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), start=start, incumbent=incumbent)
+        assert "groups of nested columns" in found.message
+        assert found.finished and found.model is not None, found.message
+        assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+        assert best - 1e-8 * abs(best) <= found.bound <= best + 1e-9
+    screen, doubled = SupportScreen(), RiskSLIM(coef_bound=2, c0=0.01, max_size=3, multiplier=2.0).instance(X, y)
+    limits = Limits.untimed(mip_rel_gap=1e-9, screen=screen).started()
+    solve_blocked(problem, limits, incumbent=best + 0.05)
+    again = solve_blocked(SparseLogistic.from_instance(doubled), limits, incumbent=best + 0.05)
+    assert "earlier fit's screen" in again.message
+    optimum = _risk_brute_force(doubled, lambda coef: True)
+    assert again.bound <= optimum + 1e-9
+    if optimum < best + 0.05:
+        assert again.model is not None and doubled.objective(Model(*again.model)) == pytest.approx(optimum, abs=1e-9)
