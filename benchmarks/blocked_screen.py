@@ -52,14 +52,10 @@ from solvers.limits import Limits  # noqa: E402
 from solvers.multipliers import MULTIPLIERS, certificate, solve_multipliers  # noqa: E402
 from solvers.pipeline import solve_exact  # noqa: E402
 from solvers.result import prune_level  # noqa: E402
-from timing import compile_kernels, environment  # noqa: E402
+from timing import compile_kernels, environment, load  # noqa: E402
 
 #: sampled chunks (old) and pairs (new)
 SAMPLES = 40
-
-
-def load() -> str:
-    return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
 def rates(inst, incumbent: float) -> tuple[float, float]:

@@ -73,6 +73,7 @@ from solvers.limits import Limits  # noqa: E402
 from solvers.proximal.crf_bcd import solve_bcd  # noqa: E402
 from solvers.proximal.crf_fista import solve_fista  # noqa: E402
 from solvers.proximal.crf_forward_backward import decode, loss_and_gradient  # noqa: E402
+from timing import load  # noqa: E402
 from solvers.proximal.crf_owlqn import solve_owlqn  # noqa: E402
 from solvers.proximal.crf_problem import objective_value  # noqa: E402
 
@@ -150,10 +151,6 @@ def locate_wapiti(explicit: str | None, source: str | None) -> Path:
     if done.returncode or not _works(tree / "wapiti"):
         fail(f"make in {tree} did not give a working wapiti binary: {done.stderr.strip()[-500:]}")
     return tree / "wapiti"
-
-
-def load() -> str:
-    return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def flat(sentences, labels):

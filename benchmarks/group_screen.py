@@ -43,13 +43,9 @@ from solvers.exact.slim_route import zero_one  # noqa: E402
 from solvers.exact.sparse_logistic import SparseLogistic  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
 from solvers.result import prune_level  # noqa: E402
-from timing import compile_kernels, environment  # noqa: E402
+from timing import compile_kernels, environment, load  # noqa: E402
 
 SIZE = 5
-
-
-def load() -> str:
-    return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
 def passes(kind: str, X, y, weights, cutoff: float, column_limit: float) -> None:

@@ -79,6 +79,11 @@ def environment() -> str:
             f"Python {platform.python_version()}, numpy {np.__version__}")
 
 
+def load() -> str:
+    """The load averages over 1, 5 and 15 minutes, as one short string."""
+    return " ".join(f"{v:.2f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
+
+
 def compile_kernels() -> str:
     """Compile every numba kernel of the exact engine and the heuristics once, before anything is
     timed (:mod:`solvers.warmup`: every route step on tiny instances, without a time limit; numba

@@ -38,11 +38,7 @@ from solvers.exact.floor import SparseBox, hull_floor  # noqa: E402
 from solvers.heuristics.riskslim import heuristic  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
 from solvers.pipeline import solve_exact  # noqa: E402
-from timing import compile_kernels, environment  # noqa: E402
-
-
-def load() -> str:
-    return " ".join(open("/proc/loadavg").read().split()[:3])
+from timing import compile_kernels, environment, load  # noqa: E402
 
 
 def certified(data, theta: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> float:

@@ -68,25 +68,36 @@ def _bit(bits, j, i) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _blocked(bits, columns, n, a, b, out, valid, starts) -> None:
-    """Rows ``0..n-1`` of one label (``bits[columns[j]]``: the bit set of the listing's column ``j``)
-    reordered by their block ``q = 2 x_a + x_b``, block ``q`` in the words ``starts[q]:starts[q + 1]``
-    (each block starts a word): ``out[j]`` holds column ``j``'s bits in that order for every ``j > b``,
-    ``valid`` the rows present."""
-    d = columns.size
-    a, b_row = columns[a], columns[b]
+def _level(bits, start, columns, g, i) -> int:
+    """Row ``i``'s level on group ``g`` (the bit rows ``columns[start[g]:start[g + 1]]``): how many of
+    them hold a one (a column alone: its bit)."""
+    level = 0
+    for c in range(start[g], start[g + 1]):
+        level += _bit(bits, columns[c], i)
+    return level
+
+
+@njit(cache=True, nogil=True)
+def _blocked(bits, start, columns, n, a, b, out, valid, starts) -> None:
+    """Rows ``0..n-1`` of one label reordered by their block ``q = level_a (l_b + 1) + level_b`` on the
+    groups ``a`` and ``b`` (group ``g``: the bit rows ``columns[start[g]:start[g + 1]]``, ``l_g`` of
+    them; with ``start = 0, 1, ..`` each column is a group and ``q = 2 x_a + x_b``), block ``q`` in the
+    words ``starts[q]:starts[q + 1]`` (each block starts a word): ``out[c]`` holds the bits of
+    ``columns[c]`` in that order for every ``c`` past group ``b``'s, ``valid`` the rows present."""
+    levels_b = start[b + 1] - start[b] + 1
+    blocks = (start[a + 1] - start[a] + 1) * levels_b
     block = np.empty(n, np.int64)
-    sizes = np.zeros(4, np.int64)
+    sizes = np.zeros(blocks, np.int64)
     for i in range(n):
-        q = 2 * _bit(bits, a, i) + _bit(bits, b_row, i)
+        q = _level(bits, start, columns, a, i) * levels_b + _level(bits, start, columns, b, i)
         block[i] = q
         sizes[q] += 1
     starts[0] = 0
-    for q in range(4):
+    for q in range(blocks):
         starts[q + 1] = starts[q] + (sizes[q] + 63) // 64
-    words = starts[4]
-    next_row = np.empty(4, np.int64)
-    for q in range(4):
+    words = starts[blocks]
+    next_row = np.empty(blocks, np.int64)
+    for q in range(blocks):
         next_row[q] = 64 * starts[q]
     position = np.empty(n, np.int64)
     for i in range(n):
@@ -96,9 +107,9 @@ def _blocked(bits, columns, n, a, b, out, valid, starts) -> None:
     for i in range(n):
         p = position[i]
         valid[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
-    for j in range(b + 1, d):
-        out[j, :words] = 0
-        row = columns[j]
+    for c in range(start[b + 1], columns.size):
+        out[c, :words] = 0
+        row = columns[c]
         for w in range(bits.shape[1]):
             word = bits[row, w]
             while word != 0:
@@ -107,35 +118,55 @@ def _blocked(bits, columns, n, a, b, out, valid, starts) -> None:
                 word ^= low
                 if i < n:
                     p = position[i]
-                    out[j, p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+                    out[c, p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next_combination(pick, last) -> bool:
+    """Move the increasing values ``pick`` (each at most ``last``) to the next such combination in
+    lexicographic order; False when they were the last one (then ``pick`` is unchanged)."""
+    r = pick.size
+    i = r - 1
+    while i >= 0 and pick[i] == last - (r - 1 - i):
+        i -= 1
+    if i < 0:
+        return False
+    pick[i] += 1
+    for t in range(i + 1, r):
+        pick[t] = pick[t - 1] + 1
+    return True
 
 
 @njit(cache=True, nogil=True)
-def _patterns(blocked, valid, starts, middle, pattern, counts) -> None:
-    """``pattern[p]``: the rows of block ``p >> r`` whose values on the ``r`` columns ``middle`` spell
-    the low ``r`` bits of ``p`` (``middle[t]`` is bit ``r - 1 - t``), over that block's words;
-    ``counts[p]``: how many."""
-    r = middle.size
-    per = 1 << r
-    for q in range(4):
+def _patterns(blocked, valid, starts, blocks, start, middle, per, pattern, counts) -> None:
+    """``pattern[q * per + k]``: the rows of block ``q`` (of ``blocks``) whose levels on the groups
+    ``middle`` (as for :func:`_blocked`) spell ``k`` (mixed radix, the last group fastest; ``per`` the
+    product of their level counts; columns alone: ``middle[t]`` is bit ``r - 1 - t`` of ``k``), over
+    that block's words; ``counts``: how many."""
+    for q in range(blocks):
         lo, hi = starts[q], starts[q + 1]
         base = q * per
         for w in range(lo, hi):
             pattern[base, w] = valid[w]
         size = 1
-        for t in range(r):
-            column = blocked[middle[t]]
-            for p in range(size - 1, -1, -1):  # p -> (2p: column 0, 2p + 1: column 1)
+        for t in range(middle.size):
+            g = middle[t]
+            first, last = start[g], start[g + 1]
+            levels = last - first + 1
+            for k in range(size - 1, -1, -1):  # k -> k * levels + v, the level v of group g
                 for w in range(lo, hi):
-                    v = pattern[base + p, w]
-                    pattern[base + 2 * p + 1, w] = v & column[w]
-                    pattern[base + 2 * p, w] = v & ~column[w]
-            size *= 2
-        for p in range(per):
+                    rest = pattern[base + k, w]
+                    for v in range(levels - 1, 0, -1):  # level v: column first + v - 1, not the next
+                        ones = rest & blocked[first + v - 1, w]
+                        pattern[base + k * levels + v, w] = ones
+                        rest &= ~ones
+                    pattern[base + k * levels, w] = rest
+            size *= levels
+        for k in range(per):
             c = 0
             for w in range(lo, hi):
-                c += _popcount(pattern[base + p, w])
-            counts[base + p] = c
+                c += _popcount(pattern[base + k, w])
+            counts[base + k] = c
 
 
 @njit(cache=True, nogil=True)
@@ -232,8 +263,9 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, col
     valid_neg = np.empty(words_neg, np.uint64)
     starts_pos = np.empty(5, np.int64)
     starts_neg = np.empty(5, np.int64)
-    _blocked(bits_pos, columns, n_pos, a, b, blocked_pos, valid_pos, starts_pos)
-    _blocked(bits_neg, columns, n_neg, a, b, blocked_neg, valid_neg, starts_neg)
+    singles = np.arange(d + 1)  # each column its own group
+    _blocked(bits_pos, singles, columns, n_pos, a, b, blocked_pos, valid_pos, starts_pos)
+    _blocked(bits_neg, singles, columns, n_neg, a, b, blocked_neg, valid_neg, starts_neg)
     pattern_pos = np.zeros((half, words_pos), np.uint64)
     pattern_neg = np.zeros((half, words_neg), np.uint64)
     count_pos = np.zeros(half, np.int64)
@@ -271,8 +303,8 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, col
     split_pos = np.empty(4, np.int64)  # rows with x_e = 1 of a block's four patterns
     split_neg = np.empty(4, np.int64)
     while True:
-        _patterns(blocked_pos, valid_pos, starts_pos, middle, pattern_pos, count_pos)
-        _patterns(blocked_neg, valid_neg, starts_neg, middle, pattern_neg, count_neg)
+        _patterns(blocked_pos, valid_pos, starts_pos, 4, singles, middle, 1 << r, pattern_pos, count_pos)
+        _patterns(blocked_neg, valid_neg, starts_neg, 4, singles, middle, 1 << r, pattern_neg, count_neg)
         mixed = 0  # the mixed patterns, the largest entropy first
         for p in range(0 if tabled else half):
             if count_pos[p] > 0 and count_neg[p] > 0:
@@ -337,18 +369,8 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, col
                         survivors[kept, 2 + t] = middle[t]
                     survivors[kept, size - 1] = e
                 kept += 1
-        # next middle combination of range(b + 1, d - 1)
-        if r == 0:
+        if r == 0 or not _next_combination(middle, d - 2):  # next middle of range(b + 1, d - 1)
             break
-        top = d - 1  # the middle's values stay below the last column's range end
-        i = r - 1
-        while i >= 0 and middle[i] == top - r + i:
-            i -= 1
-        if i < 0:
-            break
-        middle[i] += 1
-        for t in range(i + 1, r):
-            middle[t] = middle[t - 1] + 1
         if listed >= limit:
             return listed, kept, pruned_floor, least_kept, False
     return listed, kept, pruned_floor, least_kept, True

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.exact.blocked_entropy import _and_count, _entropy, _insert
+from solvers.exact.blocked_entropy import _and_count, _blocked, _entropy, _insert, _next_combination, _patterns
 from solvers.exact.box_logistic import _popcount
 
 #: most columns per group (levels per group: one more)
@@ -59,93 +59,6 @@ def groups_of(chains: list[np.ndarray], d: int, width: int = GROUP_COLUMNS) -> t
     start = np.zeros(len(runs) + 1, np.int64)
     start[1:] = np.cumsum([len(run) for run in runs])
     return start, np.concatenate(runs).astype(np.int64) if runs else np.zeros(0, np.int64)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _bit(bits, j, i) -> int:
-    return int((bits[j, i >> 6] >> np.uint64(i & 63)) & np.uint64(1))
-
-
-@njit(cache=True, nogil=True)
-def _level(bits, start, columns, g, i) -> int:
-    """Row ``i``'s level on group ``g``: how many of its columns hold a one."""
-    level = 0
-    for c in range(start[g], start[g + 1]):
-        level += _bit(bits, columns[c], i)
-    return level
-
-
-@njit(cache=True, nogil=True)
-def _blocked(bits, start, columns, n, a, b, out, valid, starts) -> None:
-    """Rows ``0..n-1`` of one label reordered by their block ``q = level_a (l_b + 1) + level_b``, block
-    ``q`` in the words ``starts[q]:starts[q + 1]`` (each block starts a word): ``out[c]`` holds the bits
-    of ``columns[c]`` in that order for every column of the groups after ``b``; ``valid`` the rows."""
-    levels_b = start[b + 1] - start[b] + 1
-    blocks = (start[a + 1] - start[a] + 1) * levels_b
-    block = np.empty(n, np.int64)
-    sizes = np.zeros(blocks, np.int64)
-    for i in range(n):
-        q = _level(bits, start, columns, a, i) * levels_b + _level(bits, start, columns, b, i)
-        block[i] = q
-        sizes[q] += 1
-    starts[0] = 0
-    for q in range(blocks):
-        starts[q + 1] = starts[q] + (sizes[q] + 63) // 64
-    words = starts[blocks]
-    next_row = np.empty(blocks, np.int64)
-    for q in range(blocks):
-        next_row[q] = 64 * starts[q]
-    position = np.empty(n, np.int64)
-    for i in range(n):
-        position[i] = next_row[block[i]]
-        next_row[block[i]] += 1
-    valid[:words] = 0
-    for i in range(n):
-        p = position[i]
-        valid[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
-    for c in range(start[b + 1], columns.size):
-        out[c, :words] = 0
-        row = columns[c]
-        for w in range(bits.shape[1]):
-            word = bits[row, w]
-            while word != 0:
-                low = word & (~word + np.uint64(1))  # lowest set bit
-                i = 64 * w + _popcount(low - np.uint64(1))
-                word ^= low
-                if i < n:
-                    p = position[i]
-                    out[c, p >> 6] |= np.uint64(1) << np.uint64(p & 63)
-
-
-@njit(cache=True, nogil=True)
-def _patterns(blocked, valid, starts, blocks, start, middle, per, pattern, counts) -> None:
-    """``pattern[q * per + k]``: the rows of block ``q`` whose levels on the groups ``middle`` spell ``k``
-    (mixed radix, the last group fastest; ``per`` the product of their level counts), over that block's
-    words; ``counts``: how many."""
-    for q in range(blocks):
-        lo, hi = starts[q], starts[q + 1]
-        base = q * per
-        for w in range(lo, hi):
-            pattern[base, w] = valid[w]
-        size = 1
-        for t in range(middle.size):
-            g = middle[t]
-            first, last = start[g], start[g + 1]
-            levels = last - first + 1
-            for k in range(size - 1, -1, -1):  # k -> k * levels + v, the level v of group g
-                for w in range(lo, hi):
-                    rest = pattern[base + k, w]
-                    for v in range(levels - 1, 0, -1):  # level v: column first + v - 1, not the next
-                        ones = rest & blocked[first + v - 1, w]
-                        pattern[base + k * levels + v, w] = ones
-                        rest &= ~ones
-                    pattern[base + k * levels, w] = rest
-            size *= levels
-        for k in range(per):
-            c = 0
-            for w in range(lo, hi):
-                c += _popcount(pattern[base + k, w])
-            counts[base + k] = c
 
 
 @njit(cache=True, nogil=True)
@@ -242,18 +155,8 @@ def screen_group_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlog
                     survivors[kept, 2 + u] = middle[u]
                 survivors[kept, size - 1] = last[t]
             kept += 1
-        # next middle combination of range(b + 1, G - 1)
-        if r == 0:
+        if r == 0 or not _next_combination(middle, G - 2):  # next middle of range(b + 1, G - 1)
             break
-        top = G - 1
-        i = r - 1
-        while i >= 0 and middle[i] == top - r + i:
-            i -= 1
-        if i < 0:
-            break
-        middle[i] += 1
-        for t in range(i + 1, r):
-            middle[t] = middle[t - 1] + 1
         if listed >= limit:
             return listed, kept, pruned_floor, False
     return listed, kept, pruned_floor, True
@@ -308,14 +211,8 @@ def members(group_supports, start, columns, group_of, size, out) -> int:
                     for t in range(size):
                         out[found, t] = columns[pool[pick[t]]]
                 found += 1
-            i = size - 1
-            while i >= 0 and pick[i] == m - size + i:
-                i -= 1
-            if i < 0:
+            if not _next_combination(pick, m - 1):
                 break
-            pick[i] += 1
-            for t in range(i + 1, size):
-                pick[t] = pick[t - 1] + 1
     return found
 
 
