@@ -33,12 +33,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from certify_all import dataset  # noqa: E402
+from certify_all import first_fold  # noqa: E402
 from formulations.riskslim import RiskSLIM  # noqa: E402
 from formulations.slim import SLIM  # noqa: E402
 from solvers.catalog import CATALOG  # noqa: E402
@@ -122,10 +121,8 @@ def main() -> None:
           "max_size 5, points -5..5, first fold of 5, one thread; the machine is shared (load above)")
     print(compile_kernels(), flush=True)
     for name in [s for s in args.sets.split(",") if s]:
-        X, y, about = dataset(name)
-        tr, _ = next(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
-        X, y = X[tr], y[tr]
-        print(f"{name}: fold 1 of 5, {X.shape[0]} x {X.shape[1]}, {about}", flush=True)
+        X, y, said = first_fold(name)
+        print(said, flush=True)
         inst = RiskSLIM(coef_bound=5, c0=1e-6, max_size=5).instance(X, y)
         t = time.perf_counter()
         start = CATALOG["riskslim"].heuristic_function(inst, Limits(time_limit=30).started(), 0)

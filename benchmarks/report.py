@@ -52,6 +52,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
                                          "--folds", "2")),
     "certify_all-wide": ("certify_all", ("--fold-limit", "60", "--folds", "2", "--sets",
                                          "wide120s0,wide240s0,wide480s0,int0,int1,int2")),
+    "group_screen": ("group_screen", ("--sets", "wide120s0,wide240s0", "--column-limit", "120")),
     "certify_all-int": ("certify_all", ("--fold-limit", "60", "--folds", "2", "--estimators", "SLIM", "--sets",
                                         "int11,int12,int13,int14,int15,int16,int42,int105,int108,int117,int18")),
     "scale": ("scale", ()),
