@@ -18,7 +18,6 @@ pruned bound, survivors) does not depend on the threads; the survivors come sort
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import threading
@@ -91,19 +90,6 @@ class Branch:
         """Its screen's time in column supports' (:data:`GROUP_COST`)."""
         return float(self.count(size))
 
-    def keys(self) -> tuple[tuple[bytes, bytes], ...]:
-        """What identifies the supports it lists (:class:`solvers.exact.blocked_supports.BlockedListing`)."""
-        return ((self.columns.tobytes(), self.pairs.tobytes()),)
-
-    def lists(self, supports: np.ndarray) -> np.ndarray:
-        """Whether it lists each row of ``supports`` (positions): all in its columns, the first two in
-        its order a row of its pairs."""
-        where = np.full(max(int(self.columns.max()), int(supports.max(initial=0))) + 1, -1, np.int64)
-        where[self.columns] = np.arange(self.columns.size)
-        order = np.sort(where[supports], axis=1)
-        n = self.columns.size
-        return (order[:, 0] >= 0) & np.isin(order[:, 0] * n + order[:, 1], self.pairs[:, 0] * n + self.pairs[:, 1])
-
     def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
         """The screen of the supports of the pair ``(a, b)``, call by call: ``(listed, survivors
         (positions, each row ascending), least pruned sum, overflowed)``."""
@@ -117,13 +103,11 @@ class GroupBranch:
     """Supports of ``size`` groups (:mod:`solvers.exact.group_screen`: group ``g`` holds the positions
     ``columns[start[g]:start[g + 1]]``, each inside the one before) whose first two are a row of
     ``pairs``; each stands for the column supports inside it (:func:`solvers.exact.group_screen.members`),
-    which are what its screen returns -- with ``within``, only those one of these branches lists (the
-    exclusion bounds behind them rule out the others, :mod:`solvers.exact.exclusion_listing`)."""
+    which are what its screen returns."""
 
     start: np.ndarray
     columns: np.ndarray
     pairs: np.ndarray
-    within: tuple[Branch, ...] = ()
 
     def count(self, size: int) -> int:
         """Supports of ``size`` groups it lists."""
@@ -132,14 +116,6 @@ class GroupBranch:
     def work(self, size: int) -> float:
         """Its screen's time in column supports' (:data:`GROUP_COST` each)."""
         return GROUP_COST * self.count(size)
-
-    def keys(self) -> tuple[tuple[bytes, bytes], ...]:
-        """As :meth:`Branch.keys`: those of the branches it keeps to (none: every support)."""
-        return tuple(key for branch in self.within for key in branch.keys())
-
-    def restricted(self, branches: list[Branch]) -> GroupBranch:
-        """The same screen, keeping of the column supports left only those one of ``branches`` lists."""
-        return dataclasses.replace(self, within=tuple(branches))
 
     def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
         """As :meth:`Branch.screen`: the survivors are the column supports of the group supports left
@@ -154,8 +130,6 @@ class GroupBranch:
                                                                cutoff, out, middle, CALL_SUPPORTS)
             held = members(out[:min(count, out.shape[0])], self.start, self.columns, group_of, size, found)
             rows = found[:min(held, found.shape[0])]
-            if self.within:
-                rows = rows[np.logical_or.reduce([branch.lists(rows) for branch in self.within])]
             member_sums(*bits, xlogx, rows, cutoff, sums)
             low = sums[:rows.shape[0]] < cutoff
             floor = min(floor, float(sums[:rows.shape[0]][~low].min(initial=math.inf)))

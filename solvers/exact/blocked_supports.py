@@ -42,8 +42,7 @@ On a wide binarised table many supports need not be listed at all: when the rela
 threshold of a few variables (chains of nested columns) is bounded above the prune level, every better
 model holds one of those columns, and within the supports whose first such column is a given one, a
 second set again (RiskSLIM's kind; :mod:`solvers.exact.exclusion_listing`); only those supports are
-screened (by groups when that takes less time: the column supports the groups leave are kept only
-when one of those branches lists them). Such a screen is shared with a later multiplier when the exclusion bounds behind it hold for
+screened (column by column; with no set ruled in, by groups when they pay). Such a screen is shared with a later multiplier when the exclusion bounds behind it hold for
 that multiplier's models too (:func:`solvers.exact.exclusion_listing.carries_over`: a larger
 multiplier, ranges holding 0, derived intercept boxes), else only when the same sets are ruled in at
 that multiplier's own level and give the same branches (its own exclusion bounds cover the supports
@@ -171,7 +170,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     cutoff = (level - problem.offset) / scale
     total = sum(branch.count(size) for branch in branches)
     listing = BlockedListing(np.zeros(0, np.int64), free, size,
-                             tuple(key for b in branches for key in b.keys()) if ruled else (), ruled_in)
+                             tuple((b.columns.tobytes(), b.pairs.tobytes()) for b in branches) if ruled else (), ruled_in)
     known = None if screen is None else screen.survivors(problem, listing, level)
     if known is not None:  # (the same sets ruled in again here)
         return reused(known, " and exclusion bounds")

@@ -83,8 +83,9 @@ def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
     (feature indices; an empty array for a branch without a set). With fewer than
     ``ENUMERATION.rule_in_supports`` supports, or nothing ruled in within
     ``ENUMERATION.exclusion_share`` of the time left, ``every`` alone (the branch listing every
-    support; default: every column support); when ``every`` screens supports of groups and that takes
-    less time than the branches' screen, one branch: that screen restricted to the branches' supports. The sets ``known`` (an earlier fit's) are tried first and kept when every one of them
+    support; default: every column support). Sets ruled in keep their column branches even when
+    ``every`` lists supports of groups: the saturated loss of groups does not rule out what the
+    exclusion bounds do, and a screen of every group support leaves too many. The sets ``known`` (an earlier fit's) are tried first and kept when every one of them
     is ruled in here too. The budget ``limits`` is started here if not yet."""
     limits = limits.started()
     free, size = problem.free, problem.max_size
@@ -122,8 +123,6 @@ def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
         last = (second.size if second.size else after.size) + 1
         pairs = np.array([(0, b) for b in range(1, min(last, columns.size - size + 2))], np.int64).reshape(-1, 2)
         branches.append(Branch(columns, pairs))
-    if isinstance(every, GroupBranch) and every.work(size) < sum(branch.work(size) for branch in branches):
-        branches = [every.restricted(branches)]  # the same supports listed, screened by groups
     floor = problem.loss_cost * float(min(used)) + problem.offset
     cut = sum(1 for s in sets[1:] if s.size)
     said = (f"only supports holding one of the {union.size} features {' '.join(str(int(j)) for j in union)}"

@@ -235,47 +235,17 @@ def test_the_riskslim_blocked_step_on_groups_proves_the_brute_force_optimum(seed
         assert again.model is not None and doubled.objective(Model(*again.model)) == pytest.approx(optimum, abs=1e-9)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_a_branch_lists_exactly_the_supports_its_screen_lists(seed):
-    """``Branch.lists`` against the listing itself: a branch of a shuffled column order and some of its
-    pairs of first columns, screened at an infinite cutoff (every support it lists survives)."""
-    rng = np.random.default_rng(seed)
-    X, y, weights = _binarised(seed, variables=4)
-    d, size = X.shape[1], 3 + seed % 2
-    columns = rng.permutation(d)[:d - 1]
-    pairs = np.array([(a, b) for b in range(1, columns.size - size + 2) for a in range(b)], np.int64)
-    branch = Branch(columns.astype(np.int64), pairs[rng.random(pairs.shape[0]) < 0.5])
-    bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
-    n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
-    found = screen_pairs((bp, n_pos, up, bn, n_neg, un), BAYES, [branch], size, math.inf,
-                         Limits.untimed().started(), 1)
-    every = np.array(list(itertools.combinations(range(d), size)), np.int64)
-    assert {tuple(r) for r in every[branch.lists(every)]} == {tuple(r) for r in found.survivors}
-    assert found.survivors.shape[0] == branch.count(size) > 0
-
-
-@pytest.mark.parametrize("seed", range(2))
-def test_groups_within_exclusion_branches_list_their_supports_and_prove_the_same_optimum(seed, monkeypatch):
-    """With the rule-in run on a table of nested thresholds (as in test_blocked_supports) and groups made
-    cheaper than the branches: the step screens supports of groups, keeps only the column supports the
-    exclusion branches list, proves the brute-force optimum, and multiplier 2 reuses its screen with the
-    exclusion bounds (the same listing as the column branches')."""
-    X, y = _nested(seed, n=600)
-    inst = {m: RiskSLIM(coef_bound=2, c0=1e-6, max_size=3, multiplier=m).instance(X, y) for m in (1.0, 2.0)}
-    best = {m: _risk_brute_force(i, lambda coef: True) for m, i in inst.items()}
+def test_sets_ruled_in_keep_their_column_branches_even_when_groups_are_cheap(monkeypatch):
+    """RiskSLIM's exclusion branches rule out supports the saturated loss of groups does not: with the
+    rule-in run (as in test_blocked_supports) and groups made almost free, the step still screens only
+    the supports the branches list, column by column, and proves the brute-force optimum."""
+    X, y = _nested(0, n=600)
+    inst = RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y)
+    best = _risk_brute_force(inst, lambda coef: True)
     monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
-    level = max(best.values()) + 1e-3
-    columns = solve_blocked(SparseLogistic.from_instance(inst[1.0]), Limits.untimed(mip_rel_gap=1e-9), incumbent=level)
     monkeypatch.setattr(blocked_pass, "GROUP_COST", 1e-9)
-    screen = SupportScreen()
-    shared = Limits.untimed(mip_rel_gap=1e-9, screen=screen)
-    found = solve_blocked(SparseLogistic.from_instance(inst[1.0]), shared, incumbent=level)
-    assert "groups of nested columns" in found.message and "only supports holding one of the" in found.message
-    assert "groups" not in columns.message and "only supports holding one of the" in columns.message
-    passed = [int(m.split(" passed the")[0].split(", ")[-1]) for m in (found.message, columns.message)]
-    assert passed[0] == passed[1], (found.message, columns.message)
-    assert found.finished and inst[1.0].objective(Model(*found.model)) == pytest.approx(best[1.0], abs=1e-9)
-    assert best[1.0] - 1e-8 <= found.bound <= best[1.0] + 1e-9
-    second = solve_blocked(SparseLogistic.from_instance(inst[2.0]), shared, incumbent=level)
-    assert "earlier fit's screen" in second.message and "and its exclusion bounds" in second.message, second.message
-    assert second.finished and inst[2.0].objective(Model(*second.model)) == pytest.approx(best[2.0], abs=1e-9)
+    problem = SparseLogistic.from_instance(inst)
+    assert isinstance(plain_branch(problem.data.X[:, problem.free], 3), GroupBranch)
+    found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 1e-3)
+    assert "only supports holding one of the" in found.message and "groups" not in found.message, found.message
+    assert found.finished and inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
