@@ -63,7 +63,8 @@ def passes(kind: str, X, y, weights, cutoff: float, column_limit: float) -> None
     finished = columns.stopped is None
     whole = column_seconds if finished else column_seconds / max(columns.listed, 1) * total
     print(f"  {kind} columns: {columns.listed} of {total} supports in {column_seconds:.1f} s"
-          + (f", {columns.survivors.shape[0]} survivors" if finished else f" ({columns.stopped}); projected {whole:.0f} s")
+          + (f", {columns.survivors.shape[0]} survivors" if finished else
+             f" ({columns.stopped}); projected {whole:.0f} s")
           + f" | load {load()}", flush=True)
     branch = plain_branch(X, SIZE)
     if not isinstance(branch, GroupBranch):

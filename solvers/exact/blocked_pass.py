@@ -5,16 +5,16 @@ pairs of first columns (positions in that order) whose supports it lists, each s
 branches. On a table of binarised variables the supports of *groups* of nested columns may be listed
 instead (:class:`GroupBranch`, :mod:`solvers.exact.group_screen`): far fewer, each standing for the
 column supports inside it, and the column supports of the groups left are the pass's survivors
-(:func:`plain_branch` chooses). :func:`solvers.exact.blocked_entropy.screen_pair` lists and screens the supports of one pair
-of one branch and releases the GIL (numba ``nogil``), so ``n_jobs`` threads of this process screen as
-many pairs at once, sharing the bit sets of the table (each thread holds only its pair's blocked copy
-and patterns: :func:`screen_memory`). Each thread takes the next pair of a fixed spread order (a seeded
-permutation of every branch's pairs), and after
-every call (at most :data:`~solvers.exact.blocked_entropy.CALL_SUPPORTS` supports) adds its counts
-and survivors to the pass and looks at the budget: the pass stops at the deadline (or an interrupt),
-when it holds too many survivors, or when the rate so far projects the rest past
-:data:`PROJECTION_SHARE` of the time left. What a finished pass returns (supports listed, least
-pruned bound, survivors) does not depend on the threads; the survivors come sorted.
+(:func:`plain_branch` chooses). :func:`solvers.exact.blocked_entropy.screen_pair` lists and screens the
+supports of one pair of one branch and releases the GIL (numba ``nogil``), so ``n_jobs`` threads of this
+process screen as many pairs at once, sharing the bit sets of the table (each thread holds only its
+pair's blocked copy and patterns: :func:`screen_memory`). Each thread takes the next pair of a fixed
+spread order (a seeded permutation of every branch's pairs), and after every call (at most
+:data:`~solvers.exact.blocked_entropy.CALL_SUPPORTS` supports) adds its counts and survivors to the pass
+and looks at the budget: the pass stops at the deadline (or an interrupt), when it holds too many
+survivors, or when the rate so far projects the rest past :data:`PROJECTION_SHARE` of the time left.
+What a finished pass returns (supports listed, least pruned bound, survivors) does not depend on the
+threads; the survivors come sorted.
 """
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def screen_memory(d: int, size: int, words: float, threads: int) -> float:
     patterns of a prefix (at most ``(GROUP_COLUMNS + 1)^(size - 1)``, a group branch's), the pair's
     tables (:func:`solvers.exact.blocked_entropy.table_bytes`) and a call's survivors (with a group
     branch's members); the survivors held; the ``c log c`` table."""
-    per_thread = 8.0 * d * words + 8.0 * (GROUP_COLUMNS + 1.0) ** max(size - 1, 0) * words + table_bytes(d, size) + \
+    patterns = (GROUP_COLUMNS + 1.0) ** max(size - 1, 0)
+    per_thread = 8.0 * d * words + 8.0 * patterns * words + table_bytes(d, size) + \
         8.0 * size * MAX_SURVIVORS * (1 + MEMBERS)
     return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
 

@@ -42,11 +42,11 @@ On a wide binarised table many supports need not be listed at all: when the rela
 threshold of a few variables (chains of nested columns) is bounded above the prune level, every better
 model holds one of those columns, and within the supports whose first such column is a given one, a
 second set again (RiskSLIM's kind; :mod:`solvers.exact.exclusion_listing`); only those supports are
-screened (column by column; with no set ruled in, by groups when they pay). Such a screen is shared with a later multiplier when the exclusion bounds behind it hold for
-that multiplier's models too (:func:`solvers.exact.exclusion_listing.carries_over`: a larger
-multiplier, ranges holding 0, derived intercept boxes), else only when the same sets are ruled in at
-that multiplier's own level and give the same branches (its own exclusion bounds cover the supports
-left out).
+screened (column by column; with no set ruled in, by groups when they pay). Such a screen is shared with
+a later multiplier when the exclusion bounds behind it hold for that multiplier's models too
+(:func:`solvers.exact.exclusion_listing.carries_over`: a larger multiplier, ranges holding 0, derived
+intercept boxes), else only when the same sets are ruled in at that multiplier's own level and give the
+same branches (its own exclusion bounds cover the supports left out).
 
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
 screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
@@ -191,9 +191,9 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
         screen.store(problem, listing, level, survivors)
     return _after_screen(problem, search, survivors, level, held, t0, limits, logistic, X, y, weights,
                          (f"{found.listed} supports of {size} groups of nested columns (for the "
-                          f"{math.comb(free.size, size)} of {size} features) screened on blocked rows in {screened:.2f} s"
-                          if isinstance(branches[0], GroupBranch) else
-                          f"{found.listed} supports of {size} features screened on blocked rows in {screened:.2f} s")
+                          f"{math.comb(free.size, size)} of {size} features)" if isinstance(branches[0], GroupBranch)
+                          else f"{found.listed} supports of {size} features")
+                         + f" screened on blocked rows in {screened:.2f} s"
                          + (f" on {threads} threads" if threads > 1 else "")
                          + (f" ({ruled[0]})" if ruled else ""))
 

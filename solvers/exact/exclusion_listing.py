@@ -81,12 +81,12 @@ def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
     supports to screen at the prune ``level`` (module docstring), what was ruled in — ``(sentence,
     objective bound of the supports left out)``, empty when nothing — and the sets ``(U, V_0, ..)``
     (feature indices; an empty array for a branch without a set). With fewer than
-    ``ENUMERATION.rule_in_supports`` supports, or nothing ruled in within
-    ``ENUMERATION.exclusion_share`` of the time left, ``every`` alone (the branch listing every
-    support; default: every column support). Sets ruled in keep their column branches even when
-    ``every`` lists supports of groups: the saturated loss of groups does not rule out what the
-    exclusion bounds do, and a screen of every group support leaves too many. The sets ``known`` (an earlier fit's) are tried first and kept when every one of them
-    is ruled in here too. The budget ``limits`` is started here if not yet."""
+    ``ENUMERATION.rule_in_supports`` supports, or nothing ruled in within ``ENUMERATION.exclusion_share`` of
+    the time left, ``every`` alone (the branch listing every support; default: every column support). Sets
+    ruled in keep their column branches even when ``every`` lists supports of groups: the saturated loss of
+    groups does not rule out what the exclusion bounds do, and a screen of every group support leaves too
+    many. The sets ``known`` (an earlier fit's) are tried first and kept when every one of them is ruled in
+    here too. The budget ``limits`` is started here if not yet."""
     limits = limits.started()
     free, size = problem.free, problem.max_size
     d = free.size
