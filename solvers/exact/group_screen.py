@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from solvers.exact.blocked_entropy import _and_count, _blocked, _entropy, _insert, _next_combination, _patterns
-from solvers.exact.box_logistic import _popcount
+from solvers.exact.box_logistic import _prefix_patterns, _split_pattern
 
 #: most columns per group (levels per group: one more)
 GROUP_COLUMNS = 2
@@ -217,55 +217,56 @@ def members(group_supports, start, columns, group_of, size, out) -> int:
 
 
 @njit(cache=True, nogil=True)
+def _first_rows(n, words):
+    """The bit set of rows ``0..n-1`` over ``words`` 64-bit words."""
+    rows = np.zeros(words, np.uint64)
+    for w in range(min(n // 64, words)):
+        rows[w] = np.uint64(0xFFFFFFFFFFFFFFFF)
+    if n % 64 and n // 64 < words:
+        rows[n // 64] = (np.uint64(1) << np.uint64(n % 64)) - np.uint64(1)
+    return rows
+
+
+@njit(cache=True, nogil=True)
 def member_sums(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, supports, cutoff, sums) -> None:
     """``sums[s]``: the sum over the cells of the column support ``supports[s]`` (bit rows of both
     labels, rows ``0..n-1``; ``xlogx`` as for :func:`screen_group_pair`), stopped once it reaches
-    ``cutoff`` (the value written is then at least ``cutoff``). The cells of all but the last column
-    are split in turn, keeping the mixed ones (a cell of one label splits into cells of one label,
-    which add nothing); the last column is only counted."""
-    k = supports.shape[1]
-    wp, wn = bits_pos.shape[1], bits_neg.shape[1]
-    cells_pos = np.empty((k, 1 << k, wp), np.uint64)
-    cells_neg = np.empty((k, 1 << k, wn), np.uint64)
-    count_pos = np.empty((k, 1 << k), np.int64)
-    count_neg = np.empty((k, 1 << k), np.int64)
-    for w in range(wp):
-        rows = min(max(n_pos - 64 * w, 0), 64)
-        cells_pos[0, 0, w] = np.uint64(0xFFFFFFFFFFFFFFFF) if rows == 64 else (np.uint64(1) << np.uint64(rows)) - \
-            np.uint64(1)
-    for w in range(wn):
-        rows = min(max(n_neg - 64 * w, 0), 64)
-        cells_neg[0, 0, w] = np.uint64(0xFFFFFFFFFFFFFFFF) if rows == 64 else (np.uint64(1) << np.uint64(rows)) - \
-            np.uint64(1)
-    count_pos[0, 0], count_neg[0, 0] = n_pos, n_neg
-    for s in range(supports.shape[0]):
-        size = 1
-        for t in range(k - 1):  # level t + 1: the mixed cells of level t split by column supports[s, t]
-            jp, jn = bits_pos[supports[s, t]], bits_neg[supports[s, t]]
-            m = 0
-            for c in range(size):
-                for side in range(2):
-                    a = 0
-                    for w in range(wp):
-                        x = cells_pos[t, c, w] & (jp[w] if side else ~jp[w])
-                        cells_pos[t + 1, m, w] = x
-                        a += _popcount(x)
-                    b = 0
-                    for w in range(wn):
-                        x = cells_neg[t, c, w] & (jn[w] if side else ~jn[w])
-                        cells_neg[t + 1, m, w] = x
-                        b += _popcount(x)
-                    if a > 0 and b > 0:
-                        count_pos[t + 1, m], count_neg[t + 1, m] = a, b
-                        m += 1
-            size = m
-        jp, jn = bits_pos[supports[s, k - 1]], bits_neg[supports[s, k - 1]]
+    ``cutoff`` (the value written is then at least ``cutoff``). As the saturated bound of
+    :func:`solvers.exact.box_logistic.binary_support_bounds`: the patterns of all but the last column
+    (once per prefix; consecutive supports share it), the mixed ones split by the last column in
+    decreasing order of their own sum (a pattern of one label splits into cells of one label, which
+    add nothing)."""
+    ns, k = supports.shape
+    half = 1 << (k - 1)
+    valid_pos, valid_neg = _first_rows(n_pos, bits_pos.shape[1]), _first_rows(n_neg, bits_neg.shape[1])
+    pref_pos = np.empty((half, valid_pos.size), np.uint64)
+    pref_neg = np.empty((half, valid_neg.size), np.uint64)
+    count_pos = np.zeros(half, np.int64)
+    count_neg = np.zeros(half, np.int64)
+    cell_pos = np.zeros(2 * half, np.int64)
+    cell_neg = np.zeros(2 * half, np.int64)
+    order = np.empty(half, np.int64)
+    heat = np.empty(half)
+    mixed = 0
+    for s in range(ns):
+        same = s > 0
+        for t in range(k - 1):
+            same = same and supports[s, t] == supports[s - 1, t]
+        if not same:
+            _prefix_patterns(bits_pos, valid_pos, supports[s, :k - 1], pref_pos, count_pos)
+            _prefix_patterns(bits_neg, valid_neg, supports[s, :k - 1], pref_neg, count_neg)
+            mixed = 0
+            for p in range(half):
+                if count_pos[p] > 0 and count_neg[p] > 0:
+                    mixed = _insert(heat, order, mixed, _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg,
+                                                                 xlogx), p)
         total = 0.0
-        for c in range(size):
-            a = _and_count(cells_pos[k - 1, c], jp)
-            b = _and_count(cells_neg[k - 1, c], jn)
-            total += _entropy(a, b, unit_pos, unit_neg, xlogx) + \
-                _entropy(count_pos[k - 1, c] - a, count_neg[k - 1, c] - b, unit_pos, unit_neg, xlogx)
+        for i in range(mixed):
+            p = order[i]
+            _split_pattern(p, k, pref_pos, pref_neg, count_pos, count_neg, bits_pos[supports[s, k - 1]],
+                           bits_neg[supports[s, k - 1]], cell_pos, cell_neg)
+            total += _entropy(cell_pos[2 * p], cell_neg[2 * p], unit_pos, unit_neg, xlogx) + \
+                _entropy(cell_pos[2 * p + 1], cell_neg[2 * p + 1], unit_pos, unit_neg, xlogx)
             if total >= cutoff:
                 break
         sums[s] = total
