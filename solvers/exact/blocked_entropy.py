@@ -78,14 +78,18 @@ def _level(bits, start, columns, g, i) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _blocked(bits, start, columns, n, a, b, out, valid, starts) -> None:
+def _blocked(bits, start, columns, n, a, b):
     """Rows ``0..n-1`` of one label reordered by their block ``q = level_a (l_b + 1) + level_b`` on the
     groups ``a`` and ``b`` (group ``g``: the bit rows ``columns[start[g]:start[g + 1]]``, ``l_g`` of
     them; with ``start = 0, 1, ..`` each column is a group and ``q = 2 x_a + x_b``), block ``q`` in the
-    words ``starts[q]:starts[q + 1]`` (each block starts a word): ``out[c]`` holds the bits of
-    ``columns[c]`` in that order for every ``c`` past group ``b``'s, ``valid`` the rows present."""
+    words ``starts[q]:starts[q + 1]`` (each block starts a word). Returns ``(out, valid, starts)``:
+    ``out[c]`` holds the bits of ``columns[c]`` in that order for every ``c`` past group ``b``'s,
+    ``valid`` the rows present (both with room for every block to start a new word)."""
     levels_b = start[b + 1] - start[b] + 1
     blocks = (start[a + 1] - start[a] + 1) * levels_b
+    out = np.empty((columns.size, bits.shape[1] + blocks), np.uint64)
+    valid = np.empty(bits.shape[1] + blocks, np.uint64)
+    starts = np.empty(blocks + 1, np.int64)
     block = np.empty(n, np.int64)
     sizes = np.zeros(blocks, np.int64)
     for i in range(n):
@@ -119,6 +123,7 @@ def _blocked(bits, start, columns, n, a, b, out, valid, starts) -> None:
                 if i < n:
                     p = position[i]
                     out[c, p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+    return out, valid, starts
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -255,17 +260,10 @@ def screen_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, col
     d = columns.size
     r = max(size - 3, 0)
     half = 4 << r
-    words_pos = bits_pos.shape[1] + 4  # each block may start a new word
-    words_neg = bits_neg.shape[1] + 4
-    blocked_pos = np.empty((d, words_pos), np.uint64)
-    blocked_neg = np.empty((d, words_neg), np.uint64)
-    valid_pos = np.empty(words_pos, np.uint64)
-    valid_neg = np.empty(words_neg, np.uint64)
-    starts_pos = np.empty(5, np.int64)
-    starts_neg = np.empty(5, np.int64)
     singles = np.arange(d + 1)  # each column its own group
-    _blocked(bits_pos, singles, columns, n_pos, a, b, blocked_pos, valid_pos, starts_pos)
-    _blocked(bits_neg, singles, columns, n_neg, a, b, blocked_neg, valid_neg, starts_neg)
+    blocked_pos, valid_pos, starts_pos = _blocked(bits_pos, singles, columns, n_pos, a, b)
+    blocked_neg, valid_neg, starts_neg = _blocked(bits_neg, singles, columns, n_neg, a, b)
+    words_pos, words_neg = valid_pos.size, valid_neg.size
     pattern_pos = np.zeros((half, words_pos), np.uint64)
     pattern_neg = np.zeros((half, words_neg), np.uint64)
     count_pos = np.zeros(half, np.int64)

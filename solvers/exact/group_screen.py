@@ -79,17 +79,9 @@ def screen_group_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlog
     for g in range(G):
         widest = max(widest, start[g + 1] - start[g] + 1)
     blocks = (start[a + 1] - start[a] + 1) * (start[b + 1] - start[b] + 1)
-    words_pos = bits_pos.shape[1] + blocks
-    words_neg = bits_neg.shape[1] + blocks
-    d = columns.size
-    blocked_pos = np.empty((d, words_pos), np.uint64)
-    blocked_neg = np.empty((d, words_neg), np.uint64)
-    valid_pos = np.empty(words_pos, np.uint64)
-    valid_neg = np.empty(words_neg, np.uint64)
-    starts_pos = np.empty(blocks + 1, np.int64)
-    starts_neg = np.empty(blocks + 1, np.int64)
-    _blocked(bits_pos, start, columns, n_pos, a, b, blocked_pos, valid_pos, starts_pos)
-    _blocked(bits_neg, start, columns, n_neg, a, b, blocked_neg, valid_neg, starts_neg)
+    blocked_pos, valid_pos, starts_pos = _blocked(bits_pos, start, columns, n_pos, a, b)
+    blocked_neg, valid_neg, starts_neg = _blocked(bits_neg, start, columns, n_neg, a, b)
+    words_pos, words_neg = valid_pos.size, valid_neg.size
     most = blocks * widest ** r
     pattern_pos = np.zeros((most, words_pos), np.uint64)
     pattern_neg = np.zeros((most, words_neg), np.uint64)
