@@ -91,7 +91,8 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
           "exact route: Bayes-error floor, support enumeration (0/1 features), sign-cover LP bound, box search "
           "(few features of many values), HiGHS on the MILP strengthened with the LP's cuts",
           exact_backend="highs", exact_route="solvers.exact.slim_route:ROUTE",
-          heuristic="solvers.heuristics.slim:heuristic", heuristic_kernels=("solvers.heuristics.slim_search",)),
+          heuristic="solvers.heuristics.slim:heuristic",
+          heuristic_kernels=("solvers.heuristics.slim_search", "solvers.exact.bayes_error")),
     Entry("convex_rounding", "formulations.rounding:ConvexRounding",
           "ternary / binary weights, hinge loss over [0,1]^d, randomized rounding and local search "
           "(Chevaleyre, Koriche & Zucker 2013)", exact_backend="highs", relaxed_backend="highs",

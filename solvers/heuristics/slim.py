@@ -10,7 +10,11 @@ for a long time. :func:`heuristic` (the catalog's start for SLIM)
    and swaps and descends from the start (:mod:`solvers.heuristics.slim_search`); otherwise improves the
    start, and separately the rounded zero model, by greedy integer coordinate search, each move
    choosing the value of one coefficient *and* the best intercept exactly
-   (:func:`coordinate_search`), and keeps the better.
+   (:func:`coordinate_search`), and keeps the better;
+3. on 0/1 features without operational constraints, grows supports by their Bayes error and
+   solves the best of each size exactly (:mod:`solvers.heuristics.support_beam`: where no single
+   feature beats the constant model, as with few positives, the integer moves of step 2 keep the
+   constant model), and keeps the better model.
 
 Every model it returns lies inside the coefficient set and ``max_size`` (the pipeline checks it
 again with ``violations`` before using it). Every loop checks the budget.
@@ -35,6 +39,7 @@ from formulations.slim import SLIMInstance
 from solvers.compiled import kernels_ready
 from solvers.heuristics.sampling import SEARCH_ROWS, stratified_rows
 from solvers.heuristics.slim_search import applies, search
+from solvers.heuristics.support_beam import KERNELS as BEAM_KERNELS, bayes_beam
 from solvers.limits import Limits
 
 
@@ -133,18 +138,24 @@ def heuristic(instance: SLIMInstance, limits: Limits | None = None, seed: int = 
     it breaks an operational constraint). Otherwise the best of two coordinate searches, from the
     rounded logistic start and from the rounded zero model: from zero the search is forward
     selection with integer values, from the rounded fit it prunes and adjusts a dense model.
-    The beam search needs its numba kernels: when they are not compiled yet and the budget is
-    short (:func:`solvers.compiled.kernels_ready`), the coordinate searches run instead.
+    Then, on 0/1 features, the Bayes-error beam over supports (:func:`solvers.heuristics.support_beam.bayes_beam`)
+    from the model found. The beam searches need their numba kernels: when they are not compiled
+    yet and the budget is short (:func:`solvers.compiled.kernels_ready`), the coordinate searches
+    run instead, and the Bayes-error beam not at all.
     Deterministic (``seed`` is unused). Models that obey the operational constraints come first;
     the pipeline rejects a start that does not.
     """
     c = instance.constraints
     if instance.X.shape[0] > SEARCH_ROWS and not binding(c):
         found = _heuristic(sample_rows(instance, SEARCH_ROWS, seed), limits)
-        if limits is not None and limits.expired():
-            return found
-        return min((found, coordinate_search(instance, found, limits=limits)), key=instance.objective)
-    return _heuristic(instance, limits)
+        if limits is None or not limits.expired():
+            found = min((found, coordinate_search(instance, found, limits=limits)), key=instance.objective)
+    else:
+        found = _heuristic(instance, limits)
+    if (limits is not None and limits.expired()) or not kernels_ready(BEAM_KERNELS, limits):
+        return found
+    beam = bayes_beam(instance, instance.objective(found), limits)
+    return found if beam is None else beam
 
 
 def sample_rows(instance: SLIMInstance, rows: int, seed: int) -> SLIMInstance:

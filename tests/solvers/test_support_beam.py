@@ -1,0 +1,98 @@
+"""The Bayes-error beam over supports (solvers.heuristics.support_beam) against brute force."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from formulations.coefficients import CoefficientSet
+from formulations.constraints import AtMost
+from formulations.slim import SLIM
+from solvers.heuristics.slim import heuristic
+from solvers.heuristics.support_beam import applies, bayes_beam
+from solvers.exact.zero_one_supports import ZeroOneProgram
+from solvers.limits import Limits
+
+BOUND, SIZE = 2, 3
+
+
+def _conjunction(seed: int, n: int = 400, d: int = 8):
+    """0/1 features; positives gather where three of them are all 1 (and are rare elsewhere), so no
+    one feature beats the constant model, while their conjunction does."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, d)).astype(float)
+    inside = X[:, :3].all(axis=1)
+    y = np.where(rng.random(n) < np.where(inside, 0.8, 0.03), 1.0, -1.0)
+    return X, y
+
+
+def _instance(X, y, **spec):
+    return SLIM(c0=1e-3, coef_bound=BOUND, max_size=SIZE, **spec).instance(X, y)
+
+
+def _brute_force(inst) -> float:
+    """Least objective over every point vector of at most :data:`SIZE` non-zero points in
+    ``-BOUND..BOUND``, each with its exactly best intercept."""
+    d = inst.X.shape[1]
+    best = inst.objective(inst.with_best_intercept(np.zeros(d)))
+    values = [v for v in range(-BOUND, BOUND + 1) if v != 0]
+    for k in range(1, SIZE + 1):
+        for support in itertools.combinations(range(d), k):
+            for points in itertools.product(values, repeat=k):
+                coef = np.zeros(d)
+                coef[list(support)] = points
+                best = min(best, inst.objective(inst.with_best_intercept(coef)))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_beam_finds_the_brute_force_optimum_where_no_single_feature_beats_the_constant_model(seed):
+    X, y = _conjunction(seed)
+    inst = _instance(X, y)
+    constant = inst.objective(inst.with_best_intercept(np.zeros(X.shape[1])))
+    for j in range(X.shape[1]):  # the premise: one feature alone never beats the constant model
+        for v in (-BOUND, -1, 1, BOUND):
+            coef = np.zeros(X.shape[1])
+            coef[j] = v
+            assert inst.objective(inst.with_best_intercept(coef)) >= constant - 1e-12
+    optimum = _brute_force(inst)
+    assert optimum < constant - 0.01
+    found = bayes_beam(inst, constant, Limits.untimed())
+    assert found is not None and inst.constraint_violation(found) == 0.0
+    assert np.count_nonzero(found.coef) <= SIZE and np.all(np.abs(found.coef) <= BOUND)
+    assert np.all(found.coef == np.round(found.coef)) and found.intercept == round(found.intercept)
+    assert inst.objective(found) == pytest.approx(optimum, abs=1e-12)
+    # and the SLIM heuristic, whose integer-move beams alone stay at the constant model here, starts there
+    assert inst.objective(heuristic(inst, Limits(time_limit=30).started())) == pytest.approx(optimum, abs=1e-12)
+
+
+def test_the_integer_move_beams_alone_miss_what_the_bayes_beam_finds(monkeypatch):
+    """Why the beam is there: without it the heuristic keeps a worse model on such a table."""
+    X, y = _conjunction(2)
+    inst = _instance(X, y)
+    monkeypatch.setattr("solvers.heuristics.slim.bayes_beam", lambda *args: None)
+    without = inst.objective(heuristic(inst, Limits(time_limit=30).started()))
+    assert without > _brute_force(inst) + 1e-3
+
+
+def test_nothing_below_an_optimal_incumbent():
+    X, y = _conjunction(1)
+    inst = _instance(X, y)
+    assert bayes_beam(inst, _brute_force(inst), Limits.untimed()) is None
+
+
+@pytest.mark.parametrize("case", ["integer", "constrained", "forced"])
+def test_the_beam_stays_out_where_its_fits_would_not_be_the_instance_s(case):
+    X, y = _conjunction(2)
+    if case == "integer":
+        X = X + X[:, ::-1]
+        inst = _instance(X, y)
+    elif case == "constrained":
+        inst = _instance(X, y, constraints=[AtMost(["x0", "x1", "x2"], 1)])
+    else:
+        cs = CoefficientSet.uniform(X.shape[1], BOUND, must_include=["x0"])
+        inst = SLIM(coefficients=cs, c0=1e-3, max_size=SIZE).instance(X, y)
+    assert applies(inst, ZeroOneProgram.from_instance(inst)) is not None
+    assert bayes_beam(inst, math.inf, Limits.untimed()) is None
