@@ -43,6 +43,9 @@ MEMBERS = 16
 PROJECTION_SHARE = 0.9
 #: seconds (or share of the supports) of screening before the first projection
 PROJECT_AFTER = 0.5
+#: a group branch's call whose group supports left (or their members) overflow the buffers is made
+#: again from the same prefix with a call size this many times smaller (:meth:`GroupBranch.screen`)
+RETRY_SHRINK = 16
 #: a support of groups takes about this many times a column support's time (2 columns per group,
 #: ``docs/benchmarks.md``): groups are listed when that many times their supports are fewer than
 #: the column supports
@@ -121,15 +124,28 @@ class GroupBranch:
     def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
         """As :meth:`Branch.screen`: the survivors are the column supports of the group supports left
         whose own sums (:func:`solvers.exact.group_screen.member_sums`) are below the cutoff too, and
-        the least pruned sum is over both kinds."""
+        the least pruned sum is over both kinds. A group support splits the rows more finely than its
+        members, so far more of them may be left than of their members: a call that leaves more than
+        ``out`` holds (or more members than :data:`MEMBERS` per row of it) is made again in smaller
+        calls (:data:`RETRY_SHRINK`), down to one prefix per call; only then does it overflow."""
         group_of = np.repeat(np.arange(self.start.size - 1), np.diff(self.start))
         middle = first_middle(b, size)
         found = np.empty((MEMBERS * out.shape[0], size), np.int64)
         sums = np.empty(found.shape[0])
+        limit = CALL_SUPPORTS
         while True:
+            before = middle.copy()
             listed, count, floor, finished = screen_group_pair(*bits, xlogx, self.start, self.columns, a, b, size,
-                                                               cutoff, out, middle, CALL_SUPPORTS)
-            held = members(out[:min(count, out.shape[0])], self.start, self.columns, group_of, size, found)
+                                                               cutoff, out, middle, limit)
+            held = members(out[:min(count, out.shape[0])], self.start, self.columns, group_of, size, found) \
+                if count <= out.shape[0] else 0
+            if (count > out.shape[0] or held > found.shape[0]) and limit > 1:
+                # more group supports (or members) left than the buffers hold: the same prefixes again,
+                # in smaller calls (the members' own sums may still rule them out)
+                middle[:] = before
+                limit = max(limit // RETRY_SHRINK, 1)
+                continue
+            limit = min(2 * limit, CALL_SUPPORTS)
             rows = found[:min(held, found.shape[0])]
             member_sums(*bits, xlogx, rows, cutoff, sums)
             low = sums[:rows.shape[0]] < cutoff

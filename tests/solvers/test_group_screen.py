@@ -186,6 +186,37 @@ def test_a_group_pass_leaves_exactly_the_column_supports_below_the_cutoff(seed, 
     assert cutoff <= found.pruned <= min(v for v in sums.values() if v >= cutoff) + 1e-9
 
 
+def test_a_call_that_leaves_more_group_supports_than_its_buffer_is_made_again_in_smaller_calls(monkeypatch):
+    """With a survivor buffer that holds one prefix's group supports left but not a pair's, the pass
+    still leaves exactly the column supports below the cutoff (calls of one prefix); with a buffer
+    smaller than some prefix's, it overflows and says so."""
+    monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
+    X, y, weights = _binarised(0, variables=5)
+    size = 4
+    branch = plain_branch(X, size)
+    groups = [branch.columns[branch.start[g]:branch.start[g + 1]] for g in range(branch.start.size - 1)]
+    group_sums = {T: _sum(X, y, weights, np.concatenate([groups[g] for g in T]), True)
+                  for T in itertools.combinations(range(len(groups)), size)}
+    cutoff = float(np.quantile(list(group_sums.values()), 0.4)) + 1e-7
+    left = [T for T, v in group_sums.items() if v < cutoff]
+    per_prefix = max(sum(1 for T in left if T[:-1] == P) for P in {T[:-1] for T in left})
+    per_pair = max(sum(1 for T in left if T[:2] == P) for P in {T[:2] for T in left})
+    assert per_prefix < per_pair  # (the premise: a pair's call overflows, a prefix's does not)
+    sums = {S: _sum(X, y, weights, S, True) for S in itertools.combinations(range(X.shape[1]), size)}
+    below = {S for S, v in sums.items() if v < cutoff}
+    bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
+    n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
+    bits = (bp, n_pos, up, bn, n_neg, un)
+    monkeypatch.setattr(blocked_pass, "MEMBERS", 64)
+    monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", per_prefix)
+    found = screen_pairs(bits, BAYES, [branch], size, cutoff, Limits.untimed().started(), 1)
+    assert found.stopped is None and found.listed == len(group_sums)
+    assert {tuple(r) for r in found.survivors} == below and found.survivors.shape[0] == len(below)
+    monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", per_prefix - 1)
+    found = screen_pairs(bits, BAYES, [branch], size, cutoff, Limits.untimed().started(), 1)
+    assert found.stopped is not None and "pass the screen" in found.stopped
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_the_slim_blocked_step_on_groups_proves_the_brute_force_optimum(seed, monkeypatch):
     """SLIM (points -2..2, at most 3 features) on a binarised table of 7 columns: from an objective to
