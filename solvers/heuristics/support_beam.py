@@ -28,6 +28,7 @@ import numpy as np
 from formulations.base import Model
 from formulations.constraints import binding
 from formulations.slim import SLIMInstance
+from solvers.exact.blocked_pass import screen_words
 from solvers.exact.support_search import Search
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
@@ -57,6 +58,13 @@ def applies(instance: SLIMInstance, problem: ZeroOneProgram) -> str | None:
     return None
 
 
+def beam_memory(problem: ZeroOneProgram) -> float:
+    """Bytes the beam allocates at most: the rows' bit sets per (feature, value)
+    (:func:`solvers.exact.bayes_error.value_bits`: a code, a one-hot and a padded byte per row copy and
+    column, with each row repeated by its weight over its label's unit)."""
+    return 16.0 * problem.d * (64.0 * screen_words(problem.y, problem.weights) + problem.X.shape[0])
+
+
 def _grown(beam: np.ndarray, free: np.ndarray) -> np.ndarray:
     """Every support of one more free feature than a row of ``beam`` (rows ascending, each once)."""
     rows = np.repeat(beam, free.size, axis=0)
@@ -68,11 +76,11 @@ def _grown(beam: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 def bayes_beam(instance: SLIMInstance, incumbent: float, limits: Limits | None = None) -> Model | None:
     """The best model of the beam (module docstring) whose objective is below ``incumbent``, or
-    None (none found, or the beam does not apply)."""
+    None (none found, the beam does not apply, or it would allocate more than ``limits.memory``)."""
     problem = ZeroOneProgram.from_instance(instance)
-    if applies(instance, problem) is not None:
-        return None
     limits = (limits or Limits.untimed()).started()
+    if applies(instance, problem) is not None or beam_memory(problem) > limits.memory:
+        return None
     free = problem.free
     bound = problem.bounder()
     search = Search(problem.d, incumbent, None, limits.mip_rel_gap)

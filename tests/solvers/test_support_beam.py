@@ -11,9 +11,9 @@ from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost
 from formulations.slim import SLIM
 from solvers.heuristics.slim import heuristic
-from solvers.heuristics.support_beam import applies, bayes_beam
+from solvers.heuristics.support_beam import applies, bayes_beam, beam_memory
 from solvers.exact.zero_one_supports import ZeroOneProgram
-from solvers.limits import Limits
+from solvers.limits import MIN_MEMORY, Limits
 
 BOUND, SIZE = 2, 3
 
@@ -96,3 +96,15 @@ def test_the_beam_stays_out_where_its_fits_would_not_be_the_instance_s(case):
         inst = SLIM(coefficients=cs, c0=1e-3, max_size=SIZE).instance(X, y)
     assert applies(inst, ZeroOneProgram.from_instance(inst)) is not None
     assert bayes_beam(inst, math.inf, Limits.untimed()) is None
+
+
+def test_the_beam_stays_within_the_memory_budget():
+    """Its bit sets take about 16 bytes per row copy and column: over the budget it does not start."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (20_000, 30)).astype(float)
+    y = np.where(X[:, :3].all(axis=1) | (rng.random(X.shape[0]) < 0.05), 1.0, -1.0)
+    inst = _instance(X, y)
+    need = beam_memory(ZeroOneProgram.from_instance(inst))
+    assert MIN_MEMORY < need < 64 * MIN_MEMORY
+    assert bayes_beam(inst, math.inf, Limits(memory=MIN_MEMORY)) is None
+    assert bayes_beam(inst, math.inf, Limits(memory=int(2 * need))) is not None
