@@ -1,7 +1,6 @@
 """The Bayes-error beam over supports (solvers.heuristics.support_beam) against brute force."""
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -14,7 +13,9 @@ from solvers.heuristics.slim import heuristic
 from solvers.heuristics.support_beam import applies, bayes_beam, beam_memory
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import MIN_MEMORY, Limits
+from tests.solvers.test_box_wide import _brute_force as brute_force
 
+#: points -BOUND..BOUND, at most SIZE features (brute force: every such point vector, best intercept)
 BOUND, SIZE = 2, 3
 
 
@@ -32,21 +33,6 @@ def _instance(X, y, **spec):
     return SLIM(c0=1e-3, coef_bound=BOUND, max_size=SIZE, **spec).instance(X, y)
 
 
-def _brute_force(inst) -> float:
-    """Least objective over every point vector of at most :data:`SIZE` non-zero points in
-    ``-BOUND..BOUND``, each with its exactly best intercept."""
-    d = inst.X.shape[1]
-    best = inst.objective(inst.with_best_intercept(np.zeros(d)))
-    values = [v for v in range(-BOUND, BOUND + 1) if v != 0]
-    for k in range(1, SIZE + 1):
-        for support in itertools.combinations(range(d), k):
-            for points in itertools.product(values, repeat=k):
-                coef = np.zeros(d)
-                coef[list(support)] = points
-                best = min(best, inst.objective(inst.with_best_intercept(coef)))
-    return best
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_the_beam_finds_the_brute_force_optimum_where_no_single_feature_beats_the_constant_model(seed):
     X, y = _conjunction(seed)
@@ -57,7 +43,7 @@ def test_the_beam_finds_the_brute_force_optimum_where_no_single_feature_beats_th
             coef = np.zeros(X.shape[1])
             coef[j] = v
             assert inst.objective(inst.with_best_intercept(coef)) >= constant - 1e-12
-    optimum = _brute_force(inst)
+    optimum = brute_force(inst, SIZE, BOUND)
     assert optimum < constant - 0.01
     found = bayes_beam(inst, constant, Limits.untimed())
     assert found is not None and inst.constraint_violation(found) == 0.0
@@ -74,13 +60,13 @@ def test_the_integer_move_beams_alone_miss_what_the_bayes_beam_finds(monkeypatch
     inst = _instance(X, y)
     monkeypatch.setattr("solvers.heuristics.slim.bayes_beam", lambda *args: None)
     without = inst.objective(heuristic(inst, Limits(time_limit=30).started()))
-    assert without > _brute_force(inst) + 1e-3
+    assert without > brute_force(inst, SIZE, BOUND) + 1e-3
 
 
 def test_nothing_below_an_optimal_incumbent():
     X, y = _conjunction(1)
     inst = _instance(X, y)
-    assert bayes_beam(inst, _brute_force(inst), Limits.untimed()) is None
+    assert bayes_beam(inst, brute_force(inst, SIZE, BOUND), Limits.untimed()) is None
 
 
 @pytest.mark.parametrize("case", ["integer", "constrained", "forced"])
