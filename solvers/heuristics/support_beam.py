@@ -39,7 +39,8 @@ KERNELS = ("solvers.exact.bayes_error",)
 WIDTH = 50
 #: supports of each size solved exactly (the least bounds first)
 EXACT = 10
-#: largest support grown when the instance sets no ``max_size`` (``2^size`` patterns per support)
+#: largest support grown, whatever ``max_size`` (a support's MILP has up to ``2^size`` merged rows;
+#: of up to 1,024 they took a whole minute: ``docs/benchmarks-history.md``, stop 55)
 LARGEST = 5
 
 
