@@ -38,7 +38,7 @@ from solvers.exact.blocked_entropy import BAYES, xlogx_table  # noqa: E402
 from solvers.exact.blocked_pass import GroupBranch, all_pairs, plain_branch, screen_pairs  # noqa: E402
 from solvers.exact.blocked_supports import _label  # noqa: E402
 from solvers.exact.box_logistic import label_bits  # noqa: E402
-from solvers.exact.slim_route import zero_one  # noqa: E402
+from solvers.exact.zero_one_supports import zero_one  # noqa: E402
 from solvers.exact.sparse_logistic import SparseLogistic  # noqa: E402
 from solvers.limits import Limits  # noqa: E402
 from solvers.result import prune_level  # noqa: E402

@@ -40,7 +40,7 @@ from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
 from solvers.exact.support_listing import CHUNK
 from solvers.exact.support_workers import kernel_copies
 from solvers.exact.supports import enumerate_supports
-from solvers.exact.zero_one_supports import ZeroOneProgram
+from solvers.exact.zero_one_supports import zero_one
 from solvers.limits import MIN_PHASE, Limits
 from solvers.registry import solver_options
 from solvers.result import Status, prune_level
@@ -57,14 +57,6 @@ WIDE_BOX_PAIRS = 3 * 10**5
 #: seconds HiGHS takes to load and presolve a MILP, per nonzero of its matrix, before it first looks at
 #: its clock (measured on SLIM programs of 10^5-10^6 nonzeros); taken off the time limit it is given
 HIGHS_LOAD_SECONDS_PER_NONZERO = 7e-7
-
-
-def zero_one(instance: SLIMInstance) -> ZeroOneProgram:
-    """The instance as the exact steps read it (built once per instance)."""
-    cache = instance._cache
-    if "zero_one" not in cache:
-        cache["zero_one"] = ZeroOneProgram.from_instance(instance)
-    return cache["zero_one"]
 
 
 def operational(instance: SLIMInstance) -> str | None:
@@ -155,12 +147,7 @@ def _bayes_applies(instance: SLIMInstance, limits: Limits) -> str | None:
     reason = operational(instance)
     if reason is not None:
         return reason
-    problem = zero_one(instance)
-    if not problem.binary:
-        return "some features take values other than 0 and 1"
-    if not problem.countable:
-        return "the row weights are not integer multiples of one unit (Bayes errors are counted in bits)"
-    return None
+    return zero_one(instance).bayes_reason()
 
 
 def _bayes_memory(instance: SLIMInstance, limits: Limits) -> float:

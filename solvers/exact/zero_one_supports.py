@@ -82,6 +82,14 @@ class ZeroOneProgram:
         positive = self.y > 0
         return copy_counts(self.weights[positive]) is not None and copy_counts(self.weights[~positive]) is not None
 
+    def bayes_reason(self) -> str | None:
+        """Why the Bayes errors of its supports cannot be counted on bit sets of its rows (None: they can)."""
+        if not self.binary:
+            return "some features take values other than 0 and 1"
+        if not self.countable:
+            return "the row weights are not integer multiples of one unit (Bayes errors are counted in bits)"
+        return None
+
     @property
     def hands_over_search(self) -> bool:
         """With 0/1 features a support's MILP has at most ``2^|T|`` merged rows and is searched to
@@ -196,6 +204,15 @@ class ZeroOneProgram:
         full[support] = coef
         return float(self.weights @ self.errors(full, intercept) + self.cost @ (self.forced | (full != 0))
                      + self.epsilon @ np.abs(full) + self.offset)
+
+
+def zero_one(instance) -> ZeroOneProgram:
+    """The problem of a :class:`formulations.slim.SLIMInstance` as the exact steps and the Bayes-error
+    beam read it (:meth:`ZeroOneProgram.from_instance`, built once per instance)."""
+    cache = instance._cache
+    if "zero_one" not in cache:
+        cache["zero_one"] = ZeroOneProgram.from_instance(instance)
+    return cache["zero_one"]
 
 
 def _bayes_bounds(bits: tuple, cost: np.ndarray, uniform: bool, offset: float, chunk: np.ndarray,

@@ -30,7 +30,7 @@ from formulations.constraints import binding
 from formulations.slim import SLIMInstance
 from solvers.exact.blocked_pass import screen_words
 from solvers.exact.support_search import Search
-from solvers.exact.zero_one_supports import ZeroOneProgram
+from solvers.exact.zero_one_supports import ZeroOneProgram, zero_one
 from solvers.limits import Limits
 
 #: modules whose numba kernels the beam runs (:mod:`solvers.compiled`)
@@ -44,16 +44,16 @@ EXACT = 10
 LARGEST = 5
 
 
-def applies(instance: SLIMInstance, problem: ZeroOneProgram) -> str | None:
+def applies(instance: SLIMInstance) -> str | None:
     """Why :func:`bayes_beam` cannot run on ``instance`` (None: it can)."""
+    problem = zero_one(instance)
     if binding(instance.constraints):
         return "operational constraints (the restricted MILPs leave them out)"
-    if not problem.binary:
-        return "some features take values other than 0 and 1"
+    reason = problem.bayes_reason()
+    if reason is not None:
+        return reason
     if problem.forced.any():
         return "some features are forced"
-    if not problem.countable:
-        return "the row weights of a label have no common unit (Bayes errors are counted in bits)"
     if problem.free.size == 0:
         return "no free features"
     return None
@@ -78,9 +78,9 @@ def _grown(beam: np.ndarray, free: np.ndarray) -> np.ndarray:
 def bayes_beam(instance: SLIMInstance, incumbent: float, limits: Limits | None = None) -> Model | None:
     """The best model of the beam (module docstring) whose objective is below ``incumbent``, or
     None (none found, the beam does not apply, or it would allocate more than ``limits.memory``)."""
-    problem = ZeroOneProgram.from_instance(instance)
+    problem = zero_one(instance)
     limits = (limits or Limits.untimed()).started()
-    if applies(instance, problem) is not None or beam_memory(problem) > limits.memory:
+    if applies(instance) is not None or beam_memory(problem) > limits.memory:
         return None
     free = problem.free
     bound = problem.bounder()

@@ -38,6 +38,7 @@ from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.riskslim_route import ROUTE
 from solvers.exact.screen import SupportScreen
 from solvers.exact.route import Incumbent
+from solvers.exact.zero_one_supports import zero_one
 from solvers.limits import Limits
 from tests.solvers.test_routes import _risk_brute_force, _slim_brute_force, _slim_case
 
@@ -203,7 +204,7 @@ def test_the_slim_kind_proves_the_brute_force_optimum(seed):
     spec = SLIM(c0=spec.c0, coefficients=cs, max_size=size)
     inst = spec.instance(X, y)
     best = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= size)
-    problem = slim_route.zero_one(inst)
+    problem = zero_one(inst)
     assert applies(problem) is None
     found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05)
     assert found.finished and found.model is not None, found.message

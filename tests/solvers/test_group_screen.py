@@ -22,7 +22,7 @@ from formulations.base import Model
 from formulations.coefficients import CoefficientSet
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
-from solvers.exact import blocked_pass, slim_route
+from solvers.exact import blocked_pass
 from solvers.exact import route as route_table
 from solvers.exact.blocked_entropy import BAYES, first_middle, xlogx_table
 from solvers.exact.blocked_pass import Branch, GroupBranch, plain_branch, screen_pairs
@@ -32,6 +32,7 @@ from solvers.exact.group_screen import groups_of, member_sums, members, screen_g
 from solvers.exact.nested_columns import nested_chains
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.exact.zero_one_supports import zero_one
 from solvers.limits import Limits
 from tests.solvers.test_exclusion import _nested
 from tests.solvers.test_routes import _risk_brute_force, _slim_brute_force
@@ -229,7 +230,7 @@ def test_the_slim_blocked_step_on_groups_proves_the_brute_force_optimum(seed, mo
     cs = CoefficientSet.uniform(names, 2)
     spec = SLIM(coefficients=cs, c0=0.01, max_size=3)
     inst = spec.instance(X, y)
-    problem = slim_route.zero_one(inst)
+    problem = zero_one(inst)
     assert isinstance(plain_branch(problem.X[:, problem.free], 3), GroupBranch)
     best = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= 3)
     found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05)

@@ -151,7 +151,7 @@ def _steps():
     from solvers.exact.box_cover import box_cover
     from solvers.exact.floor import riskslim_floor
     from solvers.exact.sign_cover import SignCoverProblem, sign_cover
-    from solvers.exact.slim_route import zero_one
+    from solvers.exact.zero_one_supports import zero_one
     from solvers.exact.sparse_logistic import SparseLogistic
     from solvers.exact.support_bayes_floor import least_bayes_error
     from solvers.exact.supports import enumerate_supports

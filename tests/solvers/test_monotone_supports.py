@@ -22,7 +22,7 @@ from solvers.exact import orthant_boxes as ob
 from solvers.exact import pattern_groups as pg
 from solvers.exact import slim_route
 from solvers.exact import tail_screen as ts
-from solvers.exact.slim_route import zero_one
+from solvers.exact.zero_one_supports import zero_one
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
 from solvers.result import Status

@@ -11,7 +11,7 @@ from formulations.constraints import AtMost
 from formulations.slim import SLIM
 from solvers.heuristics.slim import heuristic
 from solvers.heuristics.support_beam import applies, bayes_beam, beam_memory
-from solvers.exact.zero_one_supports import ZeroOneProgram
+from solvers.exact.zero_one_supports import zero_one
 from solvers.limits import MIN_MEMORY, Limits
 from tests.solvers.test_box_wide import _brute_force as brute_force
 
@@ -80,7 +80,7 @@ def test_the_beam_stays_out_where_its_fits_would_not_be_the_instance_s(case):
     else:
         cs = CoefficientSet.uniform(X.shape[1], BOUND, must_include=["x0"])
         inst = SLIM(coefficients=cs, c0=1e-3, max_size=SIZE).instance(X, y)
-    assert applies(inst, ZeroOneProgram.from_instance(inst)) is not None
+    assert applies(inst) is not None
     assert bayes_beam(inst, math.inf, Limits.untimed()) is None
 
 
@@ -90,7 +90,7 @@ def test_the_beam_stays_within_the_memory_budget():
     X = rng.integers(0, 2, (20_000, 30)).astype(float)
     y = np.where(X[:, :3].all(axis=1) | (rng.random(X.shape[0]) < 0.05), 1.0, -1.0)
     inst = _instance(X, y)
-    need = beam_memory(ZeroOneProgram.from_instance(inst))
+    need = beam_memory(zero_one(inst))
     assert MIN_MEMORY < need < 64 * MIN_MEMORY
     assert bayes_beam(inst, math.inf, Limits(memory=MIN_MEMORY)) is None
     assert bayes_beam(inst, math.inf, Limits(memory=int(2 * need))) is not None
