@@ -161,14 +161,11 @@ def test_member_sums_are_the_enumerated_ones_or_stop_at_the_cutoff(seed, size, b
     assert np.all(sums[~below] >= cutoff) and np.all(sums[~below] <= exact[~below] + 1e-9)
 
 
-@pytest.mark.parametrize("seed,threads,bayes", [(0, 1, True), (1, 2, True), (2, 1, False)])
-def test_a_group_pass_leaves_exactly_the_column_supports_below_the_cutoff(seed, threads, bayes, monkeypatch):
-    """The pass's survivors are exactly the column supports whose own sums are below the cutoff (each
-    a member of a group support below it; on one thread or two), and its least pruned sum lies between
-    the cutoff and the least sum of the column supports it pruned."""
-    monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
+def _pass_case(seed: int, bayes: bool, size: int = 4):
+    """A binarised table of 5 variables, its group branch (groups forced to pay), every group
+    support's and column support's enumerated sum, a cutoff at the groups' 40 % quantile, and the
+    bit sets and table a pass screens with."""
     X, y, weights = _binarised(seed, variables=5)
-    size = 4
     branch = plain_branch(X, size)
     assert isinstance(branch, GroupBranch)
     groups = [branch.columns[branch.start[g]:branch.start[g + 1]] for g in range(branch.start.size - 1)]
@@ -179,8 +176,18 @@ def test_a_group_pass_leaves_exactly_the_column_supports_below_the_cutoff(seed, 
     bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
     n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
     table = BAYES if bayes else xlogx_table(n_pos, n_neg, up, un)
-    found = screen_pairs((bp, n_pos, up, bn, n_neg, un), table, [branch], size, cutoff, Limits.untimed().started(),
-                         threads)
+    return branch, group_sums, sums, cutoff, (bp, n_pos, up, bn, n_neg, un), table
+
+
+@pytest.mark.parametrize("seed,threads,bayes", [(0, 1, True), (1, 2, True), (2, 1, False)])
+def test_a_group_pass_leaves_exactly_the_column_supports_below_the_cutoff(seed, threads, bayes, monkeypatch):
+    """The pass's survivors are exactly the column supports whose own sums are below the cutoff (each
+    a member of a group support below it; on one thread or two), and its least pruned sum lies between
+    the cutoff and the least sum of the column supports it pruned."""
+    monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
+    size = 4
+    branch, group_sums, sums, cutoff, bits, table = _pass_case(seed, bayes, size)
+    found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), threads)
     assert found.stopped is None and found.listed == len(group_sums)
     below = {S for S, v in sums.items() if v < cutoff}
     assert below and {tuple(r) for r in found.survivors} == below and found.survivors.shape[0] == len(below)
@@ -192,29 +199,20 @@ def test_a_call_that_leaves_more_group_supports_than_its_buffer_is_made_again_in
     still leaves exactly the column supports below the cutoff (calls of one prefix); with a buffer
     smaller than some prefix's, it overflows and says so."""
     monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
-    X, y, weights = _binarised(0, variables=5)
     size = 4
-    branch = plain_branch(X, size)
-    groups = [branch.columns[branch.start[g]:branch.start[g + 1]] for g in range(branch.start.size - 1)]
-    group_sums = {T: _sum(X, y, weights, np.concatenate([groups[g] for g in T]), True)
-                  for T in itertools.combinations(range(len(groups)), size)}
-    cutoff = float(np.quantile(list(group_sums.values()), 0.4)) + 1e-7
+    branch, group_sums, sums, cutoff, bits, table = _pass_case(0, True, size)
     left = [T for T, v in group_sums.items() if v < cutoff]
     per_prefix = max(sum(1 for T in left if T[:-1] == P) for P in {T[:-1] for T in left})
     per_pair = max(sum(1 for T in left if T[:2] == P) for P in {T[:2] for T in left})
     assert per_prefix < per_pair  # (the premise: a pair's call overflows, a prefix's does not)
-    sums = {S: _sum(X, y, weights, S, True) for S in itertools.combinations(range(X.shape[1]), size)}
     below = {S for S, v in sums.items() if v < cutoff}
-    bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
-    n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
-    bits = (bp, n_pos, up, bn, n_neg, un)
     monkeypatch.setattr(blocked_pass, "MEMBERS", 64)
     monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", per_prefix)
-    found = screen_pairs(bits, BAYES, [branch], size, cutoff, Limits.untimed().started(), 1)
+    found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), 1)
     assert found.stopped is None and found.listed == len(group_sums)
     assert {tuple(r) for r in found.survivors} == below and found.survivors.shape[0] == len(below)
     monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", per_prefix - 1)
-    found = screen_pairs(bits, BAYES, [branch], size, cutoff, Limits.untimed().started(), 1)
+    found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), 1)
     assert found.stopped is not None and "pass the screen" in found.stopped
 
 
