@@ -26,8 +26,11 @@ from the positive patterns (capacity their weights) through the conflicts to the
 conflict in the orthants whose signs agree with its comparison on every column where the two differ
 (``x_pj < x_qj`` needs ``sigma_j = +1``, ``x_pj > x_qj`` needs ``-1``, equal values allow both): the
 pairs are sorted once per support into the ``3^K`` classes of that comparison, and each orthant
-reads the classes it conflicts on. A greedy flow (each conflict, in turn, carries what both ends
-have left) is computed for every orthant, first through the conflicts of patterns equal on all but
+reads the classes it conflicts on. For supports of three or more features, the maximum flow through
+the conflicts of rows equal on all but the last two columns comes first, for every support of a
+prefix at once (:mod:`solvers.exact.dominance_sweep`: a two-dimensional dominance per group of
+rows, swept); a support it brings to the incumbent in every orthant needs nothing more. A greedy flow (each conflict, in turn, carries what both ends
+have left) is computed for every orthant it leaves open, first through the conflicts of patterns equal on all but
 two columns only (:func:`solvers.exact.monotone_flows.near_flows`: found by grouping, far fewer than
 all the pairs, and often enough), then through all the pairs of the classes the orthants still open
 conflict on; an orthant whose greedy flow plus the costs every model of it pays

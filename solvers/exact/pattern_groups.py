@@ -131,15 +131,16 @@ def patterns(valuesT: np.ndarray, ranksT: np.ndarray, levels: np.ndarray, S: np.
 
 
 @njit(cache=True, nogil=True)
-def prefix_order(ranksT: np.ndarray, levels: np.ndarray, prefix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                                     np.ndarray]:
-    """The rows sorted by their value ranks on the columns ``prefix``, the first column most
-    significant (lexicographic order: stable counting sorts from the last column to the first), and
+def prefix_order(ranksT: np.ndarray, levels: np.ndarray, prefix: np.ndarray,
+                 order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The rows (listed in ``order``) sorted by their value ranks on the columns ``prefix``, the first
+    column most significant (lexicographic order: stable counting sorts from the last column to the
+    first, so rows of equal ranks stay in ``order``), and
     their runs of equal ranks: ``(rows, start, ranks, group)``, run ``g`` at
     ``rows[start[g]:start[g + 1]]`` with the ranks ``ranks[g]``, and ``group[g]`` the number of its
     run of equal ranks on the prefix but its last column."""
     m, k = ranksT.shape[1], prefix.size
-    rows = np.arange(m)
+    rows = order.copy()
     spare = np.empty(m, np.int64)
     for j in range(k - 1, -1, -1):
         column, size = ranksT[prefix[j]], levels[prefix[j]]

@@ -4,10 +4,11 @@
 (always; a finite bound whatever else runs, :mod:`solvers.exact.floor`), the support enumeration with Bayes-error bounds (0/1 features; it
 proves most 0/1 tables alone, and when the supports are too many it stops after its first chunks),
 on 0/1 features with ``max_size`` the least Bayes error of any ``max_size`` features (a floor that stays
-positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), the sign-cover LP bound (always), on
+positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), on
 integer features the orthant search (every support's sign orthants screened by a monotone
 flow bound on the support's merged patterns, the rest enumerated; :mod:`solvers.exact.monotone_supports`)
-when its work projects within the time left, the box search (few integer features of many values), then
+when its work projects within the time left (before the LP: when it finishes, the LP's time is
+saved), the sign-cover LP bound (always), the box search (few integer features of many values), then
 on more free features the same box search when the rows are few (:data:`WIDE_BOX_PAIRS`: its
 incumbents beat the MILP's there, though it rarely finishes), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
@@ -282,13 +283,13 @@ ROUTE: tuple[Step, ...] = (
     Step("support_floor", _run_support_floor, _support_floor_applies, _support_floor_memory, 1.0,
          "a lower bound: the least Bayes error of any max_size 0/1 features (every model lies in such a "
          "support, and its rows that agree on it are scored alike)", ("solvers.exact.blocked_entropy",)),
-    Step("sign_cover_lp", _run_sign_cover, lambda instance, limits: None, _sign_cover_memory, 0.25,
-         "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",)),
     Step("monotone_supports", _run_monotone, _monotone_applies, _monotone_memory, 1.0,
          "the optimum when every sign orthant of every max_size integer features is screened by a monotone "
          "bound (a flow through the pairs no monotone score separates) or enumerated",
          ("solvers.exact.monotone_supports", "solvers.exact.pattern_groups", "solvers.exact.monotone_flows",
-          "solvers.exact.tail_screen", "solvers.exact.orthant_boxes")),
+          "solvers.exact.dominance_sweep", "solvers.exact.tail_screen", "solvers.exact.orthant_boxes")),
+    Step("sign_cover_lp", _run_sign_cover, lambda instance, limits: None, _sign_cover_memory, 0.25,
+         "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",)),
     Step("box_search", _run_box, _box_applies, _box_memory, 1.0,
          "the optimum by branch and bound on the points' box (pair-conflict max-flow bound)",
          ("solvers.exact.box_cover",)),

@@ -4,13 +4,16 @@ Supports listed in lexicographic order come in runs that share their first ``r -
 *prefix*) and differ in the last (the *tail*). The rows are sorted once by their ranks on the prefix
 (:func:`solvers.exact.pattern_groups.prefix_order`); each tail's patterns are then its runs split by
 the tail's rank (:func:`solvers.exact.pattern_groups.tail_patterns`, no hashing), already grouped for
-the near flows' first grouping (:func:`solvers.exact.monotone_flows.near_flows`).
+the near flows' first grouping (:func:`solvers.exact.monotone_flows.near_flows`). Before them, the
+maximum flows of that first grouping, for every tail at once (:mod:`solvers.exact.dominance_sweep`):
+a tail whose orthants they all bring to its target needs no patterns.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from solvers.exact.dominance_sweep import MAX_LEVELS, labels_first, run_middles, sweep_tails
 from solvers.exact.monotone_flows import near_flows
 from solvers.exact.pattern_groups import prefix_order, tail_patterns
 
@@ -18,11 +21,15 @@ from solvers.exact.pattern_groups import prefix_order, tail_patterns
 @njit(cache=True, nogil=True)
 def near_tails(ranksT: np.ndarray, levels: np.ndarray, prefix: np.ndarray, tails: np.ndarray, positive: np.ndarray,
                w: np.ndarray, slot: np.ndarray, allowed: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each support ``prefix + (tails[t],)``: its near flows (row ``t``, one per sign pattern,
-    ``-1`` where ``allowed[t]`` is False; stopped at ``targets[t]``) and its number of pattern pairs
-    (positive times negative patterns). ``ranksT``: the value ranks, one row per feature;
-    ``slot``: the groupings' scratch (:func:`solvers.exact.pattern_groups.group_ids`)."""
-    rows, start, ranks, group = prefix_order(ranksT, levels, prefix)
+    """For each support ``prefix + (tails[t],)``: a flow per sign pattern (row ``t``, ``-1`` where
+    ``allowed[t]`` is False): the sweep's maximum flow of the first grouping
+    (:func:`solvers.exact.dominance_sweep.sweep_tails`, tails of at most ``MAX_LEVELS`` ranks) and,
+    where that leaves an orthant below ``targets[t]``, the larger of it and the near flows (stopped
+    at ``targets[t]``); and its number of pattern pairs (positive times negative patterns; 0 when the
+    sweep alone reaches the target in every orthant: the support needs no patterns). ``ranksT``: the
+    value ranks, one row per feature; ``slot``: the groupings' scratch
+    (:func:`solvers.exact.pattern_groups.group_ids`)."""
+    rows, start, ranks, group = prefix_order(ranksT, levels, prefix, labels_first(positive))
     m, r = rows.size, prefix.size + 1
     sorted_positive, sorted_w = positive[rows], w[rows]
     Rp, Rn = np.empty((m, r), np.int64), np.empty((m, r), np.int64)
@@ -30,13 +37,34 @@ def near_tails(ranksT: np.ndarray, levels: np.ndarray, prefix: np.ndarray, tails
     ids = np.empty(2 * m, np.int64)
     columns = np.empty(r, np.int64)
     columns[:r - 1] = levels[prefix]
-    near = np.empty((tails.size, allowed.shape[1]))
-    pairs = np.empty(tails.size)
+    near = np.full((tails.size, allowed.shape[1]), -1.0)
+    pairs = np.zeros(tails.size)
+    swept = tails.size > 0 and levels[tails].max() <= MAX_LEVELS
+    flows = np.zeros((0, 4))
+    if swept:
+        needed = np.zeros((tails.size, 4), np.bool_)
+        for t in range(tails.size):
+            for o in range(allowed.shape[1]):
+                if allowed[t, o]:
+                    needed[t, ((o >> (r - 2)) & 1) + 2 * ((o >> (r - 1)) & 1)] = True
+        flows = sweep_tails(ranksT, levels, rows, start, run_middles(rows, start, positive), group, tails, sorted_w,
+                            needed, targets)
+    open_ = allowed.copy()
     for t in range(tails.size):
+        if swept:
+            for o in range(allowed.shape[1]):
+                if allowed[t, o]:
+                    near[t, o] = flows[t, ((o >> (r - 2)) & 1) + 2 * ((o >> (r - 1)) & 1)]
+                    open_[t, o] = near[t, o] < targets[t]
+            if not open_[t].any():
+                continue
         columns[r - 1] = levels[tails[t]]
         n_pos, n_neg, groups = tail_patterns(ranksT, rows, start, ranks, group, tails[t], levels[tails[t]], sorted_positive,
                                              sorted_w, Rp, wp, Rn, wn, ids)
         pairs[t] = float(n_pos) * float(n_neg)
-        near[t] = near_flows(Rp[:n_pos], wp[:n_pos], Rn[:n_neg], wn[:n_neg], columns, allowed[t], targets[t], slot,
-                             ids, groups)
+        more = near_flows(Rp[:n_pos], wp[:n_pos], Rn[:n_neg], wn[:n_neg], columns, open_[t], targets[t], slot, ids,
+                          groups)
+        for o in range(allowed.shape[1]):
+            if open_[t, o]:
+                near[t, o] = max(near[t, o], more[o])
     return near, pairs

@@ -304,7 +304,7 @@ def test_tail_patterns_are_the_supports_patterns_in_lexicographic_order(seed):
     ranks, levels = pg.value_ranks(X)
     ranksT = np.ascontiguousarray(ranks.T)
     prefix = np.sort(rng.choice(d - 1, r - 1, replace=False))
-    rows, start, run_ranks, group = pg.prefix_order(ranksT, levels, prefix)
+    rows, start, run_ranks, group = pg.prefix_order(ranksT, levels, prefix, np.arange(n))
     assert np.array_equal(np.sort(rows), np.arange(n))
     assert all(np.array_equal(ranks[rows[a:b]][:, prefix], np.tile(run_ranks[g], (b - a, 1)))
                for g, (a, b) in enumerate(zip(start[:-1], start[1:])))
