@@ -7,11 +7,11 @@ Every model errs on a vertex cover of the conflicts, whose least weight is the v
 flow from the positive patterns (capacities their weights) to the negative ones (Konig); any flow
 is a lower bound. A pair's *comparison class* (digit ``j`` in base 3: 0 equal, 1 the positive
 pattern below, 2 above) says in which orthants it conflicts: those whose signs agree with it on
-every column where the two differ (:func:`conflicting`).
+every column where the two differ.
 
-Three flows, cheapest first: :func:`near_flows` (greedy, through only the pairs equal on all but two
-columns, found by grouping), :func:`greedy_flows` (greedy, through the pairs sorted by class,
-:func:`pair_classes`) and :func:`class_max_flow` (a maximum flow, :func:`dinic`).
+Two flows, cheapest first: :func:`near_flows` (greedy, through only the pairs equal on all but two
+columns, found by grouping, for every orthant at once) and :func:`dinic` (a maximum flow through all
+the conflicts of one orthant, listed by :func:`dominance_edges`, from the greedy flow through them).
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def _group_pairs(Rp: np.ndarray, Rn: np.ndarray, ids_p: np.ndarray, ids_n: np.nd
                  b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pairs of a positive and a negative pattern of the same group (``ids_p``, ``ids_n``), sorted
     by their comparison on columns ``a`` and ``b`` of their value ranks ``Rp``, ``Rn`` (class ``c`` in
-    ``0..8``, digit 0 on ``a`` and digit 1 on ``b`` as in :func:`pair_classes`): ``(count, positive
+    ``0..8``, digit 0 on ``a`` and digit 1 on ``b``, each 0 equal, 1 below, 2 above): ``(count, positive
     ends, negative ends)``, class ``c`` at ``count[c]:count[c + 1]``. The two columns are first
     copied in group order, so each pair's class is computed once, on contiguous values."""
     start_p, items_p = by_group(ids_p, groups)
@@ -200,118 +200,117 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
 
 
 @njit(cache=True, nogil=True)
-def pair_classes(Vp: np.ndarray, Vn: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs of a positive pattern (a row of ``Vp``: its values, or their ranks) and a negative
-    one (of ``Vn``) of the classes ``keep`` (a flag per class) sorted by their comparison class
-    (digit ``j`` in base 3: 0 equal, 1 the positive pattern below, 2 above): ``(start of each of the
-    3^r classes, positive ends, negative ends)``, those of class ``c`` at ``start[c]:start[c + 1]``
-    (empty for the classes not kept). The classes are summed column by column over the negative
-    patterns (contiguous, so the loop vectorises), then the pairs kept are placed by a counting
-    sort."""
-    n_pos, r = Vp.shape
-    n_neg = Vn.shape[0]
-    size = 3 ** r
-    VnT = np.ascontiguousarray(Vn.T)
-    code = np.zeros((n_pos, n_neg), np.int16)
-    start = np.zeros(size + 1, np.int64)
-    for p in range(n_pos):
-        row = code[p]
-        power = 1
-        for j in range(r):
-            a = Vp[p, j]
-            column = VnT[j]
+def dominance_edges(Rp: np.ndarray, Rn: np.ndarray, plus: int) -> tuple[np.ndarray, np.ndarray]:
+    """The conflicts of orthant ``plus`` between the positive patterns (rows of ``Rp``, their value
+    ranks) and the negative ones (of ``Rn``): ``(positive ends, negative ends)``, the pairs with
+    ``sigma_j Rp[p, j] <= sigma_j Rn[q, j]`` on every column. The negative patterns are bucketed by
+    their (signed) ranks on the two columns where fewest pairs are "at most", so each positive pattern
+    visits only the buckets at or above its own on both and checks the other columns there. Listed
+    by the number of columns where the two differ, fewest first."""
+    n_pos, r = Rp.shape
+    n_neg = Rn.shape[0]
+    if r == 0:  # no column: every pair conflicts
+        edge_p, edge_q = np.empty(n_pos * n_neg, np.int32), np.empty(n_pos * n_neg, np.int32)
+        for p in range(n_pos):
             for q in range(n_neg):
-                b = column[q]
-                row[q] += np.int16(power * ((a < b) + 2 * (a > b)))
-            power *= 3
+                edge_p[p * n_neg + q], edge_q[p * n_neg + q] = p, q
+        return edge_p, edge_q
+    size = np.zeros(r, np.int64)
+    for j in range(r):
+        for p in range(n_pos):
+            size[j] = max(size[j], Rp[p, j] + 1)
         for q in range(n_neg):
-            start[row[q] + 1] += 1
-    for c in range(size):
-        if not keep[c]:
-            start[c + 1] = 0
+            size[j] = max(size[j], Rn[q, j] + 1)
+    # signed ranks, so that a conflict is "at most" on every column: sigma_j = -1 reverses them
+    Op, On = np.empty((n_pos, r), np.int64), np.empty((n_neg, r), np.int64)
+    for j in range(r):
+        up = (plus >> j) & 1
+        for p in range(n_pos):
+            Op[p, j] = Rp[p, j] if up else size[j] - 1 - Rp[p, j]
+        for q in range(n_neg):
+            On[q, j] = Rn[q, j] if up else size[j] - 1 - Rn[q, j]
+    # the two columns that pass fewest pairs (Op <= On on the column; counted from histograms) bucket
+    # the negative patterns: a outer, b inner
+    passed = np.zeros(r)
+    for j in range(r):
+        below = np.zeros(size[j] + 1)
+        for q in range(n_neg):
+            below[On[q, j] + 1] += 1.0
+        for v in range(size[j]):
+            below[v + 1] += below[v]
+        for p in range(n_pos):
+            passed[j] += n_neg - below[Op[p, j]]
+    a = int(np.argmin(passed))
+    b = a
+    if r > 1:
+        passed[a] = np.inf
+        b = int(np.argmin(passed))
+    inner = size[b] if r > 1 else 1
+    cells = size[a] * inner
+    start = np.zeros(cells + 1, np.int64)
+    for q in range(n_neg):
+        start[On[q, a] * inner + (On[q, b] if r > 1 else 0) + 1] += 1
+    for c in range(cells):
         start[c + 1] += start[c]
     at = start[:-1].copy()
-    ps, qs = np.empty(start[size], np.int32), np.empty(start[size], np.int32)
+    order = np.empty(n_neg, np.int64)
+    for q in range(n_neg):
+        c = On[q, a] * inner + (On[q, b] if r > 1 else 0)
+        order[at[c]] = q
+        at[c] += 1
+    rest = np.empty(r, np.int64)
+    others = 0
+    for j in range(r):
+        if j != a and (r == 1 or j != b):
+            rest[others] = j
+            others += 1
+    Bn = np.empty((n_neg, max(others, 1)), np.int64)  # the other columns, in bucket order
+    for s in range(n_neg):
+        for k in range(others):
+            Bn[s, k] = On[order[s], rest[k]]
+    edge_p, edge_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
+    count = 0
     for p in range(n_pos):
-        row = code[p]
-        for q in range(n_neg):
-            c = row[q]
-            if keep[c]:
-                ps[at[c]], qs[at[c]] = p, q
-                at[c] += 1
-    return start, ps, qs
-
-
-@njit(cache=True, nogil=True)
-def conflicting(r: int, plus: int) -> np.ndarray:
-    """The comparison classes that are conflicts in the orthant ``plus`` (bit ``j`` set:
-    ``sigma_j = +1``): on every column the class is equal, or below with ``+1``, or above with ``-1``."""
-    size = 3 ** r
-    out = np.zeros(size, np.bool_)
-    for c in range(size):
-        rest = c
-        ok = True
+        low = Op[p, b] if r > 1 else 0
+        for ca in range(Op[p, a], size[a]):
+            first, last = start[ca * inner + low], start[ca * inner + inner]
+            if count + last - first > edge_p.size:  # room for every candidate of the bucket range
+                grown = max(2 * edge_p.size, count + last - first)
+                grown_p, grown_q = np.empty(grown, np.int32), np.empty(grown, np.int32)
+                grown_p[:count], grown_q[:count] = edge_p[:count], edge_q[:count]
+                edge_p, edge_q = grown_p, grown_q
+            for s in range(first, last):  # written, then kept only if below on the other columns
+                ok = 1
+                for k in range(others):
+                    ok &= Op[p, rest[k]] <= Bn[s, k]
+                edge_p[count], edge_q[count] = p, order[s]
+                count += ok
+    # nearest pairs first (fewest columns where the two differ): the order of the greedy flow that
+    # :func:`dinic` starts from
+    apart = np.empty(count, np.int64)
+    tally = np.zeros(r + 2, np.int64)
+    for e in range(count):
+        differ = 0
         for j in range(r):
-            digit = rest % 3
-            rest //= 3
-            if (digit == 1 and not (plus >> j) & 1) or (digit == 2 and (plus >> j) & 1):
-                ok = False
-                break
-        out[c] = ok
-    return out
-
-
-@njit(cache=True, nogil=True)
-def greedy_flows(start: np.ndarray, ps: np.ndarray, qs: np.ndarray, wp: np.ndarray, wn: np.ndarray,
-                  r: int, allowed: np.ndarray, target: float) -> np.ndarray:
-    """For each sign pattern ``plus`` with ``allowed[plus]``, the value of a greedy flow through its
-    conflicts (stopped once it reaches ``target``); ``-1`` elsewhere."""
-    out = np.full(allowed.size, -1.0)
-    n_neg = wn.size
-    left_p, left_n = np.empty(wp.size), np.empty(n_neg)
-    for plus in range(allowed.size):
-        if not allowed[plus]:
-            continue
-        classes = conflicting(r, plus)
-        left_p[:] = wp
-        left_n[:] = wn
-        total = 0.0
-        for c in range(classes.size):
-            if not classes[c]:
-                continue
-            total = _push(ps, qs, start[c], start[c + 1], left_p, left_n, total)
-            if total >= target:
-                break
-        out[plus] = total
-    return out
-
-
-@njit(cache=True, nogil=True)
-def class_max_flow(start: np.ndarray, ps: np.ndarray, qs: np.ndarray, wp: np.ndarray, wn: np.ndarray, r: int,
-                   plus: int, target: float) -> float:
-    """The value of a maximum flow through the conflicts of sign pattern ``plus`` (:func:`dinic`),
-    stopped once it reaches ``target``."""
-    classes = conflicting(r, plus)
-    size = 0
-    for c in range(classes.size):
-        if classes[c]:
-            size += start[c + 1] - start[c]
-    edge_p, edge_q = np.empty(size, np.int32), np.empty(size, np.int32)
-    size = 0
-    for c in range(classes.size):
-        if classes[c]:
-            for e in range(start[c], start[c + 1]):
-                edge_p[size], edge_q[size] = ps[e], qs[e]
-                size += 1
-    return dinic(edge_p, edge_q, wp, wn, target)
+            differ += Op[edge_p[e], j] != On[edge_q[e], j]
+        apart[e] = differ
+        tally[differ + 1] += 1
+    for k in range(r + 1):
+        tally[k + 1] += tally[k]
+    sorted_p, sorted_q = np.empty(count, np.int32), np.empty(count, np.int32)
+    for e in range(count):
+        sorted_p[tally[apart[e]]], sorted_q[tally[apart[e]]] = edge_p[e], edge_q[e]
+        tally[apart[e]] += 1
+    return sorted_p, sorted_q
 
 
 @njit(cache=True, nogil=True)
 def dinic(edge_p: np.ndarray, edge_q: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> float:
     """The value of a maximum flow from the positive patterns (capacities ``wp``) through the
     uncapacitated conflicts ``(edge_p[e], edge_q[e])`` to the negative patterns (capacities
-    ``wn``), stopped once it reaches ``target`` (Dinic: shortest augmenting paths by level graphs,
-    blocking flows by depth-first search with current arcs)."""
+    ``wn``), stopped once it reaches ``target``: from the greedy flow (each conflict in turn carries
+    what both its ends have left), augmented by Dinic's method (shortest augmenting paths by level
+    graphs, blocking flows by depth-first search with current arcs)."""
     n_pos, n_neg = wp.size, wn.size
     source, sink = n_pos + n_neg, n_pos + n_neg + 1
     nodes = n_pos + n_neg + 2
@@ -348,11 +347,20 @@ def dinic(edge_p: np.ndarray, edge_q: np.ndarray, wp: np.ndarray, wn: np.ndarray
         to[b], cap[b], rev[b] = v, 0.0, a
         at[v] += 1
         at[sink] += 1
-    for e in range(edge_p.size):  # the conflicts, uncapacitated
+    total = 0.0
+    for e in range(edge_p.size):  # the conflicts, uncapacitated, each carrying the greedy flow
         u, v = edge_p[e], n_pos + edge_q[e]
         a, b = at[u], at[v]
-        to[a], cap[a], rev[a] = v, big, b
-        to[b], cap[b], rev[b] = u, 0.0, a
+        # u's first arc is its reverse of source -> u, v's first its arc to the sink
+        f = min(cap[rev[head[u]]], cap[head[v]])
+        to[a], cap[a], rev[a] = v, big - f, b
+        to[b], cap[b], rev[b] = u, f, a
+        if f > 0.0:
+            cap[rev[head[u]]] -= f
+            cap[head[u]] += f
+            cap[head[v]] -= f
+            cap[rev[head[v]]] += f
+            total += f
         at[u] += 1
         at[v] += 1
 
@@ -360,7 +368,6 @@ def dinic(edge_p: np.ndarray, edge_q: np.ndarray, wp: np.ndarray, wn: np.ndarray
     queue = np.empty(nodes, np.int64)
     current = np.empty(nodes, np.int64)
     path = np.empty(nodes, np.int64)
-    total = 0.0
     while total < target:
         level[:] = -1
         level[source] = 0

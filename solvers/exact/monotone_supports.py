@@ -24,16 +24,17 @@ from the positive patterns (capacity their weights) through the conflicts to the
 (Konig; any flow is a lower bound by weak LP duality): the *monotone bound*
 (:mod:`solvers.exact.monotone_flows`). A pair of patterns is a
 conflict in the orthants whose signs agree with its comparison on every column where the two differ
-(``x_pj < x_qj`` needs ``sigma_j = +1``, ``x_pj > x_qj`` needs ``-1``, equal values allow both): the
-pairs are sorted once per support into the ``3^K`` classes of that comparison, and each orthant
-reads the classes it conflicts on. For supports of three or more features, the maximum flow through
-the conflicts of rows equal on all but the last two columns comes first, for every support of a
-prefix at once (:mod:`solvers.exact.dominance_sweep`: a two-dimensional dominance per group of
-rows, swept); a support it brings to the incumbent in every orthant needs nothing more. A greedy flow (each conflict, in turn, carries what both ends
-have left) is computed for every orthant it leaves open, first through the conflicts of patterns equal on all but
-two columns only (:func:`solvers.exact.monotone_flows.near_flows`: found by grouping, far fewer than
-all the pairs, and often enough), then through all the pairs of the classes the orthants still open
-conflict on; an orthant whose greedy flow plus the costs every model of it pays
+(``x_pj < x_qj`` needs ``sigma_j = +1``, ``x_pj > x_qj`` needs ``-1``, equal values allow both).
+For supports of three or more features, the maximum flow through the conflicts of rows equal on all
+but the last two columns comes first, for every support of a prefix at once
+(:mod:`solvers.exact.dominance_sweep`: a two-dimensional dominance per group of rows, swept); a
+support it brings to the incumbent in every orthant needs nothing more. A greedy flow (each
+conflict, in turn, carries what both ends have left) is computed for every orthant it leaves open,
+first through the conflicts of patterns equal on all but two columns only
+(:func:`solvers.exact.monotone_flows.near_flows`: found by grouping, far fewer than all the pairs,
+and often enough), then, per orthant still open, through all its conflicts (listed from the negative
+patterns bucketed by two columns, :func:`solvers.exact.monotone_flows.dominance_edges`); an orthant
+whose greedy flow plus the costs every model of it pays
 (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
 incumbent's objective (with a relative margin of :data:`solvers.exact.floor.ROUNDOFF` for the sums'
 round-off) holds no better model and is pruned; one it leaves gets a maximum flow (Dinic's blocking
@@ -67,19 +68,19 @@ import heapq
 import itertools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from solvers.exact.floor import ROUNDOFF
-from solvers.exact.monotone_flows import class_max_flow, conflicting, greedy_flows, pair_classes
+from solvers.exact.monotone_flows import dinic, dominance_edges
 from solvers.exact.orthant_boxes import orthant_search
 from solvers.exact.pattern_groups import patterns, value_ranks
-from solvers.exact.tail_screen import near_tails
+from solvers.exact.tail_screen import PrefixOrders, near_tails
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
 
-#: most features per support (the comparison classes are ``3^K``, the orthants ``2^K``)
+#: most features per support (the orthants are ``2^K``; the near flows' groupings ``K (K - 1) / 2``)
 MAX_SIZE = 8
 #: slots of the patterns' numbering scratch (:func:`solvers.exact.pattern_groups.group_ids`; larger key spaces sorted)
 KEY_SLOTS = 2**20
@@ -90,9 +91,10 @@ LEAF = 64
 MAX_LEFT = 200_000
 #: supports screened between two searches of the lowest orthant left
 SEARCH_EVERY = 500
-#: prefixes of ``K - 1`` features (with all their tails; supports of ``K`` features when ``K < 3``)
-#: visited first, at random, to time a support (the kernels loaded before); the search goes on only
-#: if the time per support, times the number of supports, fits in the time left
+#: heads of ``K - 2`` features (with all their prefixes and tails, as the screen meets them: one sort
+#: per head; supports of ``K`` features when ``K < 3``) visited first, at random, to time a support
+#: (the kernels loaded before); the search goes on only if the time per support, times the number of
+#: supports, fits in the time left
 SAMPLED = 48
 #: most of the time left the sample may take (past it, the projection stands on what was timed)
 PROJECTION_SHARE = 0.05
@@ -153,8 +155,8 @@ def _batches(free: np.ndarray, k: int):
 
 @dataclass
 class _Support:
-    """One support's patterns (with their value ranks) and, once sorted, their pairs by comparison
-    class (:func:`solvers.exact.monotone_flows.pair_classes`)."""
+    """One support's patterns (with their value ranks) and, listed once asked for, each orthant's
+    conflicts (:func:`solvers.exact.monotone_flows.dominance_edges`)."""
 
     columns: np.ndarray
     Vp: np.ndarray
@@ -163,28 +165,18 @@ class _Support:
     Vn: np.ndarray
     wn: np.ndarray
     Rn: np.ndarray
-    start: np.ndarray | None = None
-    ends_p: np.ndarray | None = None
-    ends_n: np.ndarray | None = None
+    edges: dict = field(default_factory=dict)
 
-    def sort_pairs(self, allowed: np.ndarray | None = None) -> None:
-        """The pairs by class (those that conflict in some orthant ``allowed``; all when None)."""
-        r = self.columns.size
-        keep = np.ones(3 ** r, bool)
-        if allowed is not None:
-            keep[:] = False
-            for plus in np.flatnonzero(allowed):
-                keep |= conflicting(r, int(plus))
-        Rp, Rn = self.Rp, self.Rn
-        if max(Rp.max(initial=0), Rn.max(initial=0)) < 2 ** 15:  # narrower comparisons, more per instruction
-            Rp, Rn = Rp.astype(np.int16), Rn.astype(np.int16)
-        self.start, self.ends_p, self.ends_n = pair_classes(Rp, Rn, keep)
-
-    def flows(self, allowed: np.ndarray, target: float) -> np.ndarray:
-        return greedy_flows(self.start, self.ends_p, self.ends_n, self.wp, self.wn, self.columns.size, allowed, target)
+    def conflicts(self, plus: int) -> tuple[np.ndarray, np.ndarray]:
+        """The conflicts of orthant ``plus``: (positive ends, negative ends)."""
+        if plus not in self.edges:
+            self.edges[plus] = dominance_edges(self.Rp, self.Rn, plus)
+        return self.edges[plus]
 
     def max_flow(self, plus: int, target: float) -> float:
-        return class_max_flow(self.start, self.ends_p, self.ends_n, self.wp, self.wn, self.columns.size, plus, target)
+        """A maximum flow through the conflicts of orthant ``plus`` (:func:`solvers.exact.monotone_flows.dinic`,
+        from the greedy flow), stopped at ``target``."""
+        return dinic(*self.conflicts(plus), self.wp, self.wn, target)
 
     def search(self, problem: ZeroOneProgram, plus: int, target: float) -> tuple[float, np.ndarray, int]:
         """:func:`solvers.exact.orthant_boxes.orthant_search` on orthant ``plus``: ``(objective below
@@ -216,11 +208,10 @@ def _load_kernels() -> None:
     Vp, wp, Rp, Vn, wn, Rn = patterns(np.ascontiguousarray(values.T), np.ascontiguousarray(ranks.T), levels,
                                        np.arange(3), positive, w, slot)
     allowed = np.ones(8, bool)
-    near_tails(np.ascontiguousarray(ranks.T), levels, np.arange(2), np.array([2]), positive, w, slot,
-               allowed[None, :], np.array([math.inf]))
+    ranksT = np.ascontiguousarray(ranks.T)
+    near_tails(ranksT, levels, *PrefixOrders(ranksT, levels, positive)(np.arange(2)), np.arange(2), np.array([2]),
+               positive, w, slot, allowed[None, :], np.array([0.5]))
     found = _Support(np.arange(3), Vp, wp, Rp, Vn, wn, Rn)
-    found.sort_pairs()
-    found.flows(allowed, math.inf)
     found.max_flow(0, math.inf)
     orthant_search(Vp, wp, Vn, wn, np.full(3, 2, np.int64), np.ones(3, np.int64), np.zeros(3), np.zeros(3), 1, -9, 9,
                     math.inf, 1)
@@ -239,6 +230,7 @@ class _Search:
         ranks, self.levels = value_ranks(np.asarray(problem.X, dtype=np.int64))
         self.valuesT = np.ascontiguousarray(np.asarray(problem.X, dtype=np.int64).T)
         self.ranksT = np.ascontiguousarray(ranks.T)
+        self.orders = PrefixOrders(self.ranksT, self.levels, self.positive)
         # the sign patterns allowed per support size, when every free feature may take either sign
         both = bool(np.all((problem.hi[problem.free] >= 1) & (problem.lo[problem.free] <= -1)))
         self.every_sign = [np.ones(2 ** r, bool) for r in range(self.k + 1)] if both else None
@@ -289,8 +281,8 @@ class _Search:
         # what every model pays besides its errors (:meth:`_least`), per support
         least = (problem.cost[prefix].sum() + problem.epsilon[prefix].sum()) + (problem.cost[tails] + problem.epsilon[tails])
         self.orthants += int(allowed.sum())
-        near, pairs = near_tails(self.ranksT, self.levels, prefix, tails, self.positive, problem.weights, self.slot,
-                                 allowed, self.best - least)
+        near, pairs = near_tails(self.ranksT, self.levels, *self.orders(prefix), prefix, tails, self.positive,
+                                 problem.weights, self.slot, allowed, self.best - least)
         if float(pairs.max(initial=0.0)) > self.max_pairs:
             return False
         open_ = allowed & ((near + least[:, None]) * (1.0 - ROUNDOFF) < self.best)
@@ -302,19 +294,14 @@ class _Search:
 
     def _bound(self, S: np.ndarray, allowed: np.ndarray, near: np.ndarray | None, least: float) -> bool:
         """The orthants ``allowed`` of ``S`` (open after its near flows ``near``, if any; every model of
-        them pays ``least`` besides its errors, :meth:`_least`): a greedy flow
-        through all their conflicts (the pairs sorted by class once), then a maximum flow for those it
-        leaves below the incumbent, kept in the heap if still below. False if ``S`` has more pattern
-        pairs than ``max_pairs``."""
+        them pays ``least`` besides its errors, :meth:`_least`), each through all its conflicts: a
+        maximum flow (from the greedy one, stopped at the incumbent), kept in the heap if below it.
+        False if ``S`` has more pattern pairs than ``max_pairs``."""
         best = self.best
         found = self.support(S)
         if found is None:
             return False
-        found.sort_pairs(allowed)
-        flows = found.flows(allowed, best - least)  # through all the pairs (a flow of its own)
-        if near is not None:
-            flows = np.maximum(flows, near)
-        for plus in np.flatnonzero(allowed & ((flows + least) * (1.0 - ROUNDOFF) < best)):
+        for plus in np.flatnonzero(allowed):
             self._keep(S, int(plus), (found.max_flow(int(plus), best - least) + least) * (1.0 - ROUNDOFF))
         return True
 
@@ -352,9 +339,10 @@ class _Search:
         return min(self.best, self.left[0][0]) if self.left else self.best
 
     def projected(self, limits: Limits, seed: int = 0) -> float:
-        """Seconds the screen would take: the time per support of :data:`SAMPLED` random prefixes of
-        ``K - 1`` features with all their tails (:meth:`screen_tails`; of ``K`` random features when
-        ``K < 3``; fewer once the sample has taken :data:`PROJECTION_SHARE` of the time left),
+        """Seconds the screen would take: the time per support of :data:`SAMPLED` random heads of
+        ``K - 2`` features (:meth:`_sampled_head`) with all their prefixes and tails
+        (:meth:`screen_tails`, one sort per head as in the screen; of ``K`` random
+        features when ``K < 3``; fewer once the sample has taken :data:`PROJECTION_SHARE` of the time left),
         screened for good (the orthants they leave are kept), times the number of supports."""
         free = self.problem.free
         total = sum(math.comb(free.size, r) for r in range(self.k + 1))
@@ -369,13 +357,27 @@ class _Search:
                 break
             if self.k < 3:
                 ok, screened = self.screen(np.sort(rng.choice(free, self.k, replace=False))), screened + 1
-            else:
-                prefix = np.sort(rng.choice(free[:-1], self.k - 1, replace=False))
-                tails = free[free > prefix[-1]]
-                ok, screened = self.screen_tails(prefix, tails, limits), screened + tails.size
+            else:  # a head of K - 2 features with all its prefixes, as the screen meets them (one sort)
+                head = self._sampled_head(rng)
+                ok = True
+                for last in free[(free > head[-1]) & (free < free[-1])].tolist():
+                    if not ok or (screened and time.perf_counter() - t0 > cap):
+                        break
+                    tails = free[free > last]
+                    ok, screened = self.screen_tails(np.append(head, last), tails, limits), screened + tails.size
             if not ok:
                 return math.inf
         return (time.perf_counter() - t0) / screened * total
+
+    def _sampled_head(self, rng: np.random.Generator) -> np.ndarray:
+        """A head of ``K - 2`` free features drawn with chance proportional to its supports (those
+        whose first ``K - 2`` features it is): its last feature, the ``i``-th, with weight
+        ``C(i, K - 3) C(f - 1 - i, 2)`` (``f`` free features), the others at random before it."""
+        free = self.problem.free
+        f, before = free.size, self.k - 3
+        weight = np.array([math.comb(i, before) * math.comb(f - 1 - i, 2) for i in range(f)], float)
+        i = int(rng.choice(f, p=weight / weight.sum()))
+        return np.sort(np.append(rng.choice(free[:i], before, replace=False), free[i])).astype(np.int64)
 
     def result(self, finished: bool, bound: float, seconds: float, message: str | None = None) -> MonotoneSupports:
         offset = self.problem.offset

@@ -25,47 +25,38 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
     cover of these conflicts, so the value is a lower bound on its weighted error (Konig)."""
     n_pos, r = Vp.shape
     n_neg = Vn.shape[0]
-    # first a greedy flow (heavy positive patterns first, each until it has sent its weight): often
-    # enough to stop before listing the conflicts for the maximum flow
-    left_n = wn.copy()
-    greedy = 0.0
-    for p in np.argsort(-wp):
-        send = wp[p]
-        for q in range(n_neg):
-            if left_n[q] <= 0.0:
-                continue
-            most = 0
-            for j in range(r):
-                delta = sign[j] * (Vp[p, j] - Vn[q, j])
-                most += delta * (hi[j] if delta > 0 else lo[j])
-            if most < 2 * margin:
-                f = min(send, left_n[q])
-                left_n[q] -= f
-                send -= f
-                if send <= 0.0:
-                    break
-        greedy += wp[p] - send
-        if greedy >= target:
-            return greedy
-    size = 0
-    edge_p, edge_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
+    # the conflicts listed per positive pattern (heavy ones first), each pushing a greedy flow as it
+    # is listed: often enough to stop before the maximum flow
     VnT = np.ascontiguousarray(Vn.T)
     most = np.empty(n_neg, np.int64)
-    for p in range(n_pos):
+    left_n = wn.copy()
+    greedy = 0.0
+    size = 0
+    edge_p, edge_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
+    for p in np.argsort(-wp):
         most[:] = 0
         for j in range(r):  # the largest score difference over the box, column by column
             a, column, up, down = sign[j] * Vp[p, j], VnT[j], hi[j], lo[j]
+            s = sign[j]
             for q in range(n_neg):
-                delta = a - sign[j] * column[q]
-                most[q] += delta * (up if delta > 0 else down)
+                delta = a - s * column[q]
+                most[q] += max(delta, 0) * up + min(delta, 0) * down
+        if size + n_neg > edge_p.size:
+            grown = max(2 * edge_p.size, size + n_neg)
+            grown_p, grown_q = np.empty(grown, np.int32), np.empty(grown, np.int32)
+            grown_p[:size], grown_q[:size] = edge_p[:size], edge_q[:size]
+            edge_p, edge_q = grown_p, grown_q
+        send = wp[p]
         for q in range(n_neg):
             if most[q] < 2 * margin:
-                if size == edge_p.size:
-                    grown_p, grown_q = np.empty(2 * size, np.int32), np.empty(2 * size, np.int32)
-                    grown_p[:size], grown_q[:size] = edge_p, edge_q
-                    edge_p, edge_q = grown_p, grown_q
                 edge_p[size], edge_q[size] = p, q
                 size += 1
+                f = min(send, left_n[q])
+                left_n[q] -= f
+                send -= f
+        greedy += wp[p] - send
+        if greedy >= target:
+            return greedy
     return dinic(edge_p[:size], edge_q[:size], wp, wn, target)
 
 
@@ -77,8 +68,12 @@ def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.n
     patterns (weights ``w``, labels ``positive``), each with its best integer intercept in
     ``[b_lo, b_hi]``; returns ``(objective, points, intercept)`` of the best one below ``target``
     (``target`` and zeros when none). The vectors are visited in mixed-radix order, the scores
-    updated in place."""
+    updated in place (the patterns reordered, positive ones first)."""
     m, k = Xs.shape
+    # the positive patterns first, so the histograms are filled without a test per pattern
+    order = np.concatenate((np.flatnonzero(positive), np.flatnonzero(~positive)))
+    Xs, w = Xs[order], w[order]
+    n_pos = int(positive.sum())
     span = 0
     for j in range(k):
         big = 0
@@ -89,9 +84,8 @@ def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.n
     hist_pos, hist_neg = np.zeros(size), np.zeros(size)
     cum_pos, cum_neg = np.zeros(size + 1), np.zeros(size + 1)
     w_neg = 0.0
-    for i in range(m):
-        if not positive[i]:
-            w_neg += w[i]
+    for i in range(n_pos, m):
+        w_neg += w[i]
     mags = low.copy()
     scores = np.zeros(m, np.int64)
     for i in range(m):
@@ -104,13 +98,14 @@ def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.n
             fixed += cost[j] + eps[j] * mags[j]
         if fixed < best:
             lo_s, hi_s = span, -span
-            for i in range(m):
+            for i in range(n_pos):
                 s = scores[i]
                 lo_s, hi_s = min(lo_s, s), max(hi_s, s)
-                if positive[i]:
-                    hist_pos[s + span] += w[i]
-                else:
-                    hist_neg[s + span] += w[i]
+                hist_pos[s + span] += w[i]
+            for i in range(n_pos, m):
+                s = scores[i]
+                lo_s, hi_s = min(lo_s, s), max(hi_s, s)
+                hist_neg[s + span] += w[i]
             if m == 0:
                 lo_s, hi_s = 0, 0
             # cum_pos[t] / cum_neg[t]: weight of the positive / negative patterns scoring below lo_s + t

@@ -178,6 +178,40 @@ def prefix_order(ranksT: np.ndarray, levels: np.ndarray, prefix: np.ndarray,
 
 
 @njit(cache=True, nogil=True)
+def split_runs(ranksT: np.ndarray, levels: np.ndarray, rows: np.ndarray, start: np.ndarray, ranks: np.ndarray,
+               last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`prefix_order` of ``head + (last,)`` from that of ``head`` (``rows``, ``start``, ``ranks``):
+    each of its runs split by the rows' rank on column ``last`` (a counting sort per run, stable),
+    its runs becoming the groups."""
+    m, k = rows.size, ranks.shape[1] + 1
+    column, size = ranksT[last], levels[last]
+    out = np.empty(m, np.int64)
+    out_start = np.empty(m + 1, np.int64)
+    out_ranks = np.empty((m, k), np.int64)
+    out_group = np.empty(m, np.int64)
+    at = np.zeros(size + 1, np.int64)
+    runs = 0
+    for g in range(start.size - 1):
+        at[:] = 0
+        for s in range(start[g], start[g + 1]):
+            at[column[rows[s]] + 1] += 1
+        for v in range(size):
+            if at[v + 1] > 0:
+                out_start[runs] = start[g] + at[v]
+                out_ranks[runs, :k - 1] = ranks[g]
+                out_ranks[runs, k - 1] = v
+                out_group[runs] = g
+                runs += 1
+            at[v + 1] += at[v]
+        for s in range(start[g], start[g + 1]):
+            v = column[rows[s]]
+            out[start[g] + at[v]] = rows[s]
+            at[v] += 1
+    out_start[runs] = m
+    return out, out_start[:runs + 1], out_ranks[:runs], out_group[:runs]
+
+
+@njit(cache=True, nogil=True)
 def _emit(R: np.ndarray, weights: np.ndarray, gids: np.ndarray, at: int, prefix_ranks: np.ndarray, last: int,
           weight: float, gid: int) -> int:
     """Write pattern ``at`` of one label (:func:`tail_patterns`): its ranks (the run's on the prefix,

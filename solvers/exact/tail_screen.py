@@ -15,13 +15,36 @@ from numba import njit
 
 from solvers.exact.dominance_sweep import MAX_LEVELS, labels_first, run_middles, sweep_tails
 from solvers.exact.monotone_flows import near_flows
-from solvers.exact.pattern_groups import prefix_order, tail_patterns
+from solvers.exact.pattern_groups import prefix_order, split_runs, tail_patterns
+
+
+class PrefixOrders:
+    """The rows sorted by a prefix (:func:`solvers.exact.pattern_groups.prefix_order`, each run's
+    negative rows first), for prefixes met in lexicographic order: the sort by all columns but the
+    last is kept while they stay the same, and each prefix's runs are split from it
+    (:func:`solvers.exact.pattern_groups.split_runs`)."""
+
+    def __init__(self, ranksT: np.ndarray, levels: np.ndarray, positive: np.ndarray) -> None:
+        self.ranksT, self.levels = ranksT, levels
+        self.first = labels_first(positive)
+        self.head: tuple[int, ...] | None = None
+        self.head_order: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __call__(self, prefix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(rows, start, ranks, group)`` of ``prefix`` (two or more columns)."""
+        head = tuple(prefix[:-1].tolist())
+        if head != self.head:
+            self.head, self.head_order = head, prefix_order(self.ranksT, self.levels, prefix[:-1], self.first)
+        rows, start, ranks, _ = self.head_order
+        return split_runs(self.ranksT, self.levels, rows, start, ranks, int(prefix[-1]))
 
 
 @njit(cache=True, nogil=True)
-def near_tails(ranksT: np.ndarray, levels: np.ndarray, prefix: np.ndarray, tails: np.ndarray, positive: np.ndarray,
-               w: np.ndarray, slot: np.ndarray, allowed: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each support ``prefix + (tails[t],)``: a flow per sign pattern (row ``t``, ``-1`` where
+def near_tails(ranksT: np.ndarray, levels: np.ndarray, rows: np.ndarray, start: np.ndarray, ranks: np.ndarray,
+               group: np.ndarray, prefix: np.ndarray, tails: np.ndarray, positive: np.ndarray, w: np.ndarray,
+               slot: np.ndarray, allowed: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each support ``prefix + (tails[t],)``, from the rows sorted by the prefix (``rows``,
+    ``start``, ``ranks``, ``group``: :class:`PrefixOrders`, each run's negative rows first): a flow per sign pattern (row ``t``, ``-1`` where
     ``allowed[t]`` is False): the sweep's maximum flow of the first grouping
     (:func:`solvers.exact.dominance_sweep.sweep_tails`, tails of at most ``MAX_LEVELS`` ranks) and,
     where that leaves an orthant below ``targets[t]``, the larger of it and the near flows (stopped
@@ -29,7 +52,6 @@ def near_tails(ranksT: np.ndarray, levels: np.ndarray, prefix: np.ndarray, tails
     sweep alone reaches the target in every orthant: the support needs no patterns). ``ranksT``: the
     value ranks, one row per feature; ``slot``: the groupings' scratch
     (:func:`solvers.exact.pattern_groups.group_ids`)."""
-    rows, start, ranks, group = prefix_order(ranksT, levels, prefix, labels_first(positive))
     m, r = rows.size, prefix.size + 1
     sorted_positive, sorted_w = positive[rows], w[rows]
     Rp, Rn = np.empty((m, r), np.int64), np.empty((m, r), np.int64)

@@ -104,8 +104,9 @@ def test_the_near_flows_after_the_sweep_bound_every_orthant(seed):
     allowed = rng.random((tails.size, 2 ** r)) < 0.9
     allowed[:, 0] = True
     targets = rng.uniform(0.0, 0.4, tails.size)
-    near, pairs = ts.near_tails(np.ascontiguousarray(ranks.T), levels, prefix, tails, positive, w,
-                                np.full(4096, -1, np.int64), allowed, targets)
+    ranksT = np.ascontiguousarray(ranks.T)
+    near, pairs = ts.near_tails(ranksT, levels, *ts.PrefixOrders(ranksT, levels, positive)(prefix), prefix, tails,
+                                positive, w, np.full(4096, -1, np.int64), allowed, targets)
     for t, e in enumerate(tails):
         support = _support(X[:, np.append(prefix, e)], positive, w)
         for plus in range(2 ** r):

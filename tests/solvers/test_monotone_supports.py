@@ -7,6 +7,7 @@ maximum flow equals the least vertex cover), and with an incumbent below the opt
 that no model beats it."""
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import replace
 
@@ -16,6 +17,7 @@ import pytest
 from formulations.base import Model
 from formulations.slim import SLIM
 from solvers.backends.highs import solve_highs
+from solvers.exact import dominance_sweep as ds
 from solvers.exact import monotone_flows as mf
 from solvers.exact import monotone_supports as ms
 from solvers.exact import orthant_boxes as ob
@@ -34,9 +36,7 @@ def _support(X: np.ndarray, positive: np.ndarray, w: np.ndarray) -> ms._Support:
     ranks, levels = pg.value_ranks(X)
     columns = np.arange(X.shape[1])
     patterns = pg.patterns(X.T.copy(), ranks.T.copy(), levels, columns, positive, w, np.full(4096, -1, np.int64))
-    support = ms._Support(columns, *patterns)
-    support.sort_pairs()
-    return support
+    return ms._Support(columns, *patterns)
 
 
 def _case(seed: int):
@@ -86,23 +86,20 @@ def test_flows_bound_the_least_error_of_their_orthant_and_equal_it_in_one_dimens
     for V, weights, side in ((support.Vp, support.wp, positive), (support.Vn, support.wn, ~positive)):
         assert np.array_equal(np.unique(X[side], axis=0), np.unique(V, axis=0)) and len(V) == len(np.unique(V, axis=0))
         assert np.allclose([w[side][np.all(X[side] == v, axis=1)].sum() for v in V], weights)
-    greedy = support.flows(np.ones(2 ** k, bool), math.inf)
     zero = np.zeros(k)
     for plus in range(2 ** k):
         sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
         # the orthant's conflicts are exactly the pattern pairs no score monotone in these signs separates
         below = np.all(support.Vp[:, None, :] * sign <= support.Vn[None, :, :] * sign, axis=2)
-        classes = mf.conflicting(k, plus)
         listed = np.zeros_like(below)
-        for c in np.flatnonzero(classes):
-            ends = slice(support.start[c], support.start[c + 1])
-            listed[support.ends_p[ends], support.ends_n[ends]] = True
-        assert np.array_equal(listed, below)
+        ends_p, ends_n = support.conflicts(plus)
+        listed[ends_p, ends_n] = True
+        assert np.array_equal(listed, below) and ends_p.size == below.sum()  # each conflict listed once
         flow = support.max_flow(plus, math.inf)
         # the least weighted error over points 0..3 of these signs (margin 1, any intercept)
         least, _, _ = ob.enumerate_box(X, positive, w, np.ones(k, np.int64), np.full(k, 3, np.int64), sign, zero, zero, 1, -60, 60,
                                     math.inf)
-        assert greedy[plus] <= flow + 1e-12 and flow <= least + 1e-12
+        assert flow <= least + 1e-12
         if k == 1:  # a threshold on one integer feature is a point of 2 (no tie) and an intercept
             assert flow == pytest.approx(least, abs=1e-12)
 
@@ -145,7 +142,6 @@ def test_near_pairs_give_a_flow_of_the_pairs_that_differ_on_at_most_two_columns(
     near = mf.near_flows(Rp, wp, Rn, wn, levels, allowed, math.inf, slot, np.empty(0, np.int64), -1)
     assert np.all(slot == -1)
     support = ms._Support(np.arange(k), Vp, wp, Rp, Vn, wn, Rn)
-    support.sort_pairs()
     close = (Vp[:, None, :] != Vn[None, :, :]).sum(axis=2) <= 2
     for plus in range(2 ** k):
         sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
@@ -327,6 +323,28 @@ def test_tail_patterns_are_the_supports_patterns_in_lexicographic_order(seed):
         assert groups == expected.max() + 1 and len(set(zip(got, expected.ravel()))) == groups
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_a_prefix_order_split_from_its_heads_is_the_prefix_order(seed):
+    """:class:`tail_screen.PrefixOrders` (the head's sort kept, each prefix's runs split from it) gives
+    the arrays :func:`pattern_groups.prefix_order` gives for the whole prefix, for prefixes met in
+    lexicographic order: rows (negative rows first within a run), runs, their ranks and groups."""
+    rng = np.random.default_rng(6150 + seed)
+    n, d = int(rng.integers(20, 200)), 6
+    X = rng.integers(0, int(rng.integers(2, 6)), (n, d)).astype(np.int64)
+    positive = rng.random(n) < 0.4
+    ranks, levels = pg.value_ranks(X)
+    ranksT = np.ascontiguousarray(ranks.T)
+    orders = ts.PrefixOrders(ranksT, levels, positive)
+    r = int(rng.integers(2, 5))
+    for prefix in itertools.combinations(range(d), r):
+        prefix = np.array(prefix)
+        got = orders(prefix)
+        expected = pg.prefix_order(ranksT, levels, prefix, ds.labels_first(positive))
+        assert all(np.array_equal(a, b) for a, b in zip(got, expected))
+        rows, start = got[0], got[1]
+        assert all(np.all(np.diff(positive[rows[a:b]].astype(int)) >= 0) for a, b in zip(start[:-1], start[1:]))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_near_flows_of_a_prefix_bound_each_supports_orthants(seed):
     """The batched near flows (one sort per prefix) are flows: at most each orthant's maximum flow
@@ -341,8 +359,9 @@ def test_the_near_flows_of_a_prefix_bound_each_supports_orthants(seed):
     tails = np.arange(r - 1, d)
     allowed = np.ones((tails.size, 2 ** r), bool)
     slot = np.full(4096, -1, np.int64)
-    near, pairs = ts.near_tails(np.ascontiguousarray(ranks.T), levels, prefix, tails, positive, w, slot, allowed,
-                                np.full(tails.size, math.inf))
+    ranksT = np.ascontiguousarray(ranks.T)
+    near, pairs = ts.near_tails(ranksT, levels, *ts.PrefixOrders(ranksT, levels, positive)(prefix), prefix, tails,
+                                positive, w, slot, allowed, np.full(tails.size, math.inf))
     for t, last in enumerate(tails):
         support = _support(X[:, np.append(prefix, last)], positive, w)
         assert pairs[t] == support.wp.size * support.wn.size
@@ -352,3 +371,22 @@ def test_the_near_flows_of_a_prefix_bound_each_supports_orthants(seed):
             close = np.all(support.Vp[:, None, :r - 2] == support.Vn[None, :, :r - 2], axis=2)
             edges = close & np.all(support.Vp[:, None, :] * sign <= support.Vn[None, :, :] * sign, axis=2)
             assert (near[t, plus] > 0) == edges.any()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_conflicts_of_an_orthant_are_every_dominated_pair_of_wider_supports(seed):
+    """On 4-6 columns of 2-7 values (the two columns of most ranks bucket the negative patterns, the
+    others are checked): every orthant's listed conflicts are exactly its dominated pairs, once each."""
+    rng = np.random.default_rng(5350 + seed)
+    n, k = int(rng.integers(20, 120)), int(rng.integers(4, 7))
+    X = np.column_stack([rng.integers(0, int(rng.integers(2, 8)), n) for _ in range(k)]).astype(np.int64)
+    positive = rng.random(n) < 0.5
+    positive[:2] = [True, False]
+    support = _support(X, positive, np.full(n, 1.0 / n))
+    for plus in rng.choice(2 ** k, 6, replace=False):
+        sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
+        below = np.all(support.Rp[:, None, :] * sign <= support.Rn[None, :, :] * sign, axis=2)
+        ends_p, ends_n = support.conflicts(int(plus))
+        listed = np.zeros_like(below)
+        listed[ends_p, ends_n] = True
+        assert np.array_equal(listed, below) and ends_p.size == below.sum()
