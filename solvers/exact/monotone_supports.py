@@ -74,7 +74,7 @@ import numpy as np
 
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.monotone_flows import dinic, dominance_edges
-from solvers.exact.orthant_boxes import orthant_search
+from solvers.exact.orthant_boxes import box_flow, orthant_search
 from solvers.exact.pattern_groups import patterns, value_ranks
 from solvers.exact.tail_screen import PrefixOrders, near_tails
 from solvers.exact.zero_one_supports import ZeroOneProgram
@@ -178,13 +178,24 @@ class _Support:
         from the greedy flow), stopped at ``target``."""
         return dinic(*self.conflicts(plus), self.wp, self.wn, target)
 
+    def _box(self, problem: ZeroOneProgram, plus: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """The signs of orthant ``plus``, its largest magnitudes and the margin."""
+        S = self.columns
+        sign = np.where((plus >> np.arange(S.size)) & 1 == 1, 1, -1).astype(np.int64)
+        top = np.where(sign > 0, np.floor(problem.hi[S] + 1e-9), np.floor(-problem.lo[S] + 1e-9)).astype(np.int64)
+        return sign, top, int(round(problem.margin))
+
+    def box_flow(self, problem: ZeroOneProgram, plus: int, target: float) -> float:
+        """:func:`solvers.exact.orthant_boxes.box_flow` of orthant ``plus``'s whole box of magnitudes
+        (the margin counts: at least its monotone flow), stopped at ``target``."""
+        sign, top, margin = self._box(problem, plus)
+        return box_flow(self.Vp, self.wp, self.Vn, self.wn, sign, np.ones(sign.size, np.int64), top, margin, target)
+
     def search(self, problem: ZeroOneProgram, plus: int, target: float) -> tuple[float, np.ndarray, int]:
         """:func:`solvers.exact.orthant_boxes.orthant_search` on orthant ``plus``: ``(objective below
         target or target, points, intercept)``."""
         S = self.columns
-        sign = np.where((plus >> np.arange(S.size)) & 1 == 1, 1, -1).astype(np.int64)
-        top = np.where(sign > 0, np.floor(problem.hi[S] + 1e-9), np.floor(-problem.lo[S] + 1e-9)).astype(np.int64)
-        margin = int(round(problem.margin))
+        sign, top, margin = self._box(problem, plus)
         b_lo = int(math.ceil(problem.intercept_lo - 1e-9))
         b_hi = int(math.floor(problem.intercept_hi + 1e-9))
         value, points, b, _ = orthant_search(self.Vp, self.wp, self.Vn, self.wn, top, sign, problem.cost[S],
@@ -242,6 +253,8 @@ class _Search:
             self.coef, self.intercept = np.asarray(start[0], dtype=float).copy(), float(start[1])
         self.left: list[tuple[float, tuple[int, ...], int]] = []
         self.orthants, self.searched = 0, 0
+        # prefixes of K - 1 features the projection screened with all their tails (not screened again)
+        self.sampled: set[tuple[int, ...]] = set()
 
     def support(self, S: np.ndarray) -> "_Support | None":
         """The patterns of support ``S`` and their pairs (None if more pairs than ``max_pairs``)."""
@@ -295,14 +308,19 @@ class _Search:
     def _bound(self, S: np.ndarray, allowed: np.ndarray, near: np.ndarray | None, least: float) -> bool:
         """The orthants ``allowed`` of ``S`` (open after its near flows ``near``, if any; every model of
         them pays ``least`` besides its errors, :meth:`_least`), each through all its conflicts: a
-        maximum flow (from the greedy one, stopped at the incumbent), kept in the heap if below it.
-        False if ``S`` has more pattern pairs than ``max_pairs``."""
+        maximum flow (from the greedy one, stopped at the incumbent), then, if that leaves it below the
+        incumbent, the flow of its whole box of magnitudes (the margin counts), kept in the heap with
+        the larger if still below. False if ``S`` has more pattern pairs than ``max_pairs``."""
         best = self.best
         found = self.support(S)
         if found is None:
             return False
         for plus in np.flatnonzero(allowed):
-            self._keep(S, int(plus), (found.max_flow(int(plus), best - least) + least) * (1.0 - ROUNDOFF))
+            plus = int(plus)
+            flow = found.max_flow(plus, best - least)
+            if (flow + least) * (1.0 - ROUNDOFF) < best:
+                flow = max(flow, found.box_flow(self.problem, plus, best - least))
+            self._keep(S, plus, (flow + least) * (1.0 - ROUNDOFF))
         return True
 
     def _keep(self, S: np.ndarray, plus: int, bound: float) -> None:
@@ -343,7 +361,8 @@ class _Search:
         ``K - 2`` features (:meth:`_sampled_head`) with all their prefixes and tails
         (:meth:`screen_tails`, one sort per head as in the screen; of ``K`` random
         features when ``K < 3``; fewer once the sample has taken :data:`PROJECTION_SHARE` of the time left),
-        screened for good (the orthants they leave are kept), times the number of supports."""
+        screened for good (the orthants they leave are kept, and the screen skips them), times the
+        number of supports."""
         free = self.problem.free
         total = sum(math.comb(free.size, r) for r in range(self.k + 1))
         if total <= 4 * SAMPLED or self.k == 0:
@@ -363,8 +382,12 @@ class _Search:
                 for last in free[(free > head[-1]) & (free < free[-1])].tolist():
                     if not ok or (screened and time.perf_counter() - t0 > cap):
                         break
-                    tails = free[free > last]
-                    ok, screened = self.screen_tails(np.append(head, last), tails, limits), screened + tails.size
+                    prefix, tails = np.append(head, last), free[free > last]
+                    if tuple(prefix.tolist()) in self.sampled:
+                        continue
+                    ok, screened = self.screen_tails(prefix, tails, limits), screened + tails.size
+                    if ok:
+                        self.sampled.add(tuple(prefix.tolist()))
             if not ok:
                 return math.inf
         return (time.perf_counter() - t0) / screened * total
@@ -401,6 +424,8 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
                              f"not finished: its screen would take about {projected:.3g} s (timed on a sample)")
     count = 0
     for support, tails in _batches(problem.free, search.k):
+        if tails is not None and tuple(support.tolist()) in search.sampled:
+            continue
         if limits.expired() or not (search.screen(support) if tails is None else search.screen_tails(support, tails, limits)):
             return search.result(False, -math.inf, time.perf_counter() - t0)
         before, count = count, count + (1 if tails is None else tails.size)

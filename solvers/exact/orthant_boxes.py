@@ -16,19 +16,16 @@ from solvers.exact.floor import ROUNDOFF
 from solvers.exact.monotone_flows import dinic
 
 @njit(cache=True, nogil=True)
-def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sign: np.ndarray, lo: np.ndarray,
-              hi: np.ndarray, margin: int, target: float) -> float:
-    """A maximum flow through the conflicts of the models whose points are ``sign_j m_j`` with
-    magnitudes ``m_j`` in ``[lo_j, hi_j]``: a positive pattern ``p`` and a negative one ``q`` that no
-    such model gets both right, ``max_m sum_j m_j sign_j (x_pj - x_qj) < 2 margin`` (both right
-    needs ``s_p - s_q >= 2 margin``, whatever the intercept). Every model of the box errs on a vertex
-    cover of these conflicts, so the value is a lower bound on its weighted error (Konig)."""
-    n_pos, r = Vp.shape
-    n_neg = Vn.shape[0]
-    # the conflicts listed per positive pattern (heavy ones first), each pushing a greedy flow as it
-    # is listed: often enough to stop before the maximum flow
-    VnT = np.ascontiguousarray(Vn.T)
-    most = np.empty(n_neg, np.int64)
+def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarray, wp: np.ndarray, wn: np.ndarray,
+                   margin: int, target: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """:func:`box_flow`'s conflicts, listed per positive pattern (heavy ones first) from the signed
+    values ``Sp`` (one row per positive pattern) and ``SnT`` (one row per column), each pushing a
+    greedy flow as it is listed: ``(greedy value, positive ends, negative ends)``, the ends empty when
+    the greedy flow reaches ``target`` first. Integer arrays of one width (the narrower, the more
+    pairs per instruction)."""
+    n_pos, r = Sp.shape
+    n_neg = SnT.shape[1]
+    most = np.empty(n_neg, SnT.dtype)
     left_n = wn.copy()
     greedy = 0.0
     size = 0
@@ -36,10 +33,9 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
     for p in np.argsort(-wp):
         most[:] = 0
         for j in range(r):  # the largest score difference over the box, column by column
-            a, column, up, down = sign[j] * Vp[p, j], VnT[j], hi[j], lo[j]
-            s = sign[j]
+            a, column, up, down = Sp[p, j], SnT[j], hi[j], lo[j]
             for q in range(n_neg):
-                delta = a - s * column[q]
+                delta = a - column[q]
                 most[q] += max(delta, 0) * up + min(delta, 0) * down
         if size + n_neg > edge_p.size:
             grown = max(2 * edge_p.size, size + n_neg)
@@ -56,8 +52,42 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
                 send -= f
         greedy += wp[p] - send
         if greedy >= target:
-            return greedy
-    return dinic(edge_p[:size], edge_q[:size], wp, wn, target)
+            return greedy, edge_p[:0], edge_q[:0]
+    return greedy, edge_p[:size], edge_q[:size]
+
+
+@njit(cache=True, nogil=True)
+def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sign: np.ndarray, lo: np.ndarray,
+              hi: np.ndarray, margin: int, target: float) -> float:
+    """A maximum flow through the conflicts of the models whose points are ``sign_j m_j`` with
+    magnitudes ``m_j`` in ``[lo_j, hi_j]``: a positive pattern ``p`` and a negative one ``q`` that no
+    such model gets both right, ``max_m sum_j m_j sign_j (x_pj - x_qj) < 2 margin`` (both right
+    needs ``s_p - s_q >= 2 margin``, whatever the intercept). Every model of the box errs on a vertex
+    cover of these conflicts, so the value is a lower bound on its weighted error (Konig). The greedy
+    flow of the listing first (:func:`_box_conflicts`, in 32-bit integers when every score
+    difference fits), then Dinic's from it."""
+    r = sign.size
+    largest = 0
+    for j in range(r):
+        top = 0
+        for p in range(Vp.shape[0]):
+            top = max(top, abs(Vp[p, j]))
+        for q in range(Vn.shape[0]):
+            top = max(top, abs(Vn[q, j]))
+        largest += 2 * top * max(abs(hi[j]), abs(lo[j]))
+    Sp = np.empty(Vp.shape, np.int64)
+    SnT = np.empty((r, Vn.shape[0]), np.int64)
+    for j in range(r):
+        Sp[:, j] = sign[j] * Vp[:, j]
+        SnT[j] = sign[j] * Vn[:, j]
+    if largest + 2 * margin < 2 ** 31:
+        greedy, edge_p, edge_q = _box_conflicts(Sp.astype(np.int32), SnT.astype(np.int32), lo.astype(np.int32),
+                                                hi.astype(np.int32), wp, wn, margin, target)
+    else:
+        greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, wp, wn, margin, target)
+    if greedy >= target:
+        return greedy
+    return dinic(edge_p, edge_q, wp, wn, target)
 
 
 @njit(cache=True, nogil=True)
