@@ -38,10 +38,12 @@ whose greedy flow plus the costs every model of it pays
 (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
 incumbent's objective (with a relative margin of :data:`solvers.exact.floor.ROUNDOFF` for the sums'
 round-off) holds no better model and is pruned; one it leaves gets a maximum flow (Dinic's blocking
-flows) and, if still below, is kept with that bound. The supports of three or more features are
-screened in runs that share all but their last feature: the rows are sorted once per run and each
-support's patterns split from them, already grouped for the near flows' first grouping
-(:mod:`solvers.exact.tail_screen`).
+flows, from the greedy flow) and, if still below, the flow of its whole box of magnitudes
+(:func:`solvers.exact.orthant_boxes.box_flow`: the margin counts, so at least the monotone flow), and
+is kept with the larger if still below. The supports of three or more features are screened in runs
+that share all but their last feature: the rows are sorted once per run (split from their sort by
+all but the run's last two features, kept while those stay the same) and each support's patterns
+split from them, already grouped for the near flows' first grouping (:mod:`solvers.exact.tail_screen`).
 
 *Search.* The orthants kept are searched lowest bound first (a heap): one every
 :data:`SEARCH_EVERY` supports while the screen goes on (a better incumbent early prunes more), the
