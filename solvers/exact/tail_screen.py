@@ -2,7 +2,8 @@
 
 Supports listed in lexicographic order come in runs that share their first ``r - 1`` features (the
 *prefix*) and differ in the last (the *tail*). The rows are sorted once by their ranks on the prefix
-(:func:`solvers.exact.pattern_groups.prefix_order`); each tail's patterns are then its runs split by
+(:class:`PrefixOrders`: split from their sort by all its columns but the last, which consecutive
+prefixes share); each tail's patterns are then its runs split by
 the tail's rank (:func:`solvers.exact.pattern_groups.tail_patterns`, no hashing), already grouped for
 the near flows' first grouping (:func:`solvers.exact.monotone_flows.near_flows`). Before them, the
 maximum flows of that first grouping, for every tail at once (:mod:`solvers.exact.dominance_sweep`):
@@ -44,8 +45,9 @@ def near_tails(ranksT: np.ndarray, levels: np.ndarray, rows: np.ndarray, start: 
                group: np.ndarray, prefix: np.ndarray, tails: np.ndarray, positive: np.ndarray, w: np.ndarray,
                slot: np.ndarray, allowed: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each support ``prefix + (tails[t],)``, from the rows sorted by the prefix (``rows``,
-    ``start``, ``ranks``, ``group``: :class:`PrefixOrders`, each run's negative rows first): a flow per sign pattern (row ``t``, ``-1`` where
-    ``allowed[t]`` is False): the sweep's maximum flow of the first grouping
+    ``start``, ``ranks``, ``group``: :class:`PrefixOrders`, each run's negative rows first): a flow
+    per sign pattern (row ``t``, ``-1`` where ``allowed[t]`` is False): the sweep's maximum flow of
+    the first grouping
     (:func:`solvers.exact.dominance_sweep.sweep_tails`, tails of at most ``MAX_LEVELS`` ranks) and,
     where that leaves an orthant below ``targets[t]``, the larger of it and the near flows (stopped
     at ``targets[t]``); and its number of pattern pairs (positive times negative patterns; 0 when the
