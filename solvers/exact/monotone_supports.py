@@ -62,7 +62,8 @@ only decreases). Stopped at a limit during the screen, no bound is claimed (``-i
 searching the orthants kept after it, the least bound among them (or the incumbent, if lower) is a
 lower bound on every model. The search first times the screen on :data:`SAMPLED` random runs of
 supports of ``K`` features and goes on only when its time per support, times the number of
-supports, fits in the time left (the route's next steps get the time otherwise).
+supports, is at most :data:`PROJECTION_SLACK` times the time left (the route's next steps get the
+time otherwise).
 """
 from __future__ import annotations
 
@@ -100,6 +101,11 @@ SEARCH_EVERY = 500
 SAMPLED = 48
 #: most of the time left the sample may take (past it, the projection stands on what was timed)
 PROJECTION_SHARE = 0.05
+#: the search goes on while its projection is at most this many times the time left: the projection
+#: errs both ways by up to about half (its sample is screened at the start's incumbent, which the
+#: searches between supports improve, and a few supports hold most of the searches), and past its
+#: time the route's next steps seldom prove what it could not
+PROJECTION_SLACK = 1.5
 
 
 @dataclass(frozen=True)
@@ -421,7 +427,7 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
     t0 = time.perf_counter()
     search = _Search(problem, incumbent, start, max_pairs)
     projected = search.projected(limits)
-    if projected > limits.seconds_left():
+    if projected > PROJECTION_SLACK * limits.seconds_left():
         return search.result(False, -math.inf, time.perf_counter() - t0,
                              f"not finished: its screen would take about {projected:.3g} s (timed on a sample)")
     count = 0

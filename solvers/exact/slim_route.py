@@ -7,7 +7,7 @@ on 0/1 features with ``max_size`` the least Bayes error of any ``max_size`` feat
 positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), on
 integer features the orthant search (every support's sign orthants screened by a monotone
 flow bound on the support's merged patterns, the rest enumerated; :mod:`solvers.exact.monotone_supports`)
-when its work projects within the time left (before the LP: when it finishes, the LP's time is
+when its work projects within 1.5 times the time left (before the LP: when it finishes, the LP's time is
 saved), the sign-cover LP bound (always), the box search (few integer features of many values), then
 on more free features the same box search when the rows are few (:data:`WIDE_BOX_PAIRS`: its
 incumbents beat the MILP's there, though it rarely finishes), then
