@@ -62,8 +62,9 @@ only decreases). Stopped at a limit during the screen, no bound is claimed (``-i
 searching the orthants kept after it, the least bound among them (or the incumbent, if lower) is a
 lower bound on every model. The search first times the screen on :data:`SAMPLED` random runs of
 supports of ``K`` features and goes on only when its time per support, times the number of
-supports, is at most :data:`PROJECTION_SLACK` times the time left (the route's next steps get the
-time otherwise).
+supports, is at most ``slack`` times the time left (the route's next steps get the time otherwise;
+the projection errs both ways by up to about half: its sample is screened at the start's incumbent,
+which the searches between supports improve, and a few supports hold most of the searches).
 """
 from __future__ import annotations
 
@@ -101,11 +102,6 @@ SEARCH_EVERY = 500
 SAMPLED = 48
 #: most of the time left the sample may take (past it, the projection stands on what was timed)
 PROJECTION_SHARE = 0.05
-#: the search goes on while its projection is at most this many times the time left: the projection
-#: errs both ways by up to about half (its sample is screened at the start's incumbent, which the
-#: searches between supports improve, and a few supports hold most of the searches), and past its
-#: time the route's next steps seldom prove what it could not
-PROJECTION_SLACK = 1.5
 
 
 @dataclass(frozen=True)
@@ -417,17 +413,18 @@ class _Search:
 
 
 def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float = math.inf,
-                      start: tuple[np.ndarray, float] | None = None, max_pairs: float = math.inf) -> MonotoneSupports:
+                      start: tuple[np.ndarray, float] | None = None, max_pairs: float = math.inf,
+                      slack: float = 1.0) -> MonotoneSupports:
     """The optimum of ``problem`` by screened orthants (module docstring), pruning at ``incumbent``
     (and at the objective of ``start``'s model, which it returns if nothing beats it). It first
     times the screen on a sample of supports (:meth:`_Search.projected`) and stops there, unfinished,
-    when the whole screen would not fit in the time left; it stops unfinished at a support of more
+    when the whole screen projects over ``slack`` times the time left; it stops unfinished at a support of more
     than ``max_pairs`` pattern pairs (its memory). Stopped in the search of the orthants the screen
     left, it returns the least bound among those not yet searched."""
     t0 = time.perf_counter()
     search = _Search(problem, incumbent, start, max_pairs)
     projected = search.projected(limits)
-    if projected > PROJECTION_SLACK * limits.seconds_left():
+    if projected > slack * limits.seconds_left():
         return search.result(False, -math.inf, time.perf_counter() - t0,
                              f"not finished: its screen would take about {projected:.3g} s (timed on a sample)")
     count = 0

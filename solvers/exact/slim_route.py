@@ -7,7 +7,8 @@ on 0/1 features with ``max_size`` the least Bayes error of any ``max_size`` feat
 positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), on
 integer features the orthant search (every support's sign orthants screened by a monotone
 flow bound on the support's merged patterns, the rest enumerated; :mod:`solvers.exact.monotone_supports`)
-when its work projects within 1.5 times the time left (before the LP: when it finishes, the LP's time is
+when its work projects within the time left (1.5 times, :data:`MONOTONE_SLACK`, when no box search
+follows; before the LP: when it finishes, the LP's time is
 saved), the sign-cover LP bound (always), the box search (few integer features of many values), then
 on more free features the same box search when the rows are few (:data:`WIDE_BOX_PAIRS`: its
 incumbents beat the MILP's there, though it rarely finishes), then
@@ -50,6 +51,10 @@ from solvers.result import Status, prune_level
 #: the orthant search (:mod:`solvers.exact.monotone_supports`) holds at most this many pairs of a positive
 #: and a negative pattern of one support (bytes: 16 each, and 56 per conflict of a searched orthant)
 MONOTONE_PAIRS = 10**7
+#: the orthant search goes on while its projection is at most this many times the time left, when no
+#: box search follows it (the projection errs both ways by up to about half, and HiGHS seldom proves
+#: what it could not; with a box search next, the box search gets the time)
+MONOTONE_SLACK = 1.5
 #: on more than ``box_cover.MAX_FEATURES`` free features the box search runs (in place of HiGHS) only when
 #: its nodes are cheap: at most this many (positive row, negative row) pairs (a node prices every pair).
 #: It rarely finishes there, but its incumbents beat HiGHS's
@@ -186,7 +191,10 @@ def _monotone_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 
 def _run_monotone(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = monotone_supports(zero_one(instance), limits, **best.search_start(), max_pairs=MONOTONE_PAIRS)
+    # past its projection only when no box search follows (HiGHS after it seldom proves these tables)
+    boxes = _box_applies(instance, limits) is None or _box_wide_applies(instance, limits) is None
+    found = monotone_supports(zero_one(instance), limits, **best.search_start(), max_pairs=MONOTONE_PAIRS,
+                              slack=1.0 if boxes else MONOTONE_SLACK)
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, message=found.message)
 
