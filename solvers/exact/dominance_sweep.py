@@ -63,20 +63,6 @@ def _take(buckets: np.ndarray, full: np.uint64, v: int, need: float) -> tuple[fl
 
 
 @njit(cache=True, nogil=True)
-def labels_first(positive: np.ndarray) -> np.ndarray:
-    """The rows, negatives first (each label in index order): the order in which
-    :func:`solvers.exact.pattern_groups.prefix_order` leaves the rows of a run."""
-    out = np.empty(positive.size, np.int64)
-    at = 0
-    for label in (False, True):
-        for i in range(positive.size):
-            if positive[i] == label:
-                out[at] = i
-                at += 1
-    return out
-
-
-@njit(cache=True, nogil=True)
 def run_middles(rows: np.ndarray, start: np.ndarray, positive: np.ndarray) -> np.ndarray:
     """For runs ``rows[start[g]:start[g + 1]]`` with their negative rows first, the index of each
     run's first positive row."""

@@ -72,7 +72,7 @@ import heapq
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -159,8 +159,8 @@ def _batches(free: np.ndarray, k: int):
 
 @dataclass
 class _Support:
-    """One support's patterns (with their value ranks) and, listed once asked for, each orthant's
-    conflicts (:func:`solvers.exact.monotone_flows.dominance_edges`)."""
+    """One support's patterns (with their value ranks); each orthant's conflicts are listed when asked
+    for (:func:`solvers.exact.monotone_flows.dominance_edges`), not kept: up to one pattern pair each."""
 
     columns: np.ndarray
     Vp: np.ndarray
@@ -169,13 +169,10 @@ class _Support:
     Vn: np.ndarray
     wn: np.ndarray
     Rn: np.ndarray
-    edges: dict = field(default_factory=dict)
 
     def conflicts(self, plus: int) -> tuple[np.ndarray, np.ndarray]:
         """The conflicts of orthant ``plus``: (positive ends, negative ends)."""
-        if plus not in self.edges:
-            self.edges[plus] = dominance_edges(self.Rp, self.Rn, plus)
-        return self.edges[plus]
+        return dominance_edges(self.Rp, self.Rn, plus)
 
     def max_flow(self, plus: int, target: float) -> float:
         """A maximum flow through the conflicts of orthant ``plus`` (:func:`solvers.exact.monotone_flows.dinic`,

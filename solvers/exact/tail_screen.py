@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.exact.dominance_sweep import MAX_LEVELS, labels_first, run_middles, sweep_tails
+from solvers.exact.dominance_sweep import MAX_LEVELS, run_middles, sweep_tails
 from solvers.exact.monotone_flows import near_flows
 from solvers.exact.pattern_groups import prefix_order, split_runs, tail_patterns
 
@@ -27,7 +27,7 @@ class PrefixOrders:
 
     def __init__(self, ranksT: np.ndarray, levels: np.ndarray, positive: np.ndarray) -> None:
         self.ranksT, self.levels = ranksT, levels
-        self.first = labels_first(positive)
+        self.first = np.argsort(positive, kind="stable")  # the negative rows first
         self.head: tuple[int, ...] | None = None
         self.head_order: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
@@ -65,12 +65,16 @@ def near_tails(ranksT: np.ndarray, levels: np.ndarray, rows: np.ndarray, start: 
     pairs = np.zeros(tails.size)
     swept = tails.size > 0 and levels[tails].max() <= MAX_LEVELS
     flows = np.zeros((0, 4))
+    # each orthant's flow of the sweep: by its signs on the prefix's last column and on the tail
+    sweep_column = np.empty(allowed.shape[1], np.int64)
+    for o in range(allowed.shape[1]):
+        sweep_column[o] = ((o >> (r - 2)) & 1) + 2 * ((o >> (r - 1)) & 1)
     if swept:
         needed = np.zeros((tails.size, 4), np.bool_)
         for t in range(tails.size):
             for o in range(allowed.shape[1]):
                 if allowed[t, o]:
-                    needed[t, ((o >> (r - 2)) & 1) + 2 * ((o >> (r - 1)) & 1)] = True
+                    needed[t, sweep_column[o]] = True
         flows = sweep_tails(ranksT, levels, rows, start, run_middles(rows, start, positive), group, tails, sorted_w,
                             needed, targets)
     open_ = allowed.copy()
@@ -78,7 +82,7 @@ def near_tails(ranksT: np.ndarray, levels: np.ndarray, rows: np.ndarray, start: 
         if swept:
             for o in range(allowed.shape[1]):
                 if allowed[t, o]:
-                    near[t, o] = flows[t, ((o >> (r - 2)) & 1) + 2 * ((o >> (r - 1)) & 1)]
+                    near[t, o] = flows[t, sweep_column[o]]
                     open_[t, o] = near[t, o] < targets[t]
             if not open_[t].any():
                 continue

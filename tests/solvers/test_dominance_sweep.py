@@ -31,7 +31,7 @@ def _table(seed: int):
 def _prefix_sweep(X, positive, w, prefix, tails, needed=None, targets=None):
     ranks, levels = pg.value_ranks(X)
     ranksT = np.ascontiguousarray(ranks.T)
-    rows, start, _, group = pg.prefix_order(ranksT, levels, prefix, ds.labels_first(positive))
+    rows, start, _, group = pg.prefix_order(ranksT, levels, prefix, np.argsort(positive, kind="stable"))
     middle = ds.run_middles(rows, start, positive)
     needed = np.ones((tails.size, 4), bool) if needed is None else needed
     targets = np.full(tails.size, math.inf) if targets is None else targets
