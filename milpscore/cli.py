@@ -173,8 +173,8 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
                    help="MiB one step of the exact solve may allocate (slim, riskslim; default half the memory "
                         "available); a step over it is skipped and the next one runs")
     p.add_argument("--n-jobs", type=_n_jobs, default=1, metavar="N",
-                   help="processes that bound the supports of the exact solve (slim, riskslim; default 1; -1: all "
-                        "cores); the model and the certificate are those of one process")
+                   help="processes that bound the supports of the exact solve, or threads that screen them "
+                        "(slim, riskslim; default 1; -1: all cores); the certificate is that of one process")
     p.add_argument("--max-size", type=int, default=None, help="maximum number of features in the card")
     p.add_argument("--coef-bound", type=int, default=None, help="points lie in -U..U (formulation default)")
     p.add_argument("--c0", type=float, default=None, help="L0 cost per feature (slim default 0.01)")

@@ -80,6 +80,13 @@ def available_memory() -> int:
         return 4 * 2**30
 
 
+def job_threads(n_jobs: int) -> int:
+    """Threads of this process that ``n_jobs`` asks for (-1: every core, -2: all but one, as joblib
+    counts): the blocked screen's and the orthant search's."""
+    cores = os.cpu_count() or 1
+    return max(1, n_jobs if n_jobs > 0 else cores + 1 + n_jobs)
+
+
 #: a phase asked to run with less than this many seconds left gets this much: a solver needs a
 #: positive limit, and a few milliseconds of overrun are the price of returning the incumbent
 #: rather than nothing
@@ -114,7 +121,8 @@ class Limits:
     n_jobs : joblib workers that bound the supports of the exact enumeration and search the boxes
         of SLIM's box search (1: this process; -1: all cores; the active joblib backend is used,
         e.g. ``dask``), and threads of this process that run the blocked screen
-        (:mod:`solvers.exact.blocked_pass`).
+        (:mod:`solvers.exact.blocked_pass`) and the orthant search
+        (:mod:`solvers.exact.monotone_supports`): :func:`job_threads`.
     objective_limit : only models of objective below this are sought (a MIP solver's objective
         limit, in the instance's objective units; inf: none). The exact route prunes with it as if
         it were an incumbent and stops once its bound shows that no model beats it by more than

@@ -68,7 +68,9 @@ class SLIMClassifier(IntegerLinearClassifier):
         a step over it is skipped, with its reason in ``fit_.steps``.
     n_jobs : joblib workers that bound the supports of the exact enumeration and search the boxes
         of the box search (1: this process; -1: all cores), and threads of this process that screen
-        the supports of a wide 0/1 table (the ``blocked`` step). Inside
+        the supports of a wide 0/1 table (the ``blocked`` step) and the sign orthants of few-valued
+        integer features (the ``monotone_supports`` step: the same optimum, possibly another model
+        of it). Inside
         ``joblib.parallel_backend("dask")`` they run on the dask cluster. With ``time_limit=None``
         the support enumeration's model, bound and status equal the one-process fit's; the box
         search certifies the same optimum (its boxes start from the incumbent known when they

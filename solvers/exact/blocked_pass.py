@@ -19,7 +19,6 @@ threads; the survivors come sorted.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -50,12 +49,6 @@ RETRY_SHRINK = 16
 #: ``docs/benchmarks.md``): groups are listed when that many times their supports are fewer than
 #: the column supports
 GROUP_COST = 5.0
-
-
-def screen_threads(n_jobs: int) -> int:
-    """Threads of the pass for ``n_jobs`` (-1: every core, -2: all but one, as joblib counts)."""
-    cores = os.cpu_count() or 1
-    return max(1, n_jobs if n_jobs > 0 else cores + 1 + n_jobs)
 
 
 def screen_words(y: np.ndarray, weights: np.ndarray) -> float:

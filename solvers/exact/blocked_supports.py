@@ -67,14 +67,14 @@ from solvers import progress
 from formulations.rows import is_binary
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
-from solvers.exact.blocked_pass import GroupBranch, plain_branch, screen_pairs, screen_threads
+from solvers.exact.blocked_pass import GroupBranch, plain_branch, screen_pairs
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.exclusion_listing import carries_over, exclusion_branches
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_search import Search
 from solvers.exact.supports import Enumeration
-from solvers.limits import Limits
+from solvers.limits import Limits, job_threads
 
 #: largest support size screened (a prefix has ``2^(size - 1)`` patterns)
 MAX_SIZE = 10
@@ -177,7 +177,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     if total * FASTEST > limits.seconds_left():
         return stopped(f"screening the {total} supports of {size} features would take more than the "
                        f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
-    threads = screen_threads(limits.n_jobs)
+    threads = job_threads(limits.n_jobs)
     started = time.perf_counter()
     found = screen_pairs((bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg), table, branches, size, cutoff, limits,
                          threads)

@@ -65,12 +65,22 @@ supports of ``K`` features and goes on only when its time per support, times the
 supports, is at most ``slack`` times the time left (the route's next steps get the time otherwise;
 the projection errs both ways by up to about half: its sample is screened at the start's incumbent,
 which the searches between supports improve, and a few supports hold most of the searches).
+
+*Threads.* The screen comes in *units* (each support of at most two features alone; then, per size
+``r >= 3``, a head of ``r - 2`` features with all its prefixes and their tails: one sort per unit),
+which ``threads`` threads of this process take in lexicographic order (the kernels release the GIL;
+the sample of the projection is timed on the same threads, in wall seconds). They share the
+incumbent (read without the lock: a stale one is larger and only prunes less), the heap of orthants
+left and the counts (under a lock), each with its own scratch (the patterns' numbering slots, the
+prefix sorts). The orthants left are searched by every thread, lowest bound first; an orthant being
+searched when a limit stops the others still counts in the bound returned.
 """
 from __future__ import annotations
 
 import heapq
 import itertools
 import math
+import threading
 import time
 from dataclasses import dataclass
 
@@ -144,17 +154,23 @@ def applies(problem: ZeroOneProgram) -> str | None:
     return None
 
 
-def _batches(free: np.ndarray, k: int):
-    """Every support of at most ``k`` of the ``free`` features (sorted), smallest first and in
-    lexicographic order within a size: ``(S, None)`` for each support of at most two features, then
-    ``(prefix, tails)`` for each prefix of ``r - 1`` features, ``r >= 3``, followed by a feature
-    (the supports ``prefix + (e,)``, ``e`` in ``tails``: the free features after the prefix's last)."""
+def _head_batches(free: np.ndarray, head: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The batches ``(prefix, tails)`` of a head: the prefixes ``head + (last,)`` in order, each with
+    the free features after its last (the supports whose first ``len(head)`` features are the head)."""
+    lasts = free[(free > head[-1]) & (free < free[-1])]
+    return [(np.append(head, last), free[free > last]) for last in lasts.tolist()]
+
+
+def _units(free: np.ndarray, k: int):
+    """The screen's units of work (module docstring), smallest supports first and in lexicographic
+    order within a size: ``[(S, None)]`` for each support of at most two features, then for each size
+    ``r >= 3`` and each head of ``r - 2`` free features (sorted) its batches (:func:`_head_batches`)."""
     for r in range(min(k, 2) + 1):
         for S in itertools.combinations(free.tolist(), r):
-            yield np.array(S, dtype=np.int64), None
+            yield [(np.array(S, dtype=np.int64), None)]
     for r in range(3, k + 1):
-        for prefix in itertools.combinations(free[:-1].tolist(), r - 1):
-            yield np.array(prefix, dtype=np.int64), free[free > prefix[-1]]
+        for head in itertools.combinations(free[:-2].tolist(), r - 2):
+            yield _head_batches(free, np.array(head, dtype=np.int64))
 
 
 @dataclass
@@ -229,10 +245,20 @@ def _load_kernels() -> None:
                     math.inf, 1)
 
 
+class _Scratch:
+    """One thread's scratch: the patterns' numbering slots (:func:`solvers.exact.pattern_groups.group_ids`)
+    and the prefix sorts (:class:`solvers.exact.tail_screen.PrefixOrders`)."""
+
+    def __init__(self, search: "_Search") -> None:
+        self.slot = np.full(search.slots, -1, np.int64)
+        self.orders = PrefixOrders(search.ranksT, search.levels, search.positive)
+
+
 class _Search:
     """The orthant search's state: the data as the kernels read them, the incumbent (objective
     without the constant offset), the orthants left by the screen (``(bound, support, signs)``, a
-    heap) and the counts."""
+    heap) and those being searched, the counts, and the lock that guards them when threads share
+    the search (module docstring)."""
 
     def __init__(self, problem: ZeroOneProgram, incumbent: float, start: tuple[np.ndarray, float] | None,
                  max_pairs: float) -> None:
@@ -242,25 +268,63 @@ class _Search:
         ranks, self.levels = value_ranks(np.asarray(problem.X, dtype=np.int64))
         self.valuesT = np.ascontiguousarray(np.asarray(problem.X, dtype=np.int64).T)
         self.ranksT = np.ascontiguousarray(ranks.T)
-        self.orders = PrefixOrders(self.ranksT, self.levels, self.positive)
         # the sign patterns allowed per support size, when every free feature may take either sign
         both = bool(np.all((problem.hi[problem.free] >= 1) & (problem.lo[problem.free] <= -1)))
         self.every_sign = [np.ones(2 ** r, bool) for r in range(self.k + 1)] if both else None
         top = np.prod(np.sort(self.levels)[::-1][:self.k].astype(float))
-        self.slot = np.full(int(min(top, KEY_SLOTS)), -1, np.int64)
+        self.slots = int(min(top, KEY_SLOTS))
         self.best = incumbent - problem.offset
         self.coef, self.intercept = None, 0.0
         if start is not None:
             self.coef, self.intercept = np.asarray(start[0], dtype=float).copy(), float(start[1])
         self.left: list[tuple[float, tuple[int, ...], int]] = []
-        self.orthants, self.searched = 0, 0
+        self.flying: dict[int, float] = {}  # bounds of the orthants being searched, by ticket
+        self.tickets = itertools.count()
+        self.orthants, self.searched, self.screened = 0, 0, 0
         # prefixes of K - 1 features the projection screened with all their tails (not screened again)
         self.sampled: set[tuple[int, ...]] = set()
+        self.lock = threading.Lock()
+        self.stopped = False  # a thread's unit failed: the others stop at their next batch
+        self.main = _Scratch(self)  # the calling thread's
 
-    def support(self, S: np.ndarray) -> "_Support | None":
+    def run(self, units, work, threads: int) -> bool:
+        """``work(scratch, unit)`` for each of ``units`` (taken in order) on ``threads`` threads, each
+        with its own :class:`_Scratch` (one thread: this one, with :attr:`main`). False once a unit's
+        work returns False (the others stop at their next batch, :attr:`stopped`); an error in a
+        thread is raised here."""
+        units, failed = iter(units), []
+
+        def loop(scratch: _Scratch) -> None:
+            try:
+                while not self.stopped:
+                    with self.lock:
+                        unit = next(units, None)
+                    if unit is None:
+                        return
+                    if not work(scratch, unit):
+                        self.stopped = True
+            except BaseException as error:  # raised again in the calling thread
+                self.stopped = True
+                failed.append(error)
+
+        self.stopped = False
+        if threads <= 1:
+            loop(self.main)
+        else:
+            workers = [threading.Thread(target=loop, args=(_Scratch(self),), daemon=True) for _ in range(threads)]
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                while worker.is_alive():  # (a timed join keeps the main thread responsive to Ctrl-C)
+                    worker.join(0.1)
+        if failed:
+            raise failed[0]
+        return not self.stopped
+
+    def support(self, S: np.ndarray, scratch: _Scratch | None = None) -> "_Support | None":
         """The patterns of support ``S`` and their pairs (None if more pairs than ``max_pairs``)."""
         Vp, wp, Rp, Vn, wn, Rn = patterns(self.valuesT, self.ranksT, self.levels, S, self.positive,
-                                           self.problem.weights, self.slot)
+                                           self.problem.weights, (scratch or self.main).slot)
         if float(wp.size) * float(wn.size) > self.max_pairs:
             return None
         return _Support(S, Vp, wp, Rp, Vn, wn, Rn)
@@ -273,51 +337,54 @@ class _Search:
         the tie-breaker at magnitude 1."""
         return float(self.problem.cost[S].sum() + self.problem.epsilon[S].sum())
 
-    def screen(self, S: np.ndarray) -> bool:
+    def screen(self, S: np.ndarray, scratch: _Scratch | None = None) -> bool:
         """Bound every orthant of support ``S`` of at most two features (module docstring: no near
         flows) and keep those below the incumbent with their bounds; False if ``S`` has more pattern
         pairs than ``max_pairs``."""
         allowed = self._allowed(S)
-        self.orthants += int(allowed.sum())
-        return self._bound(S, allowed, None, self._least(S))
+        with self.lock:
+            self.orthants += int(allowed.sum())
+        return self._bound(S, allowed, self._least(S), scratch or self.main)
 
-    def screen_tails(self, prefix: np.ndarray, tails: np.ndarray, limits: Limits | None = None) -> bool:
+    def screen_tails(self, prefix: np.ndarray, tails: np.ndarray, scratch: _Scratch | None = None,
+                     limits: Limits | None = None) -> bool:
         """:meth:`screen` for the supports ``prefix + (e,)``, ``e`` in ``tails`` (of three or more
         features): their near flows first, all from the rows sorted once by the prefix
         (:func:`solvers.exact.tail_screen.near_tails`), then the rest for the orthants they leave
         open. False at a support of more pattern pairs than ``max_pairs``, or when ``limits`` expire
         before every tail is bounded."""
-        problem = self.problem
+        problem, scratch = self.problem, scratch or self.main
         if self.every_sign is None:
             allowed = np.array([self._allowed(np.append(prefix, e)) for e in tails.tolist()])
         else:
             allowed = np.ones((tails.size, 2 ** (prefix.size + 1)), bool)
         # what every model pays besides its errors (:meth:`_least`), per support
         least = (problem.cost[prefix].sum() + problem.epsilon[prefix].sum()) + (problem.cost[tails] + problem.epsilon[tails])
-        self.orthants += int(allowed.sum())
-        near, pairs = near_tails(self.ranksT, self.levels, *self.orders(prefix), prefix, tails, self.positive,
-                                 problem.weights, self.slot, allowed, self.best - least)
+        with self.lock:
+            self.orthants += int(allowed.sum())
+        best = self.best
+        near, pairs = near_tails(self.ranksT, self.levels, *scratch.orders(prefix), prefix, tails, self.positive,
+                                 problem.weights, scratch.slot, allowed, best - least)
         if float(pairs.max(initial=0.0)) > self.max_pairs:
             return False
-        open_ = allowed & ((near + least[:, None]) * (1.0 - ROUNDOFF) < self.best)
+        open_ = allowed & ((near + least[:, None]) * (1.0 - ROUNDOFF) < best)
         for t in np.flatnonzero(open_.any(axis=1)):
             if (limits is not None and limits.expired()) or not self._bound(np.append(prefix, tails[t]), open_[t],
-                                                                              near[t], float(least[t])):
+                                                                              float(least[t]), scratch):
                 return False
         return True
 
-    def _bound(self, S: np.ndarray, allowed: np.ndarray, near: np.ndarray | None, least: float) -> bool:
-        """The orthants ``allowed`` of ``S`` (open after its near flows ``near``, if any; every model of
-        them pays ``least`` besides its errors, :meth:`_least`), each through all its conflicts: a
-        maximum flow (from the greedy one, stopped at the incumbent), then, if that leaves it below the
-        incumbent, the flow of its whole box of magnitudes (the margin counts), kept in the heap with
-        the larger if still below. False if ``S`` has more pattern pairs than ``max_pairs``."""
-        best = self.best
-        found = self.support(S)
+    def _bound(self, S: np.ndarray, allowed: np.ndarray, least: float, scratch: _Scratch) -> bool:
+        """The orthants ``allowed`` of ``S`` (every model of them pays ``least`` besides its errors,
+        :meth:`_least`), each through all its conflicts: a maximum flow (from the greedy one, stopped at
+        the incumbent), then, if that leaves it below the incumbent, the flow of its whole box of
+        magnitudes (the margin counts), kept in the heap with the larger if still below. False if
+        ``S`` has more pattern pairs than ``max_pairs``."""
+        found = self.support(S, scratch)
         if found is None:
             return False
         for plus in np.flatnonzero(allowed):
-            plus = int(plus)
+            plus, best = int(plus), self.best
             flow = found.max_flow(plus, best - least)
             if (flow + least) * (1.0 - ROUNDOFF) < best:
                 flow = max(flow, found.box_flow(self.problem, plus, best - least))
@@ -326,72 +393,103 @@ class _Search:
 
     def _keep(self, S: np.ndarray, plus: int, bound: float) -> None:
         """Keep orthant ``(S, plus)`` in the heap if its bound is below the incumbent."""
-        if bound < self.best:
-            heapq.heappush(self.left, (bound, tuple(S.tolist()), plus))
+        with self.lock:
+            if bound < self.best:
+                heapq.heappush(self.left, (bound, tuple(S.tolist()), plus))
 
-    def search_left(self, limits: Limits, most: float = math.inf) -> bool:
+    def screen_unit(self, scratch: _Scratch, unit: list, limits: Limits) -> bool:
+        """Screen a unit's batches (:func:`_units`; the prefixes the projection screened skipped), and
+        search the lowest orthant left each time the supports screened pass a multiple of
+        :data:`SEARCH_EVERY` (all of them while more than :data:`MAX_LEFT` are left). False at a limit,
+        at a support of more than ``max_pairs`` pattern pairs, or once another thread stopped."""
+        for support, tails in unit:
+            if tails is not None and tuple(support.tolist()) in self.sampled:
+                continue
+            if self.stopped or limits.expired():
+                return False
+            if not (self.screen(support, scratch) if tails is None else self.screen_tails(support, tails, scratch, limits)):
+                return False
+            with self.lock:
+                before = self.screened
+                self.screened += 1 if tails is None else tails.size
+                most = math.inf if len(self.left) > MAX_LEFT else 1 if before // SEARCH_EVERY < self.screened // SEARCH_EVERY else 0
+            if most and not self.search_left(limits, most, scratch):
+                return False
+        return True
+
+    def search_left(self, limits: Limits, most: float = math.inf, scratch: _Scratch | None = None) -> bool:
         """Search the orthants left, lowest bound first, until the lowest reaches the incumbent (True),
         ``most`` are searched (True) or a limit (False); a better model found prunes those whose bound
-        it undercuts."""
-        problem = self.problem
-        while self.left and self.left[0][0] < self.best:
-            if most <= 0:
-                return True
-            most -= 1
-            if limits.expired():
-                return False
-            bound, support, plus = heapq.heappop(self.left)
+        it undercuts. Threads may search at once (each takes the lowest left)."""
+        problem, scratch = self.problem, scratch or self.main
+        while True:
+            with self.lock:
+                if not self.left or self.left[0][0] >= self.best:
+                    self.left.clear()  # every bound left is at least the incumbent
+                    return True
+                if most <= 0:
+                    return True
+                if limits.expired():
+                    return False
+                most -= 1
+                bound, support, plus = heapq.heappop(self.left)
+                ticket = next(self.tickets)
+                self.flying[ticket] = bound
             S = np.array(support, dtype=np.int64)
-            value, points, b = self.support(S).search(problem, plus, self.best)
-            self.searched += 1
-            if value < self.best:
-                self.best = value
-                self.coef = np.zeros(problem.d)
-                self.coef[S] = points
-                self.intercept = float(b)
-        self.left.clear()  # every bound left is at least the incumbent
-        return True
+            value, points, b = self.support(S, scratch).search(problem, plus, self.best)
+            with self.lock:
+                del self.flying[ticket]
+                self.searched += 1
+                if value < self.best:
+                    self.best = value
+                    self.coef = np.zeros(problem.d)
+                    self.coef[S] = points
+                    self.intercept = float(b)
 
     @property
     def bound(self) -> float:
-        """A lower bound on every orthant screened: the incumbent, or the least bound left below it."""
-        return min(self.best, self.left[0][0]) if self.left else self.best
+        """A lower bound on every orthant screened: the incumbent, or the least bound left below it
+        (of those in the heap and those being searched)."""
+        with self.lock:
+            return min([self.best, *(self.left[0][:1] if self.left else ()), *self.flying.values()])
 
-    def projected(self, limits: Limits, seed: int = 0) -> float:
-        """Seconds the screen would take: the time per support of :data:`SAMPLED` random heads of
-        ``K - 2`` features (:meth:`_sampled_head`) with all their prefixes and tails
-        (:meth:`screen_tails`, one sort per head as in the screen; of ``K`` random
-        features when ``K < 3``; fewer once the sample has taken :data:`PROJECTION_SHARE` of the time left),
-        screened for good (the orthants they leave are kept, and the screen skips them), times the
-        number of supports."""
+    def projected(self, limits: Limits, threads: int = 1, seed: int = 0) -> float:
+        """Seconds the screen would take on ``threads`` threads: the wall time per support of
+        :data:`SAMPLED` random heads of ``K - 2`` features (:meth:`_sampled_head`, distinct) with all
+        their prefixes and tails (:meth:`screen_tails`, one sort per head as in the screen; of ``K``
+        random features when ``K < 3``; fewer once the sample has taken :data:`PROJECTION_SHARE` of
+        the time left), screened for good (the orthants they leave are kept, and the screen skips
+        them), times the number of supports."""
         free = self.problem.free
         total = sum(math.comb(free.size, r) for r in range(self.k + 1))
         if total <= 4 * SAMPLED or self.k == 0:
             return 0.0
         rng = np.random.default_rng(seed)
         _load_kernels()
-        t0, screened = time.perf_counter(), 0
-        cap = PROJECTION_SHARE * limits.seconds_left()
-        for _ in range(SAMPLED):
-            if screened and time.perf_counter() - t0 > cap:  # enough to tell that it will not fit
-                break
-            if self.k < 3:
-                ok, screened = self.screen(np.sort(rng.choice(free, self.k, replace=False))), screened + 1
-            else:  # a head of K - 2 features with all its prefixes, as the screen meets them (one sort)
-                head = self._sampled_head(rng)
-                ok = True
-                for last in free[(free > head[-1]) & (free < free[-1])].tolist():
-                    if not ok or (screened and time.perf_counter() - t0 > cap):
-                        break
-                    prefix, tails = np.append(head, last), free[free > last]
-                    if tuple(prefix.tolist()) in self.sampled:
-                        continue
-                    ok, screened = self.screen_tails(prefix, tails, limits), screened + tails.size
-                    if ok:
-                        self.sampled.add(tuple(prefix.tolist()))
-            if not ok:
-                return math.inf
-        return (time.perf_counter() - t0) / screened * total
+        if self.k < 3:
+            units = [[(np.sort(rng.choice(free, self.k, replace=False)), None)] for _ in range(SAMPLED)]
+        else:
+            heads = {tuple(self._sampled_head(rng).tolist()) for _ in range(SAMPLED)}
+            units = [_head_batches(free, np.array(head, np.int64)) for head in sorted(heads)]
+            units = [units[i] for i in rng.permutation(len(units))]
+        t0, cap = time.perf_counter(), PROJECTION_SHARE * limits.seconds_left()
+        counts = {"screened": 0}
+
+        def work(scratch: _Scratch, unit: list) -> bool:
+            for support, tails in unit:
+                if counts["screened"] and time.perf_counter() - t0 > cap:  # enough to tell that it will not fit
+                    return True
+                if not (self.screen(support, scratch) if tails is None else self.screen_tails(support, tails, scratch, limits)):
+                    return False
+                with self.lock:
+                    counts["screened"] += 1 if tails is None else tails.size
+                    if tails is not None:
+                        self.sampled.add(tuple(support.tolist()))
+            return True
+
+        if not self.run(units, work, threads):
+            return math.inf
+        return (time.perf_counter() - t0) / max(counts["screened"], 1) * total
 
     def _sampled_head(self, rng: np.random.Generator) -> np.ndarray:
         """A head of ``K - 2`` free features drawn with chance proportional to its supports (those
@@ -411,31 +509,24 @@ class _Search:
 
 def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float = math.inf,
                       start: tuple[np.ndarray, float] | None = None, max_pairs: float = math.inf,
-                      slack: float = 1.0) -> MonotoneSupports:
+                      slack: float = 1.0, threads: int = 1) -> MonotoneSupports:
     """The optimum of ``problem`` by screened orthants (module docstring), pruning at ``incumbent``
-    (and at the objective of ``start``'s model, which it returns if nothing beats it). It first
-    times the screen on a sample of supports (:meth:`_Search.projected`) and stops there, unfinished,
-    when the whole screen projects over ``slack`` times the time left; it stops unfinished at a support of more
-    than ``max_pairs`` pattern pairs (its memory). Stopped in the search of the orthants the screen
-    left, it returns the least bound among those not yet searched."""
+    (and at the objective of ``start``'s model, which it returns if nothing beats it), on ``threads``
+    threads of this process. It first times the screen on a sample of supports
+    (:meth:`_Search.projected`) and stops there, unfinished, when the whole screen projects over
+    ``slack`` times the time left; it stops unfinished at a support of more than ``max_pairs`` pattern
+    pairs (its memory). Stopped in the search of the orthants the screen left, it returns the least
+    bound among those not yet searched."""
     t0 = time.perf_counter()
     search = _Search(problem, incumbent, start, max_pairs)
-    projected = search.projected(limits)
+    projected = search.projected(limits, threads)
     if projected > slack * limits.seconds_left():
         return search.result(False, -math.inf, time.perf_counter() - t0,
                              f"not finished: its screen would take about {projected:.3g} s (timed on a sample)")
-    count = 0
-    for support, tails in _batches(problem.free, search.k):
-        if tails is not None and tuple(support.tolist()) in search.sampled:
-            continue
-        if limits.expired() or not (search.screen(support) if tails is None else search.screen_tails(support, tails, limits)):
-            return search.result(False, -math.inf, time.perf_counter() - t0)
-        before, count = count, count + (1 if tails is None else tails.size)
-        # now and then the lowest orthant left is searched: a better incumbent early prunes more
-        most = math.inf if len(search.left) > MAX_LEFT else 1 if before // SEARCH_EVERY < count // SEARCH_EVERY else 0
-        if most and not search.search_left(limits, most):
-            return search.result(False, -math.inf, time.perf_counter() - t0)
-    if not search.search_left(limits):
+    if not search.run(_units(problem.free, search.k), lambda scratch, unit: search.screen_unit(scratch, unit, limits),
+                      threads):
+        return search.result(False, -math.inf, time.perf_counter() - t0)
+    if not search.run(range(max(threads, 1)), lambda scratch, _: search.search_left(limits, scratch=scratch), threads):
         return search.result(False, search.bound, time.perf_counter() - t0,
                              "screened; stopped in the search of the orthants left (bound: the least left)")
     return search.result(True, search.best, time.perf_counter() - t0)

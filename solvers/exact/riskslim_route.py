@@ -24,7 +24,7 @@ from formulations.constraints import binding
 from formulations.riskslim import RiskSLIMInstance
 from formulations.rows import is_binary
 from solvers.backends.scip import solve_scip
-from solvers.exact.blocked_pass import screen_memory, screen_threads, screen_words
+from solvers.exact.blocked_pass import screen_memory, screen_words
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.blocked_supports import applies as blocked_applies
 from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
@@ -35,7 +35,7 @@ from solvers.exact.support_listing import CHUNK
 from solvers.exact.support_workers import kernel_copies
 from solvers.exact.supports import enumerate_supports
 from solvers.heuristics.polish import with_polisher
-from solvers.limits import Limits
+from solvers.limits import Limits, job_threads
 from solvers.registry import solver_options
 from solvers.result import Status
 
@@ -54,7 +54,7 @@ def _blocked_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
 def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
     """Bytes of the screen (:func:`solvers.exact.blocked_pass.screen_memory`, on ``n_jobs`` threads)."""
     return screen_memory(instance.X.shape[1], _size(instance), screen_words(instance.y, instance.weights),
-                         screen_threads(limits.n_jobs))
+                         job_threads(limits.n_jobs))
 
 
 def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:

@@ -30,12 +30,12 @@ from formulations.slim import SLIMInstance
 from solvers.backends.highs import solve_highs
 from solvers.exact.floor import ROUNDOFF, bayes_floor, forced_mask
 from solvers.exact.blocked_supports import applies as blocked_applies
-from solvers.exact.blocked_pass import screen_memory, screen_threads, screen_words
+from solvers.exact.blocked_pass import screen_memory, screen_words
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.support_bayes_floor import applies as support_floor_applies
 from solvers.exact.support_bayes_floor import least_bayes_error
 from solvers.exact.box_cover import MAX_FEATURES, box_cover, box_cover_memory
-from solvers.exact.monotone_supports import monotone_supports
+from solvers.exact.monotone_supports import KEY_SLOTS, monotone_supports
 from solvers.exact.monotone_supports import applies as monotone_applies
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sign_cover import SignCover, SignCoverProblem, sign_cover
@@ -43,7 +43,7 @@ from solvers.exact.support_listing import CHUNK
 from solvers.exact.support_workers import kernel_copies
 from solvers.exact.supports import enumerate_supports
 from solvers.exact.zero_one_supports import zero_one
-from solvers.limits import MIN_PHASE, Limits
+from solvers.limits import MIN_PHASE, Limits, job_threads
 from solvers.registry import solver_options
 from solvers.result import Status, prune_level
 
@@ -123,7 +123,7 @@ def _support_floor_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 def _blocked_memory(instance: SLIMInstance, limits: Limits) -> float:
     """Bytes of the screen on ``n_jobs`` threads."""
-    return _screen_memory(instance, screen_threads(limits.n_jobs))
+    return _screen_memory(instance, job_threads(limits.n_jobs))
 
 
 def _run_support_floor(instance: SLIMInstance, best: Incumbent, limits: Limits,
@@ -186,15 +186,18 @@ def _monotone_pairs(instance: SLIMInstance) -> float:
 
 
 def _monotone_memory(instance: SLIMInstance, limits: Limits) -> float:
+    """The table's copies, and per thread one support's conflicts and the scratch (its numbering
+    slots and prefix sorts)."""
     m, d = instance.X.shape
-    return 72.0 * _monotone_pairs(instance) + 64.0 * m * d
+    scratch = 8.0 * KEY_SLOTS + 32.0 * m
+    return 64.0 * m * d + job_threads(limits.n_jobs) * (72.0 * _monotone_pairs(instance) + scratch)
 
 
 def _run_monotone(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     # past its projection only when no box search follows (HiGHS after it seldom proves these tables)
     boxes = _box_applies(instance, limits) is None or _box_wide_applies(instance, limits) is None
     found = monotone_supports(zero_one(instance), limits, **best.search_start(), max_pairs=MONOTONE_PAIRS,
-                              slack=1.0 if boxes else MONOTONE_SLACK)
+                              slack=1.0 if boxes else MONOTONE_SLACK, threads=job_threads(limits.n_jobs))
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, message=found.message)
 
