@@ -1,12 +1,21 @@
 """Bounding the supports on more than one core: whole RiskSLIM fits, serial vs ``n_jobs=2`` vs a dask cluster.
 
 Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/parallel.py [--rows 5000] [--features 80] [--max-size 5]
-[--kind riskslim|slim-box]``.
+[--kind riskslim|slim-box|slim-orthants]``.
+
+``--kind slim-orthants``: the orthant search (:mod:`solvers.exact.monotone_supports`) on ``n_jobs=2``
+threads against one thread: whole fits of ``certify_all.py``'s ``"SLIM"`` (C0 1e-4, points -5..5, at most
+5 features, gap 1e-4) on the first training fold of few-valued integer look-alikes (``--sets``, default
+``int502,int503,int602,int670``; ``--limit`` seconds, default 60), each fit in a fresh process, the order
+alternating (``--rounds``, default 1). With a time limit the route decides from the projected screen whether the search starts,
+so the threads may prove what one thread does not: status, gap and seconds are printed per fit; two
+proven fits must agree on the objective (threads may return another model of it), else the script
+exits non-zero.
 
 ``--kind slim-box``: whole ``SLIMClassifier(c0=0.005, coef_bound=3, max_size=10)`` fits on features
 valued 0..3 (``--rows 1500 --features 10 --max-size 10`` by default for this kind), where the route's
 box search (:mod:`solvers.exact.box_cover`) proves the optimum: its root box split into boxes
-searched by the workers. (With supports of at most 8 features the serial orthant search,
+searched by the workers. (With supports of at most 8 features the orthant search,
 :mod:`solvers.exact.monotone_supports`, proves such tables first and the box search never runs.)
 The rest of this docstring is the default kind.
 
@@ -33,6 +42,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -80,6 +91,66 @@ print(json.dumps({"wall": wall, "cluster": cluster_seconds, "status": model.stat
 
 MODES = {"serial": "n_jobs=1", "loky": "n_jobs=2 (loky)", "dask": "dask LocalCluster, 2 workers"}
 
+ORTHANT_CHILD = r"""
+import json, sys, time
+name, limit, n_jobs = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+from benchmarks.certify_all import ESTIMATORS, first_fold
+X, y, _ = first_fold(name)
+model = ESTIMATORS["SLIM"](limit, n_jobs)
+t = time.perf_counter()
+model.fit(X, y)
+wall = time.perf_counter() - t
+print(json.dumps({"wall": wall, "status": model.status_, "objective": model.fit_.objective, "bound": model.fit_.bound,
+                  "gap": model.fit_.gap, "steps": [str(r) for r in model.fit_.steps if r.ran]}))
+"""
+ORTHANT_MODES = {"serial": 1, "threads": 2}
+
+
+def orthant_fit(name: str, limit: float, n_jobs: int) -> Measured:
+    done = subprocess.run([sys.executable, "-c", ORTHANT_CHILD, name, str(limit), str(n_jobs)], capture_output=True,
+                          text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, timeout=3600,
+                          cwd=Path(__file__).resolve().parents[1])
+    if done.returncode != 0:
+        raise RuntimeError(f"{name} n_jobs={n_jobs} fit failed: {done.stderr.strip()[-2000:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return Measured(out["wall"], out)
+
+
+def orthant_main(sets: list[str], limit: float, rounds: int) -> None:
+    """``--kind slim-orthants`` (module docstring)."""
+    from benchmarks.certify_all import first_fold
+
+    print(environment())
+    print(compile_kernels())
+    print(f"certify_all's SLIM (C0 1e-4, points -5..5, max_size 5, gap 1e-4, time_limit {limit:g} s) on each set's "
+          f"first training fold, n_jobs=1 against n_jobs=2 (threads of the orthant search); every fit in a fresh "
+          f"process, {rounds} round(s), the order alternating; status and values of the last round")
+    print()
+    print("| set | n x d | n_jobs | wall s (median) | status | gap | objective | bound | one thread / two |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    same = True
+    for name in sets:
+        X, _, _ = first_fold(name)
+        runs: dict[str, list[Measured]] = {mode: [] for mode in ORTHANT_MODES}
+        for r in range(rounds):  # the order alternates between rounds and sets
+            modes = list(ORTHANT_MODES)
+            for mode in (modes if (r + sets.index(name)) % 2 == 0 else modes[::-1]):
+                runs[mode].append(orthant_fit(name, limit, ORTHANT_MODES[mode]))
+        wall = {mode: float(np.median([m.seconds for m in found])) for mode, found in runs.items()}
+        for mode, jobs in ORTHANT_MODES.items():
+            v = runs[mode][-1].value
+            print(f"| {name} | {X.shape[0]}x{X.shape[1]} | {jobs} | {wall[mode]:.1f} | {v['status']} | {v['gap']:.3g} | "
+                  f"{v['objective']:.9g} | {v['bound']:.9g} | {wall['serial'] / wall[mode]:.2f} |", flush=True)
+        proven = [runs[m][-1].value for m in ORTHANT_MODES if runs[m][-1].value["status"] == "optimal"]
+        if len(proven) == 2 and abs(proven[0]["objective"] - proven[1]["objective"]) > 1e-9:
+            same = False
+            print(f"{name}: the proven objectives differ")
+    print()
+    print(f"proven objectives agree: {'yes' if same else 'NO'}")
+    print(environment())
+    if not same:
+        sys.exit(1)
+
 
 def fit(mode: str, rows: int, features: int, max_size: int, kind: str) -> Measured:
     done = subprocess.run([sys.executable, "-c", CHILD, mode, str(rows), str(features), str(max_size), kind],
@@ -93,12 +164,18 @@ def fit(mode: str, rows: int, features: int, max_size: int, kind: str) -> Measur
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kind", choices=("riskslim", "slim-box"), default="riskslim")
+    ap.add_argument("--kind", choices=("riskslim", "slim-box", "slim-orthants"), default="riskslim")
+    ap.add_argument("--sets", default="int502,int503,int602,int670", help="slim-orthants: certify_all's int<seed> sets")
+    ap.add_argument("--limit", type=float, default=60.0, help="slim-orthants: seconds per fit")
     ap.add_argument("--rows", type=int, default=None, help="5000 (riskslim), 1500 (slim-box)")
     ap.add_argument("--features", type=int, default=None, help="80 (riskslim), 10 (slim-box)")
     ap.add_argument("--max-size", type=int, default=None, help="5 (riskslim), the features (slim-box)")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=None, help="5 (1 for slim-orthants)")
     args = ap.parse_args()
+    if args.kind == "slim-orthants":
+        orthant_main([s for s in args.sets.split(",") if s], args.limit, args.rounds or 1)
+        return
+    args.rounds = args.rounds or 5
     box = args.kind == "slim-box"
     args.rows = args.rows or (1500 if box else 5000)
     args.features = args.features or (10 if box else 80)

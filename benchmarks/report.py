@@ -46,6 +46,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "parallel": ("parallel", ()),
     "parallel-40": ("parallel", ("--features", "40")),
     "parallel-box": ("parallel", ("--kind", "slim-box")),
+    "parallel-orthants": ("parallel", ("--kind", "slim-orthants")),
     "crf": ("crf", ()),
     "certify_all": ("certify_all", ("--fold-limit", "60")),
     "certify_all-more": ("certify_all", ("--fold-limit", "60", "--sets", ",".join(f"gen{seed}" for seed in range(3, 13)),
