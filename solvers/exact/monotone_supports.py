@@ -88,7 +88,7 @@ import numpy as np
 
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.monotone_flows import dinic, dominance_edges
-from solvers.exact.orthant_boxes import box_flow, orthant_search
+from solvers.exact.orthant_boxes import orthant_flows, orthant_search
 from solvers.exact.pattern_groups import patterns, value_ranks
 from solvers.exact.tail_screen import PrefixOrders, near_tails
 from solvers.exact.zero_one_supports import ZeroOneProgram
@@ -195,18 +195,23 @@ class _Support:
         from the greedy flow), stopped at ``target``."""
         return dinic(*self.conflicts(plus), self.wp, self.wn, target)
 
+    def _tops(self, problem: ZeroOneProgram) -> tuple[np.ndarray, np.ndarray]:
+        """The largest magnitudes of the points on the support's features: positive, negative."""
+        S = self.columns
+        return (np.floor(problem.hi[S] + 1e-9).astype(np.int64), np.floor(-problem.lo[S] + 1e-9).astype(np.int64))
+
     def _box(self, problem: ZeroOneProgram, plus: int) -> tuple[np.ndarray, np.ndarray, int]:
         """The signs of orthant ``plus``, its largest magnitudes and the margin."""
-        S = self.columns
-        sign = np.where((plus >> np.arange(S.size)) & 1 == 1, 1, -1).astype(np.int64)
-        top = np.where(sign > 0, np.floor(problem.hi[S] + 1e-9), np.floor(-problem.lo[S] + 1e-9)).astype(np.int64)
-        return sign, top, int(round(problem.margin))
+        sign = np.where((plus >> np.arange(self.columns.size)) & 1 == 1, 1, -1).astype(np.int64)
+        up, down = self._tops(problem)
+        return sign, np.where(sign > 0, up, down), int(round(problem.margin))
 
-    def box_flow(self, problem: ZeroOneProgram, plus: int, target: float) -> float:
-        """:func:`solvers.exact.orthant_boxes.box_flow` of orthant ``plus``'s whole box of magnitudes
-        (the margin counts: at least its monotone flow), stopped at ``target``."""
-        sign, top, margin = self._box(problem, plus)
-        return box_flow(self.Vp, self.wp, self.Vn, self.wn, sign, np.ones(sign.size, np.int64), top, margin, target)
+    def flows(self, problem: ZeroOneProgram, orthants: np.ndarray, target: float) -> np.ndarray:
+        """:func:`solvers.exact.orthant_boxes.orthant_flows` of the sign patterns ``orthants``: per
+        orthant, its maximum flow and, below ``target``, its whole box's flow (the margin counts)."""
+        up, down = self._tops(problem)
+        return orthant_flows(self.Vp, self.wp, self.Rp, self.Vn, self.wn, self.Rn, orthants.astype(np.int64), up, down,
+                             int(round(problem.margin)), target)
 
     def search(self, problem: ZeroOneProgram, plus: int, target: float) -> tuple[float, np.ndarray, int]:
         """:func:`solvers.exact.orthant_boxes.orthant_search` on orthant ``plus``: ``(objective below
@@ -241,6 +246,7 @@ def _load_kernels() -> None:
                positive, w, slot, allowed[None, :], np.array([0.5]))
     found = _Support(np.arange(3), Vp, wp, Rp, Vn, wn, Rn)
     found.max_flow(0, math.inf)
+    orthant_flows(Vp, wp, Rp, Vn, wn, Rn, np.arange(8), np.full(3, 2, np.int64), np.full(3, 2, np.int64), 1, math.inf)
     orthant_search(Vp, wp, Vn, wn, np.full(3, 2, np.int64), np.ones(3, np.int64), np.zeros(3), np.zeros(3), 1, -9, 9,
                     math.inf, 1)
 
@@ -383,11 +389,8 @@ class _Search:
         found = self.support(S, scratch)
         if found is None:
             return False
-        for plus in np.flatnonzero(allowed):
-            plus, best = int(plus), self.best
-            flow = found.max_flow(plus, best - least)
-            if (flow + least) * (1.0 - ROUNDOFF) < best:
-                flow = max(flow, found.box_flow(self.problem, plus, best - least))
+        orthants = np.flatnonzero(allowed)
+        for plus, flow in zip(orthants.tolist(), found.flows(self.problem, orthants, self.best - least).tolist()):
             self._keep(S, plus, (flow + least) * (1.0 - ROUNDOFF))
         return True
 

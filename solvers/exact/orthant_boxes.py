@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from solvers.exact.floor import ROUNDOFF
-from solvers.exact.monotone_flows import dinic
+from solvers.exact.monotone_flows import dinic, dominance_edges
 
 @njit(cache=True, nogil=True)
 def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarray, wp: np.ndarray, wn: np.ndarray,
@@ -88,6 +88,34 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
     if greedy >= target:
         return greedy
     return dinic(edge_p, edge_q, wp, wn, target)
+
+
+@njit(cache=True, nogil=True)
+def orthant_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, Rn: np.ndarray,
+                  orthants: np.ndarray, top_up: np.ndarray, top_down: np.ndarray, margin: int,
+                  target: float) -> np.ndarray:
+    """Per sign pattern in ``orthants`` (bit ``j`` set: ``sigma_j = +1``) of one support's patterns
+    (values ``V``, value ranks ``R``, weights ``w``): a maximum flow through its conflicts
+    (:func:`solvers.exact.monotone_flows.dominance_edges`, Dinic's from the greedy flow), stopped at
+    ``target``, and where that stays below ``target`` the larger of it and the flow of the orthant's
+    whole box of magnitudes (:func:`box_flow`: ``m_j`` in ``1..top_up[j]`` where ``sigma_j = +1``,
+    ``1..top_down[j]`` where ``-1``; the margin counts). Each is a lower bound on the weighted errors
+    of every model of its orthant."""
+    r = top_up.size
+    out = np.empty(orthants.size)
+    sign, low, top = np.empty(r, np.int64), np.ones(r, np.int64), np.empty(r, np.int64)
+    for i in range(orthants.size):
+        plus = orthants[i]
+        edge_p, edge_q = dominance_edges(Rp, Rn, plus)
+        flow = dinic(edge_p, edge_q, wp, wn, target)
+        if flow < target:
+            for j in range(r):
+                up = (plus >> j) & 1
+                sign[j] = 1 if up else -1
+                top[j] = top_up[j] if up else top_down[j]
+            flow = max(flow, box_flow(Vp, wp, Vn, wn, sign, low, top, margin, target))
+        out[i] = flow
+    return out
 
 
 @njit(cache=True, nogil=True)
