@@ -15,40 +15,68 @@ from numba import njit
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.monotone_flows import dinic, dominance_edges
 
+#: pattern pairs from which :func:`_box_conflicts` sorts the negative patterns by their key
+SORTED_PAIRS = 1 << 16
+
+
 @njit(cache=True, nogil=True)
 def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarray, wp: np.ndarray, wn: np.ndarray,
                    margin: int, target: float) -> tuple[float, np.ndarray, np.ndarray]:
     """:func:`box_flow`'s conflicts, listed per positive pattern (heavy ones first) from the signed
     values ``Sp`` (one row per positive pattern) and ``SnT`` (one row per column), each pushing a
     greedy flow as it is listed: ``(greedy value, positive ends, negative ends)``, the ends empty when
-    the greedy flow reaches ``target`` first. Integer arrays of one width (the narrower, the more
-    pairs per instruction)."""
+    the greedy flow reaches ``target`` first. A conflict needs ``sum_j c_j (Sp_j - Sn_j) < 2 margin``
+    for every ``c`` in the box (the largest score difference is at least that of any one model), so
+    with ``c = lo + hi`` (doubled midpoints) the negative patterns are sorted by
+    ``key = sum_j c_j Sn_j`` and each positive one checks only those with ``key > key_p - 4 margin``
+    (from :data:`SORTED_PAIRS` pattern pairs up: below, the sort costs more than it saves, the greedy
+    flow often reaching the target within the first positive patterns).
+    Integer arrays of one width (the narrower, the more pairs per instruction)."""
     n_pos, r = Sp.shape
     n_neg = SnT.shape[1]
+    key = np.zeros(n_neg, np.int64)
+    sort = n_pos * n_neg >= SORTED_PAIRS
+    for j in range(r):
+        c = np.int64(lo[j] + hi[j])
+        for q in range(n_neg if sort else 0):
+            key[q] += c * np.int64(SnT[j, q])
+    order = np.argsort(-key) if sort else np.arange(n_neg)
+    least_key = -key[order]  # ascending: the first n of them are the n largest keys
+    sortedT = SnT
+    if sort:
+        sortedT = np.empty_like(SnT)
+        for j in range(r):
+            for s in range(n_neg):
+                sortedT[j, s] = SnT[j, order[s]]
     most = np.empty(n_neg, SnT.dtype)
-    left_n = wn.copy()
+    left_n = wn[order]
     greedy = 0.0
     size = 0
     edge_p, edge_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
     for p in np.argsort(-wp):
-        most[:] = 0
+        key_p = np.int64(0)
+        for j in range(r):
+            key_p += np.int64(lo[j] + hi[j]) * np.int64(Sp[p, j])
+        # the negatives with key >= key_p - 4 margin + 1
+        n_p = np.searchsorted(least_key, -(key_p - 4 * margin + 1), side="right") if sort else n_neg
+        most[:n_p] = 0
         for j in range(r):  # the largest score difference over the box, column by column
-            a, column, up, down = Sp[p, j], SnT[j], hi[j], lo[j]
-            for q in range(n_neg):
-                delta = a - column[q]
-                most[q] += max(delta, 0) * up + min(delta, 0) * down
-        if size + n_neg > edge_p.size:
-            grown = max(2 * edge_p.size, size + n_neg)
+            a, column, up, down = Sp[p, j], sortedT[j], hi[j], lo[j]
+            for s in range(n_p):
+                delta = a - column[s]
+                most[s] += max(delta, 0) * up + min(delta, 0) * down
+        if size + n_p > edge_p.size:
+            grown = max(2 * edge_p.size, size + n_p)
             grown_p, grown_q = np.empty(grown, np.int32), np.empty(grown, np.int32)
             grown_p[:size], grown_q[:size] = edge_p[:size], edge_q[:size]
             edge_p, edge_q = grown_p, grown_q
         send = wp[p]
-        for q in range(n_neg):
-            if most[q] < 2 * margin:
-                edge_p[size], edge_q[size] = p, q
+        for s in range(n_p):
+            if most[s] < 2 * margin:
+                edge_p[size], edge_q[size] = p, order[s]
                 size += 1
-                f = min(send, left_n[q])
-                left_n[q] -= f
+                f = min(send, left_n[s])
+                left_n[s] -= f
                 send -= f
         greedy += wp[p] - send
         if greedy >= target:

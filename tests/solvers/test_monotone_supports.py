@@ -187,6 +187,27 @@ def test_box_flows_bound_the_least_error_of_their_box_and_the_orthant_flow_bound
 
 
 @pytest.mark.parametrize("seed", range(12))
+def test_a_boxs_conflicts_are_every_pair_no_model_of_the_box_gets_both_right(seed):
+    """The listing (negatives sorted by a key, each positive checking only those above its own key
+    less the margin) returns exactly the pairs whose largest score difference over the box, from the
+    definition, is below twice the margin, each once; its greedy flow is a flow through them."""
+    rng = np.random.default_rng(5850 + seed)
+    n_pos, n_neg, r = int(rng.integers(1, 40)), int(rng.integers(1, 60)), int(rng.integers(1, 6))
+    Sp = rng.integers(-10, 11, (n_pos, r)).astype(np.int32)
+    Sn = rng.integers(-10, 11, (n_neg, r)).astype(np.int32)
+    lo = rng.integers(1, 4, r).astype(np.int32)
+    hi = (lo + rng.integers(0, 4, r)).astype(np.int32)
+    margin = int(rng.choice([1, 2, 3]))
+    wp, wn = rng.random(n_pos), rng.random(n_neg)
+    greedy, ends_p, ends_n = ob._box_conflicts(Sp, np.ascontiguousarray(Sn.T), lo, hi, wp, wn, margin, math.inf)
+    delta = Sp[:, None, :].astype(np.int64) - Sn[None, :, :]
+    largest = np.where(delta > 0, delta * hi, delta * lo).sum(axis=2)
+    expected = sorted(zip(*np.nonzero(largest < 2 * margin)))
+    assert sorted(zip(ends_p.tolist(), ends_n.tolist())) == [(int(p), int(q)) for p, q in expected]
+    assert greedy <= mf.dinic(ends_p, ends_n, wp, wn, math.inf) + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(12))
 def test_the_branch_and_bound_in_an_orthant_finds_what_enumeration_finds(seed):
     rng = np.random.default_rng(5900 + seed)
     n, k = int(rng.integers(10, 50)), int(rng.integers(1, 4))
