@@ -60,11 +60,12 @@ When every support is screened and every orthant kept is searched or bounded abo
 the incumbent is optimal: each pruned orthant's bound is at least the incumbent at its time (which
 only decreases). Stopped at a limit during the screen, no bound is claimed (``-inf``); stopped while
 searching the orthants kept after it, the least bound among them (or the incumbent, if lower) is a
-lower bound on every model. The search first times the screen on :data:`SAMPLED` random runs of
-supports of ``K`` features and goes on only when its time per support, times the number of
-supports, is at most ``slack`` times the time left (the route's next steps get the time otherwise;
-the projection errs both ways by up to about half: its sample is screened at the start's incumbent,
-which the searches between supports improve, and a few supports hold most of the searches).
+lower bound on every model. The search first times the screen on :data:`SAMPLED` random heads of
+supports of ``K`` features (drawn by their number of supports, :meth:`_Search.projected`) and goes on
+only when the projected screen is at most ``slack`` times the time left (the route's next steps get
+the time otherwise). The projection errs both ways: a few heads hold most of the cost, its sample is
+screened at the start's incumbent (which the searches between supports improve), and the search of
+the orthants left after the screen is not in it.
 
 *Threads.* The screen comes in *units* (each support of at most two features alone; then, per size
 ``r >= 3``, a head of ``r - 2`` features with all its prefixes and their tails: one sort per unit),
@@ -457,42 +458,57 @@ class _Search:
             return min([self.best, *(self.left[0][:1] if self.left else ()), *self.flying.values()])
 
     def projected(self, limits: Limits, threads: int = 1, seed: int = 0) -> float:
-        """Seconds the screen would take on ``threads`` threads: the wall time per support of
-        :data:`SAMPLED` random heads of ``K - 2`` features (:meth:`_sampled_head`, distinct) with all
-        their prefixes and tails (:meth:`screen_tails`, one sort per head as in the screen; of ``K``
-        random features when ``K < 3``; fewer once the sample has taken :data:`PROJECTION_SHARE` of
-        the time left), screened for good (the orthants they leave are kept, and the screen skips
-        them), times the number of supports."""
+        """Seconds the screen would take on ``threads`` threads. :data:`SAMPLED` heads of ``K - 2``
+        features are drawn with chance proportional to their supports (:meth:`_sampled_head`, with
+        repeats; supports of ``K`` random features when ``K < 3``) and each head drawn is screened
+        with all its prefixes and tails (:meth:`screen_tails`, one sort per head as in the screen),
+        in random order, until the sample has taken :data:`PROJECTION_SHARE` of the time left:
+        screened for good (the orthants they leave are kept, and the screen skips them). The mean
+        over the draws (repeats counted) of a head's seconds per support estimates the mean over all
+        supports of ``K`` features without bias (Hansen-Hurwitz: the draws are proportional to size;
+        the sample's seconds over its supports would favour the heavy heads, drawn almost surely, and
+        overstated the screen threefold on 15 columns); times their number, times the sample's wall
+        seconds per thread-second (the threads' overlap). The smaller supports, far cheaper (more
+        conflicts per pair of columns, no near flows), are not counted."""
         free = self.problem.free
-        total = sum(math.comb(free.size, r) for r in range(self.k + 1))
-        if total <= 4 * SAMPLED or self.k == 0:
+        if sum(math.comb(free.size, r) for r in range(self.k + 1)) <= 4 * SAMPLED or self.k == 0:
             return 0.0
         rng = np.random.default_rng(seed)
         _load_kernels()
         if self.k < 3:
-            units = [[(np.sort(rng.choice(free, self.k, replace=False)), None)] for _ in range(SAMPLED)]
+            draws = [tuple(np.sort(rng.choice(free, self.k, replace=False)).tolist()) for _ in range(SAMPLED)]
         else:
-            heads = {tuple(self._sampled_head(rng).tolist()) for _ in range(SAMPLED)}
-            units = [_head_batches(free, np.array(head, np.int64)) for head in sorted(heads)]
-            units = [units[i] for i in rng.permutation(len(units))]
+            draws = [tuple(self._sampled_head(rng).tolist()) for _ in range(SAMPLED)]
+        distinct = sorted(set(draws))
+        keys = [distinct[i] for i in rng.permutation(len(distinct))]
         t0, cap = time.perf_counter(), PROJECTION_SHARE * limits.seconds_left()
-        counts = {"screened": 0}
+        cost: dict[tuple[int, ...], tuple[float, int]] = {}  # per head drawn: seconds, supports screened
+        state = {"screened": 0}
 
-        def work(scratch: _Scratch, unit: list) -> bool:
+        def work(scratch: _Scratch, key: tuple[int, ...]) -> bool:
+            began, screened = time.perf_counter(), 0
+            unit = [(np.array(key, np.int64), None)] if self.k < 3 else _head_batches(free, np.array(key, np.int64))
             for support, tails in unit:
-                if counts["screened"] and time.perf_counter() - t0 > cap:  # enough to tell that it will not fit
-                    return True
+                if state["screened"] and time.perf_counter() - t0 > cap:  # enough to tell that it will not fit
+                    break
                 if not (self.screen(support, scratch) if tails is None else self.screen_tails(support, tails, scratch, limits)):
                     return False
                 with self.lock:
-                    counts["screened"] += 1 if tails is None else tails.size
+                    screened += 1 if tails is None else tails.size
+                    state["screened"] += 1 if tails is None else tails.size
                     if tails is not None:
                         self.sampled.add(tuple(support.tolist()))
+            if screened:
+                with self.lock:
+                    cost[key] = (time.perf_counter() - began, screened)
             return True
 
-        if not self.run(units, work, threads):
+        if not self.run(keys, work, threads):
             return math.inf
-        return (time.perf_counter() - t0) / max(counts["screened"], 1) * total
+        wall = time.perf_counter() - t0
+        per_support = float(np.mean([cost[key][0] / cost[key][1] for key in draws if key in cost]))
+        busy = sum(seconds for seconds, _ in cost.values())
+        return per_support * math.comb(free.size, self.k) * wall / max(busy, 1e-9)
 
     def _sampled_head(self, rng: np.random.Generator) -> np.ndarray:
         """A head of ``K - 2`` free features drawn with chance proportional to its supports (those

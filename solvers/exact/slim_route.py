@@ -185,19 +185,31 @@ def _monotone_pairs(instance: SLIMInstance) -> float:
     return float(min(positive * (instance.y.size - positive), MONOTONE_PAIRS))
 
 
-def _monotone_memory(instance: SLIMInstance, limits: Limits) -> float:
-    """The table's copies, and per thread one support's conflicts and the scratch (its numbering
-    slots and prefix sorts)."""
+def _monotone_bytes(instance: SLIMInstance) -> tuple[float, float]:
+    """Bytes of the orthant search: the table's copies, and per thread one support's conflicts and
+    its scratch (numbering slots, prefix sorts)."""
     m, d = instance.X.shape
-    scratch = 8.0 * KEY_SLOTS + 32.0 * m
-    return 64.0 * m * d + job_threads(limits.n_jobs) * (72.0 * _monotone_pairs(instance) + scratch)
+    return 64.0 * m * d, 72.0 * _monotone_pairs(instance) + 8.0 * KEY_SLOTS + 32.0 * m
+
+
+def _monotone_threads(instance: SLIMInstance, limits: Limits) -> int:
+    """Threads of the orthant search: ``n_jobs``'s (:func:`solvers.limits.job_threads`), fewer when
+    theirs would not fit the memory budget (one at least: the step's estimate then says so)."""
+    shared, per_thread = _monotone_bytes(instance)
+    fitting = int((limits.memory - shared) // per_thread) if limits.memory is not None else 1
+    return max(1, min(job_threads(limits.n_jobs), fitting))
+
+
+def _monotone_memory(instance: SLIMInstance, limits: Limits) -> float:
+    shared, per_thread = _monotone_bytes(instance)
+    return shared + _monotone_threads(instance, limits) * per_thread
 
 
 def _run_monotone(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     # past its projection only when no box search follows (HiGHS after it seldom proves these tables)
     boxes = _box_applies(instance, limits) is None or _box_wide_applies(instance, limits) is None
     found = monotone_supports(zero_one(instance), limits, **best.search_start(), max_pairs=MONOTONE_PAIRS,
-                              slack=1.0 if boxes else MONOTONE_SLACK, threads=job_threads(limits.n_jobs))
+                              slack=1.0 if boxes else MONOTONE_SLACK, threads=_monotone_threads(instance, limits))
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, message=found.message)
 

@@ -25,7 +25,7 @@ from solvers.exact import pattern_groups as pg
 from solvers.exact import slim_route
 from solvers.exact import tail_screen as ts
 from solvers.exact.zero_one_supports import zero_one
-from solvers.limits import Limits
+from solvers.limits import MIN_MEMORY, Limits
 from solvers.pipeline import solve_exact
 from solvers.result import Status
 from tests.solvers.test_box_wide import _brute_force
@@ -306,6 +306,16 @@ def test_threads_share_the_search_and_reach_the_optimum_of_one_thread():
     assert one.finished and two.finished and two.orthants == one.orthants
     assert two.objective == pytest.approx(one.objective, abs=1e-12) and two.bound == two.objective
     assert inst.objective(Model(two.coef, two.intercept)) == pytest.approx(two.objective, abs=1e-12)
+
+
+def test_the_route_runs_as_many_threads_as_n_jobs_asks_and_the_memory_budget_holds():
+    inst, _, _ = _case(0)
+    shared, per_thread = slim_route._monotone_bytes(inst)
+    assert slim_route._monotone_threads(inst, Limits(n_jobs=4, memory=int(shared + 9 * per_thread))) == 4
+    assert slim_route._monotone_threads(inst, Limits(n_jobs=4, memory=int(shared + 2.5 * per_thread))) == 2
+    tight = Limits(n_jobs=4, memory=max(int(shared + 1.9 * per_thread), MIN_MEMORY))
+    assert tight.memory < shared + 2 * per_thread and slim_route._monotone_threads(inst, tight) == 1
+    assert slim_route._monotone_memory(inst, tight) == shared + per_thread <= tight.memory
 
 
 def test_an_orthant_being_searched_counts_in_the_bound_and_a_thread_error_is_raised():
