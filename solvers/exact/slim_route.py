@@ -196,7 +196,7 @@ def _monotone_threads(instance: SLIMInstance, limits: Limits) -> int:
     """Threads of the orthant search: ``n_jobs``'s (:func:`solvers.limits.job_threads`), fewer when
     theirs would not fit the memory budget (one at least: the step's estimate then says so)."""
     shared, per_thread = _monotone_bytes(instance)
-    fitting = int((limits.memory - shared) // per_thread) if limits.memory is not None else 1
+    fitting = int((limits.memory - shared) // per_thread)
     return max(1, min(job_threads(limits.n_jobs), fitting))
 
 
