@@ -29,6 +29,7 @@ from solvers.exact.blocked_entropy import CALL_SUPPORTS, first_middle, screen_al
 from solvers.exact.box_logistic import copy_counts
 from solvers.exact.group_screen import GROUP_COLUMNS, groups_of, member_sums, members, screen_group_pair
 from solvers.exact.nested_columns import nested_chains
+from solvers.exact.worker_threads import run_threads
 from solvers.limits import Limits
 
 #: survivors one pair's call may return before the pass gives up (the incumbent is too weak for
@@ -229,15 +230,11 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
                     if found.stopped is not None:
                         return
 
-    if threads <= 1:
-        work()
-    else:
-        workers = [threading.Thread(target=work, daemon=True) for _ in range(threads)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            while worker.is_alive():  # (a timed join keeps the main thread responsive to Ctrl-C)
-                worker.join(0.1)
+    def stop() -> None:  # a thread failed (its error is raised once the others end)
+        with lock:
+            found.stopped = found.stopped or "an error in a screening thread"
+
+    run_threads(work, threads, stop)
     rows = np.concatenate(kept) if kept else np.zeros((0, size), np.int64)
     found.survivors = rows[np.lexsort(rows.T[::-1])] if rows.shape[0] else rows
     return found

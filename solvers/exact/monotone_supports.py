@@ -88,10 +88,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.exact.floor import ROUNDOFF
-from solvers.exact.monotone_flows import dinic, dominance_edges
 from solvers.exact.orthant_boxes import orthant_flows, orthant_search
 from solvers.exact.pattern_groups import patterns, value_ranks
 from solvers.exact.tail_screen import PrefixOrders, near_tails
+from solvers.exact.worker_threads import run_threads
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
 
@@ -176,8 +176,9 @@ def _units(free: np.ndarray, k: int):
 
 @dataclass
 class _Support:
-    """One support's patterns (with their value ranks); each orthant's conflicts are listed when asked
-    for (:func:`solvers.exact.monotone_flows.dominance_edges`), not kept: up to one pattern pair each."""
+    """One support's patterns (with their value ranks); each orthant's conflicts are listed by the
+    kernels that bound it (:func:`solvers.exact.orthant_boxes.orthant_flows`), not kept: up to one
+    pattern pair each."""
 
     columns: np.ndarray
     Vp: np.ndarray
@@ -186,15 +187,6 @@ class _Support:
     Vn: np.ndarray
     wn: np.ndarray
     Rn: np.ndarray
-
-    def conflicts(self, plus: int) -> tuple[np.ndarray, np.ndarray]:
-        """The conflicts of orthant ``plus``: (positive ends, negative ends)."""
-        return dominance_edges(self.Rp, self.Rn, plus)
-
-    def max_flow(self, plus: int, target: float) -> float:
-        """A maximum flow through the conflicts of orthant ``plus`` (:func:`solvers.exact.monotone_flows.dinic`,
-        from the greedy flow), stopped at ``target``."""
-        return dinic(*self.conflicts(plus), self.wp, self.wn, target)
 
     def _tops(self, problem: ZeroOneProgram) -> tuple[np.ndarray, np.ndarray]:
         """The largest magnitudes of the points on the support's features: positive, negative."""
@@ -245,8 +237,6 @@ def _load_kernels() -> None:
     ranksT = np.ascontiguousarray(ranks.T)
     near_tails(ranksT, levels, *PrefixOrders(ranksT, levels, positive)(np.arange(2)), np.arange(2), np.array([2]),
                positive, w, slot, allowed[None, :], np.array([0.5]))
-    found = _Support(np.arange(3), Vp, wp, Rp, Vn, wn, Rn)
-    found.max_flow(0, math.inf)
     orthant_flows(Vp, wp, Rp, Vn, wn, Rn, np.arange(8), np.full(3, 2, np.int64), np.full(3, 2, np.int64), 1, math.inf)
     orthant_search(Vp, wp, Vn, wn, np.full(3, 2, np.int64), np.ones(3, np.int64), np.zeros(3), np.zeros(3), 1, -9, 9,
                     math.inf, 1)
@@ -295,37 +285,27 @@ class _Search:
         self.main = _Scratch(self)  # the calling thread's
 
     def run(self, units, work, threads: int) -> bool:
-        """``work(scratch, unit)`` for each of ``units`` (taken in order) on ``threads`` threads, each
-        with its own :class:`_Scratch` (one thread: this one, with :attr:`main`). False once a unit's
-        work returns False (the others stop at their next batch, :attr:`stopped`); an error in a
-        thread is raised here."""
-        units, failed = iter(units), []
+        """``work(scratch, unit)`` for each of ``units`` (taken in order) on ``threads`` threads
+        (:func:`solvers.exact.worker_threads.run_threads`), each with its own :class:`_Scratch` (one
+        thread: this one, with :attr:`main`). False once a unit's work returns False (the others stop
+        at their next batch, :attr:`stopped`); an error in a thread is raised here."""
+        units = iter(units)
 
-        def loop(scratch: _Scratch) -> None:
-            try:
-                while not self.stopped:
-                    with self.lock:
-                        unit = next(units, None)
-                    if unit is None:
-                        return
-                    if not work(scratch, unit):
-                        self.stopped = True
-            except BaseException as error:  # raised again in the calling thread
-                self.stopped = True
-                failed.append(error)
+        def loop() -> None:
+            scratch = self.main if threads <= 1 else _Scratch(self)
+            while not self.stopped:
+                with self.lock:
+                    unit = next(units, None)
+                if unit is None:
+                    return
+                if not work(scratch, unit):
+                    self.stopped = True
+
+        def stop() -> None:
+            self.stopped = True
 
         self.stopped = False
-        if threads <= 1:
-            loop(self.main)
-        else:
-            workers = [threading.Thread(target=loop, args=(_Scratch(self),), daemon=True) for _ in range(threads)]
-            for worker in workers:
-                worker.start()
-            for worker in workers:
-                while worker.is_alive():  # (a timed join keeps the main thread responsive to Ctrl-C)
-                    worker.join(0.1)
-        if failed:
-            raise failed[0]
+        run_threads(loop, threads, stop)
         return not self.stopped
 
     def support(self, S: np.ndarray, scratch: _Scratch | None = None) -> "_Support | None":
