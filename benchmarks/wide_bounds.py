@@ -98,7 +98,7 @@ def main() -> None:
     box_floor = inst.loss_floor()
     t_box = time.perf_counter() - t
     t = time.perf_counter()
-    hull, steps = hull_floor(inst.data, SparseBox.from_instance(inst), inst.continuous_fit(), Limits.untimed())
+    hull, steps, _ = hull_floor(inst.data, SparseBox.from_instance(inst), inst.continuous_fit(), Limits.untimed())
     t_hull = time.perf_counter() - t
     print(f"1. box floor {box_floor:.7f} ({t_box:.1f} s); hull floor {hull:.7f} ({steps} gradient steps, "
           f"{t_hull:.1f} s) | load {load()}", flush=True)

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -342,14 +342,21 @@ class RiskSLIMInstance(CachedPrograms):
         :meth:`relaxed_fit` (where the relaxation's optimum lies when the cardinality row does not bind),
         so the cutting planes start from a bound near the relaxation's value."""
         if "relaxed" not in self._cache:
-            program = self.exact().relax()
-            row, value, _ = program.lazy.tangent(*self.relaxed_fit())
-            cuts = program.row_blocks["cuts"]
-            self._cache["relaxed"] = replace(
-                program, A=sp.vstack([program.A, row], format="csr"), row_lb=np.append(program.row_lb, value),
-                row_ub=np.append(program.row_ub, np.inf),
-                row_blocks={**program.row_blocks, "cuts": slice(cuts.start, cuts.stop + 1)})
+            self._cache["relaxed"] = self.with_tangents(self.exact().relax(), [self.relaxed_fit()])
         return self._cache["relaxed"]
+
+    @staticmethod
+    def with_tangents(program: Program, points: Sequence[tuple[np.ndarray, float]]) -> Program:
+        """``program`` (:meth:`exact` or its relaxation) with the tangent rows of its loss at ``points``
+        (``(points, intercept)`` each) added to its cut pool (the last rows, block ``"cuts"``)."""
+        if not points:
+            return program
+        rows, values = zip(*(program.lazy.tangent(coef, intercept)[:2] for coef, intercept in points))
+        cuts = program.row_blocks["cuts"]
+        return replace(program, A=sp.vstack([program.A, *rows], format="csr"),
+                       row_lb=np.concatenate([program.row_lb, values]),
+                       row_ub=np.concatenate([program.row_ub, np.full(len(values), np.inf)]),
+                       row_blocks={**program.row_blocks, "cuts": slice(cuts.start, cuts.stop + len(values))})
 
     def _build(self) -> Program:
         """The exact program: the RiskSLIM MILP with its initial cut pool and the lazy tangent oracle."""

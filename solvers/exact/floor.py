@@ -1,9 +1,10 @@
 """Floors: a finite lower bound on the true objective of every model, cheap enough to always compute.
 
-Every exact route has a floor step that runs even with no time left (:mod:`solvers.exact.route`,
-``Step.always``; SLIM's first, RiskSLIM's after the support enumeration, which proves most narrow
-tables before it is needed), so a fit reports a finite bound whatever other step ran, was skipped or
-stopped at its clock.
+Every exact route has a floor step first that runs even with no time left (:mod:`solvers.exact.route`,
+``Step.always``: SLIM's Bayes floor, RiskSLIM's box floor), so a fit reports a finite bound from the
+start (the progress line too) whatever other step ran, was skipped or stopped at its clock; RiskSLIM's
+hull floor, which costs gradient steps, comes after the support enumeration (which proves most narrow
+tables before it is needed), and its point's tangent starts SCIP's cut pool.
 
 **SLIM** (Ustun & Rudin 2016, the 0-1 loss). Rows that agree on every feature whose points may be
 non-zero get the same score, whatever the points and the intercept, so where both labels occur in
@@ -30,6 +31,7 @@ box and the floor is the loss floor of the box relaxation.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -153,16 +155,31 @@ def sparse_tangent_bound(value: float, g: np.ndarray, g0: float, w: np.ndarray, 
     return total - ROUNDOFF * scale
 
 
+class Floor(NamedTuple):
+    """A floor (a lower bound on the objective of every model), the gradient steps it took, and the
+    point ``(points, intercept)`` whose tangent gave it (None for a floor not from one tangent)."""
+
+    bound: float
+    iterations: int
+    point: tuple[np.ndarray, float] | None
+
+
 def hull_floor(data, box: SparseBox, start: tuple[np.ndarray, float], limits: Limits,
-               max_iterations: int = MAX_ITERATIONS) -> tuple[float, int]:
+               max_iterations: int = MAX_ITERATIONS) -> Floor:
     """The largest :func:`sparse_tangent_bound` met by FISTA on the hull of ``box`` for the loss of
-    ``data`` (:class:`formulations.logistic_cuts.LogisticData`), from ``start``; and the iterations.
+    ``data`` (:class:`formulations.logistic_cuts.LogisticData`), from ``start``, with the iterations and
+    the point where it was met.
     Stops when the budget ``limits`` ends (started here if not yet; after :data:`MIN_ITERATIONS` at least),
     when the iterate's loss is within :data:`FLOOR_TOL` of the bound, or at ``max_iterations``."""
     limits = limits.started()
     w, b = box.project(np.asarray(start[0], float).copy(), float(start[1]))
     value, g, g0 = data.gradient(w, b)
-    best = box.bound(value, g, g0, w, b)
+    best, at = box.bound(value, g, g0, w, b), (w, b)
+
+    def better(bound: float, w: np.ndarray, b: float) -> None:
+        nonlocal best, at
+        if bound > best:
+            best, at = bound, (w.copy(), float(b))
     # Lipschitz constant of the gradient: start below the trace bound, doubled when the step fails
     trace = float(data.weights @ (np.einsum("ij,ij->i", data.X, data.X) + 1.0)) / (4.0 * data.scale ** 2)
     lipschitz = max(trace / max(data.X.shape[1], 1), 1e-12)
@@ -181,7 +198,7 @@ def hull_floor(data, box: SparseBox, start: tuple[np.ndarray, float], limits: Li
             if n_value <= quad + 1e-12 * max(1.0, abs(quad)) or lipschitz > 1e12 * trace:
                 break
             lipschitz *= 2.0
-        best = max(best, box.bound(n_value, n_g, n_g0, nw, nb))
+        better(box.bound(n_value, n_g, n_g0, nw, nb), nw, nb)
         if n_value - best <= FLOOR_TOL * max(1.0, abs(n_value)):
             break
         if n_value > value:  # restart the momentum (O'Donoghue & Candes 2015)
@@ -192,16 +209,23 @@ def hull_floor(data, box: SparseBox, start: tuple[np.ndarray, float], limits: Li
         w, b, value, t = nw, nb, n_value, t_next
         y_value, y_g, y_g0 = data.gradient(y_w, y_b)
         iterations += 1
-        best = max(best, box.bound(y_value, y_g, y_g0, y_w, y_b))
-    return max(best, 0.0), iterations
+        better(box.bound(y_value, y_g, y_g0, y_w, y_b), y_w, y_b)
+    return Floor(max(best, 0.0), iterations, at)
 
 
-def riskslim_floor(instance, limits: Limits) -> tuple[float, int]:
-    """Lower bound on the RiskSLIM objective of every model of ``instance``, and the gradient steps it
-    took: the larger of the box floor (``instance.loss_floor()``, the tangent at the minimiser of the
-    loss over the whole box, which the exact program's build has already computed, plus the forced
-    features' L0 costs) and :func:`hull_floor` started from that minimiser, within ``limits``."""
-    box = SparseBox.from_instance(instance)
-    floor = instance.loss_floor() + float(box.cost[box.forced].sum())
-    bound, iterations = hull_floor(instance.data, box, instance.continuous_fit(), limits)
-    return max(floor, bound), iterations
+def box_floor(instance) -> float:
+    """Lower bound on the RiskSLIM objective of every model of ``instance``: the box floor
+    (``instance.loss_floor()``, the tangent at the minimiser of the loss over the whole box, which the
+    exact program's build computes too) plus the forced features' L0 costs. One gradient past that
+    minimiser (which the heuristic's start has already computed)."""
+    cs = instance.coefficients
+    return instance.loss_floor() + float((instance.spec.c0 * cs.c0)[forced_mask(cs)].sum())
+
+
+def riskslim_floor(instance, limits: Limits) -> Floor:
+    """Lower bound on the RiskSLIM objective of every model of ``instance``: the larger of
+    :func:`box_floor` and :func:`hull_floor` started from the minimiser of the loss over the box, within
+    ``limits``."""
+    floor = box_floor(instance)
+    hull = hull_floor(instance.data, SparseBox.from_instance(instance), instance.continuous_fit(), limits)
+    return hull if hull.bound >= floor else Floor(floor, hull.iterations, None)

@@ -1,8 +1,8 @@
 """The RiskSLIM route: which exact step runs on which instance (Ustun & Rudin 2019, eq. 1).
 
-:data:`ROUTE` is the table: the support enumeration with a box-constrained logistic bound per
-support (:mod:`solvers.exact.supports`) when the instance has no operational constraints and its
-kernels fit the memory budget; on 0/1 features without forced ones, when that enumeration hands
+:data:`ROUTE` is the table: the box floor (a finite bound from the start, one gradient), the support
+enumeration with a box-constrained logistic bound per support (:mod:`solvers.exact.supports`) when
+the instance has no operational constraints and its kernels fit the memory budget; on 0/1 features without forced ones, when that enumeration hands
 over (too many supports for the time left), the screen of every support by its saturated loss on
 rows blocked by its first two features (:mod:`solvers.exact.blocked_supports`, several times
 faster per support; on wide binarised tables only the supports exclusion bounds cannot rule out,
@@ -11,7 +11,8 @@ loss in one tree (:mod:`solvers.backends.scip`), which keeps every constraint. T
 stops at once, with its incumbent, when its first chunk projects that bounding every support would
 not fit the time left; the floor (always, :mod:`solvers.exact.floor`: the least tangent plane of the
 loss over the sparse coefficient box, near the minimiser of the loss over that box's convex hull) then
-gives a finite bound whatever SCIP reaches, and SCIP gets the time, warm-started from the incumbent.
+gives a bound whatever SCIP reaches, and SCIP gets the time, warm-started from the incumbent, with the
+floor's tangent among its first cuts (so its root bound starts at the floor, not below it).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from solvers.exact.blocked_pass import screen_memory, screen_words
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.blocked_supports import applies as blocked_applies
 from solvers.exact.box_logistic import MAX_PATTERNS, copy_counts
-from solvers.exact.floor import riskslim_floor
+from solvers.exact.floor import box_floor, riskslim_floor
 from solvers.exact.route import Incumbent, Outcome, Step
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_listing import CHUNK
@@ -97,10 +98,16 @@ def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, n
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 
 
-# ----------------------------------------------------------------------------------- floor
-#: the floor's share of the time left, and its cap in seconds under a time limit (it stops earlier
-#: once converged; without a time limit only its iteration cap stops it, so its bound is reproducible)
-FLOOR_SHARE, FLOOR_SECONDS = 0.05, 5.0
+# ----------------------------------------------------------------------------------- floors
+def _run_box_floor(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
+    return Outcome(bound=box_floor(instance), message="the tangent at the loss minimiser over the box, plus "
+                                                      "the forced L0 costs")
+
+
+#: the hull floor's share of the time left, and its cap in seconds under a time limit (it stops earlier
+#: once converged; without a time limit only its iteration cap stops it, so its bound is reproducible).
+#: What it reaches SCIP starts from (its tangent is in SCIP's first cuts), so its time is not lost there.
+FLOOR_SHARE, FLOOR_SECONDS = 0.25, 60.0
 
 
 def _floor_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
@@ -109,8 +116,9 @@ def _floor_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 
 def _run_floor(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    bound, iterations = riskslim_floor(instance, limits.capped(FLOOR_SECONDS))
-    return Outcome(bound=bound, message=f"least sparse tangent plane, {iterations} gradient steps")
+    floor = riskslim_floor(instance, limits.capped(FLOOR_SECONDS))
+    return Outcome(bound=floor.bound, message=f"least sparse tangent plane, {floor.iterations} gradient steps",
+                   notes={} if floor.point is None else {"floor point": floor.point})
 
 
 # ------------------------------------------------------------------ SCIP, lazy tangent cuts
@@ -120,7 +128,8 @@ def _scip_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 
 def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    program = with_polisher(instance, instance.exact())
+    points = [notes["floor point"]] if "floor point" in notes else []
+    program = with_polisher(instance, instance.with_tangents(instance.exact(), points))
     result = solve_scip(program, **solver_options(limits),
                         warm_start=None if best.model is None else instance.lift(best.model))
     model = None if result.x is None else instance.round(instance.decode(result.x))
@@ -130,6 +139,9 @@ def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes
 
 
 ROUTE: tuple[Step, ...] = (
+    Step("box_floor", _run_box_floor, lambda instance, limits: None, lambda instance, limits: 0.0, 1.0,
+         "a lower bound from the start: the tangent at the loss minimiser over the box, plus forced L0 costs",
+         always=True),
     Step("supports", _run_supports, _supports_applies, _supports_memory, 1.0,
          "the optimum when every support is bounded below the incumbent or searched (box-constrained "
          "logistic bounds)", ("solvers.exact.box_logistic", "solvers.exact.supports")),
@@ -142,6 +154,6 @@ ROUTE: tuple[Step, ...] = (
          "a lower bound: the least tangent plane of the loss over the sparse box (at the minimiser over "
          "its convex hull), plus L0 costs", always=True),
     Step("scip", _run_scip, lambda instance, limits: None, _scip_memory, 1.0,
-         "the optimum of the MILP with lazy tangent cuts of the logistic loss (one SCIP tree), "
-         "operational constraints included"),
+         "the optimum of the MILP with lazy tangent cuts of the logistic loss (one SCIP tree, its first cuts "
+         "holding the floor's tangent), operational constraints included"),
 )

@@ -31,7 +31,7 @@ from tests.solvers.test_slim_solver import _intercepts, _reference_terms
 SLIM_STEPS = ("floor", "bayes_supports", "blocked", "support_floor", "monotone_supports", "sign_cover_lp", "box_search",
               "box_search_wide",
               "highs")
-RISKSLIM_STEPS = ("supports", "blocked", "floor", "scip")
+RISKSLIM_STEPS = ("box_floor", "supports", "blocked", "floor", "scip")
 OPERATIONAL = "the instance has operational constraints (only the MILP keeps them)"
 PROVEN = "the incumbent is already proven optimal"
 
@@ -152,13 +152,13 @@ def test_riskslim_table_reads_the_instance():
     limits = Limits()
     assert [s.name for s in riskslim_route.ROUTE] == list(RISKSLIM_STEPS)
     why = [s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE]
-    assert why[0] is None and why[2:] == [None, None]
-    assert why[1] == (None if is_binary(X) else "the features are not all 0/1, a label is absent, or a label's "
+    assert why[:2] == [None, None] and why[3:] == [None, None]
+    assert why[2] == (None if is_binary(X) else "the features are not all 0/1, a label is absent, or a label's "
                       "weights have no common unit")
     X, y, spec, _ = _risk_case(0, constrained=True)
-    supports, blocked, floor, scip = (s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE)
+    box_floor, supports, blocked, floor, scip = (s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE)
     assert "operational constraints" in supports and "operational constraints" in blocked
-    assert floor is None and scip is None
+    assert box_floor is None and floor is None and scip is None
 
 
 # ------------------------------------------------------------------------------ what runs
@@ -220,7 +220,8 @@ def test_riskslim_with_constraints_skips_the_enumeration_and_scip_proves_brute_f
     X, y, spec, constraints = _risk_case(seed, constrained=True)
     inst = spec.instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
-    supports, blocked, floor, scip = fit.steps
+    box_floor, supports, blocked, floor, scip = fit.steps
+    assert box_floor.ran and math.isfinite(box_floor.bound)
     assert not supports.ran and "operational constraints" in supports.reason
     assert not blocked.ran and "operational constraints" in blocked.reason
     assert floor.ran and scip.ran or scip.reason == PROVEN, fit.message
@@ -241,7 +242,7 @@ def test_riskslim_without_max_size_on_many_binary_features_skips_the_enumeration
     y = np.where(X[:, :4] @ np.array([1.5, -1.0, 1.0, 0.5]) - 1.0 + rng.normal(0, 1, 300) > 0, 1.0, -1.0)
     inst = RiskSLIM(coef_bound=3, c0=0.01).instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=4))
-    supports, blocked, floor, scip = fit.steps
+    _, supports, blocked, floor, scip = fit.steps
     assert not supports.ran and "memory_limit" in supports.reason and "MiB" in supports.reason, supports
     assert not blocked.ran, blocked
     assert floor.ran and scip.ran, fit.message
@@ -269,9 +270,9 @@ def test_a_tiny_memory_budget_skips_every_step_but_the_floor_and_the_route_retur
     Xb = rng.integers(0, 2, (600, 20)).astype(float)
     yb = np.where(Xb[:, :3] @ np.array([1.0, -1.0, 0.5]) + rng.normal(0, 1, 600) > 0, 1.0, -1.0)
     fit = solve_exact(RiskSLIM(coef_bound=3, c0=0.01).instance(Xb, yb), limits=Limits(time_limit=3, memory=MIN_MEMORY))
-    assert [r.ran for r in fit.steps] == [False, False, True, False], fit.message
-    assert all("memory_limit" in r.reason for r in fit.steps if r.step not in ("floor", "blocked"))
-    assert "supports of more than" in fit.steps[1].reason  # no max_size: supports of all 20 features
+    assert [r.ran for r in fit.steps] == [True, False, False, True, False], fit.message
+    assert all("memory_limit" in r.reason for r in fit.steps if r.step not in ("box_floor", "floor", "blocked"))
+    assert "supports of more than" in fit.steps[2].reason  # no max_size: supports of all 20 features
     assert math.isfinite(fit.bound) and not fit.bound > fit.objective
     assert fit.model is not None and fit.status == Status.FEASIBLE and fit.violation == 0.0
 
