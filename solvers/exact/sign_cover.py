@@ -56,6 +56,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from formulations.program import Program
+from solvers import progress
 from solvers.backends.highs_model import new_highs, set_limits
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
@@ -245,8 +246,10 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
 
     Stops when the budget ``limits`` ends (started here if not yet), after :data:`MAX_ROUNDS`
     rounds, when no pair is violated, or once the bound reaches ``target`` (nothing more is
-    needed)."""
+    needed). Each round's bound goes to the progress reporter, if any (:mod:`solvers.progress`; no
+    incumbent of its own: ``inf``)."""
     t0 = time.perf_counter()
+    report = progress.current()
     limits = limits.started()
     X = np.ascontiguousarray(problem.X, dtype=float)
     m, d = X.shape
@@ -287,6 +290,8 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
             break
         rounds += 1
         bound = max(bound, h.getInfo().objective_function_value)
+        if report is not None:
+            report(time.perf_counter() - t0, math.inf, bound, math.nan)
         if bound >= target:
             break
         x = np.asarray(h.getSolution().col_value)

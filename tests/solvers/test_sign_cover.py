@@ -132,6 +132,21 @@ def test_row_generation_reaches_the_lp_over_all_pairs_and_stays_below_the_optimu
     assert cover.bound <= best_total + 1e-9
 
 
+def test_each_round_reports_its_bound():
+    """With a reporter, every LP round reports its bound (no incumbent: ``inf``): as many reports as
+    rounds, never decreasing, the last one the bound returned."""
+    from solvers import progress
+
+    X, y, sw, cw, cs, spec = _random_case(3)
+    problem = _problem(spec.instance(X, y, sw))
+    seen = []
+    with progress.reporting(lambda elapsed, incumbent, bound, gap: seen.append((incumbent, bound))):
+        cover = sign_cover(problem, Limits.untimed())
+    assert cover.rounds >= 2 and len(seen) == cover.rounds
+    bounds = [b for _, b in seen]
+    assert all(i == math.inf for i, _ in seen) and bounds == sorted(bounds) and bounds[-1] == cover.bound
+
+
 def test_strengthened_program_keeps_every_model_and_its_objective():
     """The strengthened program holds each model (its signs appended) at the same objective, and
     HiGHS finds the plain program's optimum on it."""
