@@ -206,11 +206,15 @@ def write_model(program: Program, path: str | Path, labels: Mapping[str, Sequenc
 
 
 def set_limits(h: highspy.Highs, *, seconds: float | None = None, nodes: int | None = None) -> None:
-    """Set (or, between the rounds of a loop, reset) the time limit (``seconds``) and the node
-    limit (``nodes``) of ``h``; None leaves a limit as it is."""
+    """Set (or, between the rounds of a loop, reset) the time limit (``seconds`` from now, of HiGHS's
+    own run time) and the node limit (``nodes``) of ``h``; None leaves a limit as it is.
+
+    HiGHS compares ``time_limit`` with its run clock, which adds up the time of *every* ``run()`` of
+    the object, not of the next one: after runs of 261 s, a limit of 215 s stops the next run at once.
+    So the limit set is that clock plus ``seconds``."""
     if seconds is not None:
         if seconds <= 0:
             raise ValueError(f"time_limit must be > 0 seconds, got {seconds}")
-        h.setOptionValue("time_limit", float(seconds))
+        h.setOptionValue("time_limit", float(h.getRunTime()) + float(seconds))
     if nodes is not None:
         h.setOptionValue("mip_max_nodes", int(nodes))

@@ -9,7 +9,9 @@ integer features the orthant search (every support's sign orthants screened by a
 flow bound on the support's merged patterns, the rest enumerated; :mod:`solvers.exact.monotone_supports`)
 when its work projects within the time left (1.5 times, :data:`MONOTONE_SLACK`, when no box search
 follows; before the LP: when it finishes, the LP's time is
-saved), the sign-cover LP bound (always), the box search (few integer features of many values), then
+saved), the sign-cover LP bound (always: a quarter of the time left, or on large 0/1 tables, where
+HiGHS does not solve the strengthened MILP's root, round after round until it converges,
+:data:`LONG_LP_NONZEROS`), the box search (few integer features of many values), then
 on more free features the same box search when the rows are few (:data:`WIDE_BOX_PAIRS`: its
 incumbents beat the MILP's there, though it rarely finishes), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
@@ -136,6 +138,32 @@ def _run_support_floor(instance: SLIMInstance, best: Incumbent, limits: Limits,
 
 
 # --------------------------------------------------------------------------- sign-cover LP
+#: on 0/1 features with at least this many non-zero entries the sign-cover LP keeps the time, round after
+#: round, until it converges: HiGHS did not solve the strengthened MILP's root LP within 120 s on
+#: binarised folds of 3.6e5 and 5.7e5 non-zeros (6032 x 120, 4724 x 240: its bound stayed at 0; at 7788 x
+#: 480 it reached no callback in 217 s), while each LP round raises the bound (docs/benchmarks-history.md)
+LONG_LP_NONZEROS = 3 * 10**5
+
+
+def _long_lp(instance: SLIMInstance) -> bool:
+    """Whether the sign-cover LP keeps the time (:data:`LONG_LP_NONZEROS`)."""
+    return zero_one(instance).binary and np.count_nonzero(instance.X) >= LONG_LP_NONZEROS
+
+
+def _sign_cover_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    if _long_lp(instance):
+        return (f"0/1 features with {LONG_LP_NONZEROS:.0e} non-zero entries or more "
+                "(the LP keeps the time: sign_cover_lp_long)")
+    return None
+
+
+def _sign_cover_long_applies(instance: SLIMInstance, limits: Limits) -> str | None:
+    if not _long_lp(instance):
+        return (f"integer features, or 0/1 ones with fewer than {LONG_LP_NONZEROS:.0e} non-zero entries "
+                "(the LP takes its share: sign_cover_lp)")
+    return None
+
+
 def _sign_cover_memory(instance: SLIMInstance, limits: Limits) -> float:
     m, d = instance.X.shape
     return 24.0 * m * d + 200.0 * m * (d + 2)
@@ -311,8 +339,11 @@ ROUTE: tuple[Step, ...] = (
          "bound (a flow through the pairs no monotone score separates) or enumerated",
          ("solvers.exact.monotone_supports", "solvers.exact.pattern_groups", "solvers.exact.monotone_flows",
           "solvers.exact.dominance_sweep", "solvers.exact.tail_screen", "solvers.exact.orthant_boxes")),
-    Step("sign_cover_lp", _run_sign_cover, lambda instance, limits: None, _sign_cover_memory, 0.25,
+    Step("sign_cover_lp", _run_sign_cover, _sign_cover_applies, _sign_cover_memory, 0.25,
          "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",)),
+    Step("sign_cover_lp_long", _run_sign_cover, _sign_cover_long_applies, _sign_cover_memory, 1.0,
+         "a lower bound: the sign-cover LP, its rounds until it converges (HiGHS does not solve the "
+         "strengthened MILP's root on such tables)", ("solvers.exact.sign_cover",)),
     Step("box_search", _run_box, _box_applies, _box_memory, 1.0,
          "the optimum by branch and bound on the points' box (pair-conflict max-flow bound)",
          ("solvers.exact.box_cover",)),

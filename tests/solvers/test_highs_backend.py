@@ -171,3 +171,36 @@ def test_a_process_that_exits_with_a_run_left_behind_exits_cleanly():
                               env={**os.environ, "PYTHONPATH": path})
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip() == "False" and "terminate called" not in done.stderr
+
+
+def test_a_limit_reset_between_runs_counts_from_the_next_run():
+    """HiGHS's ``time_limit`` is compared with its run clock, the sum over every ``run()`` of the object:
+    ``set_limits`` sets it from the clock on, so a loop of LPs (the sign-cover rounds) gives each run the
+    seconds it is told. After eight runs, three times the longest single run is enough for a ninth (a
+    limit of that many seconds of the whole clock stops it at once)."""
+    from solvers.backends.highs_model import set_limits
+
+    rng = np.random.default_rng(0)
+    n = 300
+    h = new_highs()
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, n
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = -rng.random(n), np.zeros(n), np.full(n, highspy.kHighsInf)
+    lp.row_lower_, lp.row_upper_ = np.full(n, -highspy.kHighsInf), np.ones(n)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_ = np.arange(0, n * n + 1, n), np.tile(np.arange(n), n)
+    lp.a_matrix_.value_ = rng.random(n * n)
+    h.passModel(lp)
+    longest = 0.0
+    for _ in range(8):
+        h.clearSolver()
+        before = h.getRunTime()
+        h.run()
+        assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        longest = max(longest, h.getRunTime() - before)
+    assert h.getRunTime() > 3.0 * longest  # (so a limit on the whole clock would stop the next run)
+    set_limits(h, seconds=3.0 * longest)
+    assert h.getOptionValue("time_limit")[1] == pytest.approx(h.getRunTime() + 3.0 * longest)
+    h.clearSolver()
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal

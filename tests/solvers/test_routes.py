@@ -28,7 +28,8 @@ from solvers.pipeline import solve_exact
 from solvers.result import Status
 from tests.solvers.test_slim_solver import _intercepts, _reference_terms
 
-SLIM_STEPS = ("floor", "bayes_supports", "blocked", "support_floor", "monotone_supports", "sign_cover_lp", "box_search",
+SLIM_STEPS = ("floor", "bayes_supports", "blocked", "support_floor", "monotone_supports", "sign_cover_lp",
+              "sign_cover_lp_long", "box_search",
               "box_search_wide",
               "highs")
 RISKSLIM_STEPS = ("box_floor", "supports", "blocked", "floor", "scip")
@@ -129,6 +130,7 @@ def test_slim_table_reads_the_instance(seed):
     why = {step.name: step.applies(inst, limits) for step in slim_route.ROUTE}
     assert tuple(why) == SLIM_STEPS
     assert why["floor"] is None and why["sign_cover_lp"] is None and why["highs"] is None
+    assert "fewer than" in why["sign_cover_lp_long"]  # (few rows: the LP takes its share)
     binary = bool(np.isin(X, (0.0, 1.0)).all())
     if seed >= 6:
         assert why["bayes_supports"] == why["box_search"] == why["monotone_supports"] == OPERATIONAL
@@ -230,6 +232,30 @@ def test_riskslim_with_constraints_skips_the_enumeration_and_scip_proves_brute_f
     assert fit.objective == pytest.approx(best, abs=1e-9)
     assert fit.bound <= best + 1e-9
     assert np.count_nonzero(fit.model.coef[:2]) <= 1
+
+
+def test_on_a_large_binary_table_the_lp_keeps_the_time():
+    """On 0/1 features with ``LONG_LP_NONZEROS`` non-zero entries or more, the LP row that runs is the one
+    whose share is the whole time left (HiGHS does not solve the strengthened MILP's root there); with one
+    entry fewer, or the same entries as integers 0/2, the quarter-share row runs."""
+    rng = np.random.default_rng(0)
+    rows, d = 10_000, 60
+    cells = rng.permutation(rows * d)
+    y = np.where(rng.random(rows) < 0.3, 1.0, -1.0)
+    limits = Limits()
+    share = {step.name: step.share for step in slim_route.ROUTE}
+    assert share["sign_cover_lp_long"] == 1.0 and share["sign_cover_lp"] < 1.0
+
+    def why(ones: int, value: float = 1.0) -> dict:
+        X = np.zeros(rows * d)
+        X[cells[:ones]] = value
+        inst = SLIM(c0=1e-3, coef_bound=3, max_size=3).instance(X.reshape(rows, d), y)
+        return {step.name: step.applies(inst, limits) for step in slim_route.ROUTE if step.name.startswith("sign_")}
+
+    long = why(slim_route.LONG_LP_NONZEROS)
+    assert long["sign_cover_lp_long"] is None and "sign_cover_lp_long" in long["sign_cover_lp"]
+    for short in (why(slim_route.LONG_LP_NONZEROS - 1), why(slim_route.LONG_LP_NONZEROS, 2.0)):
+        assert short["sign_cover_lp"] is None and "sign_cover_lp)" in short["sign_cover_lp_long"]
 
 
 # ------------------------------------------------------------------------------- memory
