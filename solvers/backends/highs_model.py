@@ -210,7 +210,8 @@ def set_limits(h: highspy.Highs, *, seconds: float | None = None, nodes: int | N
     own run time) and the node limit (``nodes``) of ``h``; None leaves a limit as it is.
 
     HiGHS compares ``time_limit`` with its run clock, which adds up the time of *every* ``run()`` of
-    the object, not of the next one: after runs of 261 s, a limit of 215 s stops the next run at once.
+    the object, not of the next one (after runs of 100 s in all, a limit of 50 s stops the next run at
+once).
     So the limit set is that clock plus ``seconds``."""
     if seconds is not None:
         if seconds <= 0:

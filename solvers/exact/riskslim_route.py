@@ -1,18 +1,19 @@
 """The RiskSLIM route: which exact step runs on which instance (Ustun & Rudin 2019, eq. 1).
 
 :data:`ROUTE` is the table: the box floor (a finite bound from the start, one gradient), the support
-enumeration with a box-constrained logistic bound per support (:mod:`solvers.exact.supports`) when
-the instance has no operational constraints and its kernels fit the memory budget; on 0/1 features without forced ones, when that enumeration hands
-over (too many supports for the time left), the screen of every support by its saturated loss on
-rows blocked by its first two features (:mod:`solvers.exact.blocked_supports`, several times
-faster per support; on wide binarised tables only the supports exclusion bounds cannot rule out,
-:mod:`solvers.exact.exclusion_listing`); then SCIP's branch and bound with lazy tangent cuts of the logistic
-loss in one tree (:mod:`solvers.backends.scip`), which keeps every constraint. The enumeration
-stops at once, with its incumbent, when its first chunk projects that bounding every support would
-not fit the time left; the floor (always, :mod:`solvers.exact.floor`: the least tangent plane of the
-loss over the sparse coefficient box, near the minimiser of the loss over that box's convex hull) then
-gives a bound whatever SCIP reaches, and SCIP gets the time, warm-started from the incumbent, with the
-floor's tangent among its first cuts (so its root bound starts at the floor, not below it).
+enumeration with a box-constrained logistic bound per support (:mod:`solvers.exact.supports`) when the
+instance has no operational constraints and its kernels fit the memory budget; on 0/1 features without
+forced ones, when that enumeration hands over (too many supports for the time left), the screen of every
+support by its saturated loss on rows blocked by its first two features
+(:mod:`solvers.exact.blocked_supports`, several times faster per support; on wide binarised tables only
+the supports exclusion bounds cannot rule out, :mod:`solvers.exact.exclusion_listing`); then SCIP's
+branch and bound with lazy tangent cuts of the logistic loss in one tree (:mod:`solvers.backends.scip`),
+which keeps every constraint. The enumeration stops at once, with its incumbent, when its first chunk
+projects that bounding every support would not fit the time left; the floor (always,
+:mod:`solvers.exact.floor`: the least tangent plane of the loss over the sparse coefficient box, near
+the minimiser of the loss over that box's convex hull) then gives a bound whatever SCIP reaches, and
+SCIP gets the time, warm-started from the incumbent, with the floor's tangent among its first cuts (so
+its root bound starts at the floor, not below it).
 """
 from __future__ import annotations
 
