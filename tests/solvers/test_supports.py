@@ -136,7 +136,7 @@ def test_agrees_with_scip_on_a_wider_instance():
     b = solve_exact(inst, "scip", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
     assert a.status.value == b.status.value == "optimal"
     assert a.result.backend == "route" and b.result.backend == "scip" and not b.steps
-    supports, blocked, floor, scip = a.steps
+    _, supports, blocked, floor, scip = a.steps
     assert supports.step == "supports" and supports.ran, a.message
     for later in (blocked, floor, scip):
         assert not later.ran and "already proven optimal" in later.reason
@@ -151,7 +151,8 @@ def test_constrained_instances_skip_the_enumeration_and_scip_solves_them():
     cs = CoefficientSet.uniform(names, 2)
     inst = RiskSLIM(coefficients=cs, max_size=3, constraints=(AtMost(["x0", "x1"], 1),)).instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
-    supports, blocked, floor, scip = fit.steps
+    box_floor, supports, blocked, floor, scip = fit.steps
+    assert box_floor.ran and box_floor.bound <= floor.bound
     assert not supports.ran and "operational constraints" in supports.reason, fit.message
     assert not blocked.ran and "operational constraints" in blocked.reason, fit.message
     assert floor.ran and floor.bound <= fit.objective
