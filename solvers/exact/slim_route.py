@@ -139,9 +139,9 @@ def _run_support_floor(instance: SLIMInstance, best: Incumbent, limits: Limits,
 
 # --------------------------------------------------------------------------- sign-cover LP
 #: on 0/1 features with at least this many non-zero entries the sign-cover LP keeps the time, round after
-#: round, until it converges: HiGHS did not solve the strengthened MILP's root LP within 120 s on
-#: binarised folds of 3.6e5 and 5.7e5 non-zeros (6032 x 120, 4724 x 240: its bound stayed at 0; at 7788 x
-#: 480 it reached no callback in 217 s), while each LP round raises the bound (docs/benchmarks-history.md)
+#: round, until it converges: on the binarised tables measured from this size up HiGHS did not solve the
+#: strengthened MILP's root LP within minutes, while each LP round raised the bound
+#: (docs/benchmarks-history.md, stop 58)
 LONG_LP_NONZEROS = 3 * 10**5
 
 
