@@ -4,15 +4,16 @@ A kernel compiles on its first call and is cached (``cache=True``); later proces
 compiles:
 
 * :func:`ensure_compiled`, at the start of every exact fit by a route: when the kernels the fit
-  may run (:func:`needed_kernels`: the heuristic's and those of the route steps that take the
+  may run (:func:`needed_parts`: the heuristic's and those of the route steps that take the
   instance) are not ready and the clock leaves at least :data:`FOREGROUND_SECONDS`, it compiles
-  them *now*, for the instance's feature kind (0/1 or integer), in a child process given at most
+  *those parts only* (not every step's: a step that does not take the instance is not waited for),
+  for the instance's feature kind (0/1 or integer), now, in a child process given at most
   :data:`COMPILE_SHARE` of the time left (so the fit's time limit holds even on a slow machine),
   and says so in one line on stderr -- the one line the library prints unasked, once per
   environment. The fit then loads the kernels from the cache, while a background child compiles
-  the other kinds for later fits. When the child runs out of its share
-  it is left to finish in the background (what it compiles serves the next fit) and the fit goes
-  on without the steps whose kernels are missing; with less time than that, the fit starts a
+  every other kernel for later fits. When the child runs out of its share it is left to finish in
+  the background (what it compiles serves the next fit) and the fit goes on without the steps
+  whose kernels are missing; with less time than :data:`FOREGROUND_SECONDS`, the fit starts a
   background compilation (:func:`compile_in_background`) and goes on at once.
 * One compilation at a time per installed copy: a child holds an exclusive lock on a file named
   after the package's directory while it compiles, and a fit that finds the lock taken waits for
@@ -26,8 +27,10 @@ the cache that copy reads. The cache is wherever numba's locator puts it for tha
 source, or ``NUMBA_CACHE_DIR``, or the user-wide cache when the install is read-only.
 
 What compiling means: tiny SLIM and RiskSLIM instances, on 0/1 and on integer features, solved
-through the heuristic and every route step with kernels, without a time limit, so each kernel is
-compiled for the argument types the fits use.
+through the heuristic and the route steps with kernels (all, or the parts named), without a time
+limit, so each kernel is compiled for the argument types the fits use. A target names a
+formulation, optionally a kind and the parts: ``slim``, ``slim:binary``,
+``slim:binary:heuristic``, ``slim:binary:bayes_supports+sign_cover_lp``.
 """
 from __future__ import annotations
 
@@ -107,6 +110,20 @@ def _wait(process: subprocess.Popen | None, modules: tuple[str, ...], limits: Li
         time.sleep(0.1)
 
 
+#: the part of a target that names the heuristic (the others are route steps' names)
+HEURISTIC = "heuristic"
+
+
+def needed_parts(entry: Entry, instance, limits: Limits) -> tuple[str, ...]:
+    """The parts whose kernels a fit of ``instance`` may run and are not ready yet: ``"heuristic"``
+    (:data:`HEURISTIC`) and the names of the route steps with kernels that take the instance."""
+    parts = [HEURISTIC] if not modules_ready(entry.heuristic_kernels) else []
+    for step in entry.route or ():
+        if step.kernels and step.applies(instance, limits) is None and not modules_ready(step.kernels):
+            parts.append(step.name)
+    return tuple(parts)
+
+
 def needed_kernels(entry: Entry, instance, limits: Limits) -> tuple[str, ...]:
     """Kernel modules a fit of ``instance`` may run: the heuristic's and those of the route steps
     that take the instance."""
@@ -120,8 +137,8 @@ def needed_kernels(entry: Entry, instance, limits: Limits) -> tuple[str, ...]:
 def ensure_compiled(entry: Entry, instance, limits: Limits) -> None:
     """Make the kernels a fit of ``instance`` needs ready before it starts on ``limits`` (started), when there
     is time for it (module docstring); otherwise leave them to a background compilation. The
-    foreground child compiles for this instance's feature kind only; the other kinds follow in
-    the background."""
+    foreground children compile this instance's feature kind and the parts it needs only; every
+    other kernel follows in the background."""
     if modules_ready(entry.kernels):  # every kind ready: no step's applies() run twice per fit
         return
     needed = needed_kernels(entry, instance, limits)
@@ -138,13 +155,13 @@ def ensure_compiled(entry: Entry, instance, limits: Limits) -> None:
     print(f"milpscore: compiling the {entry.name} engine's numba kernels for this environment "
           "(once; later fits load them from the cache)", file=sys.stderr, flush=True)
     kind = "binary" if is_binary(instance.X) else "integer"
-    child = _start((f"{entry.name}:{kind}",))
+    child = _start((f"{entry.name}:{kind}:{'+'.join(needed_parts(entry, instance, limits))}",))
     _wait(child, needed, share)
     with _lock:
         if child.poll() is None:  # out of its share: it finishes in the background for the next fit
             _background.append(child)
             return
-    compile_in_background()  # the other kinds, for later fits
+    compile_in_background()  # every other kernel, for later fits
 
 
 def _start(names: tuple[str, ...]) -> subprocess.Popen:
@@ -177,31 +194,54 @@ def _tiny(rng: np.random.Generator, binary: bool) -> tuple[np.ndarray, np.ndarra
 KINDS = ("binary", "integer")
 
 
-def _targets(names: tuple[str, ...]) -> list[tuple[str, str]]:
-    """``(formulation, kind)`` pairs of ``names``: ``"slim"`` (every kind) or ``"slim:binary"``."""
-    pairs = []
+def _targets(names: tuple[str, ...]) -> list[tuple[str, str, tuple[str, ...] | None]]:
+    """``(formulation, kind, parts)`` of ``names`` (module docstring): ``"slim"`` (every kind, every
+    part: parts None), ``"slim:binary"`` or ``"slim:binary:heuristic+sign_cover_lp"``."""
+    found = []
     for name in names:
-        formulation, _, kind = name.partition(":")
+        formulation, _, rest = name.partition(":")
+        kind, _, listed = rest.partition(":")
         if formulation not in TINY_SPECS or kind and kind not in KINDS:
             raise ValueError(f"no kernels to compile for {name!r}; formulations with kernels: {sorted(TINY_SPECS)}, "
-                             f"optionally with a kind ':{'|'.join(KINDS)}'")
-        pairs += [(formulation, k) for k in ((kind,) if kind else KINDS)]
-    return pairs
+                             f"optionally with a kind ':{'|'.join(KINDS)}' and parts ':heuristic+<step>+...'")
+        parts = tuple(listed.split("+")) if listed else None
+        known = {HEURISTIC} | {step.name for step in CATALOG[formulation].route if step.kernels}
+        if parts is not None and not set(parts) <= known:
+            raise ValueError(f"no part {sorted(set(parts) - known)} in {name!r}; parts with kernels: {sorted(known)}")
+        found += [(formulation, k, parts) for k in ((kind,) if kind else KINDS)]
+    return found
+
+
+def _steps_to_run(entry: Entry, instance, limits: Limits, parts: tuple[str, ...] | None) -> list:
+    """The route steps with kernels that take the tiny ``instance`` and compile those of ``parts``
+    (None: all): a named step, or for a named step that does not take the tiny instance
+    (``sign_cover_lp_long``) the first one that does and runs the same kernels (``sign_cover_lp``)."""
+    takes = [step for step in entry.route if step.kernels and step.applies(instance, limits) is None]
+    if parts is None:
+        return takes
+    chosen = {step.name for step in takes if step.name in parts}
+    for step in entry.route:
+        if step.name in parts and step.name not in chosen:
+            chosen |= {other.name for other in takes if set(step.kernels) <= set(other.kernels)}
+    return [step for step in takes if step.name in chosen]
 
 
 def compile_kernels(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:
-    """Compile the kernels of ``names`` (keys of :data:`TINY_SPECS`, each optionally with a kind of
-    :data:`KINDS`, ``"slim:binary"``) in this process, by solving their tiny instances (module
-    docstring); prints nothing."""
+    """Compile the kernels of ``names`` (targets, module docstring: keys of :data:`TINY_SPECS`,
+    each optionally with a kind of :data:`KINDS` and parts) in this process, by solving their tiny
+    instances through the heuristic and the steps (:func:`_steps_to_run`); prints nothing. Without
+    the heuristic among the parts, the steps start from no incumbent (a kernel compiles whole at
+    its first call all the same)."""
     limits = Limits.untimed(node_limit=200).started()
-    for name, kind in _targets(names):
+    for name, kind, parts in _targets(names):
         X, y = _tiny(np.random.default_rng(KINDS.index(kind)), kind == "binary")
         entry, instance = CATALOG[name], TINY_SPECS[name].instance(X, y)
-        start = entry.heuristic_function(instance, limits, 0)
-        best = Incumbent(start, instance.objective(start))
-        for step in entry.route:  # every step with kernels that takes the instance, proven or not
-            if step.kernels and step.applies(instance, limits) is None:
-                step.run(instance, best, limits, {})
+        best = Incumbent(None)
+        if parts is None or HEURISTIC in parts:
+            start = entry.heuristic_function(instance, limits, 0)
+            best = Incumbent(start, instance.objective(start))
+        for step in _steps_to_run(entry, instance, limits, parts):  # proven or not
+            step.run(instance, best, limits, {})
 
 
 def compile_exclusively(names: tuple[str, ...] = tuple(TINY_SPECS)) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from solvers.exact.box_logistic import _popcount, column_codes, pack_rows
+from solvers.exact.loops import copy_into, stable_argsort
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -89,14 +90,19 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
     for w in range(wn_):
         total_neg += _popcount(valid_neg[w])
     if k == 0 or total_pos == 0 or total_neg == 0:
-        out[:] = min(total_pos * unit_pos, total_neg * unit_neg)
+        out.fill(min(total_pos * unit_pos, total_neg * unit_neg))
         return out
     # a kept (mixed) part holds rows of both labels, and level t has at most prod(t radixes) parts
     cap = min(total_pos, total_neg)
-    largest = np.sort(radix)[::-1]
-    parts = 1
-    for t in range(min(k - 1, largest.size)):
-        parts *= largest[t]
+    parts = 1  # the product of the k - 1 largest radixes (at most cap)
+    taken = np.zeros(radix.size, np.bool_)
+    for t in range(min(k - 1, radix.size)):
+        largest = -1
+        for j in range(radix.size):
+            if not taken[j] and (largest < 0 or radix[j] > radix[largest]):
+                largest = j
+        taken[largest] = True
+        parts *= radix[largest]
         if parts >= cap:
             break
     cap = min(cap, parts)
@@ -106,9 +112,10 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
     cnt_neg = np.zeros((k, cap), np.int64)
     size = np.zeros(k, np.int64)
     order = np.arange(cap)
+    scratch = np.empty(cap, np.int64)
     heat = np.zeros(cap)
-    lev_pos[0, 0] = valid_pos
-    lev_neg[0, 0] = valid_neg
+    copy_into(lev_pos[0, 0], valid_pos)
+    copy_into(lev_neg[0, 0], valid_neg)
     cnt_pos[0, 0], cnt_neg[0, 0], size[0] = total_pos, total_neg, 1
     built = 0  # levels 0..built are valid for the previous support
     previous = np.full(k, -1, np.int64)
@@ -165,7 +172,7 @@ def bayes_errors(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, o
             # sum below reaches the cutoff in few parts
             for p in range(size[k - 1]):
                 heat[p] = -min(cnt_pos[k - 1, p] * unit_pos, cnt_neg[k - 1, p] * unit_neg)
-            order[:size[k - 1]] = np.argsort(heat[:size[k - 1]], kind="mergesort")
+            stable_argsort(heat, size[k - 1], order, scratch)
         j = supports[s, k - 1]  # last feature: counts only, summed until the cutoff
         previous[k - 1] = j
         total = 0.0

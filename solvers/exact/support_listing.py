@@ -15,6 +15,8 @@ import math
 import numpy as np
 from numba import njit
 
+from solvers.exact.loops import copy_into
+
 #: supports bounded between two looks at the clock
 CHUNK = 4096
 
@@ -45,7 +47,7 @@ def _next_combinations(state: np.ndarray, n: int, out: np.ndarray, prev: np.ndar
                         ok = False
                         break
         if ok:
-            out[kept] = state
+            copy_into(out[kept], state)
             kept += 1
         i = r - 1
         while i >= 0 and state[i] == n - r + i:

@@ -41,6 +41,7 @@ from numba import njit
 from formulations.base import Model
 from formulations.constraints import binding
 from formulations.slim import SLIMInstance
+from solvers.exact.loops import copy_into
 from solvers.limits import Limits
 
 #: multipliers of :meth:`MoveSearch.shrink`
@@ -184,8 +185,8 @@ large: :data:`HISTOGRAM_CELLS`), and each move adds
         if nx >= 0:
             ap[:nx] = 0.0
             an[:nx] = 0.0
-            rest_p[:] = hp0
-            rest_n[:] = hn0
+            copy_into(rest_p, hp0)
+            copy_into(rest_n, hn0)
             for p in range(indptr[j], indptr[j + 1]):
                 i = indices[p]
                 t = 0
@@ -204,16 +205,16 @@ large: :data:`HISTOGRAM_CELLS`), and each move adds
                 out[c, v - vlo[j]] = current
                 continue
             if nx >= 0:
-                hp[:] = rest_p
-                hn[:] = rest_n
+                copy_into(hp, rest_p)
+                copy_into(hn, rest_n)
                 for t in range(nx):
                     move = delta * xs[t]
                     for k in range(max(0, -move), min(R, R - move)):
                         hp[k + move] += ap[t, k]
                         hn[k + move] += an[t, k]
             else:
-                hp[:] = hp0
-                hn[:] = hn0
+                copy_into(hp, hp0)
+                copy_into(hn, hn0)
                 for p in range(indptr[j], indptr[j + 1]):
                     i = indices[p]
                     k0 = scores[i] - lo_level

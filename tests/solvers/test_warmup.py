@@ -41,3 +41,22 @@ def test_a_fit_needs_the_kernels_of_the_steps_that_take_its_instance():
     assert "solvers.exact.box_cover" in need_integer and "solvers.exact.supports" not in need_integer
     with pytest.raises(ValueError, match="slim:foo"):
         warmup.compile_kernels(("slim:foo",))
+
+
+def test_a_fit_compiles_the_parts_it_needs_and_a_step_the_tiny_instance_skips_through_its_twin():
+    import numpy as np
+
+    from solvers.catalog import CATALOG
+    from solvers.limits import Limits
+
+    entry, limits = CATALOG["slim"], Limits.untimed().started()
+    binary = warmup.TINY_SPECS["slim"].instance(*warmup._tiny(np.random.default_rng(0), True))
+    every = [step.name for step in warmup._steps_to_run(entry, binary, limits, None)]
+    assert "blocked" in every and "sign_cover_lp" in every and "sign_cover_lp_long" not in every
+    # the long LP does not take a tiny instance: its kernels are compiled by the LP that does
+    assert [s.name for s in warmup._steps_to_run(entry, binary, limits, ("sign_cover_lp_long",))] == ["sign_cover_lp"]
+    chosen = warmup._steps_to_run(entry, binary, limits, (warmup.HEURISTIC, "bayes_supports"))
+    assert [step.name for step in chosen] == ["bayes_supports"]
+    assert warmup._targets(("slim:binary:heuristic+sign_cover_lp",)) == [("slim", "binary", ("heuristic", "sign_cover_lp"))]
+    with pytest.raises(ValueError, match="no part"):
+        warmup._targets(("slim:binary:highs",))  # HiGHS runs no kernel of ours
