@@ -129,11 +129,12 @@ def test_the_time_limit_holds_through_root_cut_rounds(shared_data):
     assert r.bound == -np.inf or r.bound <= r.objective
 
 
-def long_run(integer: bool):
-    """A Highs whose run takes many seconds and has no time limit of its own: 6000 x 6000 sparse LP (or MILP)."""
+def long_run(integer: bool, size: int = 6000, density: float = 0.004):
+    """A Highs whose run takes seconds (a minute at the default size) and has no time limit of its own: a
+    ``size`` x ``size`` sparse LP (or MILP)."""
     rng = np.random.default_rng(0)
-    m = n = 6000
-    A = sp.random(m, n, density=0.004, random_state=1, format="csc") + sp.eye(m, n, format="csc")
+    m = n = size
+    A = sp.random(m, n, density=density, random_state=1, format="csc") + sp.eye(m, n, format="csc")
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n, m
     lp.col_cost_ = -rng.uniform(1, 2, n)
@@ -161,10 +162,11 @@ def test_a_run_left_behind_stops_at_its_next_simplex_iteration():
 def test_a_process_that_exits_with_a_run_left_behind_exits_cleanly():
     """A MILP left behind inside HiGHS when the interpreter exits made the process abort, some of the time
     ('terminate called without an active exception', exit code 134) after its results were printed: three
-    processes must all exit with 0."""
+    processes must all exit with 0. The MILP's root LP takes a few seconds (HiGHS looks at no callback
+    inside it, so the exit waits for it)."""
     root = Path(__file__).resolve().parents[2]
     script = ("from test_highs_backend import long_run\nfrom solvers.backends.highs_model import run_interruptibly\n"
-              "h = long_run(integer=True)\nprint(run_interruptibly(h, 0.05))\n")  # h destroyed at exit, as a caller's
+              "h = long_run(integer=True, size=2000, density=0.006)\nprint(run_interruptibly(h, 0.05))\n")  # h destroyed at exit, as a caller's
     path = os.pathsep.join(str(p) for p in (root, root / "tests", root / "tests" / "solvers"))
     for _ in range(3):
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=root,
