@@ -99,8 +99,10 @@ from solvers.limits import Limits
 @dataclass(frozen=True)
 class Enumeration:
     """What :func:`enumerate_supports` found: the best model ``(coef, intercept)`` (None: nothing
-    better than the start), its objective, a bound valid for every model (``-inf`` when the
-    enumeration stopped before it bounded every support), whether it finished, and its account."""
+    better than the start), its objective, a bound valid for every model (when the enumeration
+    stopped before it bounded every support: the least of what it closed and of the least bounds
+    of the sizes it had not finished; ``-inf`` when it gave up before listing any), whether it
+    finished, and its account."""
 
     model: tuple[np.ndarray, float] | None
     objective: float
@@ -185,6 +187,7 @@ class _Enumeration:
         self.workers = 1 if pool is None else pool.workers
         self.done = self.visited = self.ruled_out = 0
         self.bound_time, self.open_floor = 0.0, math.inf
+        self.unfinished = -math.inf  # the least bound of the sizes not finished (none listed yet)
         self.report = progress.current()
 
     def left(self) -> float:
@@ -198,8 +201,9 @@ class _Enumeration:
         try:
             return self._run()
         except _GiveUp as stop:
-            return Enumeration(self.search.model, self.search.incumbent, -math.inf, False, self.search.nodes,
-                               f"stopped: {stop}")
+            search = self.search
+            lower = min(search.incumbent, search.closed_floor, self.open_floor, self.unfinished)
+            return Enumeration(search.model, search.incumbent, lower, False, search.nodes, f"stopped: {stop}")
 
     def _run(self) -> Enumeration:
         problem, search = self.problem, self.search
@@ -219,6 +223,7 @@ class _Enumeration:
                        for i in range(len(listers))]  # every support of a size not yet reached is above this
         for index, lister in enumerate(listers):
             least = problem.least_bound(lister)
+            self.unfinished = min(least, later_least[index])  # the sizes before are closed
             level = search.prune_level()  # the incumbent's, fixed while this size is bounded
             if least >= level:  # every support of this size costs the incumbent already
                 search.closed_floor = min(search.closed_floor, least)

@@ -115,6 +115,28 @@ def _risk_brute_force(inst, allowed) -> float:
     return best
 
 
+def _risk_brute_force_within(inst, support) -> float:
+    """``_risk_brute_force(inst, lambda coef: set(np.flatnonzero(coef)) <= set(support))``, listing only
+    the models on ``support`` (the others are 0, which their ranges must hold)."""
+    cs, support = inst.coefficients, list(support)
+    outside = np.setdiff1d(np.arange(cs.lb.size), support)
+    if np.any(cs.lb[outside] > 0) or np.any(cs.ub[outside] < 0):
+        return math.inf
+    lo, hi = inst.intercept_bounds
+    best = math.inf
+    for values in itertools.product(*[range(int(cs.lb[j]), int(cs.ub[j]) + 1) for j in support]):
+        coef = np.zeros(cs.lb.size)
+        coef[support] = values
+        used = coef != 0
+        if inst.spec.max_size is not None and used.sum() > inst.spec.max_size:
+            continue
+        s = inst.X @ coef
+        loss = min(float(inst.weights @ np.logaddexp(0.0, -inst.y * (s + b) / inst.data.scale))
+                   for b in range(lo, hi + 1))
+        best = min(best, loss + inst.spec.c0 * float(cs.c0 @ used))
+    return best
+
+
 # ------------------------------------------------------------------------ which step applies
 @pytest.mark.parametrize("seed", range(12))
 def test_slim_table_reads_the_instance(seed):
