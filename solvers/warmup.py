@@ -137,7 +137,7 @@ def needed_kernels(entry: Entry, instance, limits: Limits) -> tuple[str, ...]:
 def ensure_compiled(entry: Entry, instance, limits: Limits) -> None:
     """Make the kernels a fit of ``instance`` needs ready before it starts on ``limits`` (started), when there
     is time for it (module docstring); otherwise leave them to a background compilation. The
-    foreground children compile this instance's feature kind and the parts it needs only; every
+    foreground child compiles this instance's feature kind and the parts it needs only; every
     other kernel follows in the background."""
     if modules_ready(entry.kernels):  # every kind ready: no step's applies() run twice per fit
         return
