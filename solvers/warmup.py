@@ -114,24 +114,21 @@ def _wait(process: subprocess.Popen | None, modules: tuple[str, ...], limits: Li
 HEURISTIC = "heuristic"
 
 
-def needed_parts(entry: Entry, instance, limits: Limits) -> tuple[str, ...]:
-    """The parts whose kernels a fit of ``instance`` may run and are not ready yet: ``"heuristic"``
-    (:data:`HEURISTIC`) and the names of the route steps with kernels that take the instance."""
-    parts = [HEURISTIC] if not modules_ready(entry.heuristic_kernels) else []
-    for step in entry.route or ():
-        if step.kernels and step.applies(instance, limits) is None and not modules_ready(step.kernels):
-            parts.append(step.name)
-    return tuple(parts)
+def steps_taking(entry: Entry, instance, limits: Limits) -> list:
+    """The route steps with kernels that take ``instance`` (their ``applies`` says None)."""
+    return [step for step in entry.route or () if step.kernels and step.applies(instance, limits) is None]
 
 
-def needed_kernels(entry: Entry, instance, limits: Limits) -> tuple[str, ...]:
-    """Kernel modules a fit of ``instance`` may run: the heuristic's and those of the route steps
-    that take the instance."""
-    modules = list(entry.heuristic_kernels)
-    for step in entry.route or ():
-        if step.kernels and step.applies(instance, limits) is None:
-            modules += step.kernels
-    return tuple(dict.fromkeys(modules))
+def needed_kernels(entry: Entry, steps: list) -> tuple[str, ...]:
+    """Kernel modules a fit may run: the heuristic's and those of ``steps`` (:func:`steps_taking`)."""
+    return tuple(dict.fromkeys([*entry.heuristic_kernels, *(m for step in steps for m in step.kernels)]))
+
+
+def needed_parts(entry: Entry, steps: list) -> tuple[str, ...]:
+    """The parts whose kernels a fit may run and are not ready yet: ``"heuristic"``
+    (:data:`HEURISTIC`) and the names of those of ``steps`` (:func:`steps_taking`)."""
+    return ((HEURISTIC,) if not modules_ready(entry.heuristic_kernels) else ()) + \
+        tuple(step.name for step in steps if not modules_ready(step.kernels))
 
 
 def ensure_compiled(entry: Entry, instance, limits: Limits) -> None:
@@ -141,7 +138,8 @@ def ensure_compiled(entry: Entry, instance, limits: Limits) -> None:
     other kernel follows in the background."""
     if modules_ready(entry.kernels):  # every kind ready: no step's applies() run twice per fit
         return
-    needed = needed_kernels(entry, instance, limits)
+    steps = steps_taking(entry, instance, limits)  # (each applies() once: some count X's non-zeros)
+    needed = needed_kernels(entry, steps)
     if modules_ready(needed):
         return
     left = limits.seconds_left()
@@ -155,7 +153,7 @@ def ensure_compiled(entry: Entry, instance, limits: Limits) -> None:
     print(f"milpscore: compiling the {entry.name} engine's numba kernels for this environment "
           "(once; later fits load them from the cache)", file=sys.stderr, flush=True)
     kind = "binary" if is_binary(instance.X) else "integer"
-    child = _start((f"{entry.name}:{kind}:{'+'.join(needed_parts(entry, instance, limits))}",))
+    child = _start((f"{entry.name}:{kind}:{'+'.join(needed_parts(entry, steps))}",))
     _wait(child, needed, share)
     with _lock:
         if child.poll() is None:  # out of its share: it finishes in the background for the next fit
@@ -216,7 +214,7 @@ def _steps_to_run(entry: Entry, instance, limits: Limits, parts: tuple[str, ...]
     """The route steps with kernels that take the tiny ``instance`` and compile those of ``parts``
     (None: all): a named step, or for a named step that does not take the tiny instance
     (``sign_cover_lp_long``) the first one that does and runs the same kernels (``sign_cover_lp``)."""
-    takes = [step for step in entry.route if step.kernels and step.applies(instance, limits) is None]
+    takes = steps_taking(entry, instance, limits)
     if parts is None:
         return takes
     chosen = {step.name for step in takes if step.name in parts}

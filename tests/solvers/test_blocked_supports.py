@@ -40,7 +40,7 @@ from solvers.exact.screen import SupportScreen
 from solvers.exact.route import Incumbent
 from solvers.exact.zero_one_supports import zero_one
 from solvers.limits import Limits
-from tests.solvers.test_routes import _risk_brute_force, _risk_brute_force_within, _slim_brute_force, _slim_case
+from tests.solvers.test_routes import _risk_brute_force, _slim_brute_force, _slim_case
 
 
 def _table(seed: int, n: int = 120, d: int = 8):
@@ -238,7 +238,7 @@ def test_one_screen_serves_every_multiplier(seed):
         if support in kept:
             continue
         for m in inst:
-            inside = _risk_brute_force_within(inst[m], support)
+            inside = _risk_brute_force(inst[m], support=support)
             assert inside >= screen.level - 1e-12, (support, m)
     for m in (2.0, 4.0):
         problem = SparseLogistic.from_instance(inst[m])
@@ -365,7 +365,7 @@ def test_every_support_the_exclusion_branches_leave_out_holds_no_model_below_the
     assert len(listed) == len(set(listed)) < math.comb(7, 3)
     for support in itertools.combinations(range(7), 3):
         if support not in set(listed):
-            inside = _risk_brute_force_within(inst, support)
+            inside = _risk_brute_force(inst, support=support)
             assert inside >= level - 1e-9, support
 
 
@@ -391,7 +391,7 @@ def test_exclusion_branches_of_a_multiplier_hold_for_every_larger_one(seed, monk
         later = RiskSLIM(coef_bound=2, c0=1e-6, max_size=3, multiplier=m).instance(X, y)
         assert carries_over(1.0, True, SparseLogistic.from_instance(later))
         for support in left_out:
-            inside = _risk_brute_force_within(later, support)
+            inside = _risk_brute_force(later, support=support)
             assert inside >= level - 1e-9, (m, support)
     assert not carries_over(2.0, True, problem) and not carries_over(1.0, False, problem)
     lo = problem.lo.copy()

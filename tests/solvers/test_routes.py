@@ -98,37 +98,22 @@ def _risk_case(seed: int, d: int = 3, constrained: bool = False, max_size: int |
     return X, y, spec, constraints
 
 
-def _risk_brute_force(inst, allowed) -> float:
+def _risk_brute_force(inst, allowed=lambda coef: True, support=None) -> float:
     """Least RiskSLIM objective over every integer model ``allowed`` admits (max_size respected),
-    the logistic loss written out on the instance's rows, every intercept of its box."""
+    the logistic loss written out on the instance's rows, every intercept of its box. With
+    ``support``, only the models whose non-zero points lie in it are listed (the other points are
+    0, which their ranges must hold; inf if one does not)."""
     cs, (lo, hi) = inst.coefficients, inst.intercept_bounds
-    best = math.inf
-    for coef in itertools.product(*[range(int(a), int(b) + 1) for a, b in zip(cs.lb, cs.ub)]):
-        coef = np.array(coef, dtype=float)
-        used = coef != 0
-        if not allowed(coef) or (inst.spec.max_size is not None and used.sum() > inst.spec.max_size):
-            continue
-        s = inst.X @ coef
-        loss = min(float(inst.weights @ np.logaddexp(0.0, -inst.y * (s + b) / inst.data.scale))
-                   for b in range(lo, hi + 1))
-        best = min(best, loss + inst.spec.c0 * float(cs.c0 @ used))
-    return best
-
-
-def _risk_brute_force_within(inst, support) -> float:
-    """``_risk_brute_force(inst, lambda coef: set(np.flatnonzero(coef)) <= set(support))``, listing only
-    the models on ``support`` (the others are 0, which their ranges must hold)."""
-    cs, support = inst.coefficients, list(support)
-    outside = np.setdiff1d(np.arange(cs.lb.size), support)
+    listed = np.arange(cs.lb.size) if support is None else np.asarray(list(support), dtype=int)
+    outside = np.setdiff1d(np.arange(cs.lb.size), listed)
     if np.any(cs.lb[outside] > 0) or np.any(cs.ub[outside] < 0):
         return math.inf
-    lo, hi = inst.intercept_bounds
     best = math.inf
-    for values in itertools.product(*[range(int(cs.lb[j]), int(cs.ub[j]) + 1) for j in support]):
+    for values in itertools.product(*[range(int(cs.lb[j]), int(cs.ub[j]) + 1) for j in listed]):
         coef = np.zeros(cs.lb.size)
-        coef[support] = values
+        coef[listed] = values
         used = coef != 0
-        if inst.spec.max_size is not None and used.sum() > inst.spec.max_size:
+        if not allowed(coef) or (inst.spec.max_size is not None and used.sum() > inst.spec.max_size):
             continue
         s = inst.X @ coef
         loss = min(float(inst.weights @ np.logaddexp(0.0, -inst.y * (s + b) / inst.data.scale))

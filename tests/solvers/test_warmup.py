@@ -35,7 +35,8 @@ def test_a_fit_needs_the_kernels_of_the_steps_that_take_its_instance():
     rng = np.random.default_rng(0)
     binary = warmup.TINY_SPECS["slim"].instance(*warmup._tiny(rng, True))
     integer = warmup.TINY_SPECS["slim"].instance(*warmup._tiny(rng, False))
-    need_binary, need_integer = warmup.needed_kernels(entry, binary, limits), warmup.needed_kernels(entry, integer, limits)
+    need_binary = warmup.needed_kernels(entry, warmup.steps_taking(entry, binary, limits))
+    need_integer = warmup.needed_kernels(entry, warmup.steps_taking(entry, integer, limits))
     assert need_binary[0] == need_integer[0] == "solvers.heuristics.slim_search"
     assert "solvers.exact.supports" in need_binary and "solvers.exact.box_cover" not in need_binary
     assert "solvers.exact.box_cover" in need_integer and "solvers.exact.supports" not in need_integer
