@@ -24,22 +24,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solvers.exact.loops import lowest_bit
+
 #: most ranks of a tail the sweep takes (the buckets' bits in one 64-bit word)
 MAX_LEVELS = 64
-
-_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
-#: bit index of ``(b * _DE_BRUIJN) >> 58`` for ``b`` a single bit (a de Bruijn sequence)
-_BIT_INDEX = np.array([0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22,
-                       45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
-                       46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6], np.int64)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _lowest(word: np.uint64) -> int:
-    """The index of the lowest set bit of a non-zero ``word``."""
-    bit = word & (~word + np.uint64(1))
-    return _BIT_INDEX[(bit * _DE_BRUIJN) >> np.uint64(58)]
-
 
 @njit(cache=True, nogil=True, inline="always")
 def _take(buckets: np.ndarray, full: np.uint64, v: int, need: float) -> tuple[float, np.uint64]:
@@ -49,7 +37,7 @@ def _take(buckets: np.ndarray, full: np.uint64, v: int, need: float) -> tuple[fl
     candidates = full & ~((one << np.uint64(v)) - one)
     taken = 0.0
     while candidates != 0:
-        u = _lowest(candidates)
+        u = lowest_bit(candidates)
         if buckets[u] > need:
             buckets[u] -= need
             return taken + need, full

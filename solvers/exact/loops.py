@@ -1,4 +1,4 @@
-"""Array copies and a stable argsort for numba kernels, written as plain loops.
+"""Array copies, a stable argsort and a word's lowest set bit for numba kernels, written as plain loops.
 
 numba compiles numpy's forms of these per process, and they are dear: an array-to-array slice
 assignment (``a[:] = b``) compiles the shape check's error message (unicode formatting), and
@@ -8,6 +8,7 @@ loops instead; they compile in a fraction of a second and run as fast.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -51,3 +52,17 @@ def stable_argsort(keys, n, order, scratch) -> None:
     if source is not order:
         for i in range(n):
             order[i] = source[i]
+
+
+DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
+#: bit index of ``(b * DE_BRUIJN) >> 58`` for ``b`` a single bit (a de Bruijn sequence)
+BIT_INDEX = np.array([0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22,
+                      45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+                      46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6], np.int64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lowest_bit(word: np.uint64) -> int:
+    """The index of the lowest set bit of a non-zero ``word``."""
+    bit = word & (~word + np.uint64(1))
+    return BIT_INDEX[(bit * DE_BRUIJN) >> np.uint64(58)]

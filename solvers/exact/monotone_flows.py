@@ -10,7 +10,7 @@ pattern below, 2 above) says in which orthants it conflicts: those whose signs a
 every column where the two differ.
 
 Two flows, cheapest first: :func:`near_flows` (greedy, through only the pairs equal on all but two
-columns, found by grouping, for every orthant at once) and :func:`dinic` (a maximum flow through all
+columns, found by grouping, for every orthant at once) and :func:`flow_through` (a maximum flow through all
 the conflicts of one orthant, listed by :func:`dominance_edges`, from the greedy flow through them).
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solvers.exact.loops import lowest_bit
 from solvers.exact.pattern_groups import by_group, dense_keys, forget, group_ids
 
 #: a flow amount below this is no flow (the weights are positive fractions of one)
@@ -203,9 +204,9 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
 def dominance_edges(Rp: np.ndarray, Rn: np.ndarray, plus: int) -> tuple[np.ndarray, np.ndarray]:
     """The conflicts of orthant ``plus`` between the positive patterns (rows of ``Rp``, their value
     ranks) and the negative ones (of ``Rn``): ``(positive ends, negative ends)``, the pairs with
-    ``sigma_j Rp[p, j] <= sigma_j Rn[q, j]`` on every column. The negative patterns are bucketed by
-    their (signed) ranks on the two columns where fewest pairs are "at most", so each positive pattern
-    visits only the buckets at or above its own on both and checks the other columns there. Listed
+    ``sigma_j Rp[p, j] <= sigma_j Rn[q, j]`` on every column. Per column ``j`` and signed rank ``v``,
+    the negative patterns of signed rank at least ``v`` are a bitset (64 per word); a positive
+    pattern's conflicts are the intersection of its columns' bitsets, read word by word. Listed
     by the number of columns where the two differ, fewest first."""
     n_pos, r = Rp.shape
     n_neg = Rn.shape[0]
@@ -229,64 +230,37 @@ def dominance_edges(Rp: np.ndarray, Rn: np.ndarray, plus: int) -> tuple[np.ndarr
             Op[p, j] = Rp[p, j] if up else size[j] - 1 - Rp[p, j]
         for q in range(n_neg):
             On[q, j] = Rn[q, j] if up else size[j] - 1 - Rn[q, j]
-    # the two columns that pass fewest pairs (Op <= On on the column; counted from histograms) bucket
-    # the negative patterns: a outer, b inner
-    passed = np.zeros(r)
+    # at_least[base[j] + v]: the negative patterns of signed rank at least v on column j
+    words = (n_neg + 63) // 64
+    base = np.zeros(r + 1, np.int64)
     for j in range(r):
-        below = np.zeros(size[j] + 1)
+        base[j + 1] = base[j] + size[j]
+    at_least = np.zeros((base[r], words), np.uint64)
+    one = np.uint64(1)
+    for j in range(r):
         for q in range(n_neg):
-            below[On[q, j] + 1] += 1.0
-        for v in range(size[j]):
-            below[v + 1] += below[v]
-        for p in range(n_pos):
-            passed[j] += n_neg - below[Op[p, j]]
-    a = int(np.argmin(passed))
-    b = a
-    if r > 1:
-        passed[a] = np.inf
-        b = int(np.argmin(passed))
-    inner = size[b] if r > 1 else 1
-    cells = size[a] * inner
-    start = np.zeros(cells + 1, np.int64)
-    for q in range(n_neg):
-        start[On[q, a] * inner + (On[q, b] if r > 1 else 0) + 1] += 1
-    for c in range(cells):
-        start[c + 1] += start[c]
-    at = start[:-1].copy()
-    order = np.empty(n_neg, np.int64)
-    for q in range(n_neg):
-        c = On[q, a] * inner + (On[q, b] if r > 1 else 0)
-        order[at[c]] = q
-        at[c] += 1
-    rest = np.empty(r, np.int64)
-    others = 0
-    for j in range(r):
-        if j != a and (r == 1 or j != b):
-            rest[others] = j
-            others += 1
-    Bn = np.empty((n_neg, max(others, 1)), np.int64)  # the other columns, in bucket order
-    for s in range(n_neg):
-        for k in range(others):
-            Bn[s, k] = On[order[s], rest[k]]
+            at_least[base[j] + On[q, j], q >> 6] |= one << np.uint64(q & 63)
+        for v in range(size[j] - 2, -1, -1):
+            for k in range(words):
+                at_least[base[j] + v, k] |= at_least[base[j] + v + 1, k]
     edge_p, edge_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
     count = 0
     for p in range(n_pos):
-        low = Op[p, b] if r > 1 else 0
-        for ca in range(Op[p, a], size[a]):
-            first, last = start[ca * inner + low], start[ca * inner + inner]
-            if count + last - first > edge_p.size:  # room for every candidate of the bucket range
-                grown = max(2 * edge_p.size, count + last - first)
-                grown_p, grown_q = np.empty(grown, np.int32), np.empty(grown, np.int32)
-                grown_p[:count], grown_q[:count] = edge_p[:count], edge_q[:count]
-                edge_p, edge_q = grown_p, grown_q
-            for s in range(first, last):  # written, then kept only if below on the other columns
-                ok = 1
-                for k in range(others):
-                    ok &= Op[p, rest[k]] <= Bn[s, k]
-                edge_p[count], edge_q[count] = p, order[s]
-                count += ok
+        for k in range(words):
+            word = at_least[base[0] + Op[p, 0], k]
+            for j in range(1, r):
+                word &= at_least[base[j] + Op[p, j], k]
+            while word != 0:
+                if count == edge_p.size:
+                    grown_p, grown_q = np.empty(2 * count, np.int32), np.empty(2 * count, np.int32)
+                    for e in range(count):
+                        grown_p[e], grown_q[e] = edge_p[e], edge_q[e]
+                    edge_p, edge_q = grown_p, grown_q
+                edge_p[count], edge_q[count] = p, (k << 6) + lowest_bit(word)
+                count += 1
+                word &= word - one
     # nearest pairs first (fewest columns where the two differ): the order of the greedy flow that
-    # :func:`dinic` starts from
+    # :func:`flow_through` starts from
     apart = np.empty(count, np.int64)
     tally = np.zeros(r + 2, np.int64)
     for e in range(count):
@@ -305,12 +279,15 @@ def dominance_edges(Rp: np.ndarray, Rn: np.ndarray, plus: int) -> tuple[np.ndarr
 
 
 @njit(cache=True, nogil=True)
-def dinic(edge_p: np.ndarray, edge_q: np.ndarray, wp: np.ndarray, wn: np.ndarray, target: float) -> float:
-    """The value of a maximum flow from the positive patterns (capacities ``wp``) through the
-    uncapacitated conflicts ``(edge_p[e], edge_q[e])`` to the negative patterns (capacities
-    ``wn``), stopped once it reaches ``target``: from the greedy flow (each conflict in turn carries
-    what both its ends have left), augmented by Dinic's method (shortest augmenting paths by level
-    graphs, blocking flows by depth-first search with current arcs)."""
+def flow_through(edge_p: np.ndarray, edge_q: np.ndarray, start: np.ndarray, wp: np.ndarray, wn: np.ndarray,
+                 target: float) -> tuple[float, np.ndarray]:
+    """A maximum flow from the positive patterns (capacities ``wp``) through the uncapacitated
+    conflicts ``(edge_p[e], edge_q[e])`` to the negative patterns (capacities ``wn``), stopped once
+    it reaches ``target``: ``(value, flow on each conflict)``. It starts from the flow ``start`` on
+    the conflicts (each cut to what both its ends have left, so any ``start`` gives a flow: a
+    maximum flow of a subset of the conflicts makes the next one cheap), then each conflict in turn
+    carries greedily what both its ends have left, then Dinic's method augments it (shortest
+    augmenting paths by level graphs, blocking flows by depth-first search with current arcs)."""
     n_pos, n_neg = wp.size, wn.size
     source, sink = n_pos + n_neg, n_pos + n_neg + 1
     nodes = n_pos + n_neg + 2
@@ -348,21 +325,31 @@ def dinic(edge_p: np.ndarray, edge_q: np.ndarray, wp: np.ndarray, wn: np.ndarray
         at[v] += 1
         at[sink] += 1
     total = 0.0
-    for e in range(edge_p.size):  # the conflicts, uncapacitated, each carrying the greedy flow
+    arc = np.empty(edge_p.size, np.int64)  # each conflict's arc u -> v (its flow: the reverse arc's capacity)
+    for e in range(edge_p.size):  # the conflicts, uncapacitated, each carrying its start flow
         u, v = edge_p[e], n_pos + edge_q[e]
         a, b = at[u], at[v]
-        # u's first arc is its reverse of source -> u, v's first its arc to the sink
-        f = min(cap[rev[head[u]]], cap[head[v]])
-        to[a], cap[a], rev[a] = v, big - f, b
-        to[b], cap[b], rev[b] = u, f, a
-        if f > 0.0:
-            cap[rev[head[u]]] -= f
-            cap[head[u]] += f
-            cap[head[v]] -= f
-            cap[rev[head[v]]] += f
-            total += f
+        arc[e] = a
+        to[a], cap[a], rev[a] = v, big, b
+        to[b], cap[b], rev[b] = u, 0.0, a
         at[u] += 1
         at[v] += 1
+    for greedy in range(2):  # the start flows, then the greedy one
+        for e in range(edge_p.size):
+            a = arc[e]
+            u, v = edge_p[e], n_pos + edge_q[e]
+            # u's first arc is its reverse of source -> u, v's first its arc to the sink
+            f = min(cap[rev[head[u]]], cap[head[v]])
+            if greedy == 0:
+                f = min(f, start[e])
+            if f > 0.0:
+                cap[a] -= f
+                cap[rev[a]] += f
+                cap[rev[head[u]]] -= f
+                cap[head[u]] += f
+                cap[head[v]] -= f
+                cap[rev[head[v]]] += f
+                total += f
 
     level = np.empty(nodes, np.int64)
     queue = np.empty(nodes, np.int64)
@@ -384,7 +371,8 @@ def dinic(edge_p: np.ndarray, edge_q: np.ndarray, wp: np.ndarray, wn: np.ndarray
                     qtail += 1
         if level[sink] < 0:
             break
-        current[:] = head[:-1]
+        for v in range(nodes):
+            current[v] = head[v]
         depth = 0
         u = source
         while True:
@@ -419,4 +407,7 @@ def dinic(edge_p: np.ndarray, edge_q: np.ndarray, wp: np.ndarray, wn: np.ndarray
                 depth -= 1
                 u = to[rev[path[depth]]]
                 current[u] += 1
-    return total
+    flows = np.empty(edge_p.size)
+    for e in range(edge_p.size):
+        flows[e] = cap[rev[arc[e]]]
+    return total, flows

@@ -29,25 +29,28 @@ For supports of three or more features, the maximum flow through the conflicts o
 but the last two columns comes first, for every support of a prefix at once
 (:mod:`solvers.exact.dominance_sweep`: a two-dimensional dominance per group of rows, swept); a
 support it brings to the incumbent in every orthant needs nothing more. A greedy flow (each
-conflict, in turn, carries what both ends have left) is computed for every orthant it leaves open,
-first through the conflicts of patterns equal on all but two columns only
+conflict, in turn, carries what both ends have left) is computed for every orthant it leaves open
+through the conflicts of patterns equal on all but two columns only
 (:func:`solvers.exact.monotone_flows.near_flows`: found by grouping, far fewer than all the pairs,
-and often enough), then, per orthant still open, through all its conflicts (listed from the negative
-patterns bucketed by two columns, :func:`solvers.exact.monotone_flows.dominance_edges`); an orthant
-whose greedy flow plus the costs every model of it pays
+and often enough); an orthant whose flow plus the costs every model of it pays
 (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
 incumbent's objective (with a relative margin of :data:`solvers.exact.floor.ROUNDOFF` for the sums'
-round-off) holds no better model and is pruned; one it leaves gets a maximum flow (Dinic's blocking
-flows, from the greedy flow) and, if still below, the flow of its whole box of magnitudes
-(:func:`solvers.exact.orthant_boxes.box_flow`: the margin counts, so at least the monotone flow), and
-is kept with the larger if still below. The supports of three or more features are screened in runs
+round-off) holds no better model and is pruned; one it leaves is kept with that bound, to be
+*refined*: a maximum flow through all its conflicts (listed from bitsets of the negative patterns per
+column and rank, :func:`solvers.exact.monotone_flows.dominance_edges`; Dinic's blocking flows from
+the greedy flow, nearest pairs first) and, if still below, the flow of its whole box of magnitudes
+(:func:`solvers.exact.orthant_boxes.box_flow_from`: the margin counts, so it holds the monotone
+conflicts and starts from their flow). The screen is this *first pass* over every support; the
+refinements wait for the search (below), so that a bound on every orthant exists as soon as the
+first pass ends. The supports of three or more features are screened in runs
 that share all but their last feature: the rows are sorted once per run (split from their sort by
 all but the run's last two features, kept while those stay the same) and each support's patterns
 split from them, already grouped for the near flows' first grouping (:mod:`solvers.exact.tail_screen`).
 
-*Search.* The orthants kept are searched lowest bound first (a heap): one every
+*Search.* The orthants kept are taken lowest bound first (a heap): one every
 :data:`SEARCH_EVERY` supports while the screen goes on (a better incumbent early prunes more), the
-rest once it ends, until the lowest bound left reaches the incumbent. An orthant is searched by branch
+rest once it ends, until the lowest bound left reaches the incumbent. An orthant not yet refined is
+refined and kept again if still below the incumbent; a refined one is searched by branch
 and bound (:mod:`solvers.exact.orthant_boxes`) on its box of magnitudes ``m_j`` in ``1..|bound|`` (points ``sigma_j m_j``): a box is
 bounded by a flow through the pairs no model of the box gets both right
 (``max_m sum_j m_j sigma_j (x_pj - x_qj) < 2 margin``, margin included) plus its least costs, split
@@ -59,13 +62,15 @@ point and the tie-breaker ``epsilon_j |lambda_j|``.
 When every support is screened and every orthant kept is searched or bounded above the incumbent,
 the incumbent is optimal: each pruned orthant's bound is at least the incumbent at its time (which
 only decreases). Stopped at a limit during the screen, no bound is claimed (``-inf``); stopped while
-searching the orthants kept after it, the least bound among them (or the incumbent, if lower) is a
-lower bound on every model. The search first times the screen on :data:`SAMPLED` random heads of
-supports of ``K`` features (drawn by their number of supports, :meth:`_Search.projected`) and goes on
-only when the projected screen is at most ``slack`` times the time left (the route's next steps get
-the time otherwise). The projection errs both ways: a few heads hold most of the cost, its sample is
-screened at the start's incumbent (which the searches between supports improve), and the search of
-the orthants left after the screen is not in it.
+refining or searching the orthants kept after it, the least bound among them (or the incumbent, if
+lower) is a lower bound on every model. The search first times the screen on :data:`SAMPLED` random
+heads of supports of ``K`` features (drawn by their number of supports, :meth:`_Search.projected`;
+their orthants refined at once, so the sample times both passes) and goes on only when the projected
+screen is at most ``slack`` times the time left, or, asked for a partial bound, when its first pass
+projects within the time left (the route's next steps get the time otherwise). The projection errs
+both ways: a few heads hold most of the cost, its sample is screened at the start's incumbent (which
+the searches between supports improve), and the search of the orthants left after the screen is not
+in it.
 
 *Threads.* The screen comes in *units* (each support of at most two features alone; then, per size
 ``r >= 3``, a head of ``r - 2`` features with all its prefixes and their tails: one sort per unit),
@@ -244,17 +249,20 @@ def _load_kernels() -> None:
 
 class _Scratch:
     """One thread's scratch: the patterns' numbering slots (:func:`solvers.exact.pattern_groups.group_ids`)
-    and the prefix sorts (:class:`solvers.exact.tail_screen.PrefixOrders`)."""
+    and the prefix sorts (:class:`solvers.exact.tail_screen.PrefixOrders`), and the seconds it spent
+    refining orthants in :meth:`_Search.screen_tails` (the projection times the two passes apart)."""
 
     def __init__(self, search: "_Search") -> None:
         self.slot = np.full(search.slots, -1, np.int64)
         self.orders = PrefixOrders(search.ranksT, search.levels, search.positive)
+        self.refining = 0.0  # seconds this thread spent in the screen's own refinements (the projection's)
 
 
 class _Search:
     """The orthant search's state: the data as the kernels read them, the incumbent (objective
-    without the constant offset), the orthants left by the screen (``(bound, support, signs)``, a
-    heap) and those being searched, the counts, and the lock that guards them when threads share
+    without the constant offset), the orthants left by the screen (``(bound, support, signs,
+    refined)``, a heap: refined once bounded through all their conflicts) and those being searched
+    or refined, the counts, and the lock that guards them when threads share
     the search (module docstring)."""
 
     def __init__(self, problem: ZeroOneProgram, incumbent: float, start: tuple[np.ndarray, float] | None,
@@ -274,7 +282,7 @@ class _Search:
         self.coef, self.intercept = None, 0.0
         if start is not None:
             self.coef, self.intercept = np.asarray(start[0], dtype=float).copy(), float(start[1])
-        self.left: list[tuple[float, tuple[int, ...], int]] = []
+        self.left: list[tuple[float, tuple[int, ...], int, bool]] = []
         self.flying: dict[int, float] = {}  # bounds of the orthants being searched, by ticket
         self.tickets = itertools.count()
         self.orthants, self.searched, self.screened = 0, 0, 0
@@ -334,11 +342,13 @@ class _Search:
         return self._bound(S, allowed, self._least(S), scratch or self.main)
 
     def screen_tails(self, prefix: np.ndarray, tails: np.ndarray, scratch: _Scratch | None = None,
-                     limits: Limits | None = None) -> bool:
+                     limits: Limits | None = None, refine: bool = False) -> bool:
         """:meth:`screen` for the supports ``prefix + (e,)``, ``e`` in ``tails`` (of three or more
-        features): their near flows first, all from the rows sorted once by the prefix
-        (:func:`solvers.exact.tail_screen.near_tails`), then the rest for the orthants they leave
-        open. False at a support of more pattern pairs than ``max_pairs``, or when ``limits`` expire
+        features): their near flows, all from the rows sorted once by the prefix
+        (:func:`solvers.exact.tail_screen.near_tails`); the orthants they leave open are kept with
+        those bounds, unrefined (the screen's first pass; :meth:`search_left` refines them, lowest
+        first), or with ``refine`` bounded at once through all their conflicts (:meth:`_bound`).
+        False at a support of more pattern pairs than ``max_pairs``, or when ``limits`` expire
         before every tail is bounded."""
         problem, scratch = self.problem, scratch or self.main
         if self.every_sign is None:
@@ -354,12 +364,21 @@ class _Search:
                                  problem.weights, scratch.slot, allowed, best - least)
         if float(pairs.max(initial=0.0)) > self.max_pairs:
             return False
-        open_ = allowed & ((near + least[:, None]) * (1.0 - ROUNDOFF) < best)
-        for t in np.flatnonzero(open_.any(axis=1)):
-            if (limits is not None and limits.expired()) or not self._bound(np.append(prefix, tails[t]), open_[t],
-                                                                              float(least[t]), scratch):
-                return False
-        return True
+        bounds = (near + least[:, None]) * (1.0 - ROUNDOFF)
+        open_ = allowed & (bounds < best)
+        if not refine:
+            for t, plus in zip(*np.nonzero(open_)):
+                self._keep(np.append(prefix, tails[t]), int(plus), float(bounds[t, plus]), refined=False)
+            return True
+        began = time.perf_counter()
+        try:
+            for t in np.flatnonzero(open_.any(axis=1)):
+                if (limits is not None and limits.expired()) or not self._bound(np.append(prefix, tails[t]), open_[t],
+                                                                                  float(least[t]), scratch):
+                    return False
+            return True
+        finally:
+            scratch.refining += time.perf_counter() - began
 
     def _bound(self, S: np.ndarray, allowed: np.ndarray, least: float, scratch: _Scratch) -> bool:
         """The orthants ``allowed`` of ``S`` (every model of them pays ``least`` besides its errors,
@@ -375,11 +394,11 @@ class _Search:
             self._keep(S, plus, (flow + least) * (1.0 - ROUNDOFF))
         return True
 
-    def _keep(self, S: np.ndarray, plus: int, bound: float) -> None:
+    def _keep(self, S: np.ndarray, plus: int, bound: float, refined: bool = True) -> None:
         """Keep orthant ``(S, plus)`` in the heap if its bound is below the incumbent."""
         with self.lock:
             if bound < self.best:
-                heapq.heappush(self.left, (bound, tuple(S.tolist()), plus))
+                heapq.heappush(self.left, (bound, tuple(S.tolist()), plus, refined))
 
     def screen_unit(self, scratch: _Scratch, unit: list, limits: Limits) -> bool:
         """Screen a unit's batches (:func:`_units`; the prefixes the projection screened skipped), and
@@ -402,9 +421,12 @@ class _Search:
         return True
 
     def search_left(self, limits: Limits, most: float = math.inf, scratch: _Scratch | None = None) -> bool:
-        """Search the orthants left, lowest bound first, until the lowest reaches the incumbent (True),
-        ``most`` are searched (True) or a limit (False); a better model found prunes those whose bound
-        it undercuts. Threads may search at once (each takes the lowest left)."""
+        """Take the orthants left, lowest bound first, until the lowest reaches the incumbent (True),
+        ``most`` are taken (True), a limit (False) or a support of more than ``max_pairs`` pattern
+        pairs (False): one the screen kept unrefined is bounded through all its conflicts
+        (:meth:`_Support.flows`) and kept again if still below the incumbent; a refined one is
+        searched, and a better model found prunes those whose bound it undercuts. Threads may take
+        orthants at once (each the lowest left); one being taken still counts in :attr:`bound`."""
         problem, scratch = self.problem, scratch or self.main
         while True:
             with self.lock:
@@ -416,11 +438,24 @@ class _Search:
                 if limits.expired():
                     return False
                 most -= 1
-                bound, support, plus = heapq.heappop(self.left)
+                bound, support, plus, refined = heapq.heappop(self.left)
                 ticket = next(self.tickets)
                 self.flying[ticket] = bound
             S = np.array(support, dtype=np.int64)
-            value, points, b = self.support(S, scratch).search(problem, plus, self.best)
+            found = self.support(S, scratch)
+            if found is None:
+                with self.lock:
+                    del self.flying[ticket]
+                    heapq.heappush(self.left, (bound, support, plus, refined))
+                return False
+            if not refined:
+                least = self._least(S)
+                flow = float(found.flows(problem, np.array([plus]), self.best - least)[0])
+                with self.lock:
+                    del self.flying[ticket]
+                self._keep(S, plus, max(bound, (flow + least) * (1.0 - ROUNDOFF)))
+                continue
+            value, points, b = found.search(problem, plus, self.best)
             with self.lock:
                 del self.flying[ticket]
                 self.searched += 1
@@ -437,8 +472,9 @@ class _Search:
         with self.lock:
             return min([self.best, *(self.left[0][:1] if self.left else ()), *self.flying.values()])
 
-    def projected(self, limits: Limits, threads: int = 1, seed: int = 0) -> float:
-        """Seconds the screen would take on ``threads`` threads. :data:`SAMPLED` heads of ``K - 2``
+    def projected(self, limits: Limits, threads: int = 1, seed: int = 0) -> tuple[float, float]:
+        """Seconds the screen would take on ``threads`` threads, with its refinements and without
+        (its first pass). :data:`SAMPLED` heads of ``K - 2``
         features are drawn with chance proportional to their supports (:meth:`_sampled_head`, with
         repeats; supports of ``K`` random features when ``K < 3``) and each head drawn is screened
         with all its prefixes and tails (:meth:`screen_tails`, one sort per head as in the screen),
@@ -448,11 +484,12 @@ class _Search:
         supports of ``K`` features without bias (Hansen-Hurwitz: the draws are proportional to size;
         the sample's seconds over its supports would favour the heavy heads, drawn almost surely, and
         overstated the screen threefold on 15 columns); times their number, times the sample's wall
-        seconds per thread-second (the threads' overlap). The smaller supports, far cheaper (more
+        seconds per thread-second (the threads' overlap). The first pass's: the same, without the
+        seconds the sample spent refining its orthants. The smaller supports, far cheaper (more
         conflicts per pair of columns, no near flows), are not counted."""
         free = self.problem.free
         if sum(math.comb(free.size, r) for r in range(self.k + 1)) <= 4 * SAMPLED or self.k == 0:
-            return 0.0
+            return 0.0, 0.0
         rng = np.random.default_rng(seed)
         _load_kernels()
         if self.k < 3:
@@ -462,16 +499,18 @@ class _Search:
         distinct = sorted(set(draws))
         keys = [distinct[i] for i in rng.permutation(len(distinct))]
         t0, cap = time.perf_counter(), PROJECTION_SHARE * limits.seconds_left()
-        cost: dict[tuple[int, ...], tuple[float, int]] = {}  # per head drawn: seconds, supports screened
+        # per head drawn: seconds, of which refining, supports screened
+        cost: dict[tuple[int, ...], tuple[float, float, int]] = {}
         state = {"screened": 0}
 
         def work(scratch: _Scratch, key: tuple[int, ...]) -> bool:
-            began, screened = time.perf_counter(), 0
+            began, screened, refining = time.perf_counter(), 0, scratch.refining
             unit = [(np.array(key, np.int64), None)] if self.k < 3 else _head_batches(free, np.array(key, np.int64))
             for support, tails in unit:
                 if state["screened"] and time.perf_counter() - t0 > cap:  # enough to tell that it will not fit
                     break
-                if not (self.screen(support, scratch) if tails is None else self.screen_tails(support, tails, scratch, limits)):
+                if not (self.screen(support, scratch) if tails is None
+                        else self.screen_tails(support, tails, scratch, limits, refine=True)):
                     return False
                 with self.lock:
                     screened += 1 if tails is None else tails.size
@@ -480,15 +519,17 @@ class _Search:
                         self.sampled.add(tuple(support.tolist()))
             if screened:
                 with self.lock:
-                    cost[key] = (time.perf_counter() - began, screened)
+                    cost[key] = (time.perf_counter() - began, scratch.refining - refining, screened)
             return True
 
         if not self.run(keys, work, threads):
-            return math.inf
+            return math.inf, math.inf
         wall = time.perf_counter() - t0
-        per_support = float(np.mean([cost[key][0] / cost[key][1] for key in draws if key in cost]))
-        busy = sum(seconds for seconds, _ in cost.values())
-        return per_support * math.comb(free.size, self.k) * wall / max(busy, 1e-9)
+        busy = sum(seconds for seconds, _, _ in cost.values())
+        scale = math.comb(free.size, self.k) * wall / max(busy, 1e-9)
+        whole = float(np.mean([cost[key][0] / cost[key][2] for key in draws if key in cost]))
+        first = float(np.mean([(cost[key][0] - cost[key][1]) / cost[key][2] for key in draws if key in cost]))
+        return whole * scale, first * scale
 
     def _sampled_head(self, rng: np.random.Generator) -> np.ndarray:
         """A head of ``K - 2`` free features drawn with chance proportional to its supports (those
@@ -508,24 +549,29 @@ class _Search:
 
 def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float = math.inf,
                       start: tuple[np.ndarray, float] | None = None, max_pairs: float = math.inf,
-                      slack: float = 1.0, threads: int = 1) -> MonotoneSupports:
+                      slack: float = 1.0, threads: int = 1, partial: bool = False) -> MonotoneSupports:
     """The optimum of ``problem`` by screened orthants (module docstring), pruning at ``incumbent``
     (and at the objective of ``start``'s model, which it returns if nothing beats it), on ``threads``
     threads of this process. It first times the screen on a sample of supports
     (:meth:`_Search.projected`) and stops there, unfinished, when the whole screen projects over
-    ``slack`` times the time left; it stops unfinished at a support of more than ``max_pairs`` pattern
-    pairs (its memory). Stopped in the search of the orthants the screen left, it returns the least
-    bound among those not yet searched."""
+    ``slack`` times the time left, unless ``partial`` and its first pass projects within the time
+    left (then its bound, once the first pass ends, is finite and rises as the orthants left are
+    refined); it stops unfinished at a support of more than ``max_pairs`` pattern pairs (its
+    memory). Stopped in the refinement or the search of the orthants the first pass left, it
+    returns the least bound among them."""
     t0 = time.perf_counter()
     search = _Search(problem, incumbent, start, max_pairs)
-    projected = search.projected(limits, threads)
-    if projected > slack * limits.seconds_left():
+    projected, first = search.projected(limits, threads)
+    left = limits.seconds_left()
+    if projected > slack * left and not (partial and first <= left):
         return search.result(False, -math.inf, time.perf_counter() - t0,
-                             f"not finished: its screen would take about {projected:.3g} s (timed on a sample)")
+                             f"not finished: its screen would take about {projected:.3g} s, its first pass "
+                             f"{first:.3g} s (timed on a sample)")
     if not search.run(_units(problem.free, search.k), lambda scratch, unit: search.screen_unit(scratch, unit, limits),
                       threads):
         return search.result(False, -math.inf, time.perf_counter() - t0)
     if not search.run(range(max(threads, 1)), lambda scratch, _: search.search_left(limits, scratch=scratch), threads):
         return search.result(False, search.bound, time.perf_counter() - t0,
-                             "screened; stopped in the search of the orthants left (bound: the least left)")
+                             "screened; stopped in the refinement and search of the orthants left (bound: the "
+                             "least left)")
     return search.result(True, search.best, time.perf_counter() - t0)

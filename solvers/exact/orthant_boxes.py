@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from solvers.exact.floor import ROUNDOFF
-from solvers.exact.monotone_flows import dinic, dominance_edges
+from solvers.exact.monotone_flows import dominance_edges, flow_through
 
 #: pattern pairs from which :func:`_box_conflicts` sorts the negative patterns by their key
 SORTED_PAIRS = 1 << 16
@@ -86,14 +86,27 @@ def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarr
 
 @njit(cache=True, nogil=True)
 def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sign: np.ndarray, lo: np.ndarray,
-              hi: np.ndarray, margin: int, target: float) -> float:
+             hi: np.ndarray, margin: int, target: float) -> float:
+    """A maximum flow through the conflicts of the models whose points are ``sign_j m_j`` with
+    magnitudes ``m_j`` in ``[lo_j, hi_j]``, stopped at ``target`` (:func:`box_flow_from` from no flow)."""
+    none = np.empty(0, np.int32)
+    return box_flow_from(Vp, wp, Vn, wn, sign, lo, hi, margin, target, none, none, np.empty(0))
+
+
+@njit(cache=True, nogil=True)
+def box_flow_from(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sign: np.ndarray, lo: np.ndarray,
+                  hi: np.ndarray, margin: int, target: float, start_p: np.ndarray, start_q: np.ndarray,
+                  start: np.ndarray) -> float:
     """A maximum flow through the conflicts of the models whose points are ``sign_j m_j`` with
     magnitudes ``m_j`` in ``[lo_j, hi_j]``: a positive pattern ``p`` and a negative one ``q`` that no
     such model gets both right, ``max_m sum_j m_j sign_j (x_pj - x_qj) < 2 margin`` (both right
     needs ``s_p - s_q >= 2 margin``, whatever the intercept). Every model of the box errs on a vertex
-    cover of these conflicts, so the value is a lower bound on its weighted error (Konig). The greedy
-    flow of the listing first (:func:`_box_conflicts`, in 32-bit integers when every score
-    difference fits), then Dinic's from it."""
+    cover of these conflicts, so the value is a lower bound on its weighted error (Konig). It starts
+    from the flow ``start`` on the conflicts ``(start_p, start_q)``, which must be conflicts of the box
+    (those of the orthant's monotone bound are: a pattern pair no monotone score separates); then the
+    greedy flow of the listing (:func:`_box_conflicts`, through what the start flow left, in 32-bit
+    integers when every score difference fits), then Dinic's from both
+    (:func:`solvers.exact.monotone_flows.flow_through`)."""
     r = sign.size
     largest = 0
     for j in range(r):
@@ -106,16 +119,36 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
     Sp = np.empty(Vp.shape, np.int64)
     SnT = np.empty((r, Vn.shape[0]), np.int64)
     for j in range(r):
-        Sp[:, j] = sign[j] * Vp[:, j]
-        SnT[j] = sign[j] * Vn[:, j]
+        for p in range(Vp.shape[0]):
+            Sp[p, j] = sign[j] * Vp[p, j]
+        for q in range(Vn.shape[0]):
+            SnT[j, q] = sign[j] * Vn[q, j]
+    # what the start flow leaves each pattern
+    left_p, left_n = wp.copy(), wn.copy()
+    started = 0.0
+    for e in range(start.size):
+        left_p[start_p[e]] -= start[e]
+        left_n[start_q[e]] -= start[e]
+        started += start[e]
+    for p in range(left_p.size):
+        left_p[p] = max(left_p[p], 0.0)
+    for q in range(left_n.size):
+        left_n[q] = max(left_n[q], 0.0)
     if largest + 2 * margin < 2 ** 31:
         greedy, edge_p, edge_q = _box_conflicts(Sp.astype(np.int32), SnT.astype(np.int32), lo.astype(np.int32),
-                                                hi.astype(np.int32), wp, wn, margin, target)
+                                                hi.astype(np.int32), left_p, left_n, margin, target - started)
     else:
-        greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, wp, wn, margin, target)
-    if greedy >= target:
-        return greedy
-    return dinic(edge_p, edge_q, wp, wn, target)
+        greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, left_p, left_n, margin, target - started)
+    if started + greedy >= target:
+        return started + greedy
+    n_start = start.size
+    all_p, all_q = np.empty(n_start + edge_p.size, np.int32), np.empty(n_start + edge_p.size, np.int32)
+    flows = np.zeros(n_start + edge_p.size)
+    for e in range(n_start):
+        all_p[e], all_q[e], flows[e] = start_p[e], start_q[e], start[e]
+    for e in range(edge_p.size):
+        all_p[n_start + e], all_q[n_start + e] = edge_p[e], edge_q[e]
+    return flow_through(all_p, all_q, flows, wp, wn, target)[0]
 
 
 @njit(cache=True, nogil=True)
@@ -125,23 +158,23 @@ def orthant_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray
     """Per sign pattern in ``orthants`` (bit ``j`` set: ``sigma_j = +1``) of one support's patterns
     (values ``V``, value ranks ``R``, weights ``w``): a maximum flow through its conflicts
     (:func:`solvers.exact.monotone_flows.dominance_edges`, Dinic's from the greedy flow), stopped at
-    ``target``, and where that stays below ``target`` the larger of it and the flow of the orthant's
-    whole box of magnitudes (:func:`box_flow`: ``m_j`` in ``1..top_up[j]`` where ``sigma_j = +1``,
-    ``1..top_down[j]`` where ``-1``; the margin counts). Each is a lower bound on the weighted errors
-    of every model of its orthant."""
+    ``target``, and where that stays below ``target`` the flow of the orthant's whole box of
+    magnitudes (:func:`box_flow_from`, from the first: ``m_j`` in ``1..top_up[j]`` where
+    ``sigma_j = +1``, ``1..top_down[j]`` where ``-1``; the margin counts). Each is a lower bound on
+    the weighted errors of every model of its orthant."""
     r = top_up.size
     out = np.empty(orthants.size)
     sign, low, top = np.empty(r, np.int64), np.ones(r, np.int64), np.empty(r, np.int64)
     for i in range(orthants.size):
         plus = orthants[i]
         edge_p, edge_q = dominance_edges(Rp, Rn, plus)
-        flow = dinic(edge_p, edge_q, wp, wn, target)
+        flow, carried = flow_through(edge_p, edge_q, np.zeros(edge_p.size), wp, wn, target)
         if flow < target:
             for j in range(r):
                 up = (plus >> j) & 1
                 sign[j] = 1 if up else -1
                 top[j] = top_up[j] if up else top_down[j]
-            flow = max(flow, box_flow(Vp, wp, Vn, wn, sign, low, top, margin, target))
+            flow = max(flow, box_flow_from(Vp, wp, Vn, wn, sign, low, top, margin, target, edge_p, edge_q, carried))
         out[i] = flow
     return out
 

@@ -44,9 +44,14 @@ def _conflicts(support: ms._Support, plus: int) -> tuple[np.ndarray, np.ndarray]
     return mf.dominance_edges(support.Rp, support.Rn, plus)
 
 
+def _maximum_flow(ends_p: np.ndarray, ends_n: np.ndarray, wp: np.ndarray, wn: np.ndarray) -> float:
+    """The value of a maximum flow through the conflicts ``(ends_p, ends_n)`` (Dinic's, from no flow)."""
+    return mf.flow_through(ends_p, ends_n, np.zeros(ends_p.size), wp, wn, math.inf)[0]
+
+
 def _orthant_flow(support: ms._Support, plus: int) -> float:
     """A maximum flow through the conflicts of orthant ``plus`` of ``support`` (Dinic's)."""
-    return mf.dinic(*_conflicts(support, plus), support.wp, support.wn, math.inf)
+    return _maximum_flow(*_conflicts(support, plus), support.wp, support.wn)
 
 
 def _case(seed: int):
@@ -197,6 +202,41 @@ def test_box_flows_bound_the_least_error_of_their_box_and_the_orthant_flow_bound
 
 
 @pytest.mark.parametrize("seed", range(12))
+def test_a_flow_from_a_start_flow_is_a_maximum_flow_and_the_box_flow_from_the_orthants_equals_it_from_none(seed):
+    """``flow_through`` from any start flow (even one over the capacities: it is cut) returns a flow
+    (each conflict's flow non-negative, no pattern sending or receiving more than its weight, the sum
+    the value) of the value of the maximum flow from none, checked against the least vertex cover by
+    brute force on small graphs; the box flow started from the orthant's maximum flow equals the box
+    flow from no flow (the orthant's conflicts are the box's)."""
+    rng = np.random.default_rng(5830 + seed)
+    n_pos, n_neg = int(rng.integers(1, 7)), int(rng.integers(1, 7))
+    pairs = [(p, q) for p in range(n_pos) for q in range(n_neg) if rng.random() < 0.4]
+    edge_p = np.array([p for p, _ in pairs], np.int32)
+    edge_q = np.array([q for _, q in pairs], np.int32)
+    wp, wn = rng.integers(1, 6, n_pos) / 7.0, rng.integers(1, 6, n_neg) / 7.0
+    # the least vertex cover (Konig: the maximum flow), by brute force over the positive side's covers
+    cover = min(sum(wp[p] for p in range(n_pos) if p in chosen)
+                + sum(wn[q] for q in {q for p, q in pairs if p not in chosen})
+                for size in range(n_pos + 1) for chosen in map(set, itertools.combinations(range(n_pos), size)))
+    for start in (np.zeros(len(pairs)), rng.random(len(pairs))):
+        value, flows = mf.flow_through(edge_p, edge_q, start, wp, wn, math.inf)
+        assert value == pytest.approx(cover, abs=1e-12)
+        assert np.all(flows >= 0.0) and flows.sum() == pytest.approx(value, abs=1e-12)
+        assert np.all(np.bincount(edge_p, flows, n_pos) <= wp + 1e-12)
+        assert np.all(np.bincount(edge_q, flows, n_neg) <= wn + 1e-12)
+    n, k = int(rng.integers(10, 40)), int(rng.integers(1, 4))
+    X, positive, w, support = _patterns_of(rng, n, k)
+    margin, top = int(rng.choice([1, 2])), rng.integers(1, 4, k)
+    for plus in range(2 ** k):
+        sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
+        ends_p, ends_q = _conflicts(support, plus)
+        orthant, carried = mf.flow_through(ends_p, ends_q, np.zeros(ends_p.size), support.wp, support.wn, math.inf)
+        box = (support.Vp, support.wp, support.Vn, support.wn, sign, np.ones(k, np.int64), top, margin, math.inf)
+        assert ob.box_flow_from(*box, ends_p, ends_q, carried) == pytest.approx(ob.box_flow(*box), abs=1e-12)
+        assert ob.box_flow(*box) >= orthant - 1e-12
+
+
+@pytest.mark.parametrize("seed", range(12))
 def test_a_boxs_conflicts_are_every_pair_no_model_of_the_box_gets_both_right(seed):
     """The listing (negatives sorted by a key, each positive checking only those above its own key
     less the margin) returns exactly the pairs whose largest score difference over the box, from the
@@ -214,7 +254,7 @@ def test_a_boxs_conflicts_are_every_pair_no_model_of_the_box_gets_both_right(see
     largest = np.where(delta > 0, delta * hi, delta * lo).sum(axis=2)
     expected = sorted(zip(*np.nonzero(largest < 2 * margin)))
     assert sorted(zip(ends_p.tolist(), ends_n.tolist())) == [(int(p), int(q)) for p, q in expected]
-    assert greedy <= mf.dinic(ends_p, ends_n, wp, wn, math.inf) + 1e-12
+    assert greedy <= _maximum_flow(ends_p, ends_n, wp, wn) + 1e-12
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -285,6 +325,38 @@ def test_at_its_time_limit_it_claims_no_bound_and_keeps_the_start():
     found = ms.monotone_supports(zero_one(inst), Limits(time_limit=1e-9).started(), incumbent=0.5, start=start)
     assert not found.finished and found.bound == -math.inf
     assert np.array_equal(found.coef, start[0]) and found.intercept == 1.0 and found.objective == 0.5
+
+
+def test_the_first_pass_leaves_orthants_unrefined_and_each_refinement_keeps_a_true_rising_bound():
+    """The screen's first pass keeps the open orthants of supports of three features with their
+    near flows, unrefined; taken one at a time, an unrefined orthant comes back refined with a bound
+    at least its first one, the least bound left stays below the optimum (brute force) at every
+    step, and the search ends at the optimum (six tables; refinements happen on some)."""
+    refinements = 0
+    for seed in range(6):
+        rng = np.random.default_rng(5950 + seed)
+        n, d = int(rng.integers(20, 50)), int(rng.integers(4, 7))
+        X = rng.integers(0, 4, (n, d)).astype(float)
+        y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1.0, -1.0)
+        y[:2] = [1.0, -1.0]
+        inst = SLIM(c0=0.01, coef_bound=2, max_size=3).instance(X, y)
+        best = _brute_force(inst, 3, 2)
+        problem = zero_one(inst)
+        search = ms._Search(problem, math.inf, None, math.inf)
+        for unit in ms._units(problem.free, search.k):
+            for support, tails in unit:
+                assert search.screen(support) if tails is None else search.screen_tails(support, tails)
+        assert any(not refined for *_, refined in search.left)
+        while search.left and search.left[0][0] < search.best:
+            assert search.bound + problem.offset <= best + 1e-12
+            bound, support, plus, refined = search.left[0]
+            assert search.search_left(Limits(time_limit=None).started(), most=1)
+            if not refined:
+                refinements += 1
+                again = [entry for entry in search.left if entry[1:3] == (support, plus)]
+                assert all(entry[3] and entry[0] >= bound for entry in again)
+        assert search.best + problem.offset == pytest.approx(best, abs=1e-12)
+    assert refinements > 0
 
 
 @pytest.mark.parametrize("seed", range(6))
