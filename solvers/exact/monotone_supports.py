@@ -63,7 +63,7 @@ When every support is screened and every orthant kept is searched or bounded abo
 the incumbent is optimal: each pruned orthant's bound is at least the incumbent at its time (which
 only decreases). Stopped at a limit during the screen, no bound is claimed (``-inf``); stopped while
 refining or searching the orthants kept after it, the least bound among them (or the incumbent, if
-lower) is a lower bound on every model. The search first times the screen on :data:`SAMPLED` random
+lower) is a lower bound on every model, which the search reports as it rises (:mod:`solvers.progress`). The search first times the screen on :data:`SAMPLED` random
 heads of supports of ``K`` features (drawn by their number of supports, :meth:`_Search.projected`;
 their orthants refined at once, so the sample times both passes) and goes on only when the projected
 screen is at most ``slack`` times the time left, or, asked for a partial bound, when its first pass
@@ -92,6 +92,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solvers import progress
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.orthant_boxes import orthant_flows, orthant_search
 from solvers.exact.pattern_groups import patterns, value_ranks
@@ -118,6 +119,8 @@ SEARCH_EVERY = 500
 SAMPLED = 48
 #: most of the time left the sample may take (past it, the projection stands on what was timed)
 PROJECTION_SHARE = 0.05
+#: seconds between two progress reports of the orthants' refinement and search
+REPORT_EVERY = 0.5
 
 
 @dataclass(frozen=True)
@@ -290,6 +293,9 @@ class _Search:
         self.sampled: set[tuple[int, ...]] = set()
         self.lock = threading.Lock()
         self.stopped = False  # a thread's unit failed: the others stop at their next batch
+        # the reporter once the screen is over (its bound is then valid), and when it last reported
+        self.report: progress.Reporter | None = None
+        self.reported = -math.inf
         self.main = _Scratch(self)  # the calling thread's
 
     def run(self, units, work, threads: int) -> bool:
@@ -454,6 +460,7 @@ class _Search:
                 with self.lock:
                     del self.flying[ticket]
                 self._keep(S, plus, max(bound, (flow + least) * (1.0 - ROUNDOFF)))
+                self._report(limits)
                 continue
             value, points, b = found.search(problem, plus, self.best)
             with self.lock:
@@ -464,6 +471,17 @@ class _Search:
                     self.coef = np.zeros(problem.d)
                     self.coef[S] = points
                     self.intercept = float(b)
+            self._report(limits)
+
+    def _report(self, limits: Limits) -> None:
+        """Report the incumbent and :attr:`bound` to :attr:`report`, at most every
+        :data:`REPORT_EVERY` seconds (from any thread: the reporter was taken from the caller's)."""
+        now = time.perf_counter()
+        if self.report is None or now - self.reported < REPORT_EVERY:
+            return
+        self.reported = now
+        offset = self.problem.offset
+        self.report(limits.elapsed(), self.best + offset, self.bound + offset, math.nan)
 
     @property
     def bound(self) -> float:
@@ -570,6 +588,7 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
     if not search.run(_units(problem.free, search.k), lambda scratch, unit: search.screen_unit(scratch, unit, limits),
                       threads):
         return search.result(False, -math.inf, time.perf_counter() - t0)
+    search.report = progress.current()
     if not search.run(range(max(threads, 1)), lambda scratch, _: search.search_left(limits, scratch=scratch), threads):
         return search.result(False, search.bound, time.perf_counter() - t0,
                              "screened; stopped in the refinement and search of the orthants left (bound: the "

@@ -17,6 +17,7 @@ import pytest
 
 from formulations.base import Model
 from formulations.slim import SLIM
+from solvers import progress
 from solvers.backends.highs import solve_highs
 from solvers.exact import monotone_flows as mf
 from solvers.exact import monotone_supports as ms
@@ -357,6 +358,25 @@ def test_the_first_pass_leaves_orthants_unrefined_and_each_refinement_keeps_a_tr
                 assert all(entry[3] and entry[0] >= bound for entry in again)
         assert search.best + problem.offset == pytest.approx(best, abs=1e-12)
     assert refinements > 0
+
+
+def test_once_screened_the_search_reports_true_bounds_to_the_progress_line():
+    """After the first pass, the refinement and search report the incumbent and the least bound
+    left: every report's bound is at most the optimum (brute force) and its incumbent at least."""
+    reports = 0
+    for seed in range(4):
+        rng = np.random.default_rng(5970 + seed)
+        X = rng.integers(0, 4, (40, 5)).astype(float)
+        y = np.where(X @ rng.normal(size=5) + rng.normal(0, 1, 40) > 0, 1.0, -1.0)
+        inst = SLIM(c0=0.01, coef_bound=2, max_size=3).instance(X, y)
+        best = _brute_force(inst, 3, 2)
+        with progress.reporting(trace := progress.Trace()):
+            found = ms.monotone_supports(zero_one(inst), Limits(time_limit=None).started())
+        assert found.finished and found.objective == pytest.approx(best, abs=1e-12)
+        for _, incumbent, bound in trace.rows:
+            assert bound <= best + 1e-12 <= incumbent + 2e-12
+        reports += len(trace.rows)
+    assert reports > 0
 
 
 @pytest.mark.parametrize("seed", range(6))
