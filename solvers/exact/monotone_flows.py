@@ -289,6 +289,23 @@ def flow_through(edge_p: np.ndarray, edge_q: np.ndarray, start: np.ndarray, wp: 
     carries greedily what both its ends have left, then Dinic's method augments it (shortest
     augmenting paths by level graphs, blocking flows by depth-first search with current arcs)."""
     n_pos, n_neg = wp.size, wn.size
+    # the start flows, then the greedy one, on what each pattern has left; Dinic's only if short
+    left_p, left_n = wp.copy(), wn.copy()
+    flows = np.zeros(edge_p.size)
+    total = 0.0
+    for greedy in range(2):
+        for e in range(edge_p.size):
+            p, q = edge_p[e], edge_q[e]
+            f = min(left_p[p], left_n[q])
+            if greedy == 0:
+                f = min(f, start[e])
+            if f > 0.0:
+                flows[e] += f
+                left_p[p] -= f
+                left_n[q] -= f
+                total += f
+    if total >= target:
+        return total, flows
     source, sink = n_pos + n_neg, n_pos + n_neg + 1
     nodes = n_pos + n_neg + 2
     degree = np.zeros(nodes + 1, np.int64)
@@ -311,45 +328,28 @@ def flow_through(edge_p: np.ndarray, edge_q: np.ndarray, start: np.ndarray, wp: 
     at = head[:-1].copy()
     big = 1e300
 
-    for p in range(n_pos):  # source -> p, capacity its weight
+    for p in range(n_pos):  # source -> p, capacity its weight, less what it sends
         a, b = at[source], at[p]
-        to[a], cap[a], rev[a] = p, wp[p], b
-        to[b], cap[b], rev[b] = source, 0.0, a
+        to[a], cap[a], rev[a] = p, left_p[p], b
+        to[b], cap[b], rev[b] = source, wp[p] - left_p[p], a
         at[source] += 1
         at[p] += 1
     for q in range(n_neg):  # q -> sink
         v = n_pos + q
         a, b = at[v], at[sink]
-        to[a], cap[a], rev[a] = sink, wn[q], b
-        to[b], cap[b], rev[b] = v, 0.0, a
+        to[a], cap[a], rev[a] = sink, left_n[q], b
+        to[b], cap[b], rev[b] = v, wn[q] - left_n[q], a
         at[v] += 1
         at[sink] += 1
-    total = 0.0
     arc = np.empty(edge_p.size, np.int64)  # each conflict's arc u -> v (its flow: the reverse arc's capacity)
-    for e in range(edge_p.size):  # the conflicts, uncapacitated, each carrying its start flow
+    for e in range(edge_p.size):  # the conflicts, uncapacitated, with their flows
         u, v = edge_p[e], n_pos + edge_q[e]
         a, b = at[u], at[v]
         arc[e] = a
-        to[a], cap[a], rev[a] = v, big, b
-        to[b], cap[b], rev[b] = u, 0.0, a
+        to[a], cap[a], rev[a] = v, big - flows[e], b
+        to[b], cap[b], rev[b] = u, flows[e], a
         at[u] += 1
         at[v] += 1
-    for greedy in range(2):  # the start flows, then the greedy one
-        for e in range(edge_p.size):
-            a = arc[e]
-            u, v = edge_p[e], n_pos + edge_q[e]
-            # u's first arc is its reverse of source -> u, v's first its arc to the sink
-            f = min(cap[rev[head[u]]], cap[head[v]])
-            if greedy == 0:
-                f = min(f, start[e])
-            if f > 0.0:
-                cap[a] -= f
-                cap[rev[a]] += f
-                cap[rev[head[u]]] -= f
-                cap[head[u]] += f
-                cap[head[v]] -= f
-                cap[rev[head[v]]] += f
-                total += f
 
     level = np.empty(nodes, np.int64)
     queue = np.empty(nodes, np.int64)
@@ -363,6 +363,8 @@ def flow_through(edge_p: np.ndarray, edge_q: np.ndarray, start: np.ndarray, wp: 
         while qhead < qtail:
             u = queue[qhead]
             qhead += 1
+            if level[sink] >= 0 and level[u] >= level[sink]:
+                break  # the rest lie as far as the sink or farther: on no shortest path
             for a in range(head[u], head[u + 1]):
                 v = to[a]
                 if cap[a] > _TINY and level[v] < 0:
@@ -407,7 +409,6 @@ def flow_through(edge_p: np.ndarray, edge_q: np.ndarray, start: np.ndarray, wp: 
                 depth -= 1
                 u = to[rev[path[depth]]]
                 current[u] += 1
-    flows = np.empty(edge_p.size)
     for e in range(edge_p.size):
         flows[e] = cap[rev[arc[e]]]
     return total, flows

@@ -21,7 +21,7 @@ SORTED_PAIRS = 1 << 16
 
 @njit(cache=True, nogil=True)
 def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarray, wp: np.ndarray, wn: np.ndarray,
-                   margin: int, target: float) -> tuple[float, np.ndarray, np.ndarray]:
+                   margin: int, target: float, skip_monotone: bool) -> tuple[float, np.ndarray, np.ndarray]:
     """:func:`box_flow`'s conflicts, listed per positive pattern (heavy ones first) from the signed
     values ``Sp`` (one row per positive pattern) and ``SnT`` (one row per column), each pushing a
     greedy flow as it is listed: ``(greedy value, positive ends, negative ends)``, the ends empty when
@@ -30,8 +30,9 @@ def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarr
     with ``c = lo + hi`` (doubled midpoints) the negative patterns are sorted by
     ``key = sum_j c_j Sn_j`` and each positive one checks only those with ``key > key_p - 4 margin``
     (from :data:`SORTED_PAIRS` pattern pairs up: below, the sort costs more than it saves, the greedy
-    flow often reaching the target within the first positive patterns).
-    Integer arrays of one width (the narrower, the more pairs per instruction)."""
+    flow often reaching the target within the first positive patterns). With ``skip_monotone``, the
+    pairs no monotone score separates (``Sp_j <= Sn_j`` on every column; the caller has them) are
+    left out. Integer arrays of one width (the narrower, the more pairs per instruction)."""
     n_pos, r = Sp.shape
     n_neg = SnT.shape[1]
     key = np.zeros(n_neg, np.int64)
@@ -49,6 +50,7 @@ def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarr
             for s in range(n_neg):
                 sortedT[j, s] = SnT[j, order[s]]
     most = np.empty(n_neg, SnT.dtype)
+    higher = np.empty(n_neg, np.bool_)  # above on some column: not a monotone conflict
     left_n = wn[order]
     greedy = 0.0
     size = 0
@@ -59,12 +61,15 @@ def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarr
             key_p += np.int64(lo[j] + hi[j]) * np.int64(Sp[p, j])
         # the negatives with key >= key_p - 4 margin + 1
         n_p = np.searchsorted(least_key, -(key_p - 4 * margin + 1), side="right") if sort else n_neg
-        most[:n_p] = 0
+        for s in range(n_p):
+            most[s] = 0
+            higher[s] = not skip_monotone
         for j in range(r):  # the largest score difference over the box, column by column
             a, column, up, down = Sp[p, j], sortedT[j], hi[j], lo[j]
             for s in range(n_p):
                 delta = a - column[s]
                 most[s] += max(delta, 0) * up + min(delta, 0) * down
+                higher[s] |= delta > 0
         if size + n_p > edge_p.size:
             grown = max(2 * edge_p.size, size + n_p)
             grown_p, grown_q = np.empty(grown, np.int32), np.empty(grown, np.int32)
@@ -72,7 +77,7 @@ def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarr
             edge_p, edge_q = grown_p, grown_q
         send = wp[p]
         for s in range(n_p):
-            if most[s] < 2 * margin:
+            if most[s] < 2 * margin and higher[s]:
                 edge_p[size], edge_q[size] = p, order[s]
                 size += 1
                 f = min(send, left_n[s])
@@ -90,20 +95,21 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
     """A maximum flow through the conflicts of the models whose points are ``sign_j m_j`` with
     magnitudes ``m_j`` in ``[lo_j, hi_j]``, stopped at ``target`` (:func:`box_flow_from` from no flow)."""
     none = np.empty(0, np.int32)
-    return box_flow_from(Vp, wp, Vn, wn, sign, lo, hi, margin, target, none, none, np.empty(0))
+    return box_flow_from(Vp, wp, Vn, wn, sign, lo, hi, margin, target, none, none, np.empty(0), False)
 
 
 @njit(cache=True, nogil=True)
 def box_flow_from(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sign: np.ndarray, lo: np.ndarray,
                   hi: np.ndarray, margin: int, target: float, start_p: np.ndarray, start_q: np.ndarray,
-                  start: np.ndarray) -> float:
+                  start: np.ndarray, monotone: bool) -> float:
     """A maximum flow through the conflicts of the models whose points are ``sign_j m_j`` with
     magnitudes ``m_j`` in ``[lo_j, hi_j]``: a positive pattern ``p`` and a negative one ``q`` that no
     such model gets both right, ``max_m sum_j m_j sign_j (x_pj - x_qj) < 2 margin`` (both right
     needs ``s_p - s_q >= 2 margin``, whatever the intercept). Every model of the box errs on a vertex
     cover of these conflicts, so the value is a lower bound on its weighted error (Konig). It starts
     from the flow ``start`` on the conflicts ``(start_p, start_q)``, which must be conflicts of the box
-    (those of the orthant's monotone bound are: a pattern pair no monotone score separates); then the
+    (those of the orthant's monotone bound are: a pattern pair no monotone score separates; with
+    ``monotone`` they are all of these, and the listing leaves them out); then the
     greedy flow of the listing (:func:`_box_conflicts`, through what the start flow left, in 32-bit
     integers when every score difference fits), then Dinic's from both
     (:func:`solvers.exact.monotone_flows.flow_through`)."""
@@ -136,9 +142,10 @@ def box_flow_from(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray
         left_n[q] = max(left_n[q], 0.0)
     if largest + 2 * margin < 2 ** 31:
         greedy, edge_p, edge_q = _box_conflicts(Sp.astype(np.int32), SnT.astype(np.int32), lo.astype(np.int32),
-                                                hi.astype(np.int32), left_p, left_n, margin, target - started)
+                                                hi.astype(np.int32), left_p, left_n, margin, target - started,
+                                                monotone)
     else:
-        greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, left_p, left_n, margin, target - started)
+        greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, left_p, left_n, margin, target - started, monotone)
     if started + greedy >= target:
         return started + greedy
     n_start = start.size
@@ -174,7 +181,8 @@ def orthant_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray
                 up = (plus >> j) & 1
                 sign[j] = 1 if up else -1
                 top[j] = top_up[j] if up else top_down[j]
-            flow = max(flow, box_flow_from(Vp, wp, Vn, wn, sign, low, top, margin, target, edge_p, edge_q, carried))
+            flow = max(flow, box_flow_from(Vp, wp, Vn, wn, sign, low, top, margin, target, edge_p, edge_q, carried,
+                                             True))
         out[i] = flow
     return out
 

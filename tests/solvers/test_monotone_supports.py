@@ -208,7 +208,7 @@ def test_a_flow_from_a_start_flow_is_a_maximum_flow_and_the_box_flow_from_the_or
     (each conflict's flow non-negative, no pattern sending or receiving more than its weight, the sum
     the value) of the value of the maximum flow from none, checked against the least vertex cover by
     brute force on small graphs; the box flow started from the orthant's maximum flow equals the box
-    flow from no flow (the orthant's conflicts are the box's)."""
+    flow from no flow (the orthant's conflicts are the box's; the listing may leave them out, or not)."""
     rng = np.random.default_rng(5830 + seed)
     n_pos, n_neg = int(rng.integers(1, 7)), int(rng.integers(1, 7))
     pairs = [(p, q) for p in range(n_pos) for q in range(n_neg) if rng.random() < 0.4]
@@ -233,7 +233,8 @@ def test_a_flow_from_a_start_flow_is_a_maximum_flow_and_the_box_flow_from_the_or
         ends_p, ends_q = _conflicts(support, plus)
         orthant, carried = mf.flow_through(ends_p, ends_q, np.zeros(ends_p.size), support.wp, support.wn, math.inf)
         box = (support.Vp, support.wp, support.Vn, support.wn, sign, np.ones(k, np.int64), top, margin, math.inf)
-        assert ob.box_flow_from(*box, ends_p, ends_q, carried) == pytest.approx(ob.box_flow(*box), abs=1e-12)
+        assert ob.box_flow_from(*box, ends_p, ends_q, carried, True) == pytest.approx(ob.box_flow(*box), abs=1e-12)
+        assert ob.box_flow_from(*box, ends_p, ends_q, carried, False) == pytest.approx(ob.box_flow(*box), abs=1e-12)
         assert ob.box_flow(*box) >= orthant - 1e-12
 
 
@@ -250,12 +251,15 @@ def test_a_boxs_conflicts_are_every_pair_no_model_of_the_box_gets_both_right(see
     hi = (lo + rng.integers(0, 4, r)).astype(np.int32)
     margin = int(rng.choice([1, 2, 3]))
     wp, wn = rng.random(n_pos), rng.random(n_neg)
-    greedy, ends_p, ends_n = ob._box_conflicts(Sp, np.ascontiguousarray(Sn.T), lo, hi, wp, wn, margin, math.inf)
     delta = Sp[:, None, :].astype(np.int64) - Sn[None, :, :]
     largest = np.where(delta > 0, delta * hi, delta * lo).sum(axis=2)
-    expected = sorted(zip(*np.nonzero(largest < 2 * margin)))
-    assert sorted(zip(ends_p.tolist(), ends_n.tolist())) == [(int(p), int(q)) for p, q in expected]
-    assert greedy <= _maximum_flow(ends_p, ends_n, wp, wn) + 1e-12
+    for skip_monotone in (False, True):
+        greedy, ends_p, ends_n = ob._box_conflicts(Sp, np.ascontiguousarray(Sn.T), lo, hi, wp, wn, margin, math.inf,
+                                                   skip_monotone)
+        kept = (largest < 2 * margin) & (np.any(delta > 0, axis=2) if skip_monotone else True)
+        expected = sorted(zip(*np.nonzero(kept)))
+        assert sorted(zip(ends_p.tolist(), ends_n.tolist())) == [(int(p), int(q)) for p, q in expected]
+        assert greedy <= _maximum_flow(ends_p, ends_n, wp, wn) + 1e-12
 
 
 @pytest.mark.parametrize("seed", range(12))
