@@ -56,6 +56,8 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "group_screen": ("group_screen", ("--sets", "wide120s0,wide240s0", "--column-limit", "120")),
     "certify_all-int": ("certify_all", ("--fold-limit", "60", "--folds", "2", "--estimators", "SLIM", "--sets",
                                         "int11,int12,int13,int14,int15,int16,int42,int105,int108,int117,int18")),
+    "certify_all-int-hard": ("certify_all", ("--fold-limit", "60", "--folds", "2", "--estimators", "SLIM", "--sets",
+                                             "int14,int590,int591,int592,int593")),
     "scale": ("scale", ()),
     "scale-1e7": ("scale", ("--sizes", "1e6,1e7", "--estimators", "riskslim")),
     "scale-1e6x100": ("scale", ("--sizes", "1e6", "--binary", "60", "--continuous", "10", "--estimators", "riskslim",

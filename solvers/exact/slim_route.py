@@ -8,8 +8,8 @@ positive on wide tables, :mod:`solvers.exact.support_bayes_floor`), on
 integer features the orthant search (every support's sign orthants screened by a monotone
 flow bound on the support's merged patterns, the rest enumerated; :mod:`solvers.exact.monotone_supports`)
 when its work projects within the time left (1.5 times, :data:`MONOTONE_SLACK`, when no box search
-follows, or then its first pass alone: once that ends its bound is finite and rises; before the LP:
-when it finishes, the LP's time is saved), the sign-cover LP bound (always: a quarter of the time left, or on large 0/1 tables, where
+follows), or its first pass alone unless the box search on few features follows (once the first pass
+ends its bound is finite and rises; before the LP: when it finishes, the LP's time is saved), the sign-cover LP bound (always: a quarter of the time left, or on large 0/1 tables, where
 HiGHS does not solve the strengthened MILP's root, round after round until it converges,
 :data:`LONG_LP_NONZEROS`), the box search (few integer features of many values), then
 on more free features the same box search when the rows are few (:data:`WIDE_BOX_PAIRS`: its
@@ -234,12 +234,14 @@ def _monotone_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 
 def _run_monotone(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    # past its projection only when no box search follows (HiGHS after it seldom proves these tables, and
-    # its bound, once the first pass ends, beats the LP's there)
-    boxes = _box_applies(instance, limits) is None or _box_wide_applies(instance, limits) is None
+    # past its projection only when no box search follows (HiGHS after it seldom proves these tables); for
+    # its bound alone (finite once its first pass ends, and above the LP's and the wide box search's)
+    # unless the box search on few features, which often proves, follows
+    boxes = _box_applies(instance, limits) is None
+    wide = _box_wide_applies(instance, limits) is None
     found = monotone_supports(zero_one(instance), limits, **best.search_start(), max_pairs=MONOTONE_PAIRS,
-                              slack=1.0 if boxes else MONOTONE_SLACK, threads=_monotone_threads(instance, limits),
-                              partial=not boxes)
+                              slack=1.0 if boxes or wide else MONOTONE_SLACK,
+                              threads=_monotone_threads(instance, limits), partial=not boxes)
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, message=found.message)
 
