@@ -63,9 +63,10 @@ When every support is screened and every orthant kept is searched or bounded abo
 the incumbent is optimal: each pruned orthant's bound is at least the incumbent at its time (which
 only decreases). Stopped at a limit during the screen, no bound is claimed (``-inf``); stopped while
 refining or searching the orthants kept after it, the least bound among them (or the incumbent, if
-lower) is a lower bound on every model, which the search reports as it rises (:mod:`solvers.progress`). The search first times the screen on :data:`SAMPLED` random
-heads of supports of ``K`` features (drawn by their number of supports, :meth:`_Search.projected`;
-their orthants refined at once, so the sample times both passes) and goes on only when the projected
+lower) is a lower bound on every model, which the search reports as it rises
+(:mod:`solvers.progress`). The search first times the screen on :data:`SAMPLED` random heads of
+supports of ``K`` features (drawn by their number of supports, :meth:`_Search.projected`; their
+orthants refined at once, so the sample times both passes) and goes on only when the projected
 screen is at most ``slack`` times the time left, or, asked for a partial bound, when its first pass
 projects within the time left (the route's next steps get the time otherwise). The projection errs
 both ways: a few heads hold most of the cost, its sample is screened at the start's incumbent (which
@@ -457,9 +458,11 @@ class _Search:
             if not refined:
                 least = self._least(S)
                 flow = float(found.flows(problem, np.array([plus]), self.best - least)[0])
-                with self.lock:
+                refined_bound = max(bound, (flow + least) * (1.0 - ROUNDOFF))
+                with self.lock:  # back in the heap as it leaves the flying ones: always counted in the bound
                     del self.flying[ticket]
-                self._keep(S, plus, max(bound, (flow + least) * (1.0 - ROUNDOFF)))
+                    if refined_bound < self.best:
+                        heapq.heappush(self.left, (refined_bound, support, plus, True))
                 self._report(limits)
                 continue
             value, points, b = found.search(problem, plus, self.best)
