@@ -42,7 +42,8 @@ the greedy flow, nearest pairs first) and, if still below, the flow of its whole
 (:func:`solvers.exact.orthant_boxes.box_flow_from`: the margin counts, so it holds the monotone
 conflicts and starts from their flow). The screen is this *first pass* over every support; the
 refinements wait for the search (below), so that a bound on every orthant exists as soon as the
-first pass ends. The supports of three or more features are screened in runs
+first pass ends, except on supports of few pattern pairs (:data:`REFINED_AT_ONCE`), whose
+refinements cost less than keeping their orthants apart. The supports of three or more features are screened in runs
 that share all but their last feature: the rows are sorted once per run (split from their sort by
 all but the run's last two features, kept while those stay the same) and each support's patterns
 split from them, already grouped for the near flows' first grouping (:mod:`solvers.exact.tail_screen`).
@@ -122,6 +123,10 @@ SAMPLED = 48
 PROJECTION_SHARE = 0.05
 #: seconds between two progress reports of the orthants' refinement and search
 REPORT_EVERY = 0.5
+#: a support of at most this many pattern pairs (positive times negative patterns) has its open orthants
+#: refined at once in the screen's first pass: its flows cost less than keeping them apart (an orthant
+#: kept unrefined pays a heap entry and a call of its own, the support's patterns again)
+REFINED_AT_ONCE = 10**5
 
 
 @dataclass(frozen=True)
@@ -354,7 +359,8 @@ class _Search:
         features): their near flows, all from the rows sorted once by the prefix
         (:func:`solvers.exact.tail_screen.near_tails`); the orthants they leave open are kept with
         those bounds, unrefined (the screen's first pass; :meth:`search_left` refines them, lowest
-        first), or with ``refine`` bounded at once through all their conflicts (:meth:`_bound`).
+        first), or, with ``refine`` or on a support of at most :data:`REFINED_AT_ONCE` pattern pairs,
+        bounded at once through all their conflicts (:meth:`_bound`).
         False at a support of more pattern pairs than ``max_pairs``, or when ``limits`` expire
         before every tail is bounded."""
         problem, scratch = self.problem, scratch or self.main
@@ -373,13 +379,12 @@ class _Search:
             return False
         bounds = (near + least[:, None]) * (1.0 - ROUNDOFF)
         open_ = allowed & (bounds < best)
-        if not refine:
-            for t, plus in zip(*np.nonzero(open_)):
-                self._keep(np.append(prefix, tails[t]), int(plus), float(bounds[t, plus]), refined=False)
-            return True
+        at_once = open_.any(axis=1) & (refine | (pairs <= REFINED_AT_ONCE))
+        for t, plus in zip(*np.nonzero(open_ & ~at_once[:, None])):
+            self._keep(np.append(prefix, tails[t]), int(plus), float(bounds[t, plus]), refined=False)
         began = time.perf_counter()
         try:
-            for t in np.flatnonzero(open_.any(axis=1)):
+            for t in np.flatnonzero(at_once):
                 if (limits is not None and limits.expired()) or not self._bound(np.append(prefix, tails[t]), open_[t],
                                                                                   float(least[t]), scratch):
                     return False

@@ -332,11 +332,13 @@ def test_at_its_time_limit_it_claims_no_bound_and_keeps_the_start():
     assert np.array_equal(found.coef, start[0]) and found.intercept == 1.0 and found.objective == 0.5
 
 
-def test_the_first_pass_leaves_orthants_unrefined_and_each_refinement_keeps_a_true_rising_bound():
+def test_the_first_pass_leaves_orthants_unrefined_and_each_refinement_keeps_a_true_rising_bound(monkeypatch):
     """The screen's first pass keeps the open orthants of supports of three features with their
-    near flows, unrefined; taken one at a time, an unrefined orthant comes back refined with a bound
-    at least its first one, the least bound left stays below the optimum (brute force) at every
-    step, and the search ends at the optimum (six tables; refinements happen on some)."""
+    near flows, unrefined (every support's: none counts as few pattern pairs here); taken one at a
+    time, an unrefined orthant comes back refined with a bound at least its first one, the least
+    bound left stays below the optimum (brute force) at every step, and the search ends at the
+    optimum (six tables; refinements happen on some)."""
+    monkeypatch.setattr(ms, "REFINED_AT_ONCE", 0)
     refinements = 0
     for seed in range(6):
         rng = np.random.default_rng(5950 + seed)
@@ -364,16 +366,21 @@ def test_the_first_pass_leaves_orthants_unrefined_and_each_refinement_keeps_a_tr
     assert refinements > 0
 
 
-def test_once_screened_the_search_reports_true_bounds_to_the_progress_line():
+def test_once_screened_the_search_reports_true_bounds_to_the_progress_line(monkeypatch):
     """After the first pass, the refinement and search report the incumbent and the least bound
     left: every report's bound is at most the optimum (brute force) and its incumbent at least."""
-    reports = 0
+    reports, default = 0, ms.REFINED_AT_ONCE
     for seed in range(4):
+        monkeypatch.setattr(ms, "REFINED_AT_ONCE", default)
         rng = np.random.default_rng(5970 + seed)
         X = rng.integers(0, 4, (40, 5)).astype(float)
         y = np.where(X @ rng.normal(size=5) + rng.normal(0, 1, 40) > 0, 1.0, -1.0)
         inst = SLIM(c0=0.01, coef_bound=2, max_size=3).instance(X, y)
         best = _brute_force(inst, 3, 2)
+        with progress.reporting(trace := progress.Trace()):
+            found = ms.monotone_supports(zero_one(inst), Limits(time_limit=None).started())
+        assert found.finished and found.objective == pytest.approx(best, abs=1e-12)
+        monkeypatch.setattr(ms, "REFINED_AT_ONCE", 0)  # and with every orthant refined by the search
         with progress.reporting(trace := progress.Trace()):
             found = ms.monotone_supports(zero_one(inst), Limits(time_limit=None).started())
         assert found.finished and found.objective == pytest.approx(best, abs=1e-12)
