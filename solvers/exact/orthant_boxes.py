@@ -107,12 +107,12 @@ def box_flow_from(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray
     such model gets both right, ``max_m sum_j m_j sign_j (x_pj - x_qj) < 2 margin`` (both right
     needs ``s_p - s_q >= 2 margin``, whatever the intercept). Every model of the box errs on a vertex
     cover of these conflicts, so the value is a lower bound on its weighted error (Konig). It starts
-    from the flow ``start`` on the conflicts ``(start_p, start_q)``, which must be conflicts of the box
-    (those of the orthant's monotone bound are: a pattern pair no monotone score separates; with
-    ``monotone`` they are all of these, and the listing leaves them out); then the
-    greedy flow of the listing (:func:`_box_conflicts`, through what the start flow left, in 32-bit
-    integers when every score difference fits), then Dinic's from both
-    (:func:`solvers.exact.monotone_flows.flow_through`)."""
+    from the flow ``start`` on ``(start_p, start_q)``, each conflict's cut to what its ends have left
+    (so a flow whatever ``start``), which must be conflicts of the box (those of the orthant's
+    monotone bound are: a pattern pair no monotone score separates; with ``monotone`` they are all of
+    these, and the listing leaves them out); then the greedy flow of the listing
+    (:func:`_box_conflicts`, through what the start flow left, in 32-bit integers when every score
+    difference fits), then Dinic's from both (:func:`solvers.exact.monotone_flows.flow_through`)."""
     r = sign.size
     largest = 0
     for j in range(r):
@@ -129,17 +129,19 @@ def box_flow_from(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray
             Sp[p, j] = sign[j] * Vp[p, j]
         for q in range(Vn.shape[0]):
             SnT[j, q] = sign[j] * Vn[q, j]
-    # what the start flow leaves each pattern
+    # the start flow, each conflict's cut to what both its ends have left (a flow whatever ``start``),
+    # and what it leaves each pattern
     left_p, left_n = wp.copy(), wn.copy()
+    carried = np.zeros(start.size)
     started = 0.0
     for e in range(start.size):
-        left_p[start_p[e]] -= start[e]
-        left_n[start_q[e]] -= start[e]
-        started += start[e]
-    for p in range(left_p.size):
-        left_p[p] = max(left_p[p], 0.0)
-    for q in range(left_n.size):
-        left_n[q] = max(left_n[q], 0.0)
+        p, q = start_p[e], start_q[e]
+        f = min(start[e], left_p[p], left_n[q])
+        if f > 0.0:
+            carried[e] = f
+            left_p[p] -= f
+            left_n[q] -= f
+            started += f
     if largest + 2 * margin < 2 ** 31:
         greedy, edge_p, edge_q = _box_conflicts(Sp.astype(np.int32), SnT.astype(np.int32), lo.astype(np.int32),
                                                 hi.astype(np.int32), left_p, left_n, margin, target - started,
@@ -152,7 +154,7 @@ def box_flow_from(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray
     all_p, all_q = np.empty(n_start + edge_p.size, np.int32), np.empty(n_start + edge_p.size, np.int32)
     flows = np.zeros(n_start + edge_p.size)
     for e in range(n_start):
-        all_p[e], all_q[e], flows[e] = start_p[e], start_q[e], start[e]
+        all_p[e], all_q[e], flows[e] = start_p[e], start_q[e], carried[e]
     for e in range(edge_p.size):
         all_p[n_start + e], all_q[n_start + e] = edge_p[e], edge_q[e]
     return flow_through(all_p, all_q, flows, wp, wn, target)[0]

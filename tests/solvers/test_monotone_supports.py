@@ -236,6 +236,9 @@ def test_a_flow_from_a_start_flow_is_a_maximum_flow_and_the_box_flow_from_the_or
         assert ob.box_flow_from(*box, ends_p, ends_q, carried, True) == pytest.approx(ob.box_flow(*box), abs=1e-12)
         assert ob.box_flow_from(*box, ends_p, ends_q, carried, False) == pytest.approx(ob.box_flow(*box), abs=1e-12)
         assert ob.box_flow(*box) >= orthant - 1e-12
+        # a start over the capacities is cut: never a value above the maximum flow, even stopped early
+        stopped = box[:-1] + (0.9 * ob.box_flow(*box),)
+        assert ob.box_flow_from(*stopped, ends_p, ends_q, 3.0 * carried + 1.0, True) <= ob.box_flow(*box) + 1e-12
 
 
 @pytest.mark.parametrize("seed", range(12))
