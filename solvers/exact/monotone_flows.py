@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.exact.loops import lowest_bit
+from solvers.exact.loops import copy_into, lowest_bit
 from solvers.exact.pattern_groups import by_group, dense_keys, forget, group_ids
 
 #: a flow amount below this is no flow (the weights are positive fractions of one)
@@ -34,6 +34,28 @@ def _push(ps: np.ndarray, qs: np.ndarray, first: int, last: int, left_p: np.ndar
         p, q = ps[e], qs[e]
         f = min(left_p[p], left_n[q])
         if f > 0.0:
+            left_p[p] -= f
+            left_n[q] -= f
+            sent += f
+    return sent
+
+
+@njit(cache=True, nogil=True)
+def carry(edge_p: np.ndarray, edge_q: np.ndarray, most: np.ndarray, left_p: np.ndarray, left_n: np.ndarray,
+          flows: np.ndarray) -> float:
+    """:func:`_push` that keeps each conflict's flow: each conflict ``(edge_p[e], edge_q[e])`` in turn
+    carries what both its ends have left (``left_p``, ``left_n``, updated), at most ``most[e]`` (no
+    cap when ``most`` is empty), added to ``flows[e]``; returns the amount carried (a flow, whatever
+    ``most``)."""
+    capped = most.size > 0
+    sent = 0.0
+    for e in range(edge_p.size):
+        p, q = edge_p[e], edge_q[e]
+        f = min(left_p[p], left_n[q])
+        if capped:
+            f = min(f, most[e])
+        if f > 0.0:
+            flows[e] += f
             left_p[p] -= f
             left_n[q] -= f
             sent += f
@@ -292,18 +314,8 @@ def flow_through(edge_p: np.ndarray, edge_q: np.ndarray, start: np.ndarray, wp: 
     # the start flows, then the greedy one, on what each pattern has left; Dinic's only if short
     left_p, left_n = wp.copy(), wn.copy()
     flows = np.zeros(edge_p.size)
-    total = 0.0
-    for greedy in range(2):
-        for e in range(edge_p.size):
-            p, q = edge_p[e], edge_q[e]
-            f = min(left_p[p], left_n[q])
-            if greedy == 0:
-                f = min(f, start[e])
-            if f > 0.0:
-                flows[e] += f
-                left_p[p] -= f
-                left_n[q] -= f
-                total += f
+    total = carry(edge_p, edge_q, start, left_p, left_n, flows)
+    total += carry(edge_p, edge_q, np.empty(0), left_p, left_n, flows)
     if total >= target:
         return total, flows
     source, sink = n_pos + n_neg, n_pos + n_neg + 1
@@ -373,8 +385,7 @@ def flow_through(edge_p: np.ndarray, edge_q: np.ndarray, start: np.ndarray, wp: 
                     qtail += 1
         if level[sink] < 0:
             break
-        for v in range(nodes):
-            current[v] = head[v]
+        copy_into(current, head[:-1])
         depth = 0
         u = source
         while True:

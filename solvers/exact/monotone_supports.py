@@ -150,6 +150,13 @@ class MonotoneSupports:
         return f"{state}: {self.orthants} orthants, {self.searched} enumerated"
 
 
+def _orthant_bound(flow, least):
+    """An orthant's bound from a flow through its conflicts and ``least``, what every model of it pays
+    besides its errors (:meth:`_Search._least`), less :data:`solvers.exact.floor.ROUNDOFF` of it for
+    the sums' round-off (module docstring); elementwise on arrays."""
+    return (flow + least) * (1.0 - ROUNDOFF)
+
+
 def applies(problem: ZeroOneProgram) -> str | None:
     """The reason the search cannot take ``problem`` (module docstring), or None."""
     if problem.forced.any():
@@ -377,11 +384,18 @@ class _Search:
                                  problem.weights, scratch.slot, allowed, best - least)
         if float(pairs.max(initial=0.0)) > self.max_pairs:
             return False
-        bounds = (near + least[:, None]) * (1.0 - ROUNDOFF)
+        bounds = _orthant_bound(near, least[:, None])
         open_ = allowed & (bounds < best)
         at_once = open_.any(axis=1) & (refine | (pairs <= REFINED_AT_ONCE))
-        for t, plus in zip(*np.nonzero(open_ & ~at_once[:, None])):
-            self._keep(np.append(prefix, tails[t]), int(plus), float(bounds[t, plus]), refined=False)
+        lazy = open_ & ~at_once[:, None]
+        if lazy.any():
+            head = tuple(prefix.tolist())
+            with self.lock:
+                for t in np.flatnonzero(lazy.any(axis=1)).tolist():
+                    support = head + (int(tails[t]),)
+                    for plus in np.flatnonzero(lazy[t]).tolist():
+                        if bounds[t, plus] < self.best:
+                            heapq.heappush(self.left, (float(bounds[t, plus]), support, plus, False))
         began = time.perf_counter()
         try:
             for t in np.flatnonzero(at_once):
@@ -403,14 +417,14 @@ class _Search:
             return False
         orthants = np.flatnonzero(allowed)
         for plus, flow in zip(orthants.tolist(), found.flows(self.problem, orthants, self.best - least).tolist()):
-            self._keep(S, plus, (flow + least) * (1.0 - ROUNDOFF))
+            self._keep(S, plus, _orthant_bound(flow, least))
         return True
 
-    def _keep(self, S: np.ndarray, plus: int, bound: float, refined: bool = True) -> None:
-        """Keep orthant ``(S, plus)`` in the heap if its bound is below the incumbent."""
+    def _keep(self, S: np.ndarray, plus: int, bound: float) -> None:
+        """Keep orthant ``(S, plus)``, refined, in the heap if its bound is below the incumbent."""
         with self.lock:
             if bound < self.best:
-                heapq.heappush(self.left, (bound, tuple(S.tolist()), plus, refined))
+                heapq.heappush(self.left, (bound, tuple(S.tolist()), plus, True))
 
     def screen_unit(self, scratch: _Scratch, unit: list, limits: Limits) -> bool:
         """Screen a unit's batches (:func:`_units`; the prefixes the projection screened skipped), and
@@ -463,7 +477,7 @@ class _Search:
             if not refined:
                 least = self._least(S)
                 flow = float(found.flows(problem, np.array([plus]), self.best - least)[0])
-                refined_bound = max(bound, (flow + least) * (1.0 - ROUNDOFF))
+                refined_bound = max(bound, _orthant_bound(flow, least))
                 with self.lock:  # back in the heap as it leaves the flying ones: always counted in the bound
                     del self.flying[ticket]
                     if refined_bound < self.best:

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from solvers.exact.floor import ROUNDOFF
-from solvers.exact.monotone_flows import dominance_edges, flow_through
+from solvers.exact.monotone_flows import carry, dominance_edges, flow_through
 
 #: pattern pairs from which :func:`_box_conflicts` sorts the negative patterns by their key
 SORTED_PAIRS = 1 << 16
@@ -133,15 +133,7 @@ def box_flow_from(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray
     # and what it leaves each pattern
     left_p, left_n = wp.copy(), wn.copy()
     carried = np.zeros(start.size)
-    started = 0.0
-    for e in range(start.size):
-        p, q = start_p[e], start_q[e]
-        f = min(start[e], left_p[p], left_n[q])
-        if f > 0.0:
-            carried[e] = f
-            left_p[p] -= f
-            left_n[q] -= f
-            started += f
+    started = carry(start_p, start_q, start, left_p, left_n, carried)
     if largest + 2 * margin < 2 ** 31:
         greedy, edge_p, edge_q = _box_conflicts(Sp.astype(np.int32), SnT.astype(np.int32), lo.astype(np.int32),
                                                 hi.astype(np.int32), left_p, left_n, margin, target - started,

@@ -9,8 +9,9 @@ integer features the orthant search (every support's sign orthants screened by a
 flow bound on the support's merged patterns, the rest enumerated; :mod:`solvers.exact.monotone_supports`)
 when its work projects within the time left (1.5 times, :data:`MONOTONE_SLACK`, when no box search
 follows), or its first pass alone unless the box search on few features follows (once the first pass
-ends its bound is finite and rises; before the LP: when it finishes, the LP's time is saved), the sign-cover LP bound (always: a quarter of the time left, or on large 0/1 tables, where
-HiGHS does not solve the strengthened MILP's root, round after round until it converges,
+ends its bound is finite and rises; before the LP: when it finishes, the LP's time is saved), the
+sign-cover LP bound (always: a quarter of the time left, or on large 0/1 tables, where HiGHS does not
+solve the strengthened MILP's root, round after round until it converges,
 :data:`LONG_LP_NONZEROS`), the box search (few integer features of many values), then
 on more free features the same box search when the rows are few (:data:`WIDE_BOX_PAIRS`: its
 incumbents beat the MILP's there, though it rarely finishes), then

@@ -335,6 +335,17 @@ def test_at_its_time_limit_it_claims_no_bound_and_keeps_the_start():
     assert np.array_equal(found.coef, start[0]) and found.intercept == 1.0 and found.objective == 0.5
 
 
+def _three_features(seed: int, n: int, d: int):
+    """A SLIM instance of ``n`` rows of ``d`` integer columns 0..3 with supports of up to three features
+    and points -2..2 (the orthant search's runs of tails), and its optimum by brute force."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, (n, d)).astype(float)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    inst = SLIM(c0=0.01, coef_bound=2, max_size=3).instance(X, y)
+    return inst, _brute_force(inst, 3, 2)
+
+
 def test_the_first_pass_leaves_orthants_unrefined_and_each_refinement_keeps_a_true_rising_bound(monkeypatch):
     """The screen's first pass keeps the open orthants of supports of three features with their
     near flows, unrefined (every support's: none counts as few pattern pairs here); taken one at a
@@ -344,13 +355,7 @@ def test_the_first_pass_leaves_orthants_unrefined_and_each_refinement_keeps_a_tr
     monkeypatch.setattr(ms, "REFINED_AT_ONCE", 0)
     refinements = 0
     for seed in range(6):
-        rng = np.random.default_rng(5950 + seed)
-        n, d = int(rng.integers(20, 50)), int(rng.integers(4, 7))
-        X = rng.integers(0, 4, (n, d)).astype(float)
-        y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1.0, -1.0)
-        y[:2] = [1.0, -1.0]
-        inst = SLIM(c0=0.01, coef_bound=2, max_size=3).instance(X, y)
-        best = _brute_force(inst, 3, 2)
+        inst, best = _three_features(5950 + seed, 20 + 5 * seed, 4 + seed % 3)
         problem = zero_one(inst)
         search = ms._Search(problem, math.inf, None, math.inf)
         for unit in ms._units(problem.free, search.k):
@@ -372,24 +377,18 @@ def test_the_first_pass_leaves_orthants_unrefined_and_each_refinement_keeps_a_tr
 def test_once_screened_the_search_reports_true_bounds_to_the_progress_line(monkeypatch):
     """After the first pass, the refinement and search report the incumbent and the least bound
     left: every report's bound is at most the optimum (brute force) and its incumbent at least."""
-    reports, default = 0, ms.REFINED_AT_ONCE
+    reports = 0
     for seed in range(4):
-        monkeypatch.setattr(ms, "REFINED_AT_ONCE", default)
-        rng = np.random.default_rng(5970 + seed)
-        X = rng.integers(0, 4, (40, 5)).astype(float)
-        y = np.where(X @ rng.normal(size=5) + rng.normal(0, 1, 40) > 0, 1.0, -1.0)
-        inst = SLIM(c0=0.01, coef_bound=2, max_size=3).instance(X, y)
-        best = _brute_force(inst, 3, 2)
-        with progress.reporting(trace := progress.Trace()):
-            found = ms.monotone_supports(zero_one(inst), Limits(time_limit=None).started())
-        assert found.finished and found.objective == pytest.approx(best, abs=1e-12)
-        monkeypatch.setattr(ms, "REFINED_AT_ONCE", 0)  # and with every orthant refined by the search
-        with progress.reporting(trace := progress.Trace()):
-            found = ms.monotone_supports(zero_one(inst), Limits(time_limit=None).started())
-        assert found.finished and found.objective == pytest.approx(best, abs=1e-12)
-        for _, incumbent, bound in trace.rows:
-            assert bound <= best + 1e-12 <= incumbent + 2e-12
-        reports += len(trace.rows)
+        inst, best = _three_features(5970 + seed, 40, 5)
+        # supports refined in the first pass as the search decides, and every orthant refined by the search
+        for at_once in (ms.REFINED_AT_ONCE, 0):
+            monkeypatch.setattr(ms, "REFINED_AT_ONCE", at_once)
+            with progress.reporting(trace := progress.Trace()):
+                found = ms.monotone_supports(zero_one(inst), Limits(time_limit=None).started())
+            assert found.finished and found.objective == pytest.approx(best, abs=1e-12)
+            for _, incumbent, bound in trace.rows:
+                assert bound <= best + 1e-12 <= incumbent + 2e-12
+            reports += len(trace.rows)
     assert reports > 0
 
 
