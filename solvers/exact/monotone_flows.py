@@ -23,6 +23,11 @@ from solvers.exact.pattern_groups import by_group, dense_keys, forget, group_ids
 
 #: a flow amount below this is no flow (the weights are positive fractions of one)
 _TINY = 1e-15
+#: :func:`near_flows` augments an orthant's greedy flow to the maximum one (Dinic's) only when the greedy
+#: flow is short of a finite target by at most this share of it: the augmentation seldom adds more
+#: (``docs/benchmarks-history.md``, stop 61), and an orthant it leaves below its target is bounded again
+#: through all its conflicts anyway
+NEAR_DEFICIT = 0.05
 
 @njit(cache=True, nogil=True)
 def _push(ps: np.ndarray, qs: np.ndarray, first: int, last: int, left_p: np.ndarray, left_n: np.ndarray,
@@ -149,17 +154,19 @@ def _grouping(Rp: np.ndarray, Rn: np.ndarray, levels: np.ndarray, a: int, b: int
 def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, levels: np.ndarray,
                allowed: np.ndarray, target: float, slot: np.ndarray, first_ids: np.ndarray,
                first_groups: int) -> np.ndarray:
-    """Per sign pattern ``plus`` with ``allowed[plus]`` (``-1`` elsewhere), the value of a greedy flow
-    through only the conflicts between patterns (given by their value ranks ``Rp``, ``Rn``: the
-    comparisons of the values) equal on all but two of the ``r`` columns: for each
-    such pair of columns in turn (the last columns grouped first), the patterns are grouped by their
-    ranks on the others, the pairs of a group sorted by their comparison on the two, and every
-    orthant not yet at ``target`` adds what its conflicts among them carry (a pair met again is the
-    same conflict). Stops once every orthant reaches ``target``. A flow, so a lower bound, at a small
-    part of the cost of all the pairs. ``slot`` is :func:`group_ids`'s scratch. With
-    ``first_groups >= 0``, ``first_ids`` holds the patterns' groups of the first grouping (on all
-    columns but the last two; the positive patterns first), already known to the caller
-    (:func:`solvers.exact.pattern_groups.tail_patterns`)."""
+    """Per sign pattern ``plus`` with ``allowed[plus]`` (``-1`` elsewhere), the value of a maximum
+    flow through only the conflicts between patterns (given by their value ranks ``Rp``, ``Rn``: the
+    comparisons of the values) equal on all but two of the ``r`` columns, stopped at ``target``.
+    First a greedy flow: for each such pair of columns in turn (the last columns grouped first), the
+    patterns are grouped by their ranks on the others, the pairs of a group sorted by their
+    comparison on the two, and every orthant not yet at ``target`` adds what its conflicts among them
+    carry (a pair met again is the same conflict); it stops once every orthant reaches ``target``.
+    The groupings' pairs are kept, each once (:func:`_kept_class`), and an orthant the greedy flow
+    leaves below ``target`` by at most :data:`NEAR_DEFICIT` of it (any, when ``target`` is infinite)
+    gets the maximum flow through its kept conflicts (:func:`flow_through`, Dinic's). A flow, so a lower bound, at a small part of the cost of all
+    the pairs. ``slot`` is :func:`group_ids`'s scratch. With ``first_groups >= 0``, ``first_ids``
+    holds the patterns' groups of the first grouping (on all columns but the last two; the positive
+    patterns first), already known to the caller (:func:`solvers.exact.pattern_groups.tail_patterns`)."""
     n_pos, r = Rp.shape
     n_neg = Rn.shape[0]
     orthants = allowed.size
@@ -177,6 +184,10 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
     first = True
     keys = np.empty(n_pos + n_neg, np.int64)
     ids = np.empty(n_pos + n_neg, np.int64)
+    # the groupings' pairs, each once: class c of the grouping on columns (a, b) at span[a, b, c]:span[a, b, c + 1]
+    kept_p, kept_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
+    span = np.zeros((r, r, 10), np.int64)
+    size = 0
     for b in range(r - 1, 0, -1):  # the two columns a < b left out of the grouping, the last ones first
         for a in range(b - 1, -1, -1):
             if first and first_groups >= 0:
@@ -185,6 +196,7 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
             else:
                 groups = _grouping(Rp, Rn, levels, a, b, slot, keys, ids)
             count, ps, qs = _group_pairs(Rp, Rn, ids[:n_pos], ids[n_pos:], groups, a, b)
+            kept_p, kept_q, size = _keep_pairs(ps, qs, count, a, b, kept_p, kept_q, size, span[a, b])
             if first:
                 first = False
                 done = True
@@ -219,7 +231,82 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
                 done = done and out[o] >= target
             if done:
                 return out
+    for o in range(orthants):
+        if allowed[o] and out[o] < target and (target == np.inf or out[o] >= (1.0 - NEAR_DEFICIT) * target):
+            edge_p, edge_q = _orthant_pairs(kept_p, kept_q, span, o)
+            out[o] = max(out[o], flow_through(edge_p, edge_q, np.empty(0), wp, wn, target)[0])
     return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _kept_class(a: int, b: int, c: int) -> bool:
+    """Whether :func:`near_flows` keeps class ``c`` (digit 0 on column ``a``, digit 1 on ``b``: 0
+    equal, 1 below, 2 above) of the grouping on columns ``a < b``, so that every pair of patterns
+    equal on all but two columns is kept once: a pair that differs on both columns is only in that
+    grouping; one that differs on one column ``j`` only is kept in the grouping on ``(0, j)`` (on
+    ``(0, 1)`` when ``j = 0``); an equal pair in the grouping on ``(0, 1)``."""
+    on_a, on_b = c % 3, c // 3
+    if on_a and on_b:
+        return True
+    if on_b:
+        return a == 0
+    return a == 0 and b == 1
+
+
+@njit(cache=True, nogil=True)
+def _keep_pairs(ps: np.ndarray, qs: np.ndarray, count: np.ndarray, a: int, b: int, kept_p: np.ndarray,
+                kept_q: np.ndarray, size: int, span: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Append the classes of one grouping's pairs (``count``: :func:`_group_pairs`) that
+    :func:`_kept_class` keeps to ``kept_p``, ``kept_q`` (grown when full; ``size`` used), class ``c``
+    at ``span[c]:span[c + 1]``. Returns the arrays and their new size."""
+    total = size
+    for c in range(9):
+        if _kept_class(a, b, c):
+            total += count[c + 1] - count[c]
+    if total > kept_p.size:
+        grown = max(2 * kept_p.size, total)
+        grown_p, grown_q = np.empty(grown, np.int32), np.empty(grown, np.int32)
+        grown_p[:size], grown_q[:size] = kept_p[:size], kept_q[:size]
+        kept_p, kept_q = grown_p, grown_q
+    for c in range(9):
+        span[c] = size
+        if _kept_class(a, b, c):
+            for e in range(count[c], count[c + 1]):
+                kept_p[size], kept_q[size] = ps[e], qs[e]
+                size += 1
+    span[9] = size
+    return kept_p, kept_q, size
+
+
+@njit(cache=True, nogil=True)
+def _orthant_pairs(kept_p: np.ndarray, kept_q: np.ndarray, span: np.ndarray, plus: int) -> tuple[np.ndarray,
+                                                                                                 np.ndarray]:
+    """The kept pairs (:func:`_keep_pairs`) that conflict in orthant ``plus``: per grouping on ``(a,
+    b)``, the classes equal or below / above on each column as ``sigma`` says; those that differ on at
+    most one column first (the order of :func:`flow_through`'s greedy start)."""
+    r = span.shape[0]
+    total = 0
+    for near in range(2):
+        for b in range(1, r):
+            for a in range(b):
+                on_a = 1 if (plus >> a) & 1 else 2
+                on_b = 1 if (plus >> b) & 1 else 2
+                for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
+                    if (c % 3 != 0 and c // 3 != 0) == (near == 1):
+                        total += span[a, b, c + 1] - span[a, b, c]
+    edge_p, edge_q = np.empty(total, np.int32), np.empty(total, np.int32)
+    size = 0
+    for near in range(2):
+        for b in range(1, r):
+            for a in range(b):
+                on_a = 1 if (plus >> a) & 1 else 2
+                on_b = 1 if (plus >> b) & 1 else 2
+                for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
+                    if (c % 3 != 0 and c // 3 != 0) == (near == 1):
+                        for e in range(span[a, b, c], span[a, b, c + 1]):
+                            edge_p[size], edge_q[size] = kept_p[e], kept_q[e]
+                            size += 1
+    return edge_p, edge_q
 
 
 @njit(cache=True, nogil=True)

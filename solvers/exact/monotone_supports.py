@@ -90,7 +90,7 @@ import itertools
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -587,6 +587,25 @@ class _Search:
                                 self.orthants, self.searched, seconds, message)
 
 
+def fewest_values_first(problem: ZeroOneProgram) -> np.ndarray:
+    """The order the search takes the columns in: the free features by their number of distinct
+    values, fewest first (ties by index), then the others. A support's first ``K - 2`` features
+    are then its fewest-valued ones, so the blocks of rows equal on them (the sweep's, and the near
+    flows' first grouping, :mod:`solvers.exact.tail_screen`) are as large as they can be, and so are
+    their flows."""
+    levels = np.array([np.unique(problem.X[:, j]).size for j in range(problem.d)])
+    free = problem.free
+    rest = np.setdiff1d(np.arange(problem.d), free)
+    return np.concatenate((free[np.argsort(levels[free], kind="stable")], rest)).astype(np.int64)
+
+
+def _columns_in(problem: ZeroOneProgram, order: np.ndarray) -> ZeroOneProgram:
+    """``problem`` with its columns (and their bounds, costs, flags) in ``order``."""
+    return replace(problem, X=np.ascontiguousarray(problem.X[:, order]), lo=problem.lo[order], hi=problem.hi[order],
+                   integer=problem.integer[order], cost=problem.cost[order], epsilon=problem.epsilon[order],
+                   forced=problem.forced[order])
+
+
 def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float = math.inf,
                       start: tuple[np.ndarray, float] | None = None, max_pairs: float = math.inf,
                       slack: float = 1.0, threads: int = 1, partial: bool = False) -> MonotoneSupports:
@@ -598,7 +617,24 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
     left (then its bound, once the first pass ends, is finite and rises as the orthants left are
     refined); it stops unfinished at a support of more than ``max_pairs`` pattern pairs (its
     memory). Stopped in the refinement or the search of the orthants the first pass left, it
-    returns the least bound among them."""
+    returns the least bound among them. The columns are searched in :func:`fewest_values_first`
+    order; the model returned is in ``problem``'s."""
+    order = fewest_values_first(problem)
+    if start is not None:
+        start = (np.asarray(start[0], dtype=float)[order], start[1])
+    found = _monotone_supports(_columns_in(problem, order), limits, incumbent, start, max_pairs, slack, threads,
+                               partial)
+    if found.coef is None:
+        return found
+    coef = np.zeros(problem.d)
+    coef[order] = found.coef
+    return replace(found, coef=coef)
+
+
+def _monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float,
+                       start: tuple[np.ndarray, float] | None, max_pairs: float, slack: float, threads: int,
+                       partial: bool) -> MonotoneSupports:
+    """:func:`monotone_supports` on ``problem``'s columns as they are."""
     t0 = time.perf_counter()
     search = _Search(problem, incumbent, start, max_pairs)
     projected, first = search.projected(limits, threads)

@@ -80,6 +80,34 @@ def test_the_orthant_search_finds_the_brute_force_optimum(seed, threads):
     assert inst.objective(Model(found.coef, found.intercept)) == pytest.approx(best, abs=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_columns_searched_fewest_values_first_give_the_optimum_in_the_callers_order(seed):
+    """The search reorders the columns (fewest distinct values first); with per-feature bounds, signs
+    and L0 costs, its model, read in the caller's column order, is the brute-force optimum."""
+    from formulations.coefficients import CoefficientSet
+
+    rng = np.random.default_rng(5250 + seed)
+    n, levels = int(rng.integers(15, 40)), [5, 2, 4, 3]
+    X = np.column_stack([rng.integers(0, v, n) for v in levels]).astype(float)
+    y = np.where(X @ rng.normal(size=4) + rng.normal(0, 1, n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    lb, ub = np.array([0.0, -2.0, -1.0, -2.0]), np.array([2.0, 2.0, 1.0, 0.0])
+    c0 = np.array([1.0, 3.0, 0.5, 2.0])
+    names = ("a", "b", "c", "d")
+    cs = CoefficientSet(lb, ub, np.ones(4, bool), c0, np.zeros(4, bool), names)
+    inst = SLIM(coefficients=cs, c0=0.02, max_size=3).instance(X, y)
+    problem = zero_one(inst)
+    assert list(ms.fewest_values_first(problem)) == [1, 3, 2, 0]
+    found = ms.monotone_supports(problem, Limits(time_limit=None).started())
+    best = inst.objective(inst.with_best_intercept(np.zeros(4)))
+    for coef in itertools.product(*(range(int(lo), int(hi) + 1) for lo, hi in zip(lb, ub))):
+        if np.count_nonzero(coef) <= 3:
+            best = min(best, inst.objective(inst.with_best_intercept(np.array(coef, float))))
+    assert found.finished and found.objective == pytest.approx(best, abs=1e-12)
+    assert inst.objective(Model(found.coef, found.intercept)) == pytest.approx(best, abs=1e-12)
+    assert np.all((found.coef >= lb) & (found.coef <= ub))
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_below_the_optimum_it_proves_no_model_beats_the_incumbent(seed):
     inst, k, bound = _case(seed)
@@ -169,6 +197,60 @@ def test_near_pairs_give_a_flow_of_the_pairs_that_differ_on_at_most_two_columns(
         if np.flatnonzero(edges.any(axis=1)).size <= 12:
             assert near[plus] <= cover + 1e-12
         assert 0 < near[plus] <= _orthant_flow(support, plus) + 1e-12 or not edges.any()
+
+
+def _scipy_maximum_flow(edges: np.ndarray, wp: np.ndarray, wn: np.ndarray, scale: int) -> float:
+    """The maximum flow through the conflicts ``edges`` (positive x negative patterns, boolean), by
+    scipy's push-relabel on capacities ``scale * w`` (integers): a second, independent solver."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    n_pos, n_neg = edges.shape
+    source, sink = n_pos + n_neg, n_pos + n_neg + 1
+    ends_p, ends_n = np.nonzero(edges)
+    big = int(np.rint(scale * (wp.sum() + wn.sum()))) + 1
+    rows = np.concatenate([np.full(n_pos, source), ends_p, n_pos + np.arange(n_neg)])
+    cols = np.concatenate([np.arange(n_pos), n_pos + ends_n, np.full(n_neg, sink)])
+    caps = np.concatenate([np.rint(scale * wp), np.full(ends_p.size, big), np.rint(scale * wn)]).astype(np.int32)
+    graph = csr_matrix((caps, (rows, cols)), shape=(sink + 1, sink + 1))
+    return maximum_flow(graph, source, sink, method="dinic").flow_value / scale
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_near_flows_are_the_maximum_flow_through_the_pairs_that_differ_on_at_most_two_columns(seed):
+    """Past the greedy flow, an orthant below its target gets the maximum flow through every conflict
+    of patterns equal on all but two columns (each pair kept once): equal to scipy's maximum flow
+    through those conflicts. Stopped at a finite target: at least the target where that flow
+    reaches it from within ``NEAR_DEFICIT`` of it, else at most that flow (the greedy one)."""
+    rng = np.random.default_rng(5700 + seed)
+    n, k = int(rng.integers(40, 200)), int(rng.integers(3, 6))
+    X = np.column_stack([rng.integers(0, int(rng.integers(2, 5)), n) for _ in range(k)]).astype(np.int64)
+    positive = rng.random(n) < 0.45
+    positive[:2] = [True, False]
+    w = rng.integers(1, 5, n) / 9.0
+    ranks, levels = pg.value_ranks(X)
+    slot = np.full(4096, -1, np.int64)
+    Vp, wp, Rp, Vn, wn, Rn = pg.patterns(X.T.copy(), ranks.T.copy(), levels, np.arange(k), positive, w, slot)
+    allowed = rng.random(2 ** k) < 0.8
+    close = (Vp[:, None, :] != Vn[None, :, :]).sum(axis=2) <= 2
+    exact = np.full(2 ** k, -1.0)
+    for plus in np.flatnonzero(allowed):
+        sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
+        edges = np.all(Vp[:, None, :] * sign <= Vn[None, :, :] * sign, axis=2) & close
+        exact[plus] = _scipy_maximum_flow(edges, wp, wn, 9)
+    near = mf.near_flows(Rp, wp, Rn, wn, levels, allowed, math.inf, slot, np.empty(0, np.int64), -1)
+    assert near == pytest.approx(exact, abs=1e-9)
+    assert np.any(near[allowed] > 0)
+    target = float(np.median(exact[allowed]))
+    stopped = mf.near_flows(Rp, wp, Rn, wn, levels, allowed, target, slot, np.empty(0, np.int64), -1)
+    assert np.all(stopped[~allowed] == -1.0)
+    value, most = stopped[allowed], exact[allowed]
+    assert np.all(value <= most + 1e-9)
+    augmented = value >= (1.0 - mf.NEAR_DEFICIT) * target
+    assert np.all(value[augmented & (most >= target)] >= target - 1e-12)
+    assert value[augmented & (most < target)] == pytest.approx(most[augmented & (most < target)], abs=1e-9)
+    assert np.any(augmented)
+    assert np.all(slot == -1)
 
 
 def _patterns_of(rng, n: int, k: int):
