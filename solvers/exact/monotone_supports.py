@@ -32,7 +32,9 @@ support it brings to the incumbent in every orthant needs nothing more. A greedy
 conflict, in turn, carries what both ends have left) is computed for every orthant it leaves open
 through the conflicts of patterns equal on all but two columns only
 (:func:`solvers.exact.monotone_flows.near_flows`: found by grouping, far fewer than all the pairs,
-and often enough); an orthant whose flow plus the costs every model of it pays
+and often enough), then, where it falls short of the incumbent by a little
+(:data:`solvers.exact.monotone_flows.NEAR_DEFICIT`), the maximum flow through those conflicts
+(Dinic's); an orthant whose flow plus the costs every model of it pays
 (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
 incumbent's objective (with a relative margin of :data:`solvers.exact.floor.ROUNDOFF` for the sums'
 round-off) holds no better model and is pruned; one it leaves is kept with that bound, to be
@@ -48,11 +50,16 @@ that share all but their last feature: the rows are sorted once per run (split f
 all but the run's last two features, kept while those stay the same) and each support's patterns
 split from them, already grouped for the near flows' first grouping (:mod:`solvers.exact.tail_screen`).
 
+*Column order.* The columns are taken fewest distinct values first (:func:`fewest_values_first`),
+so that a support's first features, on which the sweep's blocks of rows agree, are its fewest-valued
+ones; the model is returned in the caller's column order.
+
 *Search.* The orthants kept are taken lowest bound first (a heap): one every
 :data:`SEARCH_EVERY` supports while the screen goes on (a better incumbent early prunes more), the
 rest once it ends, until the lowest bound left reaches the incumbent. An orthant not yet refined is
 refined and kept again if still below the incumbent; a refined one is searched by branch
-and bound (:mod:`solvers.exact.orthant_boxes`) on its box of magnitudes ``m_j`` in ``1..|bound|`` (points ``sigma_j m_j``): a box is
+and bound (:mod:`solvers.exact.orthant_boxes`; its whole box, bounded by the refinement, is split
+at once) on its box of magnitudes ``m_j`` in ``1..|bound|`` (points ``sigma_j m_j``): a box is
 bounded by a flow through the pairs no model of the box gets both right
 (``max_m sum_j m_j sigma_j (x_pj - x_qj) < 2 margin``, margin included) plus its least costs, split
 on its widest side, and enumerated once small (or cheaper to enumerate than to bound): every point
@@ -228,14 +235,15 @@ class _Support:
                              int(round(problem.margin)), target)
 
     def search(self, problem: ZeroOneProgram, plus: int, target: float) -> tuple[float, np.ndarray, int]:
-        """:func:`solvers.exact.orthant_boxes.orthant_search` on orthant ``plus``: ``(objective below
-        target or target, points, intercept)``."""
+        """:func:`solvers.exact.orthant_boxes.orthant_search` on orthant ``plus``, refined (its whole
+        box's flow left it below ``target``: not bounded again): ``(objective below target or target,
+        points, intercept)``."""
         S = self.columns
         sign, top, margin = self._box(problem, plus)
         b_lo = int(math.ceil(problem.intercept_lo - 1e-9))
         b_hi = int(math.floor(problem.intercept_hi + 1e-9))
         value, points, b, _ = orthant_search(self.Vp, self.wp, self.Vn, self.wn, top, sign, problem.cost[S],
-                                              problem.epsilon[S], margin, b_lo, b_hi, target, LEAF)
+                                              problem.epsilon[S], margin, b_lo, b_hi, target, LEAF, True)
         return value, points, b
 
 
@@ -260,7 +268,7 @@ def _load_kernels() -> None:
                positive, w, slot, allowed[None, :], np.array([0.5]))
     orthant_flows(Vp, wp, Rp, Vn, wn, Rn, np.arange(8), np.full(3, 2, np.int64), np.full(3, 2, np.int64), 1, math.inf)
     orthant_search(Vp, wp, Vn, wn, np.full(3, 2, np.int64), np.ones(3, np.int64), np.zeros(3), np.zeros(3), 1, -9, 9,
-                    math.inf, 1)
+                    math.inf, 1, True)
 
 
 class _Scratch:

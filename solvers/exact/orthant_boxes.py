@@ -274,14 +274,16 @@ def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.n
 @njit(cache=True, nogil=True)
 def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, top: np.ndarray, sign: np.ndarray,
                     cost: np.ndarray, eps: np.ndarray, margin: int, b_lo: int, b_hi: int, target: float,
-                    leaf: int) -> tuple[float, np.ndarray, int, int]:
+                    leaf: int, bounded: bool) -> tuple[float, np.ndarray, int, int]:
     """Least objective over the point vectors ``sign_j m_j``, ``m_j`` in ``1..top_j`` (each with its
     best intercept), below ``target``: branch and bound on the box of magnitudes (depth first, the
     widest side halved), a box bounded by its conflicts' flow (:func:`box_flow`) plus its least
     costs and enumerated (:func:`enumerate_box`) once it holds at most ``leaf`` vectors, or once
     enumerating it (vectors times patterns) costs no more than its flow (pattern pairs times
-    columns). Returns
-    ``(objective, points, intercept, boxes)``: ``target`` and zeros when nothing is below it."""
+    columns). With ``bounded``, the whole box's flow is known to leave it below ``target`` (the
+    orthant's refinement, :func:`orthant_flows`, computed it): it is split without being bounded
+    again. Returns ``(objective, points, intercept, boxes)``: ``target`` and zeros when nothing is
+    below it."""
     r = sign.size
     Xs = np.empty((wp.size + wn.size, r), np.int64)
     Xs[:wp.size] = Vp
@@ -314,7 +316,8 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
             if value < best:
                 best, best_points, best_b = value, points, b
             continue
-        if (box_flow(Vp, wp, Vn, wn, sign, lo, hi, margin, best - fixed) + fixed) * (1.0 - ROUNDOFF) >= best:
+        if not (bounded and boxes == 1) and \
+                (box_flow(Vp, wp, Vn, wn, sign, lo, hi, margin, best - fixed) + fixed) * (1.0 - ROUNDOFF) >= best:
             continue
         widest = 0
         for j in range(r):

@@ -357,9 +357,9 @@ def test_the_branch_and_bound_in_an_orthant_finds_what_enumeration_finds(seed):
     for plus in range(2 ** k):
         sign = np.array([1 if plus >> j & 1 else -1 for j in range(k)], np.int64)
         least, points, b = ob.enumerate_box(X, positive, w, np.ones(k, np.int64), top, sign, cost, eps, 1, -99, 99, math.inf)
-        for leaf in (1, 4):
+        for leaf, bounded in ((1, False), (4, False), (1, True)):
             value, found, intercept, boxes = ob.orthant_search(support.Vp, support.wp, support.Vn, support.wn, top,
-                                                                sign, cost, eps, 1, -99, 99, math.inf, leaf)
+                                                                sign, cost, eps, 1, -99, 99, math.inf, leaf, bounded)
             assert value == pytest.approx(least, abs=1e-12) and boxes >= 1
             # the model it returns has that objective
             scores = X @ found + intercept
@@ -367,7 +367,7 @@ def test_the_branch_and_bound_in_an_orthant_finds_what_enumeration_finds(seed):
             assert errors + cost.sum() + eps @ np.abs(found) == pytest.approx(value, abs=1e-12)
             # below the optimum it finds nothing
             nothing = ob.orthant_search(support.Vp, support.wp, support.Vn, support.wn, top, sign, cost, eps, 1,
-                                         -99, 99, least - 1e-6, leaf)
+                                         -99, 99, least - 1e-6, leaf, bounded)
             assert nothing[0] == least - 1e-6 and not nothing[1].any()
 
 
