@@ -285,7 +285,8 @@ def _orthant_pairs(kept_p: np.ndarray, kept_q: np.ndarray, span: np.ndarray, plu
     b)``, the classes equal or below / above on each column as ``sigma`` says; those that differ on at
     most one column first (the order of :func:`flow_through`'s greedy start)."""
     r = span.shape[0]
-    total = 0
+    ranges = np.empty((r * r * 4, 2), np.int64)  # (first, end) of each class taken, in order
+    taken, total = 0, 0
     for near in range(2):
         for b in range(1, r):
             for a in range(b):
@@ -293,19 +294,15 @@ def _orthant_pairs(kept_p: np.ndarray, kept_q: np.ndarray, span: np.ndarray, plu
                 on_b = 1 if (plus >> b) & 1 else 2
                 for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
                     if (c % 3 != 0 and c // 3 != 0) == (near == 1):
+                        ranges[taken, 0], ranges[taken, 1] = span[a, b, c], span[a, b, c + 1]
                         total += span[a, b, c + 1] - span[a, b, c]
+                        taken += 1
     edge_p, edge_q = np.empty(total, np.int32), np.empty(total, np.int32)
     size = 0
-    for near in range(2):
-        for b in range(1, r):
-            for a in range(b):
-                on_a = 1 if (plus >> a) & 1 else 2
-                on_b = 1 if (plus >> b) & 1 else 2
-                for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
-                    if (c % 3 != 0 and c // 3 != 0) == (near == 1):
-                        for e in range(span[a, b, c], span[a, b, c + 1]):
-                            edge_p[size], edge_q[size] = kept_p[e], kept_q[e]
-                            size += 1
+    for i in range(taken):
+        for e in range(ranges[i, 0], ranges[i, 1]):
+            edge_p[size], edge_q[size] = kept_p[e], kept_q[e]
+            size += 1
     return edge_p, edge_q
 
 
