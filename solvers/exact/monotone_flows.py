@@ -306,6 +306,27 @@ def _orthant_pairs(kept_p: np.ndarray, kept_q: np.ndarray, span: np.ndarray, plu
     return edge_p, edge_q
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _dominated(at_least: np.ndarray, base: np.ndarray, Op: np.ndarray, words: int, edge_p: np.ndarray,
+               edge_q: np.ndarray, store: bool) -> int:
+    """:func:`dominance_edges`' pairs: per positive pattern ``p`` (its signed ranks ``Op[p]``), the
+    negative patterns in every one of its columns' bitsets ``at_least[base[j] + Op[p, j]]``; with
+    ``store``, written to ``edge_p``, ``edge_q`` (large enough). Returns their number."""
+    one = np.uint64(1)
+    count = 0
+    for p in range(Op.shape[0]):
+        for k in range(words):
+            word = at_least[base[0] + Op[p, 0], k]
+            for j in range(1, Op.shape[1]):
+                word &= at_least[base[j] + Op[p, j], k]
+            while word != 0:
+                if store:
+                    edge_p[count], edge_q[count] = p, (k << 6) + lowest_bit(word)
+                count += 1
+                word &= word - one
+    return count
+
+
 @njit(cache=True, nogil=True)
 def dominance_edges(Rp: np.ndarray, Rn: np.ndarray, plus: int) -> tuple[np.ndarray, np.ndarray]:
     """The conflicts of orthant ``plus`` between the positive patterns (rows of ``Rp``, their value
@@ -349,22 +370,10 @@ def dominance_edges(Rp: np.ndarray, Rn: np.ndarray, plus: int) -> tuple[np.ndarr
         for v in range(size[j] - 2, -1, -1):
             for k in range(words):
                 at_least[base[j] + v, k] |= at_least[base[j] + v + 1, k]
-    edge_p, edge_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
-    count = 0
-    for p in range(n_pos):
-        for k in range(words):
-            word = at_least[base[0] + Op[p, 0], k]
-            for j in range(1, r):
-                word &= at_least[base[j] + Op[p, j], k]
-            while word != 0:
-                if count == edge_p.size:
-                    grown_p, grown_q = np.empty(2 * count, np.int32), np.empty(2 * count, np.int32)
-                    for e in range(count):
-                        grown_p[e], grown_q[e] = edge_p[e], edge_q[e]
-                    edge_p, edge_q = grown_p, grown_q
-                edge_p[count], edge_q[count] = p, (k << 6) + lowest_bit(word)
-                count += 1
-                word &= word - one
+    # counted first, then listed into arrays of that size (growing them as they fill was most of the time)
+    count = _dominated(at_least, base, Op, words, np.empty(0, np.int32), np.empty(0, np.int32), False)
+    edge_p, edge_q = np.empty(count, np.int32), np.empty(count, np.int32)
+    _dominated(at_least, base, Op, words, edge_p, edge_q, True)
     # nearest pairs first (fewest columns where the two differ): the order of the greedy flow that
     # :func:`flow_through` starts from
     apart = np.empty(count, np.int64)
