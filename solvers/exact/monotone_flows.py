@@ -9,9 +9,10 @@ is a lower bound. A pair's *comparison class* (digit ``j`` in base 3: 0 equal, 1
 pattern below, 2 above) says in which orthants it conflicts: those whose signs agree with it on
 every column where the two differ.
 
-Two flows, cheapest first: :func:`near_flows` (greedy, through only the pairs equal on all but two
-columns, found by grouping, for every orthant at once) and :func:`flow_through` (a maximum flow through all
-the conflicts of one orthant, listed by :func:`dominance_edges`, from the greedy flow through them).
+Two flows, cheapest first: :func:`near_flows` (through only the pairs equal on all but two columns,
+found by grouping, for every orthant at once: greedy, then a maximum flow where the greedy one falls a
+little short) and :func:`flow_through` (a maximum flow through all the conflicts of one orthant, listed
+by :func:`dominance_edges`, from the greedy flow through them).
 """
 from __future__ import annotations
 
@@ -163,8 +164,9 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
     carry (a pair met again is the same conflict); it stops once every orthant reaches ``target``.
     The groupings' pairs are kept, each once (:func:`_kept_class`), and an orthant the greedy flow
     leaves below ``target`` by at most :data:`NEAR_DEFICIT` of it (any, when ``target`` is infinite)
-    gets the maximum flow through its kept conflicts (:func:`flow_through`, Dinic's). A flow, so a lower bound, at a small part of the cost of all
-    the pairs. ``slot`` is :func:`group_ids`'s scratch. With ``first_groups >= 0``, ``first_ids``
+    gets the maximum flow through its kept conflicts (:func:`flow_through`, Dinic's). A flow, so a
+    lower bound, at a small part of the cost of all the pairs. ``slot`` is :func:`group_ids`'s
+    scratch. With ``first_groups >= 0``, ``first_ids``
     holds the patterns' groups of the first grouping (on all columns but the last two; the positive
     patterns first), already known to the caller (:func:`solvers.exact.pattern_groups.tail_patterns`)."""
     n_pos, r = Rp.shape

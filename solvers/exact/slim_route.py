@@ -52,7 +52,7 @@ from solvers.result import Status, prune_level
 
 
 #: the orthant search (:mod:`solvers.exact.monotone_supports`) holds at most this many pairs of a positive
-#: and a negative pattern of one support (bytes: 16 each, and 56 per conflict of a searched orthant)
+#: and a negative pattern of one support (at most 97 bytes each per thread: :func:`_monotone_bytes`)
 MONOTONE_PAIRS = 10**7
 #: the orthant search goes on while its projection is at most this many times the time left, when no
 #: box search follows it (the projection errs both ways by up to about half, and HiGHS seldom proves
@@ -215,10 +215,12 @@ def _monotone_pairs(instance: SLIMInstance) -> float:
 
 
 def _monotone_bytes(instance: SLIMInstance) -> tuple[float, float]:
-    """Bytes of the orthant search: the table's copies, and per thread one support's conflicts and
-    its scratch (numbering slots, prefix sorts)."""
+    """Bytes of the orthant search: the table's copies, and per thread its scratch (numbering slots,
+    prefix sorts) and, per pattern pair of one support, at most one conflict's flow network (72
+    bytes: the pair, its flow, two arcs) and, in the near flows, a grouping's pair (9 bytes) and the
+    pairs kept across groupings (16 bytes: arrays grown by doubling)."""
     m, d = instance.X.shape
-    return 64.0 * m * d, 72.0 * _monotone_pairs(instance) + 8.0 * KEY_SLOTS + 32.0 * m
+    return 64.0 * m * d, 97.0 * _monotone_pairs(instance) + 8.0 * KEY_SLOTS + 32.0 * m
 
 
 def _monotone_threads(instance: SLIMInstance, limits: Limits) -> int:
