@@ -166,9 +166,9 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
     leaves below ``target`` by at most :data:`NEAR_DEFICIT` of it (any, when ``target`` is infinite)
     gets the maximum flow through its kept conflicts (:func:`flow_through`, Dinic's). A flow, so a
     lower bound, at a small part of the cost of all the pairs. ``slot`` is :func:`group_ids`'s
-    scratch. With ``first_groups >= 0``, ``first_ids``
-    holds the patterns' groups of the first grouping (on all columns but the last two; the positive
-    patterns first), already known to the caller (:func:`solvers.exact.pattern_groups.tail_patterns`)."""
+    scratch. With ``first_groups >= 0``, ``first_ids`` holds the patterns' groups of the first
+    grouping (on all columns but the last two; the positive patterns first), already known to the
+    caller (:func:`solvers.exact.pattern_groups.tail_patterns`)."""
     n_pos, r = Rp.shape
     n_neg = Rn.shape[0]
     orthants = allowed.size

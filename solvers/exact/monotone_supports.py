@@ -177,7 +177,7 @@ def applies(problem: ZeroOneProgram) -> str | None:
     k = min(problem.max_size, problem.free.size)
     if k > MAX_SIZE:
         return f"supports of more than {MAX_SIZE} features"
-    levels = np.sort([np.unique(problem.X[:, j]).size for j in problem.free])[::-1]
+    levels = np.sort(problem.levels[problem.free])[::-1]
     if float(np.prod(levels[:k].astype(float))) >= 2.0 ** 62:
         return f"its {k} most-valued features take over 2^62 value combinations (the patterns' keys)"
     return None
@@ -601,17 +601,9 @@ def fewest_values_first(problem: ZeroOneProgram) -> np.ndarray:
     are then its fewest-valued ones, so the blocks of rows equal on them (the sweep's, and the near
     flows' first grouping, :mod:`solvers.exact.tail_screen`) are as large as they can be, and so are
     their flows."""
-    levels = np.array([np.unique(problem.X[:, j]).size for j in range(problem.d)])
     free = problem.free
     rest = np.setdiff1d(np.arange(problem.d), free)
-    return np.concatenate((free[np.argsort(levels[free], kind="stable")], rest)).astype(np.int64)
-
-
-def _columns_in(problem: ZeroOneProgram, order: np.ndarray) -> ZeroOneProgram:
-    """``problem`` with its columns (and their bounds, costs, flags) in ``order``."""
-    return replace(problem, X=np.ascontiguousarray(problem.X[:, order]), lo=problem.lo[order], hi=problem.hi[order],
-                   integer=problem.integer[order], cost=problem.cost[order], epsilon=problem.epsilon[order],
-                   forced=problem.forced[order])
+    return np.concatenate((free[np.argsort(problem.levels[free], kind="stable")], rest)).astype(np.int64)
 
 
 def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float = math.inf,
@@ -630,7 +622,7 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
     order = fewest_values_first(problem)
     if start is not None:
         start = (np.asarray(start[0], dtype=float)[order], start[1])
-    found = _monotone_supports(_columns_in(problem, order), limits, incumbent, start, max_pairs, slack, threads,
+    found = _monotone_supports(problem.columns_in(order), limits, incumbent, start, max_pairs, slack, threads,
                                partial)
     if found.coef is None:
         return found

@@ -76,6 +76,17 @@ class ZeroOneProgram:
         return bool(is_binary(self.X))
 
     @cached_property
+    def levels(self) -> np.ndarray:
+        """The number of distinct values each column takes."""
+        return np.array([np.unique(self.X[:, j]).size for j in range(self.d)], dtype=np.int64)
+
+    def columns_in(self, order: np.ndarray) -> "ZeroOneProgram":
+        """The same problem with its columns, and every per-feature field, in ``order``."""
+        return replace(self, X=np.ascontiguousarray(self.X[:, order]), lo=self.lo[order], hi=self.hi[order],
+                       integer=self.integer[order], cost=self.cost[order], epsilon=self.epsilon[order],
+                       forced=self.forced[order])
+
+    @cached_property
     def countable(self) -> bool:
         """The row weights of each label have a common unit (the Bayes errors' bit sets count
         rows in it: :func:`solvers.exact.box_logistic.copy_counts`)."""

@@ -14,8 +14,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_flow
 
 from formulations.base import Model
+from formulations.coefficients import CoefficientSet
 from formulations.slim import SLIM
 from solvers import progress
 from solvers.backends.highs import solve_highs
@@ -84,8 +87,6 @@ def test_the_orthant_search_finds_the_brute_force_optimum(seed, threads):
 def test_columns_searched_fewest_values_first_give_the_optimum_in_the_callers_order(seed):
     """The search reorders the columns (fewest distinct values first); with per-feature bounds, signs
     and L0 costs, its model, read in the caller's column order, is the brute-force optimum."""
-    from formulations.coefficients import CoefficientSet
-
     rng = np.random.default_rng(5250 + seed)
     n, levels = int(rng.integers(15, 40)), [5, 2, 4, 3]
     X = np.column_stack([rng.integers(0, v, n) for v in levels]).astype(float)
@@ -202,9 +203,6 @@ def test_near_pairs_give_a_flow_of_the_pairs_that_differ_on_at_most_two_columns(
 def _scipy_maximum_flow(edges: np.ndarray, wp: np.ndarray, wn: np.ndarray, scale: int) -> float:
     """The maximum flow through the conflicts ``edges`` (positive x negative patterns, boolean), by
     scipy's push-relabel on capacities ``scale * w`` (integers): a second, independent solver."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import maximum_flow
-
     n_pos, n_neg = edges.shape
     source, sink = n_pos + n_neg, n_pos + n_neg + 1
     ends_p, ends_n = np.nonzero(edges)
