@@ -11,7 +11,8 @@ every column where the two differ.
 
 Two flows, cheapest first: :func:`near_flows` (through only the pairs equal on all but two columns,
 found by grouping, for every orthant at once: greedy, then a maximum flow where the greedy one falls a
-little short) and :func:`flow_through` (a maximum flow through all the conflicts of one orthant, listed
+little short; there the margin counts, a pair being a conflict when no model of the orthant's whole
+box of magnitudes gets both right, :func:`box_terms`) and :func:`flow_through` (a maximum flow through all the conflicts of one orthant, listed
 by :func:`dominance_edges`, from the greedy flow through them).
 """
 from __future__ import annotations
@@ -68,27 +69,54 @@ def carry(edge_p: np.ndarray, edge_q: np.ndarray, most: np.ndarray, left_p: np.n
     return sent
 
 
+#: the classes of :func:`_group_pairs`: ``16 kind + mask``, ``kind`` where the two patterns differ (0 on
+#: neither column, 1 on ``a`` only, 2 on ``b`` only, 3 on both), bit ``beta`` of ``mask`` set when
+#: they conflict in the orthants of signs ``beta`` on the two (bit 0: ``sigma_a = +1``, bit 1: ``sigma_b = +1``)
+CLASSES = 64
+
+
 @njit(cache=True, nogil=True)
-def _push_classes(ps: np.ndarray, qs: np.ndarray, count: np.ndarray, on_a: int, on_b: int, left_p: np.ndarray,
+def box_terms(values: np.ndarray, levels: np.ndarray, up: np.ndarray, down: np.ndarray) -> np.ndarray:
+    """Per column ``j`` of a support and pair of value ranks ``(u, v)`` (a positive and a negative
+    pattern's), the most that ``m_j sigma_j (x_u - x_v)`` takes over the magnitudes ``m_j`` in
+    ``1..up[j]`` (``terms[0, j, u, v]``, ``sigma_j = +1``) or ``1..down[j]`` (``terms[1, ...]``,
+    ``sigma_j = -1``): the top magnitude times a positive difference, else the difference itself.
+    ``values[j, rank]``: the column's values by rank (``levels[j]`` of them)."""
+    r = levels.size
+    size = levels.max() if r else 0
+    terms = np.zeros((2, r, size, size), np.int64)
+    for j in range(r):
+        for u in range(levels[j]):
+            for v in range(levels[j]):
+                d = values[j, u] - values[j, v]
+                terms[0, j, u, v] = d * up[j] if d > 0 else d
+                terms[1, j, u, v] = -d * down[j] if d < 0 else -d
+    return terms
+
+
+@njit(cache=True, nogil=True)
+def _push_classes(ps: np.ndarray, qs: np.ndarray, count: np.ndarray, beta: int, left_p: np.ndarray,
                   left_n: np.ndarray, sent: float, target: float) -> float:
-    """:func:`_push` through the pairs of the classes that conflict on two columns, ``on_a`` / ``on_b``
-    the digit of a conflict (1 below or 2 above) on each (:func:`near_flows`), class by class until
-    ``sent`` reaches ``target``."""
-    for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
-        sent = _push(ps, qs, count[c], count[c + 1], left_p, left_n, sent)
-        if sent >= target:
-            break
+    """:func:`_push` through the pairs of the classes (:data:`CLASSES`) that conflict in the orthants
+    of signs ``beta`` on the grouping's two columns (:func:`near_flows`), the patterns that differ on
+    fewer columns first, class by class until ``sent`` reaches ``target``."""
+    for c in range(CLASSES):
+        if (c >> beta) & 1:
+            sent = _push(ps, qs, count[c], count[c + 1], left_p, left_n, sent)
+            if sent >= target:
+                break
     return sent
 
 
 @njit(cache=True, nogil=True)
 def _group_pairs(Rp: np.ndarray, Rn: np.ndarray, ids_p: np.ndarray, ids_n: np.ndarray, groups: int, a: int,
-                 b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 b: int, terms: np.ndarray, twice_margin: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pairs of a positive and a negative pattern of the same group (``ids_p``, ``ids_n``), sorted
-    by their comparison on columns ``a`` and ``b`` of their value ranks ``Rp``, ``Rn`` (class ``c`` in
-    ``0..8``, digit 0 on ``a`` and digit 1 on ``b``, each 0 equal, 1 below, 2 above): ``(count, positive
-    ends, negative ends)``, class ``c`` at ``count[c]:count[c + 1]``. The two columns are first
-    copied in group order, so each pair's class is computed once, on contiguous values."""
+    by their class (:data:`CLASSES`) on columns ``a`` and ``b``: where their value ranks ``Rp``,
+    ``Rn`` differ, and in which sign pairs they conflict in the orthant's whole box (``terms``:
+    :func:`box_terms`; a conflict when the two columns' most is under ``twice_margin``): ``(count,
+    positive ends, negative ends)``, class ``c`` at ``count[c]:count[c + 1]``. The two columns are first copied in
+    group order, so each pair's class is computed once, on contiguous values."""
     start_p, items_p = by_group(ids_p, groups)
     start_n, items_n = by_group(ids_n, groups)
     ap, bp = np.empty(items_p.size, np.int64), np.empty(items_p.size, np.int64)
@@ -97,23 +125,30 @@ def _group_pairs(Rp: np.ndarray, Rn: np.ndarray, ids_p: np.ndarray, ids_n: np.nd
         ap[s], bp[s] = Rp[items_p[s], a], Rp[items_p[s], b]
     for t in range(items_n.size):
         an[t], bn[t] = Rn[items_n[t], a], Rn[items_n[t], b]
+    plus_a, minus_a, plus_b, minus_b = terms[0, a], terms[1, a], terms[0, b], terms[1, b]
     total = 0
     for g in range(groups):
         total += (start_p[g + 1] - start_p[g]) * (start_n[g + 1] - start_n[g])
     code = np.empty(total, np.uint8)
-    count = np.zeros(10, np.int64)
+    count = np.zeros(CLASSES + 1, np.int64)
     k = 0
     for g in range(groups):
         for s in range(start_p[g], start_p[g + 1]):
             x, z = ap[s], bp[s]
             for t in range(start_n[g], start_n[g + 1]):
-                c = (x < an[t]) + 2 * (x > an[t]) + 3 * ((z < bn[t]) + 2 * (z > bn[t]))
+                u, v = an[t], bn[t]
+                # a conflict in the orthants of signs beta when the most a box model separates them by
+                # is under 2 margin (bit 0 of beta: sigma_a = +1, bit 1: sigma_b = +1)
+                c = (16 * ((x != u) + 2 * (z != v)) + (minus_a[x, u] + minus_b[z, v] < twice_margin)
+                     + 2 * (plus_a[x, u] + minus_b[z, v] < twice_margin)
+                     + 4 * (minus_a[x, u] + plus_b[z, v] < twice_margin)
+                     + 8 * (plus_a[x, u] + plus_b[z, v] < twice_margin))
                 code[k] = c
                 count[c + 1] += 1
                 k += 1
-    for c in range(9):
+    for c in range(CLASSES):
         count[c + 1] += count[c]
-    at = count[:9].copy()
+    at = count[:CLASSES].copy()
     ps, qs = np.empty(total, np.int32), np.empty(total, np.int32)
     k = 0
     for g in range(groups):
@@ -153,14 +188,19 @@ def _grouping(Rp: np.ndarray, Rn: np.ndarray, levels: np.ndarray, a: int, b: int
 
 @njit(cache=True, nogil=True)
 def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, levels: np.ndarray,
-               allowed: np.ndarray, target: float, slot: np.ndarray, first_ids: np.ndarray,
-               first_groups: int) -> np.ndarray:
+               terms: np.ndarray, twice_margin: int, allowed: np.ndarray, target: float, slot: np.ndarray,
+               first_ids: np.ndarray, first_groups: int) -> np.ndarray:
     """Per sign pattern ``plus`` with ``allowed[plus]`` (``-1`` elsewhere), the value of a maximum
-    flow through only the conflicts between patterns (given by their value ranks ``Rp``, ``Rn``: the
-    comparisons of the values) equal on all but two of the ``r`` columns, stopped at ``target``.
-    First a greedy flow: for each such pair of columns in turn (the last columns grouped first), the
-    patterns are grouped by their ranks on the others, the pairs of a group sorted by their
-    comparison on the two, and every orthant not yet at ``target`` adds what its conflicts among them
+    flow through only the conflicts between patterns (given by their value ranks ``Rp``, ``Rn``)
+    equal on all but two of the ``r`` columns, stopped at ``target``: the pairs that no model of the
+    orthant's whole box of magnitudes gets both right (``terms``: :func:`box_terms`, the most each
+    column separates them by; a conflict when the two columns' sum is under ``twice_margin``), which
+    holds the monotone conflicts (those the orthant's signs order) and the pairs one column orders
+    against the orthant by less than the other orders them with it (a flow through them bounds the
+    orthant's box, as :func:`solvers.exact.orthant_boxes.box_flow_from` does). First a greedy flow:
+    for each such pair of columns in turn (the last columns grouped first), the patterns are grouped
+    by their ranks on the others, the pairs of a group sorted by their class on the two
+    (:data:`CLASSES`), and every orthant not yet at ``target`` adds what its conflicts among them
     carry (a pair met again is the same conflict); it stops once every orthant reaches ``target``.
     The groupings' pairs are kept, each once (:func:`_kept_class`), and an orthant the greedy flow
     leaves below ``target`` by at most :data:`NEAR_DEFICIT` of it (any, when ``target`` is infinite)
@@ -188,7 +228,7 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
     ids = np.empty(n_pos + n_neg, np.int64)
     # the groupings' pairs, each once: class c of the grouping on columns (a, b) at span[a, b, c]:span[a, b, c + 1]
     kept_p, kept_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
-    span = np.zeros((r, r, 10), np.int64)
+    span = np.zeros((r, r, CLASSES + 1), np.int64)
     size = 0
     for b in range(r - 1, 0, -1):  # the two columns a < b left out of the grouping, the last ones first
         for a in range(b - 1, -1, -1):
@@ -197,7 +237,7 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
                 groups = first_groups
             else:
                 groups = _grouping(Rp, Rn, levels, a, b, slot, keys, ids)
-            count, ps, qs = _group_pairs(Rp, Rn, ids[:n_pos], ids[n_pos:], groups, a, b)
+            count, ps, qs = _group_pairs(Rp, Rn, ids[:n_pos], ids[n_pos:], groups, a, b, terms, twice_margin)
             kept_p, kept_q, size = _keep_pairs(ps, qs, count, a, b, kept_p, kept_q, size, span[a, b])
             if first:
                 first = False
@@ -210,8 +250,7 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
                         if sent < 0.0:  # a flow from scratch
                             first_p[signs] = wp
                             first_n[signs] = wn
-                            sent = _push_classes(ps, qs, count, 1 if signs & 1 else 2, 1 if signs & 2 else 2,
-                                                 first_p[signs], first_n[signs], 0.0, target)
+                            sent = _push_classes(ps, qs, count, signs, first_p[signs], first_n[signs], 0.0, target)
                         out[o] = sent
                         if sent < target:
                             done = False
@@ -226,10 +265,8 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
             for o in range(orthants):
                 if not allowed[o] or out[o] >= target:
                     continue
-                # conflicts on a: equal, or below with sigma_a = +1, or above with -1 (and so on b)
-                on_a = 1 if (o >> a) & 1 else 2
-                on_b = 1 if (o >> b) & 1 else 2
-                out[o] = _push_classes(ps, qs, count, on_a, on_b, left_p[o], left_n[o], out[o], target)
+                beta = ((o >> a) & 1) + 2 * ((o >> b) & 1)
+                out[o] = _push_classes(ps, qs, count, beta, left_p[o], left_n[o], out[o], target)
                 done = done and out[o] >= target
             if done:
                 return out
@@ -242,15 +279,15 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
 
 @njit(cache=True, nogil=True, inline="always")
 def _kept_class(a: int, b: int, c: int) -> bool:
-    """Whether :func:`near_flows` keeps class ``c`` (digit 0 on column ``a``, digit 1 on ``b``: 0
-    equal, 1 below, 2 above) of the grouping on columns ``a < b``, so that every pair of patterns
-    equal on all but two columns is kept once: a pair that differs on both columns is only in that
-    grouping; one that differs on one column ``j`` only is kept in the grouping on ``(0, j)`` (on
-    ``(0, 1)`` when ``j = 0``); an equal pair in the grouping on ``(0, 1)``."""
-    on_a, on_b = c % 3, c // 3
-    if on_a and on_b:
+    """Whether :func:`near_flows` keeps class ``c`` (:data:`CLASSES`) of the grouping on columns ``a <
+    b``, so that every pair of patterns equal on all but two columns is kept once: a pair that
+    differs on both columns is only in that grouping; one that differs on one column ``j`` only is
+    kept in the grouping on ``(0, j)`` (on ``(0, 1)`` when ``j = 0``); an equal pair in the grouping on
+    ``(0, 1)``."""
+    kind = c >> 4
+    if kind == 3:
         return True
-    if on_b:
+    if kind == 2:
         return a == 0
     return a == 0 and b == 1
 
@@ -262,7 +299,7 @@ def _keep_pairs(ps: np.ndarray, qs: np.ndarray, count: np.ndarray, a: int, b: in
     :func:`_kept_class` keeps to ``kept_p``, ``kept_q`` (grown when full; ``size`` used), class ``c``
     at ``span[c]:span[c + 1]``. Returns the arrays and their new size."""
     total = size
-    for c in range(9):
+    for c in range(CLASSES):
         if _kept_class(a, b, c):
             total += count[c + 1] - count[c]
     if total > kept_p.size:
@@ -270,13 +307,13 @@ def _keep_pairs(ps: np.ndarray, qs: np.ndarray, count: np.ndarray, a: int, b: in
         grown_p, grown_q = np.empty(grown, np.int32), np.empty(grown, np.int32)
         grown_p[:size], grown_q[:size] = kept_p[:size], kept_q[:size]
         kept_p, kept_q = grown_p, grown_q
-    for c in range(9):
+    for c in range(CLASSES):
         span[c] = size
         if _kept_class(a, b, c):
             for e in range(count[c], count[c + 1]):
                 kept_p[size], kept_q[size] = ps[e], qs[e]
                 size += 1
-    span[9] = size
+    span[CLASSES] = size
     return kept_p, kept_q, size
 
 
@@ -287,15 +324,14 @@ def _orthant_pairs(kept_p: np.ndarray, kept_q: np.ndarray, span: np.ndarray, plu
     b)``, the classes equal or below / above on each column as ``sigma`` says; those that differ on at
     most one column first (the order of :func:`flow_through`'s greedy start)."""
     r = span.shape[0]
-    ranges = np.empty((r * r * 4, 2), np.int64)  # (first, end) of each class taken, in order
+    ranges = np.empty((r * r * CLASSES // 2, 2), np.int64)  # (first, end) of each class taken, in order
     taken, total = 0, 0
     for near in range(2):
         for b in range(1, r):
             for a in range(b):
-                on_a = 1 if (plus >> a) & 1 else 2
-                on_b = 1 if (plus >> b) & 1 else 2
-                for c in (0, on_a, 3 * on_b, on_a + 3 * on_b):
-                    if (c % 3 != 0 and c // 3 != 0) == (near == 1):
+                beta = ((plus >> a) & 1) + 2 * ((plus >> b) & 1)
+                for c in range(CLASSES):
+                    if (c >> beta) & 1 and ((c >> 4) == 3) == (near == 1):
                         ranges[taken, 0], ranges[taken, 1] = span[a, b, c], span[a, b, c + 1]
                         total += span[a, b, c + 1] - span[a, b, c]
                         taken += 1

@@ -30,9 +30,12 @@ but the last two columns comes first, for every support of a prefix at once
 (:mod:`solvers.exact.dominance_sweep`: a two-dimensional dominance per group of rows, swept); a
 support it brings to the incumbent in every orthant needs nothing more. A greedy flow (each
 conflict, in turn, carries what both ends have left) is computed for every orthant it leaves open
-through the conflicts of patterns equal on all but two columns only
+through the pairs of patterns equal on all but two columns only
 (:func:`solvers.exact.monotone_flows.near_flows`: found by grouping, far fewer than all the pairs,
-and often enough), then, where it falls short of the incumbent by a little
+and often enough), taking every such pair that no model of the orthant's whole box of magnitudes
+gets both right (the margin counts, as in the refinement's box flow below: the monotone conflicts,
+and the pairs one column orders against the orthant by less than the other orders them with it),
+then, where it falls short of the incumbent by a little
 (:data:`solvers.exact.monotone_flows.NEAR_DEFICIT`), the maximum flow through those conflicts
 (Dinic's); an orthant whose flow plus the costs every model of it pays
 (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
@@ -104,7 +107,7 @@ import numpy as np
 from solvers import progress
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.orthant_boxes import orthant_flows, orthant_search
-from solvers.exact.pattern_groups import patterns, value_ranks
+from solvers.exact.pattern_groups import patterns, rank_values, value_ranks
 from solvers.exact.tail_screen import PrefixOrders, near_tails
 from solvers.exact.worker_threads import run_threads
 from solvers.exact.zero_one_supports import ZeroOneProgram
@@ -216,21 +219,16 @@ class _Support:
     wn: np.ndarray
     Rn: np.ndarray
 
-    def _tops(self, problem: ZeroOneProgram) -> tuple[np.ndarray, np.ndarray]:
-        """The largest magnitudes of the points on the support's features: positive, negative."""
-        S = self.columns
-        return (np.floor(problem.hi[S] + 1e-9).astype(np.int64), np.floor(-problem.lo[S] + 1e-9).astype(np.int64))
-
     def _box(self, problem: ZeroOneProgram, plus: int) -> tuple[np.ndarray, np.ndarray, int]:
         """The signs of orthant ``plus``, its largest magnitudes and the margin."""
         sign = np.where((plus >> np.arange(self.columns.size)) & 1 == 1, 1, -1).astype(np.int64)
-        up, down = self._tops(problem)
+        up, down = _largest_magnitudes(problem, self.columns)
         return sign, np.where(sign > 0, up, down), int(round(problem.margin))
 
     def flows(self, problem: ZeroOneProgram, orthants: np.ndarray, target: float) -> np.ndarray:
         """:func:`solvers.exact.orthant_boxes.orthant_flows` of the sign patterns ``orthants``: per
         orthant, its maximum flow and, below ``target``, its whole box's flow (the margin counts)."""
-        up, down = self._tops(problem)
+        up, down = _largest_magnitudes(problem, self.columns)
         return orthant_flows(self.Vp, self.wp, self.Rp, self.Vn, self.wn, self.Rn, orthants.astype(np.int64), up, down,
                              int(round(problem.margin)), target)
 
@@ -245,6 +243,13 @@ class _Support:
         value, points, b, _ = orthant_search(self.Vp, self.wp, self.Vn, self.wn, top, sign, problem.cost[S],
                                               problem.epsilon[S], margin, b_lo, b_hi, target, LEAF, True)
         return value, points, b
+
+
+def _largest_magnitudes(problem: ZeroOneProgram, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The largest magnitudes of the points on features ``S``: positive, negative (0 where that sign
+    is not allowed)."""
+    return (np.maximum(np.floor(problem.hi[S] + 1e-9), 0).astype(np.int64),
+            np.maximum(np.floor(-problem.lo[S] + 1e-9), 0).astype(np.int64))
 
 
 def signs_allowed(problem: ZeroOneProgram, S: np.ndarray) -> np.ndarray:
@@ -265,7 +270,8 @@ def _load_kernels() -> None:
     allowed = np.ones(8, bool)
     ranksT = np.ascontiguousarray(ranks.T)
     near_tails(ranksT, levels, *PrefixOrders(ranksT, levels, positive)(np.arange(2)), np.arange(2), np.array([2]),
-               positive, w, slot, allowed[None, :], np.array([0.5]))
+               positive, w, slot, allowed[None, :], np.array([0.5]), rank_values(values), np.full(3, 2, np.int64),
+               np.full(3, 2, np.int64), 1)
     orthant_flows(Vp, wp, Rp, Vn, wn, Rn, np.arange(8), np.full(3, 2, np.int64), np.full(3, 2, np.int64), 1, math.inf)
     orthant_search(Vp, wp, Vn, wn, np.full(3, 2, np.int64), np.ones(3, np.int64), np.zeros(3), np.zeros(3), 1, -9, 9,
                     math.inf, 1, True)
@@ -297,6 +303,10 @@ class _Search:
         ranks, self.levels = value_ranks(np.asarray(problem.X, dtype=np.int64))
         self.valuesT = np.ascontiguousarray(np.asarray(problem.X, dtype=np.int64).T)
         self.ranksT = np.ascontiguousarray(ranks.T)
+        # the near flows' box conflicts: each feature's values by rank, its largest magnitudes, the margin
+        self.rank_values = rank_values(np.asarray(problem.X, dtype=np.int64))
+        self.up, self.down = _largest_magnitudes(problem, np.arange(problem.d))
+        self.margin = int(round(problem.margin))
         # the sign patterns allowed per support size, when every free feature may take either sign
         both = bool(np.all((problem.hi[problem.free] >= 1) & (problem.lo[problem.free] <= -1)))
         self.every_sign = [np.ones(2 ** r, bool) for r in range(self.k + 1)] if both else None
@@ -389,7 +399,8 @@ class _Search:
             self.orthants += int(allowed.sum())
         best = self.best
         near, pairs = near_tails(self.ranksT, self.levels, *scratch.orders(prefix), prefix, tails, self.positive,
-                                 problem.weights, scratch.slot, allowed, best - least)
+                                 problem.weights, scratch.slot, allowed, best - least, self.rank_values, self.up,
+                                 self.down, self.margin)
         if float(pairs.max(initial=0.0)) > self.max_pairs:
             return False
         bounds = _orthant_bound(near, least[:, None])

@@ -22,6 +22,16 @@ def value_ranks(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ranks, levels
 
 
+def rank_values(X: np.ndarray) -> np.ndarray:
+    """Per column ``j`` of integer ``X``, its distinct values in increasing order: ``table[j, rank]``
+    (:func:`value_ranks`' ranks; zeros past the column's number of values)."""
+    columns = [np.unique(X[:, j]) for j in range(X.shape[1])]
+    table = np.zeros((X.shape[1], max((c.size for c in columns), default=0)), np.int64)
+    for j, values in enumerate(columns):
+        table[j, :values.size] = values
+    return table
+
+
 @njit(cache=True, nogil=True)
 def group_ids(keys: np.ndarray, slot: np.ndarray, ids: np.ndarray, count: int) -> int:
     """Number the distinct ``keys`` (integers below ``slot.size``) from ``count`` on, in order of first

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from solvers.exact.dominance_sweep import MAX_LEVELS, run_middles, sweep_tails
-from solvers.exact.monotone_flows import near_flows
+from solvers.exact.monotone_flows import box_terms, near_flows
 from solvers.exact.pattern_groups import prefix_order, split_runs, tail_patterns
 
 
@@ -43,14 +43,16 @@ class PrefixOrders:
 @njit(cache=True, nogil=True)
 def near_tails(ranksT: np.ndarray, levels: np.ndarray, rows: np.ndarray, start: np.ndarray, ranks: np.ndarray,
                group: np.ndarray, prefix: np.ndarray, tails: np.ndarray, positive: np.ndarray, w: np.ndarray,
-               slot: np.ndarray, allowed: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+               slot: np.ndarray, allowed: np.ndarray, targets: np.ndarray, rank_values: np.ndarray, up: np.ndarray,
+               down: np.ndarray, margin: int) -> tuple[np.ndarray, np.ndarray]:
     """For each support ``prefix + (tails[t],)``, from the rows sorted by the prefix (``rows``,
     ``start``, ``ranks``, ``group``: :class:`PrefixOrders`, each run's negative rows first): a flow
     per sign pattern (row ``t``, ``-1`` where ``allowed[t]`` is False): the sweep's maximum flow of
     the first grouping
     (:func:`solvers.exact.dominance_sweep.sweep_tails`, tails of at most ``MAX_LEVELS`` ranks) and,
     where that leaves an orthant below ``targets[t]``, the larger of it and the near flows (stopped
-    at ``targets[t]``); and its number of pattern pairs (positive times negative patterns; 0 when the
+    at ``targets[t]``; box conflicts, from each feature's values by rank ``rank_values[f, rank]``, its
+    largest magnitudes ``up[f]``, ``down[f]`` and the ``margin``); and its number of pattern pairs (positive times negative patterns; 0 when the
     sweep alone reaches the target in every orthant: the support needs no patterns). ``ranksT``: the
     value ranks, one row per feature; ``slot``: the groupings' scratch
     (:func:`solvers.exact.pattern_groups.group_ids`)."""
@@ -61,6 +63,8 @@ def near_tails(ranksT: np.ndarray, levels: np.ndarray, rows: np.ndarray, start: 
     ids = np.empty(2 * m, np.int64)
     columns = np.empty(r, np.int64)
     columns[:r - 1] = levels[prefix]
+    support = np.empty(r, np.int64)
+    support[:r - 1] = prefix
     near = np.full((tails.size, allowed.shape[1]), -1.0)
     pairs = np.zeros(tails.size)
     swept = tails.size > 0 and levels[tails].max() <= MAX_LEVELS
@@ -87,11 +91,13 @@ def near_tails(ranksT: np.ndarray, levels: np.ndarray, rows: np.ndarray, start: 
             if not open_[t].any():
                 continue
         columns[r - 1] = levels[tails[t]]
+        support[r - 1] = tails[t]
+        terms = box_terms(rank_values[support], columns, up[support], down[support])
         n_pos, n_neg, groups = tail_patterns(ranksT, rows, start, ranks, group, tails[t], levels[tails[t]], sorted_positive,
                                              sorted_w, Rp, wp, Rn, wn, ids)
         pairs[t] = float(n_pos) * float(n_neg)
-        more = near_flows(Rp[:n_pos], wp[:n_pos], Rn[:n_neg], wn[:n_neg], columns, open_[t], targets[t], slot, ids,
-                          groups)
+        more = near_flows(Rp[:n_pos], wp[:n_pos], Rn[:n_neg], wn[:n_neg], columns, terms, 2 * margin, open_[t],
+                          targets[t], slot, ids, groups)
         for o in range(allowed.shape[1]):
             if open_[t, o]:
                 near[t, o] = max(near[t, o], more[o])

@@ -14,7 +14,7 @@ from solvers.exact import dominance_sweep as ds
 from solvers.exact import monotone_flows as mf
 from solvers.exact import pattern_groups as pg
 from solvers.exact import tail_screen as ts
-from tests.solvers.test_monotone_supports import _orthant_flow, _support
+from tests.solvers.test_monotone_supports import _box_flow, _orthant_flow, _support
 
 
 def _table(seed: int):
@@ -95,7 +95,7 @@ def test_columns_of_up_to_64_ranks_are_swept_and_the_last_rank_is_a_bucket():
 @pytest.mark.parametrize("seed", range(8))
 def test_the_near_flows_after_the_sweep_bound_every_orthant(seed):
     """Whatever the targets, each orthant's value (the sweep's, or the larger of it and the near
-    flows) is at most its maximum flow through all its conflicts; a tail the sweep closes reports no
+    flows) is at most its maximum flow through all the conflicts of its box; a tail the sweep closes reports no
     pattern pairs, and its orthants are at their target."""
     rng, X, positive, w, r = _table(seed)
     d = X.shape[1]
@@ -105,15 +105,18 @@ def test_the_near_flows_after_the_sweep_bound_every_orthant(seed):
     allowed[:, 0] = True
     targets = rng.uniform(0.0, 0.4, tails.size)
     ranksT = np.ascontiguousarray(ranks.T)
+    up, down, margin = rng.integers(1, 4, d), rng.integers(1, 4, d), int(rng.integers(1, 3))
     near, pairs = ts.near_tails(ranksT, levels, *ts.PrefixOrders(ranksT, levels, positive)(prefix), prefix, tails,
-                                positive, w, np.full(4096, -1, np.int64), allowed, targets)
+                                positive, w, np.full(4096, -1, np.int64), allowed, targets, pg.rank_values(X), up,
+                                down, margin)
     for t, e in enumerate(tails):
-        support = _support(X[:, np.append(prefix, e)], positive, w)
+        columns = np.append(prefix, e)
+        support = _support(X[:, columns], positive, w)
         for plus in range(2 ** r):
             if not allowed[t, plus]:
                 assert near[t, plus] == -1.0
                 continue
-            assert near[t, plus] <= _orthant_flow(support, plus) + 1e-12
+            assert near[t, plus] <= _box_flow(support, plus, up[columns], down[columns], margin) + 1e-12
         if pairs[t] == 0 and positive.any() and not positive.all():
             assert np.all(near[t, allowed[t]] >= targets[t])
 
