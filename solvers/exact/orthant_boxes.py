@@ -191,9 +191,15 @@ def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.n
     (``target`` and zeros when none). The vectors are visited in mixed-radix order, the scores
     updated in place (the patterns reordered, positive ones first)."""
     m, k = Xs.shape
-    # the positive patterns first, so the histograms are filled without a test per pattern
+    # the positive patterns first, so the histograms are filled without a test per pattern; one
+    # contiguous row of signed values per column, so a digit's step updates the scores in one sweep
     order = np.concatenate((np.flatnonzero(positive), np.flatnonzero(~positive)))
-    Xs, w = Xs[order], w[order]
+    w = w[order]
+    signedT = np.empty((k, m), np.int64)
+    for j in range(k):
+        for i in range(m):
+            signedT[j, i] = sign[j] * Xs[order[i], j]
+    Xs = Xs[order]
     n_pos = int(positive.sum())
     span = 0
     for j in range(k):
@@ -219,14 +225,12 @@ def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.n
             fixed += cost[j] + eps[j] * mags[j]
         if fixed < best:
             lo_s, hi_s = span, -span
+            for i in range(m):
+                lo_s, hi_s = min(lo_s, scores[i]), max(hi_s, scores[i])
             for i in range(n_pos):
-                s = scores[i]
-                lo_s, hi_s = min(lo_s, s), max(hi_s, s)
-                hist_pos[s + span] += w[i]
+                hist_pos[scores[i] + span] += w[i]
             for i in range(n_pos, m):
-                s = scores[i]
-                lo_s, hi_s = min(lo_s, s), max(hi_s, s)
-                hist_neg[s + span] += w[i]
+                hist_neg[scores[i] + span] += w[i]
             if m == 0:
                 lo_s, hi_s = 0, 0
             # cum_pos[t] / cum_neg[t]: weight of the positive / negative patterns scoring below lo_s + t
@@ -259,11 +263,13 @@ def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.n
         while j < k:
             if mags[j] < top[j]:
                 mags[j] += 1
+                column = signedT[j]
                 for i in range(m):
-                    scores[i] += sign[j] * Xs[i, j]
+                    scores[i] += column[i]
                 break
+            column, back = signedT[j], top[j] - low[j]
             for i in range(m):
-                scores[i] -= sign[j] * (top[j] - low[j]) * Xs[i, j]
+                scores[i] -= back * column[i]
             mags[j] = low[j]
             j += 1
         if j == k:
