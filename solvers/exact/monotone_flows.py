@@ -218,18 +218,21 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
             out[o] = 0.0
     if n_pos == 0 or n_neg == 0:
         return out
-    # what each orthant has left to send / receive: filled once the first grouping leaves it open (on
-    # the first grouping, the orthants that agree on its two columns have the same conflicts: one flow
-    # per sign pair of those columns)
-    left_p, left_n = np.empty((0, n_pos)), np.empty((0, n_neg))  # allocated once an orthant stays open
-    first_p, first_n = np.empty((4, n_pos)), np.empty((4, n_neg))
-    first = True
+    # what each orthant has left to send / receive, and has sent, kept per *class*: the orthants that
+    # agree on the columns of the groupings met so far (the bits ``touched``) have met the same conflicts,
+    # so they share one flow, kept in the slot numbered by their signs on those columns (``o & touched``)
+    left_p, left_n = np.empty((orthants, n_pos)), np.empty((orthants, n_neg))
+    sent = np.zeros(orthants)
+    left_p[0], left_n[0] = wp, wn
+    touched = 0
+    open_ = allowed.copy()
     keys = np.empty(n_pos + n_neg, np.int64)
     ids = np.empty(n_pos + n_neg, np.int64)
     # the groupings' pairs, each once: class c of the grouping on columns (a, b) at span[a, b, c]:span[a, b, c + 1]
     kept_p, kept_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
     span = np.zeros((r, r, CLASSES + 1), np.int64)
     size = 0
+    first = True
     for b in range(r - 1, 0, -1):  # the two columns a < b left out of the grouping, the last ones first
         for a in range(b - 1, -1, -1):
             if first and first_groups >= 0:
@@ -237,37 +240,33 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
                 groups = first_groups
             else:
                 groups = _grouping(Rp, Rn, levels, a, b, slot, keys, ids)
+            first = False
             count, ps, qs = _group_pairs(Rp, Rn, ids[:n_pos], ids[n_pos:], groups, a, b, terms, twice_margin)
             kept_p, kept_q, size = _keep_pairs(ps, qs, count, a, b, kept_p, kept_q, size, span[a, b])
-            if first:
-                first = False
-                done = True
-                for signs in range(4):  # bit 0: sigma_a = +1, bit 1: sigma_b = +1
-                    sent = -1.0
-                    for o in range(orthants):
-                        if not allowed[o] or ((o >> a) & 1) + 2 * ((o >> b) & 1) != signs:
-                            continue
-                        if sent < 0.0:  # a flow from scratch
-                            first_p[signs] = wp
-                            first_n[signs] = wn
-                            sent = _push_classes(ps, qs, count, signs, first_p[signs], first_n[signs], 0.0, target)
-                        out[o] = sent
-                        if sent < target:
-                            done = False
-                            if left_p.shape[0] == 0:
-                                left_p, left_n = np.empty((orthants, n_pos)), np.empty((orthants, n_neg))
-                            left_p[o] = first_p[signs]
-                            left_n[o] = first_n[signs]
-                if done:
-                    return out
-                continue
+            # a class that the grouping's columns split: each part starts from the class's flow (a new
+            # slot has a bit outside ``touched``, so it is no slot read here)
+            grown = touched | (1 << a) | (1 << b)
+            if grown != touched:
+                split = np.zeros(orthants, np.bool_)
+                for o in range(orthants):
+                    new, old = o & grown, o & touched
+                    if open_[o] and new != old and not split[new]:
+                        split[new] = True
+                        left_p[new], left_n[new], sent[new] = left_p[old], left_n[old], sent[old]
+                touched = grown
             done = True
+            pushed = np.zeros(orthants, np.bool_)
             for o in range(orthants):
-                if not allowed[o] or out[o] >= target:
+                if not open_[o]:
                     continue
-                beta = ((o >> a) & 1) + 2 * ((o >> b) & 1)
-                out[o] = _push_classes(ps, qs, count, beta, left_p[o], left_n[o], out[o], target)
-                done = done and out[o] >= target
+                at = o & touched
+                if not pushed[at]:  # conflicts on a and b as the signs of the class say
+                    pushed[at] = True
+                    beta = ((o >> a) & 1) + 2 * ((o >> b) & 1)
+                    sent[at] = _push_classes(ps, qs, count, beta, left_p[at], left_n[at], sent[at], target)
+                out[o] = sent[at]
+                open_[o] = out[o] < target
+                done = done and not open_[o]
             if done:
                 return out
     for o in range(orthants):
