@@ -12,8 +12,9 @@ every column where the two differ.
 Two flows, cheapest first: :func:`near_flows` (through only the pairs equal on all but two columns,
 found by grouping, for every orthant at once: greedy, then a maximum flow where the greedy one falls a
 little short; there the margin counts, a pair being a conflict when no model of the orthant's whole
-box of magnitudes gets both right, :func:`box_terms`) and :func:`flow_through` (a maximum flow through all the conflicts of one orthant, listed
-by :func:`dominance_edges`, from the greedy flow through them).
+box of magnitudes gets both right, :func:`box_terms`) and :func:`flow_through` (a maximum flow
+through all the conflicts of one orthant, listed by :func:`dominance_edges`, from the greedy flow
+through them).
 """
 from __future__ import annotations
 
@@ -115,8 +116,8 @@ def _group_pairs(Rp: np.ndarray, Rn: np.ndarray, ids_p: np.ndarray, ids_n: np.nd
     by their class (:data:`CLASSES`) on columns ``a`` and ``b``: where their value ranks ``Rp``,
     ``Rn`` differ, and in which sign pairs they conflict in the orthant's whole box (``terms``:
     :func:`box_terms`; a conflict when the two columns' most is under ``twice_margin``): ``(count,
-    positive ends, negative ends)``, class ``c`` at ``count[c]:count[c + 1]``. The two columns are first copied in
-    group order, so each pair's class is computed once, on contiguous values."""
+    positive ends, negative ends)``, class ``c`` at ``count[c]:count[c + 1]``. The two columns are
+    first copied in group order, so each pair's class is computed once, on contiguous values."""
     start_p, items_p = by_group(ids_p, groups)
     start_n, items_n = by_group(ids_n, groups)
     ap, bp = np.empty(items_p.size, np.int64), np.empty(items_p.size, np.int64)

@@ -48,13 +48,13 @@ def near_tails(ranksT: np.ndarray, levels: np.ndarray, rows: np.ndarray, start: 
     """For each support ``prefix + (tails[t],)``, from the rows sorted by the prefix (``rows``,
     ``start``, ``ranks``, ``group``: :class:`PrefixOrders`, each run's negative rows first): a flow
     per sign pattern (row ``t``, ``-1`` where ``allowed[t]`` is False): the sweep's maximum flow of
-    the first grouping
-    (:func:`solvers.exact.dominance_sweep.sweep_tails`, tails of at most ``MAX_LEVELS`` ranks) and,
-    where that leaves an orthant below ``targets[t]``, the larger of it and the near flows (stopped
-    at ``targets[t]``; box conflicts, from each feature's values by rank ``rank_values[f, rank]``, its
-    largest magnitudes ``up[f]``, ``down[f]`` and the ``margin``); and its number of pattern pairs (positive times negative patterns; 0 when the
-    sweep alone reaches the target in every orthant: the support needs no patterns). ``ranksT``: the
-    value ranks, one row per feature; ``slot``: the groupings' scratch
+    the first grouping (:func:`solvers.exact.dominance_sweep.sweep_tails`, tails of at most
+    ``MAX_LEVELS`` ranks) and, where that leaves an orthant below ``targets[t]``, the larger of it
+    and the near flows (stopped at ``targets[t]``; through the box's conflicts, from each feature's
+    values by rank ``rank_values[f, rank]``, its largest magnitudes ``up[f]``, ``down[f]`` and the
+    ``margin``); and its number of pattern pairs (positive times negative patterns; 0 when the sweep
+    alone reaches the target in every orthant: the support needs no patterns). ``ranksT``: the value
+    ranks, one row per feature; ``slot``: the groupings' scratch
     (:func:`solvers.exact.pattern_groups.group_ids`)."""
     m, r = rows.size, prefix.size + 1
     sorted_positive, sorted_w = positive[rows], w[rows]
