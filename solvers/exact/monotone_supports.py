@@ -270,8 +270,8 @@ def _load_kernels() -> None:
     allowed = np.ones(8, bool)
     ranksT = np.ascontiguousarray(ranks.T)
     near_tails(ranksT, levels, *PrefixOrders(ranksT, levels, positive)(np.arange(2)), np.arange(2), np.array([2]),
-               positive, w, slot, allowed[None, :], np.array([0.5]), rank_values(values), np.full(3, 2, np.int64),
-               np.full(3, 2, np.int64), 1)
+               positive, w, slot, allowed[None, :], np.array([0.5]), rank_values(values, ranks, levels),
+               np.full(3, 2, np.int64), np.full(3, 2, np.int64), 1)
     orthant_flows(Vp, wp, Rp, Vn, wn, Rn, np.arange(8), np.full(3, 2, np.int64), np.full(3, 2, np.int64), 1, math.inf)
     orthant_search(Vp, wp, Vn, wn, np.full(3, 2, np.int64), np.ones(3, np.int64), np.zeros(3), np.zeros(3), 1, -9, 9,
                     math.inf, 1, True)
@@ -300,11 +300,12 @@ class _Search:
         self.problem, self.max_pairs = problem, max_pairs
         self.k = min(problem.max_size, problem.free.size)
         self.positive = problem.y > 0
-        ranks, self.levels = value_ranks(np.asarray(problem.X, dtype=np.int64))
-        self.valuesT = np.ascontiguousarray(np.asarray(problem.X, dtype=np.int64).T)
+        values = np.asarray(problem.X, dtype=np.int64)
+        ranks, self.levels = value_ranks(values)
+        self.valuesT = np.ascontiguousarray(values.T)
         self.ranksT = np.ascontiguousarray(ranks.T)
         # the near flows' box conflicts: each feature's values by rank, its largest magnitudes, the margin
-        self.rank_values = rank_values(np.asarray(problem.X, dtype=np.int64))
+        self.rank_values = rank_values(values, ranks, self.levels)
         self.up, self.down = _largest_magnitudes(problem, np.arange(problem.d))
         self.margin = int(round(problem.margin))
         # the sign patterns allowed per support size, when every free feature may take either sign

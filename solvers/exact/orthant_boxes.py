@@ -199,13 +199,12 @@ def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.n
     for j in range(k):
         for i in range(m):
             signedT[j, i] = sign[j] * Xs[order[i], j]
-    Xs = Xs[order]
     n_pos = int(positive.sum())
     span = 0
     for j in range(k):
         big = 0
         for i in range(m):
-            big = max(big, abs(Xs[i, j]))
+            big = max(big, abs(signedT[j, i]))
         span += top[j] * big
     size = 2 * span + 1
     hist_pos, hist_neg = np.zeros(size), np.zeros(size)
@@ -215,9 +214,9 @@ def enumerate_box(Xs: np.ndarray, positive: np.ndarray, w: np.ndarray, low: np.n
         w_neg += w[i]
     mags = low.copy()
     scores = np.zeros(m, np.int64)
-    for i in range(m):
-        for j in range(k):
-            scores[i] += sign[j] * low[j] * Xs[i, j]
+    for j in range(k):
+        for i in range(m):
+            scores[i] += low[j] * signedT[j, i]
     best, best_points, best_b = target, np.zeros(k, np.int64), 0
     while True:
         fixed = 0.0

@@ -22,13 +22,12 @@ def value_ranks(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ranks, levels
 
 
-def rank_values(X: np.ndarray) -> np.ndarray:
-    """Per column ``j`` of integer ``X``, its distinct values in increasing order: ``table[j, rank]``
-    (:func:`value_ranks`' ranks; zeros past the column's number of values)."""
-    columns = [np.unique(X[:, j]) for j in range(X.shape[1])]
-    table = np.zeros((X.shape[1], max((c.size for c in columns), default=0)), np.int64)
-    for j, values in enumerate(columns):
-        table[j, :values.size] = values
+def rank_values(X: np.ndarray, ranks: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Per column ``j`` of ``X``, its values by rank, ``table[j, ranks[i, j]] = X[i, j]`` (the ranks and
+    numbers of values of :func:`value_ranks`; zeros past ``levels[j]``)."""
+    table = np.zeros((X.shape[1], levels.max(initial=0)), np.int64)
+    for j in range(X.shape[1]):
+        table[j, ranks[:, j]] = X[:, j]
     return table
 
 

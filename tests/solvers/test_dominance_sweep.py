@@ -107,8 +107,8 @@ def test_the_near_flows_after_the_sweep_bound_every_orthant(seed):
     ranksT = np.ascontiguousarray(ranks.T)
     up, down, margin = rng.integers(1, 4, d), rng.integers(1, 4, d), int(rng.integers(1, 3))
     near, pairs = ts.near_tails(ranksT, levels, *ts.PrefixOrders(ranksT, levels, positive)(prefix), prefix, tails,
-                                positive, w, np.full(4096, -1, np.int64), allowed, targets, pg.rank_values(X), up,
-                                down, margin)
+                                positive, w, np.full(4096, -1, np.int64), allowed, targets,
+                                pg.rank_values(X, ranks, levels), up, down, margin)
     for t, e in enumerate(tails):
         columns = np.append(prefix, e)
         support = _support(X[:, columns], positive, w)

@@ -78,9 +78,7 @@ def _box_flow(support: ms._Support, plus: int, up: np.ndarray, down: np.ndarray,
 def _near_flows(Vp, wp, Rp, Vn, wn, Rn, levels, up, down, margin, allowed, target, slot):
     """:func:`solvers.exact.monotone_flows.near_flows` of a support's patterns, the box's terms from
     their values."""
-    values = np.zeros((levels.size, levels.max()), np.int64)
-    for j in range(levels.size):
-        values[j, Rp[:, j]], values[j, Rn[:, j]] = Vp[:, j], Vn[:, j]
+    values = pg.rank_values(np.vstack((Vp, Vn)), np.vstack((Rp, Rn)), levels)
     terms = mf.box_terms(values, levels, up, down)
     return mf.near_flows(Rp, wp, Rn, wn, levels, terms, 2 * margin, allowed, target, slot, np.empty(0, np.int64), -1)
 
@@ -665,8 +663,8 @@ def test_the_near_flows_of_a_prefix_bound_each_supports_orthants(seed):
     ranksT = np.ascontiguousarray(ranks.T)
     up, down, margin = rng.integers(1, 4, d), rng.integers(1, 4, d), int(rng.integers(1, 3))
     near, pairs = ts.near_tails(ranksT, levels, *ts.PrefixOrders(ranksT, levels, positive)(prefix), prefix, tails,
-                                positive, w, slot, allowed, np.full(tails.size, math.inf), pg.rank_values(X), up,
-                                down, margin)
+                                positive, w, slot, allowed, np.full(tails.size, math.inf),
+                                pg.rank_values(X, ranks, levels), up, down, margin)
     for t, last in enumerate(tails):
         columns = np.append(prefix, last)
         support = _support(X[:, columns], positive, w)
