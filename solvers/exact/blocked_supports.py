@@ -42,7 +42,7 @@ On a wide binarised table many supports need not be listed at all: when the rela
 threshold of a few variables (chains of nested columns) is bounded above the prune level, every better
 model holds one of those columns, and within the supports whose first such column is a given one, a
 second set again (RiskSLIM's kind; :mod:`solvers.exact.exclusion_listing`); only those supports are
-screened (column by column; with no set ruled in, by groups when they pay). Such a screen is shared with
+screened (column by column), unless every support of groups is less work to screen. Such a screen is shared with
 a later multiplier when the exclusion bounds behind it hold for that multiplier's models too
 (:func:`solvers.exact.exclusion_listing.carries_over`: a larger multiplier, ranges holding 0, derived
 intercept boxes), else only when the same sets are ruled in at that multiplier's own level and give the

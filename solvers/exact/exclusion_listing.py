@@ -81,11 +81,11 @@ def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
     supports to screen at the prune ``level`` (module docstring), what was ruled in — ``(sentence,
     objective bound of the supports left out)``, empty when nothing — and the sets ``(U, V_0, ..)``
     (feature indices; an empty array for a branch without a set). With fewer than
-    ``ENUMERATION.rule_in_supports`` supports, or nothing ruled in within ``ENUMERATION.exclusion_share`` of
-    the time left, ``every`` alone (the branch listing every support; default: every column support). Sets
-    ruled in keep their column branches even when ``every`` lists supports of groups: the saturated loss of
-    groups does not rule out what the exclusion bounds do, and a screen of every group support leaves too
-    many. The sets ``known`` (an earlier fit's) are tried first and kept when every one of them is ruled in
+    ``ENUMERATION.rule_in_supports`` supports, nothing ruled in within ``ENUMERATION.exclusion_share`` of
+    the time left, or branches whose screen would take at least as long as ``every``'s
+    (:meth:`~solvers.exact.blocked_pass.Branch.work`), ``every`` alone (the branch listing every support;
+    default: every column support). Sets ruled in give column branches even when ``every`` lists supports
+    of groups: the saturated loss of groups does not rule out what the exclusion bounds do. The sets ``known`` (an earlier fit's) are tried first and kept when every one of them is ruled in
     here too. The budget ``limits`` is started here if not yet."""
     limits = limits.started()
     free, size = problem.free, problem.max_size
@@ -123,6 +123,8 @@ def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
         last = (second.size if second.size else after.size) + 1
         pairs = np.array([(0, b) for b in range(1, min(last, columns.size - size + 2))], np.int64).reshape(-1, 2)
         branches.append(Branch(columns, pairs))
+    if sum(branch.work(size) for branch in branches) >= every.work(size):
+        return plain  # (the sets leave more to screen than every support of groups)
     floor = problem.loss_cost * float(min(used)) + problem.offset
     cut = sum(1 for s in sets[1:] if s.size)
     said = (f"only supports holding one of the {union.size} features {' '.join(str(int(j)) for j in union)}"

@@ -370,6 +370,35 @@ def test_every_support_the_exclusion_branches_leave_out_holds_no_model_below_the
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_exclusion_branches_give_way_to_a_listing_of_less_work(seed, monkeypatch):
+    """The sets' branches are kept only while their screen is less work than ``every``'s: against every
+    column support they are kept (they list fewer), against a coarser grouping of the nested thresholds
+    (one group per variable, its supports counted at a column support's cost, so less work than the
+    branches) ``every`` comes back alone, with nothing ruled in, and it still stands for every support
+    (its members)."""
+    from tests.solvers.test_exclusion import _nested
+    X, y = _nested(seed, n=600)
+    problem = SparseLogistic.from_instance(RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y))
+    monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
+    level = _risk_brute_force(RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y), lambda coef: True) + 2e-3
+    columns = blocked_pass.all_pairs(7, 3)
+    branches, ruled, _ = exclusion_branches(problem, level, Limits.untimed(), (), columns)
+    assert ruled and sum(b.work(3) for b in branches) < columns.work(3)
+    monkeypatch.setattr(blocked_pass, "GROUP_COST", 1.0)
+    start, order = blocked_pass.groups_of(blocked_pass.nested_chains(X, np.arange(7)), 7, 4)
+    groups = start.size - 1
+    coarse = blocked_pass.GroupBranch(start, order, np.array([(a, b) for b in range(1, groups - 1) for a in range(b)],
+                                                             np.int64).reshape(-1, 2))
+    assert coarse.work(3) <= sum(b.work(3) for b in branches)
+    assert exclusion_branches(problem, level, Limits.untimed(), (), coarse) == ([coarse], (), ())
+    group_of = np.repeat(np.arange(groups), np.diff(start))
+    found = np.empty((64, 3), np.int64)
+    held = blocked_pass.members(np.array([[a, b, c] for a, b, c in itertools.combinations(range(groups), 3)]),
+                                start, order, group_of, 3, found)
+    assert {tuple(sorted(r)) for r in found[:held].tolist()} == set(itertools.combinations(range(7), 3))
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_exclusion_branches_of_a_multiplier_hold_for_every_larger_one(seed, monkeypatch):
     """The branches of multiplier 1 at its level: for multipliers 1.5, 2 and 4 (``carries_over``), brute
     force over every integer model of every support they leave out finds none below that level. The
