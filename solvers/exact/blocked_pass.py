@@ -101,11 +101,13 @@ class GroupBranch:
     """Supports of ``size`` groups (:mod:`solvers.exact.group_screen`: group ``g`` holds the positions
     ``columns[start[g]:start[g + 1]]``, each inside the one before) whose first two are a row of
     ``pairs``; each stands for the column supports inside it (:func:`solvers.exact.group_screen.members`),
-    which are what its screen returns."""
+    which are what its screen returns; with ``lead_only``, only those holding a column of group 0 (the
+    others belong to later branches of :mod:`solvers.exact.ordered_screen`)."""
 
     start: np.ndarray
     columns: np.ndarray
     pairs: np.ndarray
+    lead_only: bool = False
 
     def count(self, size: int) -> int:
         """Supports of ``size`` groups it lists."""
@@ -141,6 +143,8 @@ class GroupBranch:
                 continue
             limit = min(2 * limit, CALL_SUPPORTS)
             rows = found[:min(held, found.shape[0])]
+            if self.lead_only:
+                rows = rows[np.isin(rows, self.columns[self.start[0]:self.start[1]]).any(axis=1)]
             member_sums(*bits, xlogx, rows, cutoff, sums)
             low = sums[:rows.shape[0]] < cutoff
             floor = min(floor, float(sums[:rows.shape[0]][~low].min(initial=math.inf)))
@@ -177,12 +181,14 @@ def plain_branch(X: np.ndarray, size: int) -> Branch | GroupBranch:
 @dataclass
 class Pass:
     """What a pass found: supports listed, least bound of the pruned ones (inf: none), the survivors
-    (rows of the bit sets, each row ascending, rows sorted), and why it stopped (None: it finished)."""
+    (rows of the bit sets, each row ascending, rows sorted), why it stopped (None: it finished) and
+    whether that was its projection (the rest would not fit the time left)."""
 
     listed: int = 0
     pruned: float = math.inf
     survivors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
     stopped: str | None = None
+    too_long: bool = False
 
 
 def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, cutoff: float, limits: Limits,
@@ -208,6 +214,7 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
         took = time.perf_counter() - started
         if found.listed < total and timed and (took >= PROJECT_AFTER or found.listed >= 0.01 * total):
             if took / found.listed * (total - found.listed) > PROJECTION_SHARE * limits.seconds_left():
+                found.too_long = True
                 return (f"screening the {total} supports of {size} features would take about "
                         f"{took / found.listed * total:.0f} s, more than the {max(limits.seconds_left(), 0.0):.0f} s left")
         return None

@@ -51,12 +51,15 @@ same branches (its own exclusion bounds cover the supports left out).
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
 screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
 whole pass; when it projects more than :data:`solvers.exact.blocked_pass.PROJECTION_SHARE` of the time
-left, the step stops with no bound and the route's next step gets the time. With ``n_jobs`` > 1 the
+left, SLIM's kind stops with no bound and the route's next step gets the time, and RiskSLIM's screens
+one group at a time instead (:mod:`solvers.exact.ordered_screen`: a bound from the start, rising as the
+strongest variables are done; it stops in turn when a group's projection does not fit). With ``n_jobs`` > 1 the
 pairs are screened on that many threads (:mod:`solvers.exact.blocked_pass`). The result depends
 neither on the order nor on the threads.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass
@@ -70,6 +73,8 @@ from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
 from solvers.exact.blocked_pass import GroupBranch, plain_branch, screen_pairs
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.exclusion_listing import carries_over, exclusion_branches
+from solvers.exact.floor import SparseBox
+from solvers.exact.ordered_screen import RestFloor, group_order, ordered_branches
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_search import Search
@@ -80,6 +85,9 @@ from solvers.limits import Limits, job_threads
 MAX_SIZE = 10
 #: survivors bounded by one call of the box fits
 FIT_CHUNK = 4096
+#: the screen one group at a time: the share of the time left its first hull floor may take, and the
+#: seconds each later floor may take per second of the branch it follows
+FIRST_FLOOR_SHARE, FLOOR_SECONDS_PER_SCREEN = 0.1, 0.2
 
 
 def applies(problem: SparseLogistic) -> str | None:
@@ -119,9 +127,13 @@ def _label(bits: np.ndarray, valid: np.ndarray, free: np.ndarray) -> tuple[np.nd
 
 
 def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,
-                  incumbent: float = math.inf) -> Enumeration:
+                  incumbent: float = math.inf, point: tuple[np.ndarray, float] | None = None,
+                  ordered: bool = False) -> Enumeration:
     """Solve ``problem`` (which :func:`applies`) from the model ``start`` of objective ``incumbent``
-    (module docstring) within the budget ``limits`` (time, node limit, gap; started here if not yet)."""
+    (module docstring) within the budget ``limits`` (time, node limit, gap; started here if not yet).
+    RiskSLIM's kind screens one group at a time (:mod:`solvers.exact.ordered_screen`, its hull floor
+    started from ``point``, e.g. the continuous fit; default 0) when every support would not fit the
+    time left, or when ``ordered``."""
     t0 = time.perf_counter()
     limits = limits.started()
     search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
@@ -174,15 +186,22 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     known = None if screen is None else screen.survivors(problem, listing, level)
     if known is not None:  # (the same sets ruled in again here)
         return reused(known, " and exclusion bounds")
-    if total * FASTEST > limits.seconds_left():
-        return stopped(f"screening the {total} supports of {size} features would take more than the "
-                       f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
     threads = job_threads(limits.n_jobs)
+    bits = (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)
+
+    def one_group_at_a_time(why: str) -> Enumeration:
+        return _ordered(problem, search, bits, table, every, limits, threads, point, t0, why)
+
+    if ordered and logistic:
+        return one_group_at_a_time("asked")
+    if total * FASTEST > limits.seconds_left():
+        why = (f"screening the {total} supports of {size} features would take more than the "
+               f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
+        return one_group_at_a_time(why) if logistic else stopped(why)
     started = time.perf_counter()
-    found = screen_pairs((bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg), table, branches, size, cutoff, limits,
-                         threads)
+    found = screen_pairs(bits, table, branches, size, cutoff, limits, threads)
     if found.stopped is not None:
-        return stopped(found.stopped)
+        return one_group_at_a_time(found.stopped) if logistic and found.too_long else stopped(found.stopped)
     screened = time.perf_counter() - started
     search.closed_floor = min(search.closed_floor, scale * found.pruned + problem.offset)
     held = found.survivors.shape[0]
@@ -250,3 +269,63 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
                        f"{said}, {held} passed the {'saturated-loss' if logistic else 'Bayes-error'} screen, {int(low.sum())} "
                        f"below the incumbent after {'their box fits' if logistic else 'it'}, {visited} searched, "
                        f"{search.nodes} nodes")
+
+
+def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits: Limits, threads: int,
+             point: tuple[np.ndarray, float] | None, t0: float, why: str) -> Enumeration:
+    """The screen one group at a time (:mod:`solvers.exact.ordered_screen`), for RiskSLIM's kind when
+    every support at once would not fit (``why``): the hull floor first (its point orders the groups),
+    then branch after branch the screen, the survivors' fits and searches (:func:`_after_screen`) and
+    the floor without the groups done, until every branch is done or a limit (or a branch's projection)
+    stops it; the bound is the least of the listed supports' and that floor (a branch stopped midway is
+    under it: its supports avoid the groups done before it)."""
+    size, free = problem.max_size, problem.free
+    d = problem.lo.size
+    X, y, weights = problem.data.X, problem.data.y, problem.data.weights
+    scale, offset = problem.loss_cost, problem.offset
+    box = SparseBox(problem.lo, problem.hi, problem.forced, size - int(problem.forced.sum()), problem.intercept_lo,
+                    problem.intercept_hi, problem.cost / scale)
+    rest = RestFloor(problem.data, box, (np.zeros(d), 0.0) if point is None else point)
+    rest_bound = scale * rest.without(np.zeros(0, np.int64), limits.share(FIRST_FLOOR_SHARE)) + offset
+    branches = ordered_branches(group_order(X[:, free], every, rest.point[0][free]), size,
+                                isinstance(every, GroupBranch))
+    report = progress.current()
+
+    def capped(elapsed: float, incumbent: float, bound: float, gap: float) -> None:
+        report(elapsed, incumbent, min(bound, rest_bound), gap)  # (the models of the groups not done)
+
+    done, listed, stop = 0, 0, ""
+    for k, branch in enumerate(branches):
+        if limits.expired():
+            stop = "the deadline"
+            break
+        level = search.prune_level()
+        screened = time.perf_counter()
+        found = screen_pairs(bits, table, [branch], size, (level - offset) / scale, limits, threads)
+        if found.stopped is not None:
+            stop = found.stopped
+            break
+        listed += found.listed
+        search.closed_floor = min(search.closed_floor, scale * found.pruned + offset)
+        with progress.reporting(capped) if report is not None else contextlib.nullcontext():
+            out = _after_screen(problem, search, free[found.survivors], level, found.survivors.shape[0], t0, limits,
+                                True, X, y, weights, "")
+        if not out.finished:  # (its supports avoid the groups done: the floor without them bounds them)
+            stop = "a limit, bounding or searching the supports the screen left"
+            break
+        done += 1
+        last = k == len(branches) - 1
+        lead = branch.columns[:branch.start[1]] if isinstance(branch, GroupBranch) else branch.columns[:1]
+        rest_bound = math.inf if last else max(rest_bound, scale * rest.without(
+            free[lead], limits.capped(FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened))) + offset)
+        if report is not None:
+            report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, rest_bound),
+                   math.nan)
+    lower = min(search.incumbent, search.closed_floor, rest_bound)
+    finished = done == len(branches)
+    said = (f"{why}: the supports screened one group at a time, most used first; {done} of {len(branches)} groups "
+            f"done ({listed} supports), " + ("every support screened" if finished else
+                                            f"stopped ({stop}); the models of the groups not done are above "
+                                            f"{rest_bound:.9g} (hull floor without the groups done, "
+                                            f"{rest.iterations} gradient steps)") + f", {search.nodes} nodes")
+    return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, said)

@@ -6,7 +6,9 @@ instance has no operational constraints and its kernels fit the memory budget; o
 forced ones, when that enumeration hands over (too many supports for the time left), the screen of every
 support by its saturated loss on rows blocked by its first two features
 (:mod:`solvers.exact.blocked_supports`, several times faster per support; on wide binarised tables only
-the supports exclusion bounds cannot rule out, :mod:`solvers.exact.exclusion_listing`); then SCIP's
+the supports exclusion bounds cannot rule out, :mod:`solvers.exact.exclusion_listing`; when that pass
+would not fit the time left, one group of columns at a time, under a bound that rises as groups are done,
+:mod:`solvers.exact.ordered_screen`); then SCIP's
 branch and bound with lazy tangent cuts of the logistic loss in one tree (:mod:`solvers.backends.scip`),
 which keeps every constraint. The enumeration stops at once, with its incumbent, when its first chunk
 projects that bounding every support would not fit the time left; the floor (always,
@@ -60,7 +62,8 @@ def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 
 def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = solve_blocked(SparseLogistic.from_instance(instance), limits, **best.search_start())
+    found = solve_blocked(SparseLogistic.from_instance(instance), limits, point=instance.continuous_fit(),
+                          **best.search_start())
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
 

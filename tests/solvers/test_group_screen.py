@@ -266,17 +266,21 @@ def test_the_riskslim_blocked_step_on_groups_proves_the_brute_force_optimum(seed
         assert again.model is not None and doubled.objective(Model(*again.model)) == pytest.approx(optimum, abs=1e-9)
 
 
-def test_sets_ruled_in_keep_their_column_branches_even_when_groups_are_cheap(monkeypatch):
-    """RiskSLIM's exclusion branches rule out supports the saturated loss of groups does not: with the
-    rule-in run (as in test_blocked_supports) and groups made almost free, the step still screens only
-    the supports the branches list, column by column, and proves the brute-force optimum."""
+def test_groups_less_work_than_the_sets_branches_are_screened_instead(monkeypatch):
+    """RiskSLIM's exclusion branches give way to every support of groups when those are less work: with
+    the rule-in run (as in test_blocked_supports) and groups made almost free, the step screens the
+    group supports (nothing ruled in) and proves the brute-force optimum; at their real cost (here the
+    column supports are listed) the sets' column branches are kept."""
     X, y = _nested(0, n=600)
     inst = RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y)
     best = _risk_brute_force(inst, lambda coef: True)
     monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
-    monkeypatch.setattr(blocked_pass, "GROUP_COST", 1e-9)
     problem = SparseLogistic.from_instance(inst)
-    assert isinstance(plain_branch(problem.data.X[:, problem.free], 3), GroupBranch)
     found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 1e-3)
     assert "only supports holding one of the" in found.message and "groups" not in found.message, found.message
+    monkeypatch.setattr(blocked_pass, "GROUP_COST", 1e-9)
+    assert isinstance(plain_branch(problem.data.X[:, problem.free], 3), GroupBranch)
+    found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 1e-3)
+    assert "only supports holding one of the" not in found.message and "groups of nested" in found.message, \
+        found.message
     assert found.finished and inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)

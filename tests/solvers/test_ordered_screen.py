@@ -1,0 +1,131 @@
+"""The blocked screen one group at a time (solvers.exact.ordered_screen) against brute force.
+
+Tiny binarised tables (three variables cut at three thresholds, one unrelated column; supports of 3):
+every support is listed exactly once over the branches, the floor without the groups done is below
+every model that avoids them, every bound the pass reports on its way is below the brute-force
+optimum, and the whole pass proves it, on single columns and on groups of nested thresholds.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from formulations.base import Model
+from formulations.riskslim import RiskSLIM
+from solvers import progress
+from solvers.exact import blocked_pass
+from solvers.exact.blocked_supports import solve_blocked
+from solvers.exact.floor import SparseBox
+from solvers.exact.ordered_screen import RestFloor, group_order, ordered_branches
+from solvers.exact.sparse_logistic import SparseLogistic
+from solvers.limits import Limits
+from tests.solvers.test_routes import _risk_brute_force
+
+
+def _table(seed: int, n: int = 500):
+    """Variable 0 strong, 1 weaker, 2 unrelated, each cut at three thresholds (columns 0-8, nested in
+    threes), and an unrelated 0/1 column 9."""
+    rng = np.random.default_rng(seed)
+    raw = rng.normal(size=(n, 3))
+    X = np.column_stack([raw[:, v] >= t for v in range(3) for t in (-0.5, 0.1, 0.7)]
+                        + [rng.random(n) < 0.5]).astype(float)
+    y = np.where(2.0 * raw[:, 0] + 0.8 * raw[:, 1] + rng.logistic(size=n) > 0.3, 1.0, -1.0)
+    return X, y
+
+
+def _instance(seed):
+    X, y = _table(seed)
+    return RiskSLIM(coef_bound=2, c0=1e-4, max_size=3).instance(X, y)
+
+
+def _optimum(inst, avoid=()) -> float:
+    """Least objective over the models of supports of 3 columns avoiding ``avoid`` (brute force)."""
+    columns = [j for j in range(inst.X.shape[1]) if j not in set(avoid)]
+    return min(_risk_brute_force(inst, support=s) for s in itertools.combinations(columns, 3))
+
+
+def _listed(branches, size):
+    """Every column support (sorted feature tuple) the branches list: a Branch's supports, a GroupBranch's
+    members (those holding a column of its first group, but in the last branch)."""
+    out = []
+    for branch in branches:
+        if isinstance(branch, blocked_pass.GroupBranch):
+            groups = branch.start.size - 1
+            group_of = np.repeat(np.arange(groups), np.diff(branch.start))
+            rows = np.array([(0, *rest) for rest in itertools.combinations(range(1, groups), size - 1)], np.int64)
+            found = np.empty((64 * rows.shape[0] + 64, size), np.int64)
+            held = blocked_pass.members(rows, branch.start, branch.columns, group_of, size, found)
+            kept = found[:held]
+            if branch.lead_only:
+                kept = kept[np.isin(kept, branch.columns[:branch.start[1]]).any(axis=1)]
+            out += [tuple(sorted(r)) for r in kept.tolist()]
+        else:
+            for a, b in branch.pairs:
+                for rest in itertools.combinations(range(b + 1, branch.columns.size), size - 2):
+                    out.append(tuple(sorted(branch.columns[[a, b, *rest]].tolist())))
+    return out
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_the_branches_list_every_support_once(grouped):
+    """Groups variable by variable in decreasing weight at the point; over all branches each support of 3
+    of the 10 columns is listed exactly once (single columns, and nested thresholds in groups of 2)."""
+    X, _ = _table(0)
+    every = blocked_pass.plain_branch(X, 3)
+    if grouped:
+        start, columns = blocked_pass.groups_of(blocked_pass.nested_chains(X, np.arange(10)), 10, 2)
+        every = blocked_pass.GroupBranch(start, columns, np.zeros((0, 2), np.int64))
+    order = group_order(X, every, np.array([0.1, 0.1, 0.1, 2.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.4]))
+    # variable 1 (columns 3-5, weight 2) first, then variable 2 (1.5), column 9 (0.4), variable 0 (0.3):
+    # grouped, the last two groups hold the support (0, 1, 2), which only the last branch lists
+    weights = [0.3, 2.0, 1.5, 0.4]
+    first_variable = [0 if g[0] < 3 else 1 if g[0] < 6 else 2 if g[0] < 9 else 3 for g in order]
+    assert [weights[v] for v in first_variable] == sorted([weights[v] for v in first_variable], reverse=True)
+    listed = _listed(ordered_branches(order, 3, grouped), 3)
+    assert len(listed) == len(set(listed)) == math.comb(10, 3)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_floor_without_the_groups_done_is_below_every_model_avoiding_them(seed):
+    inst = _instance(seed)
+    problem = SparseLogistic.from_instance(inst)
+    box = SparseBox(problem.lo, problem.hi, problem.forced, 3, problem.intercept_lo, problem.intercept_hi,
+                    problem.cost)
+    rest = RestFloor(problem.data, box, inst.continuous_fit())
+    first = rest.without(np.zeros(0, np.int64), Limits.untimed())
+    assert first <= _optimum(inst) + 1e-9
+    strong = rest.without(np.array([0, 1, 2]), Limits.untimed())
+    assert first < strong <= _optimum(inst, avoid=(0, 1, 2)) + 1e-9  # the strong variable's fit is gone
+    assert strong <= rest.without(np.array([3]), Limits.untimed()) <= _optimum(inst, avoid=(0, 1, 2, 3)) + 1e-9
+
+
+@pytest.mark.parametrize("seed, grouped", [(0, False), (1, True), (2, True)])
+def test_the_pass_proves_the_optimum_and_every_bound_on_its_way_is_below_it(seed, grouped, monkeypatch):
+    if grouped:  # (groups listed whatever their cost)
+        monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.1)
+    inst = _instance(seed)
+    best = _optimum(inst)
+    problem = SparseLogistic.from_instance(inst)
+    with progress.reporting(trace := progress.Trace()):
+        found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.02, ordered=True,
+                              point=inst.continuous_fit())
+    assert "one group at a time" in found.message and "every support screened" in found.message, found.message
+    assert found.finished and inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+    assert best - 1e-8 <= found.bound <= best + 1e-9
+    bounds = [row[2] for row in trace.rows]
+    assert len(bounds) >= 3 and max(bounds) <= best + 1e-9 and min(bounds) > -math.inf
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_pass_stopped_midway_keeps_a_bound_below_the_optimum(seed):
+    """A node limit stops the first branch's searches: the bound is the floor's and the closed ones',
+    finite and below the optimum."""
+    inst = _instance(seed)
+    best = _optimum(inst)
+    found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(node_limit=1), incumbent=best + 0.05,
+                          ordered=True, point=inst.continuous_fit())
+    assert not found.finished and "stopped (a limit" in found.message, found.message
+    assert -math.inf < found.bound <= best + 1e-9
