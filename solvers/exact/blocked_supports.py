@@ -85,9 +85,9 @@ from solvers.limits import Limits, job_threads
 MAX_SIZE = 10
 #: survivors bounded by one call of the box fits
 FIT_CHUNK = 4096
-#: the screen one group at a time: the share of the time left its first hull floor may take, and the
-#: seconds each later floor may take per second of the branch it follows
-FIRST_FLOOR_SHARE, FLOOR_SECONDS_PER_SCREEN = 0.1, 0.2
+#: the screen one group at a time: seconds the hull floor without the groups done may take per second
+#: of the branch it follows
+FLOOR_SECONDS_PER_SCREEN = 0.2
 
 
 def applies(problem: SparseLogistic) -> str | None:
@@ -131,9 +131,9 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                   ordered: bool = False) -> Enumeration:
     """Solve ``problem`` (which :func:`applies`) from the model ``start`` of objective ``incumbent``
     (module docstring) within the budget ``limits`` (time, node limit, gap; started here if not yet).
-    RiskSLIM's kind screens one group at a time (:mod:`solvers.exact.ordered_screen`, its hull floor
-    started from ``point``, e.g. the continuous fit; default 0) when every support would not fit the
-    time left, or when ``ordered``."""
+    RiskSLIM's kind screens one group at a time (:mod:`solvers.exact.ordered_screen`, its groups ordered
+    and its hull floors started at ``point``, e.g. the continuous fit; default 0) when every support
+    would not fit the time left, or when ``ordered``."""
     t0 = time.perf_counter()
     limits = limits.started()
     search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
@@ -274,9 +274,9 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
 def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits: Limits, threads: int,
              point: tuple[np.ndarray, float] | None, t0: float, why: str) -> Enumeration:
     """The screen one group at a time (:mod:`solvers.exact.ordered_screen`), for RiskSLIM's kind when
-    every support at once would not fit (``why``): the hull floor first (its point orders the groups),
-    then branch after branch the screen, the survivors' fits and searches (:func:`_after_screen`) and
-    the floor without the groups done, until every branch is done or a limit (or a branch's projection)
+    every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
+    branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
+    without the groups done (from ``point``, then warm), until every branch is done or a limit (or a branch's projection)
     stops it; the bound is the least of the listed supports' and that floor (a branch stopped midway is
     under it: its supports avoid the groups done before it)."""
     size, free = problem.max_size, problem.free
@@ -285,9 +285,9 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     scale, offset = problem.loss_cost, problem.offset
     box = SparseBox(problem.lo, problem.hi, problem.forced, size - int(problem.forced.sum()), problem.intercept_lo,
                     problem.intercept_hi, problem.cost / scale)
-    rest = RestFloor(problem.data, box, (np.zeros(d), 0.0) if point is None else point)
-    rest_bound = scale * rest.without(np.zeros(0, np.int64), limits.share(FIRST_FLOOR_SHARE)) + offset
-    branches = ordered_branches(group_order(X[:, free], every, rest.point[0][free]), size,
+    start = (np.zeros(d), 0.0) if point is None else point
+    rest, rest_bound = RestFloor(problem.data, box, start), -math.inf  # (the route's floors bound it meanwhile)
+    branches = ordered_branches(group_order(X[:, free], every, np.asarray(start[0])[free]), size,
                                 isinstance(every, GroupBranch))
     report = progress.current()
 

@@ -19,9 +19,9 @@ branch ``k`` is therefore
 
 with ``F(G)`` the hull floor without the columns of ``G`` (:class:`RestFloor`). ``F`` rises as strong
 variables leave the box (a table whose signal sits in a few variables loses most of its fit with
-them), so the groups go in decreasing weight of their variable at the hull floor's point (all the
-groups of one variable together, :func:`group_order`): the fit's gap shrinks with time, and when every
-branch is done the pass is the whole screen.
+them), so the groups go in decreasing weight of their variable at the continuous fit (the loss minimiser
+over the box; all the groups of one variable together, :func:`group_order`): the fit's gap shrinks with
+time, and when every branch is done the pass is the whole screen.
 """
 from __future__ import annotations
 
