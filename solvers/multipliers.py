@@ -31,7 +31,10 @@ The sequence, in one budget (:class:`solvers.limits.Limits`, started once by the
    reason, when the set-up of the one before, repeated now, would end more than
    :data:`SETUP_GRACE` seconds past the call's deadline (or after an interrupt). A skipped
    multiplier has no model and the bound of :func:`skipped_bound`, so the certificate over all
-   stays valid.
+   stays valid;
+4. a later multiplier's bound is at least the first's relaxation bound (its floors: they hold for the
+   real models of its box, into which the later multiplier's models map, :func:`inherited_bound`), so
+   one given little time does not pull the certificate over all below the first's floor.
 
 The continuous fit of multiplier ``m`` is not the fit of multiplier 1 scaled by ``m``:
 substituting ``mu = lambda / m`` maps the loss of ``m`` on the box ``[lb, ub]`` to the loss of 1
@@ -49,11 +52,12 @@ import numpy as np
 
 from formulations.base import Instance
 from formulations.constraints import binding
+from solvers.exact.route import relaxation_bound
 from solvers.exact.screen import SupportScreen
 from solvers.heuristics.polish import polish
 from solvers.limits import Limits, interrupted
 from solvers.pipeline import Fit, certify, run, solve_exact
-from solvers.result import Status
+from solvers.result import Status, relative_gap
 
 #: multipliers of ``multiplier="auto"`` (FasterRisk searches a continuum per support; this grid is
 #: solved exactly, one certified fit per value)
@@ -83,6 +87,8 @@ class MultiplierFit:
     skipped: str = ""
     #: the bound of a skipped multiplier (:func:`skipped_bound`)
     skipped_floor: float = 0.0
+    #: the first multiplier's relaxation bound, when it holds for this one's models (:func:`inherited_bound`)
+    inherited: float = -math.inf
 
     @property
     def objective(self) -> float:
@@ -90,16 +96,19 @@ class MultiplierFit:
 
     @property
     def bound(self) -> float:
-        """A bound valid for every model of this multiplier: the fit's, or :func:`skipped_bound`."""
-        return self.skipped_floor if self.fit is None else self.fit.bound
+        """A bound valid for every model of this multiplier: the fit's (or :func:`skipped_bound`), or the
+        first multiplier's relaxation bound (:attr:`inherited`) when larger."""
+        return max(self.skipped_floor if self.fit is None else self.fit.bound, self.inherited)
 
     def row(self) -> dict[str, Any]:
-        """The multiplier's row of ``RiskScoreClassifier.multipliers_``."""
+        """The multiplier's row of ``RiskScoreClassifier.multipliers_`` (its :attr:`bound`, and the gap to it;
+        the status is its own fit's)."""
         if self.fit is None:
             return {"multiplier": self.multiplier, "objective": math.nan, "bound": self.bound, "gap": math.inf,
                     "status": "skipped", "objective_limit": self.objective_limit, "seconds": 0.0}
-        return {"multiplier": self.multiplier, "objective": self.fit.objective, "bound": self.fit.bound,
-                "gap": self.fit.gap, "status": self.fit.status.value, "objective_limit": self.objective_limit,
+        return {"multiplier": self.multiplier, "objective": self.fit.objective, "bound": self.bound,
+                "gap": relative_gap(self.fit.objective, self.bound) if self.fit.model is not None else self.fit.gap,
+                "status": self.fit.status.value, "objective_limit": self.objective_limit,
                 "seconds": self.setup_seconds + self.fit.times.get("total", math.nan)}
 
 
@@ -115,24 +124,41 @@ def check_multipliers(multiplier: Any) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
 
-def skipped_bound(first: Instance, first_multiplier: float, multiplier: float) -> float:
-    """A lower bound on the objective of every model of ``multiplier``, from the instance ``first``
-    of ``first_multiplier`` (no instance of ``multiplier`` built).
+def maps_into(first: Instance, first_multiplier: float, multiplier: float) -> bool:
+    """Whether every model of ``multiplier`` is, in objective, a real model of the box of ``first`` (the
+    instance of ``first_multiplier``), so that a bound on those bounds it.
 
     With ``t = first_multiplier / multiplier <= 1``, a model ``(lambda, b)`` of ``multiplier`` has
     the risks, hence the loss, of the real model ``(t lambda, t b)`` of ``first_multiplier``. When
-    every coefficient range holds 0, ``t lambda`` lies in the same box (and has as many non-zero
-    terms), and when the intercept box is the derived one
+    every coefficient range holds 0, ``t lambda`` lies in the same box and has the same non-zero
+    terms (so the same L0 cost), and when the intercept box is the derived one
     (:func:`formulations.riskslim.intercept_box`) it holds the real optimal intercept of every
-    such model, so the loss is at least ``first``'s certified loss floor over its box
-    (:meth:`formulations.riskslim.RiskSLIMInstance.loss_floor`); the L0 cost is at least that of
-    the features every model uses. Otherwise (a larger ``first_multiplier``, a range without 0,
-    explicit intercept bounds) 0: the loss and the costs are non-negative."""
+    such model. Not so for a larger ``first_multiplier``, a range without 0 or explicit intercept
+    bounds."""
     cs = first.coefficients
-    if multiplier < first_multiplier or np.any(cs.lb > 0) or np.any(cs.ub < 0) or \
-            cs.intercept_lb is not None or cs.intercept_ub is not None:
+    return multiplier >= first_multiplier and not np.any(cs.lb > 0) and not np.any(cs.ub < 0) and \
+        cs.intercept_lb is None and cs.intercept_ub is None
+
+
+def skipped_bound(first: Instance, first_multiplier: float, multiplier: float) -> float:
+    """A lower bound on the objective of every model of ``multiplier``, from the instance ``first``
+    of ``first_multiplier`` (no instance of ``multiplier`` built): when its models map into ``first``'s
+    box (:func:`maps_into`), ``first``'s certified loss floor over its box
+    (:meth:`formulations.riskslim.RiskSLIMInstance.loss_floor`) plus the L0 cost of the features every
+    model uses; else 0 (the loss and the costs are non-negative)."""
+    if not maps_into(first, first_multiplier, multiplier):
         return 0.0
-    return first.loss_floor() + first.penalty(np.zeros(cs.lb.size))
+    return first.loss_floor() + first.penalty(np.zeros(first.coefficients.lb.size))
+
+
+def inherited_bound(first: Instance, first_fit: Fit | None, first_multiplier: float, multiplier: float) -> float:
+    """The bound of ``first``'s fit that holds for the real models of its box (its floors', the route rows
+    that relax: :func:`solvers.exact.route.relaxation_bound`), when the models of ``multiplier`` map into
+    that box (:func:`maps_into`); else ``-inf``. A later multiplier given little time thus keeps the first's
+    floor, whatever its own floor reached."""
+    if first_fit is None or not maps_into(first, first_multiplier, multiplier):
+        return -math.inf
+    return relaxation_bound(first_fit.steps)
 
 
 def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance], multipliers: Sequence[float],
@@ -150,12 +176,15 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
     def floor(m: float) -> float:  # the first's continuous fit is made (and timed) only by these methods
         return skipped_bound(first, multipliers[0], m) if method in ("exact", "heuristic") else 0.0
 
+    def inherited(m: float) -> float:
+        return inherited_bound(first, done[0].fit, multipliers[0], m) if method == "exact" else -math.inf
+
     for i, m in enumerate(multipliers):
         late = setup - SETUP_GRACE > limits.seconds_left()
         if i and (interrupted() or late):
             done.append(MultiplierFit(m, None, None, best, skipped=f"its set-up (about {setup:.1f} s, like the "
                                                                    f"last one's) would end past the time limit",
-                                      skipped_floor=floor(m)))
+                                      skipped_floor=floor(m), inherited=inherited(m)))
             continue
         started = time.perf_counter()
         instance = first if i == 0 else instance_for(m)
@@ -172,7 +201,7 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
                               options=options)
         else:
             fit = run(instance, method, backend, limits=phase, verbose=verbose, options=options)
-        done.append(MultiplierFit(m, instance, fit, best, setup))
+        done.append(MultiplierFit(m, instance, fit, best, setup, inherited=inherited(m) if i else -math.inf))
         if fit.model is not None and fit.objective < best:
             best, best_model = fit.objective, fit.model
     return done

@@ -145,7 +145,7 @@ def _run_scip(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes
 ROUTE: tuple[Step, ...] = (
     Step("box_floor", _run_box_floor, lambda instance, limits: None, lambda instance, limits: 0.0, 1.0,
          "a lower bound from the start: the tangent at the loss minimiser over the box, plus forced L0 costs",
-         always=True),
+         always=True, relaxes=True),
     Step("supports", _run_supports, _supports_applies, _supports_memory, 1.0,
          "the optimum when every support is bounded below the incumbent or searched (box-constrained "
          "logistic bounds)", ("solvers.exact.box_logistic", "solvers.exact.supports")),
@@ -156,7 +156,7 @@ ROUTE: tuple[Step, ...] = (
          ("solvers.exact.blocked_entropy", "solvers.exact.box_logistic", "solvers.exact.supports")),
     Step("floor", _run_floor, lambda instance, limits: None, _floor_memory, FLOOR_SHARE,
          "a lower bound: the least tangent plane of the loss over the sparse box (at the minimiser over "
-         "its convex hull), plus L0 costs", always=True),
+         "its convex hull), plus L0 costs", always=True, relaxes=True),
     Step("scip", _run_scip, lambda instance, limits: None, _scip_memory, 1.0,
          "the optimum of the MILP with lazy tangent cuts of the logistic loss (one SCIP tree, its first cuts "
          "holding the floor's tangent), operational constraints included"),

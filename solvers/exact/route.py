@@ -14,6 +14,9 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
 * ``always``: the step runs even with no time left and without compiled kernels (a *floor*,
   :mod:`solvers.exact.floor`: cheap, and the fit's bound stays finite whatever the other steps do);
   it is skipped only once proven or when over the memory budget;
+* ``relaxes``: its bound holds for every *real* model of the instance's box (points anywhere in their
+  ranges, at most ``max_size`` non-zero), not only the integer ones (:func:`relaxation_bound`; another
+  RiskSLIM multiplier's models are such models, :mod:`solvers.multipliers`);
 * ``run(instance, incumbent, limits, notes) -> Outcome``, with ``limits`` the step's share of the
   fit's budget (:meth:`solvers.limits.Limits.share` of ``share``): a model (or None), a lower bound
   valid for *every* model of the instance, whether it proved infeasibility, and notes handed to
@@ -99,11 +102,13 @@ class Step:
     proves: str
     kernels: tuple[str, ...] = ()
     always: bool = False
+    relaxes: bool = False
 
 
 @dataclass(frozen=True)
 class StepRecord:
-    """What became of one row: ``ran`` with its seconds, or the reason it was skipped."""
+    """What became of one row: ``ran`` with its seconds, or the reason it was skipped; ``relaxes``: the
+    row's (its bound holds for the real models of the box too)."""
 
     step: str
     ran: bool
@@ -112,6 +117,7 @@ class StepRecord:
     bound: float = -math.inf
     objective: float = math.inf
     message: str = ""
+    relaxes: bool = False
 
     def __str__(self) -> str:
         if not self.ran:
@@ -215,7 +221,7 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
         bound = max(bound, out.bound)
         notes.update(out.notes)
         records.append(StepRecord(step.name, True, seconds=time.perf_counter() - started, bound=out.bound,
-                                  objective=best.objective, message=out.message))
+                                  objective=best.objective, message=out.message, relaxes=step.relaxes))
         report = progress.current()
         if report is not None:
             report(limits.elapsed(), best.objective, bound, math.nan)
@@ -228,6 +234,12 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
     bound = min(bound, best.objective)  # no valid bound exceeds a feasible model's objective
     status = Status.OPTIMAL if certified(best.objective, bound, limits.mip_rel_gap) else Status.FEASIBLE
     return RouteOutcome(best.model, best.objective, bound, status, nodes, tuple(records))
+
+
+def relaxation_bound(records: tuple[StepRecord, ...]) -> float:
+    """The largest bound of the rows that ran and relax (``Step.relaxes``): a lower bound on the objective
+    of every real model of the instance's box (``-inf``: none ran)."""
+    return max((r.bound for r in records if r.ran and r.relaxes), default=-math.inf)
 
 
 def _folded(report, limits: Limits, objective: float, bound: float):

@@ -1,7 +1,8 @@
 """RiskSLIM's multipliers in one budget (solvers.multipliers): the set-up of each multiplier (its
 instance and continuous fit, which look at no clock) is planned against the deadline, so a limited
 ``multiplier="auto"`` fit on a wide table ends within its limit plus a small grace; a skipped
-multiplier's bound is valid (below its proven optimum), so the certificate over all is; the continuous fit of a multiplier is not the
+multiplier's bound is valid (below its proven optimum), so the certificate over all is; a later multiplier
+inherits the first's floor, valid for its models; the continuous fit of a multiplier is not the
 fit of multiplier 1 scaled once a bound binds."""
 from __future__ import annotations
 
@@ -80,6 +81,32 @@ def test_a_skipped_multiplier_keeps_a_valid_bound_and_the_least_objective_is_kep
     assert bound == min(f.bound for f in fits) and bound <= least(solved).objective + 1e-12
     # a box whose ranges exclude 0 (or a first multiplier larger than the skipped one): bound 0
     assert skipped_bound(first, 2.0, 1.0) == 0.0 and skipped_bound(first, 1.0, 2.0) > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_later_multiplier_inherits_the_first_ones_floor_and_it_holds_for_its_models(seed):
+    """The first multiplier's floors hold for the real models of its box, and a larger multiplier's models
+    are such models (``lambda -> lambda / m``): each later multiplier's inherited bound is finite and at
+    most its brute-force optimum (every integer model of every support), its bound is at least the
+    inherited one, and the certificate over all stays below the least objective. In the other order
+    (a smaller multiplier after a larger one) nothing is inherited."""
+    from tests.solvers.test_routes import _risk_brute_force
+    rng = np.random.default_rng(seed)  # (weak effects: multipliers 2 and 4 beat 1, so 1's optimum bounds neither)
+    X = rng.integers(0, 2, (300, 5)).astype(float)
+    y = np.where(X @ np.array([0.5, -0.5, 0.4, 0.0, 0.0]) + rng.logistic(size=300) > 0.2, 1, -1)
+
+    def instance_for(m):
+        return RiskSLIM(coef_bound=2, c0=1e-3, max_size=2, multiplier=m).instance(X, y)
+
+    fits = solve_multipliers(instance_for(1.0), instance_for, (1.0, 2.0, 4.0), Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert fits[0].inherited == -math.inf
+    for f in fits[1:]:
+        optimum = _risk_brute_force(instance_for(f.multiplier))
+        assert -math.inf < f.inherited <= optimum + 1e-9 and f.bound >= f.inherited
+        assert f.row()["bound"] == f.bound
+    assert certificate(fits, 1e-6)[2] <= least(fits).objective + 1e-12
+    backwards = solve_multipliers(instance_for(4.0), instance_for, (4.0, 1.0), Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert backwards[1].inherited == -math.inf
 
 
 def test_the_continuous_fit_of_a_multiplier_is_the_scaled_fit_only_while_no_bound_binds():
