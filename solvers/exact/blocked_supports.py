@@ -126,6 +126,29 @@ def _label(bits: np.ndarray, valid: np.ndarray, free: np.ndarray) -> tuple[np.nd
     return np.ascontiguousarray(bits[free]), int(sum(_popcount(v) for v in valid))
 
 
+def _earlier_screen(screen: SupportScreen, problem: SparseLogistic, level: float) -> tuple[np.ndarray, str] | None:
+    """The survivors of an earlier fit's screen that serves ``problem`` at ``level`` (of every support, or
+    of its exclusion branches when their bounds carry over), and how; None when none does."""
+    plain = BlockedListing(np.zeros(0, np.int64), problem.free, problem.max_size)
+    carried = screen.listing if isinstance(screen.listing, BlockedListing) and screen.listing.branches and \
+        carries_over(*screen.source, problem) else None
+    for listing, how in ((plain, ""), (carried, " and its exclusion bounds")):
+        known = None if listing is None else screen.survivors(problem, listing, level)
+        if known is not None:
+            return known, how
+    return None
+
+
+def _screen_bits(X: np.ndarray, y: np.ndarray, weights: np.ndarray, free: np.ndarray, logistic: bool):
+    """The screen's bit sets of the ``free`` columns, ``(bits_pos, n_pos, unit_pos, bits_neg, n_neg,
+    unit_neg)``, and its table of cell sums (``c log c`` for RiskSLIM's kind, Bayes errors for SLIM's)."""
+    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
+    bits_pos, n_pos = _label(bits_pos, valid_pos, free)
+    bits_neg, n_neg = _label(bits_neg, valid_neg, free)
+    table = xlogx_table(n_pos, n_neg, unit_pos, unit_neg) if logistic else BAYES
+    return (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg), table
+
+
 def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,
                   incumbent: float = math.inf, point: tuple[np.ndarray, float] | None = None,
                   ordered: bool = False) -> Enumeration:
@@ -159,24 +182,16 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                              f"{total - known.shape[0]} of the {total} supports of {size} features ruled out by "
                              f"an earlier fit's screen at {screen.level:.6g}{how}")
 
-    plain = BlockedListing(np.zeros(0, np.int64), free, size)
-    if screen is not None:
-        carried = screen.listing if isinstance(screen.listing, BlockedListing) and screen.listing.branches and \
-            carries_over(*screen.source, problem) else None
-        for listing, how in ((plain, ""), (carried, " and its exclusion bounds")):
-            known = None if listing is None else screen.survivors(problem, listing, level)
-            if known is not None:
-                return reused(known, how)
+    earlier = None if screen is None else _earlier_screen(screen, problem, level)
+    if earlier is not None:
+        return reused(*earlier)
     every = plain_branch(X[:, free], size)
     branches, ruled, ruled_in = [every], (), ()
     if logistic:
         branches, ruled, ruled_in = exclusion_branches(problem, level, limits, screen.ruled_in if screen else (), every)
     if ruled:
         search.closed_floor = min(search.closed_floor, ruled[1])
-    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
-    bits_pos, n_pos = _label(bits_pos, valid_pos, free)
-    bits_neg, n_neg = _label(bits_neg, valid_neg, free)
-    table = xlogx_table(n_pos, n_neg, unit_pos, unit_neg) if logistic else BAYES
+    bits, table = _screen_bits(X, y, weights, free, logistic)
     # a support's bound in objective units from its sum (loss units; weight units for SLIM's errors)
     scale = problem.loss_cost if logistic else 1.0
     cutoff = (level - problem.offset) / scale
@@ -187,7 +202,6 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     if known is not None:  # (the same sets ruled in again here)
         return reused(known, " and exclusion bounds")
     threads = job_threads(limits.n_jobs)
-    bits = (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)
 
     def one_group_at_a_time(why: str) -> Enumeration:
         return _ordered(problem, search, bits, table, every, limits, threads, point, t0, why)
