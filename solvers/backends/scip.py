@@ -25,7 +25,12 @@ SCIP is single-threaded: ``threads`` is ignored.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import re
+import sys
+import tempfile
 import time
 from dataclasses import replace
 
@@ -334,17 +339,49 @@ def solve_scip(program: Program, *, time_limit: float | None = None, mip_rel_gap
     model.includeEventhdlr(_Interrupt(), "milpscore_interrupt", "stops the solve after a Ctrl-C")
     build_time = time.perf_counter() - t0
     t1 = time.perf_counter()
-    error = _optimize(model)
+    error = _optimize(model, quiet=not verbose)
     if error is not None:
         return _failed(model, program, variables, state, build_time, time.perf_counter() - t1, error)
     return _result(model, program, variables, state, build_time, time.perf_counter() - t1)
 
 
-def _optimize(model: Model) -> Exception | None:
-    """``model.optimize()``; SCIP's own abort (an LP failure it cannot resolve raises "SCIP: error in LP
-    solver!") is returned, an exception of ours (a callback's) raised."""
+#: a line SoPlex (SCIP's LP solver, built without GMP) writes to stderr each time SCIP tightens the LP's
+#: feasibility tolerance below 1e-10 to recover from numerical trouble; it uses 1e-10, and says so
+SOPLEX_NOTICE = re.compile(r"Cannot set feasibility tolerance to small value \S+ without GMP - using \S+\.")
+
+
+@contextlib.contextmanager
+def _without_soplex_notices(quiet: bool):
+    """Within the block (when ``quiet``), file descriptor 2 goes to a temporary file, whose lines are
+    written back to stderr afterwards, but :data:`SOPLEX_NOTICE`'s: a library call prints nothing it was
+    not asked for (on a wide table SCIP's recoveries printed it hundreds of times a minute)."""
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            kept = [line for line in caught.read().decode(errors="replace").splitlines(keepends=True)
+                    if not SOPLEX_NOTICE.fullmatch(line.strip())]
+            if kept:
+                sys.stderr.write("".join(kept))
+                sys.stderr.flush()
+
+
+def _optimize(model: Model, quiet: bool = True) -> Exception | None:
+    """``model.optimize()`` (SoPlex's tolerance notices dropped when ``quiet``,
+    :func:`_without_soplex_notices`); SCIP's own abort (an LP failure it cannot resolve raises "SCIP: error
+    in LP solver!") is returned, an exception of ours (a callback's) raised."""
     try:
-        model.optimize()
+        with _without_soplex_notices(quiet):
+            model.optimize()
     except Exception as error:
         if not str(error).startswith("SCIP"):
             raise

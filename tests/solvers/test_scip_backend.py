@@ -1,4 +1,5 @@
 """SCIP backend: standard problems, limits, warm starts, and a lazy (cutting-plane) program in one tree."""
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,6 +10,7 @@ from formulations.logistic_cuts import with_lazy
 from formulations.program import ProgramBuilder
 from solvers import registry
 from solvers.result import Status
+from solvers.backends import scip as scip_backend
 from solvers.backends.scip import STATUS_MAP, solve_scip
 from standard_problems import linear_problems
 
@@ -127,3 +129,17 @@ def test_an_aborted_solve_keeps_its_incumbent_without_a_bound():
     kept = _failed(model, program, variables, None, 0.0, 0.0, Exception("SCIP: error in LP solver!"))
     assert kept.status == Status.FEASIBLE and np.array_equal(kept.x, np.zeros(5))
     assert kept.objective == program.objective(np.zeros(5)) and kept.bound == -np.inf and kept.gap == np.inf
+
+
+def test_soplex_tolerance_notices_are_dropped_and_every_other_line_kept(capfd):
+    """SoPlex (without GMP) writes its tolerance notice straight to file descriptor 2 whenever SCIP
+    tightens the LP's tolerance; around ``optimize`` that line is dropped, any other line comes through,
+    and nothing is held back when not quiet."""
+    notice = b"Cannot set feasibility tolerance to small value 1e-11 without GMP - using 1e-10.\n"
+    with scip_backend._without_soplex_notices(True):
+        os.write(2, notice + b"SCIP: something else\n" + notice)
+    out, err = capfd.readouterr()
+    assert out == "" and err == "SCIP: something else\n"
+    with scip_backend._without_soplex_notices(False):
+        os.write(2, notice)
+    assert capfd.readouterr().err == notice.decode()
