@@ -292,7 +292,8 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
     without the groups done (from ``point``, then warm), until every branch is done or a limit (or a branch's projection)
     stops it; the bound is the least of the listed supports' and that floor (a branch stopped midway is
-    under it: its supports avoid the groups done before it)."""
+    under it: its supports avoid the groups done before it). A whole pass is kept for the later fits of
+    the call (``limits.screen``) at the least level its branches screened at."""
     size, free = problem.max_size, problem.free
     d = problem.lo.size
     X, y, weights = problem.data.X, problem.data.y, problem.data.weights
@@ -308,12 +309,13 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     def capped(elapsed: float, incumbent: float, bound: float, gap: float) -> None:
         report(elapsed, incumbent, min(bound, rest_bound), gap)  # (the models of the groups not done)
 
-    done, listed, stop = 0, 0, ""
+    done, listed, stop, kept, least_level = 0, 0, "", [], math.inf
     for k, branch in enumerate(branches):
         if limits.expired():
             stop = "the deadline"
             break
         level = search.prune_level()
+        least_level = min(least_level, level)
         screened = time.perf_counter()
         found = screen_pairs(bits, table, [branch], size, (level - offset) / scale, limits, threads)
         if found.stopped is not None:
@@ -321,9 +323,10 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
             break
         listed += found.listed
         search.closed_floor = min(search.closed_floor, scale * found.pruned + offset)
+        kept.append(free[found.survivors])
         with progress.reporting(capped) if report is not None else contextlib.nullcontext():
-            out = _after_screen(problem, search, free[found.survivors], level, found.survivors.shape[0], t0, limits,
-                                True, X, y, weights, "")
+            out = _after_screen(problem, search, kept[-1], level, found.survivors.shape[0], t0, limits, True, X, y,
+                                weights, "")
         if not out.finished:  # (its supports avoid the groups done: the floor without them bounds them)
             stop = "a limit, bounding or searching the supports the screen left"
             break
@@ -337,6 +340,9 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
                    math.nan)
     lower = min(search.incumbent, search.closed_floor, rest_bound)
     finished = done == len(branches)
+    if finished and limits.screen is not None:  # (every support screened, each at its branch's level or lower)
+        limits.screen.store(problem, BlockedListing(np.zeros(0, np.int64), free, size), least_level,
+                            np.concatenate(kept))
     said = (f"{why}: the supports screened one group at a time, most used first; {done} of {len(branches)} groups "
             f"done ({listed} supports), " + ("every support screened" if finished else
                                             f"stopped ({stop}); the models of the groups not done are above "

@@ -20,6 +20,7 @@ from solvers.exact import blocked_pass, blocked_supports
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.floor import SparseBox
 from solvers.exact.ordered_screen import RestFloor, group_order, ordered_branches
+from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.limits import Limits
 from tests.solvers.test_routes import _risk_brute_force
@@ -142,3 +143,27 @@ def test_a_pass_stopped_midway_keeps_a_bound_below_the_optimum(seed, done, monke
         assert -math.inf < found.bound <= best + 1e-9
     else:
         assert found.bound == -math.inf
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_whole_ordered_pass_serves_the_later_multipliers(seed):
+    """A pass that did every branch is kept at the least level its branches screened at: every support
+    it left out holds no model below that level for multipliers 1 and 2 (brute force), and a fit of
+    multiplier 2 reuses it and proves its own optimum."""
+    X, y = _table(seed, n=300)
+    inst = {m: RiskSLIM(coef_bound=2, c0=1e-4, max_size=3, multiplier=m).instance(X, y) for m in (1.0, 2.0)}
+    best = {m: _optimum(i) for m, i in inst.items()}
+    screen = SupportScreen()
+    shared = Limits.untimed(mip_rel_gap=1e-9, screen=screen)
+    first = solve_blocked(SparseLogistic.from_instance(inst[1.0]), shared, incumbent=best[1.0] + 0.02, ordered=True,
+                          point=inst[1.0].continuous_fit())
+    assert first.finished and screen.supports is not None and screen.level <= best[1.0] + 0.02 + 1e-12
+    kept = {tuple(sorted(s)) for s in screen.supports.tolist()}
+    for support in itertools.combinations(range(10), 3):
+        if support not in kept:
+            for m in inst:
+                assert _risk_brute_force(inst[m], support=support) >= screen.level - 1e-12, (support, m)
+    later = solve_blocked(SparseLogistic.from_instance(inst[2.0]), shared, incumbent=min(best[2.0] + 0.01, screen.level))
+    assert "earlier fit's screen" in later.message and later.finished, later.message
+    if best[2.0] < screen.level:
+        assert inst[2.0].objective(Model(*later.model)) == pytest.approx(best[2.0], abs=1e-9)
