@@ -70,7 +70,7 @@ from solvers import progress
 from formulations.rows import is_binary
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
-from solvers.exact.blocked_pass import GroupBranch, plain_branch, screen_pairs
+from solvers.exact.blocked_pass import MAX_KEPT, GroupBranch, plain_branch, screen_pairs
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.exclusion_listing import carries_over, exclusion_branches
 from solvers.exact.floor import SparseBox
@@ -293,7 +293,8 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     without the groups done (from ``point``, then warm), until every branch is done or a limit (or a branch's projection)
     stops it; the bound is the least of the listed supports' and that floor (a branch stopped midway is
     under it: its supports avoid the groups done before it). A whole pass is kept for the later fits of
-    the call (``limits.screen``) at the least level its branches screened at."""
+    the call (``limits.screen``) at the least level its branches screened at, unless its survivors
+    outnumber what one pass may hold (:data:`~solvers.exact.blocked_pass.MAX_KEPT`)."""
     size, free = problem.max_size, problem.free
     d = problem.lo.size
     X, y, weights = problem.data.X, problem.data.y, problem.data.weights
@@ -323,9 +324,12 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
             break
         listed += found.listed
         search.closed_floor = min(search.closed_floor, scale * found.pruned + offset)
-        kept.append(free[found.survivors])
+        survivors = free[found.survivors]
+        if kept is not None:  # (for the later fits' screen; given up past what one pass may hold)
+            kept.append(survivors)
+            kept = kept if sum(map(len, kept)) <= MAX_KEPT else None
         with progress.reporting(capped) if report is not None else contextlib.nullcontext():
-            out = _after_screen(problem, search, kept[-1], level, found.survivors.shape[0], t0, limits, True, X, y,
+            out = _after_screen(problem, search, survivors, level, found.survivors.shape[0], t0, limits, True, X, y,
                                 weights, "")
         if not out.finished:  # (its supports avoid the groups done: the floor without them bounds them)
             stop = "a limit, bounding or searching the supports the screen left"
@@ -340,7 +344,7 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
                    math.nan)
     lower = min(search.incumbent, search.closed_floor, rest_bound)
     finished = done == len(branches)
-    if finished and limits.screen is not None:  # (every support screened, each at its branch's level or lower)
+    if finished and kept is not None and limits.screen is not None:  # (each support screened at its level or lower)
         limits.screen.store(problem, BlockedListing(np.zeros(0, np.int64), free, size), least_level,
                             np.concatenate(kept))
     said = (f"{why}: the supports screened one group at a time, most used first; {done} of {len(branches)} groups "

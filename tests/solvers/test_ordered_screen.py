@@ -167,3 +167,16 @@ def test_a_whole_ordered_pass_serves_the_later_multipliers(seed):
     assert "earlier fit's screen" in later.message and later.finished, later.message
     if best[2.0] < screen.level:
         assert inst[2.0].objective(Model(*later.model)) == pytest.approx(best[2.0], abs=1e-9)
+
+
+def test_a_whole_ordered_pass_with_too_many_survivors_is_not_kept(monkeypatch):
+    """Past what one pass may hold (``MAX_KEPT`` survivors over all branches) the survivors are not kept
+    for the later fits; the pass still proves the optimum."""
+    inst = _instance(0)
+    best = _optimum(inst)
+    monkeypatch.setattr(blocked_supports, "MAX_KEPT", 0)
+    screen = SupportScreen()
+    found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9, screen=screen),
+                          incumbent=best + 0.02, ordered=True, point=inst.continuous_fit())
+    assert found.finished and screen.supports is None
+    assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
