@@ -290,11 +290,11 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     """The screen one group at a time (:mod:`solvers.exact.ordered_screen`), for RiskSLIM's kind when
     every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
-    without the groups done (from ``point``, then warm), until every branch is done or a limit (or a branch's projection)
-    stops it; the bound is the least of the listed supports' and that floor (a branch stopped midway is
-    under it: its supports avoid the groups done before it). A whole pass is kept for the later fits of
-    the call (``limits.screen``) at the least level its branches screened at, unless its survivors
-    outnumber what one pass may hold (:data:`~solvers.exact.blocked_pass.MAX_KEPT`)."""
+    without the groups done (from ``point``, then warm), until every branch is done or a limit (or a
+    branch's projection) stops it; the bound is the least of the listed supports' and that floor (a
+    branch stopped midway is under it: its supports avoid the groups done before it). A whole pass is
+    kept for the later fits of the call (``limits.screen``) at the least level its branches screened
+    at, unless its survivors outnumber what one pass may hold (:data:`~solvers.exact.blocked_pass.MAX_KEPT`)."""
     size, free = problem.max_size, problem.free
     d = problem.lo.size
     X, y, weights = problem.data.X, problem.data.y, problem.data.weights
