@@ -85,8 +85,9 @@ def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
     the time left, or branches whose screen would take at least as long as ``every``'s
     (:meth:`~solvers.exact.blocked_pass.Branch.work`), ``every`` alone (the branch listing every support;
     default: every column support). Sets ruled in give column branches even when ``every`` lists supports
-    of groups: the saturated loss of groups does not rule out what the exclusion bounds do. The sets ``known`` (an earlier fit's) are tried first and kept when every one of them is ruled in
-    here too. The budget ``limits`` is started here if not yet."""
+    of groups: the saturated loss of groups does not rule out what the exclusion bounds do. The sets
+    ``known`` (an earlier fit's) are tried first and kept when every one of them is ruled in here too.
+    The budget ``limits`` is started here if not yet."""
     limits = limits.started()
     free, size = problem.free, problem.max_size
     d = free.size

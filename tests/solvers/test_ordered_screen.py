@@ -163,7 +163,8 @@ def test_a_whole_ordered_pass_serves_the_later_multipliers(seed):
         if support not in kept:
             for m in inst:
                 assert _risk_brute_force(inst[m], support=support) >= screen.level - 1e-12, (support, m)
-    later = solve_blocked(SparseLogistic.from_instance(inst[2.0]), shared, incumbent=min(best[2.0] + 0.01, screen.level))
+    later = solve_blocked(SparseLogistic.from_instance(inst[2.0]), shared,
+                          incumbent=min(best[2.0] + 0.01, screen.level))
     assert "earlier fit's screen" in later.message and later.finished, later.message
     if best[2.0] < screen.level:
         assert inst[2.0].objective(Model(*later.model)) == pytest.approx(best[2.0], abs=1e-9)
