@@ -347,9 +347,9 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     if finished and kept is not None and limits.screen is not None:  # (each support screened at its level or lower)
         limits.screen.store(problem, BlockedListing(np.zeros(0, np.int64), free, size), least_level,
                             np.concatenate(kept))
+    rest_said = "" if finished or not done else (f"; the models of the groups not done are above {rest_bound:.9g} "
+                                                 f"(hull floor without the groups done, {rest.iterations} gradient steps)")
     said = (f"{why}: the supports screened one group at a time, most used first; {done} of {len(branches)} groups "
-            f"done ({listed} supports), " + ("every support screened" if finished else
-                                            f"stopped ({stop}); the models of the groups not done are above "
-                                            f"{rest_bound:.9g} (hull floor without the groups done, "
-                                            f"{rest.iterations} gradient steps)") + f", {search.nodes} nodes")
+            f"done ({listed} supports), " + ("every support screened" if finished else f"stopped ({stop})")
+            + f"{rest_said}, {search.nodes} nodes")
     return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, said)
