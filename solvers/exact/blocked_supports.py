@@ -303,8 +303,8 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
                     problem.intercept_hi, problem.cost / scale)
     start = (np.zeros(d), 0.0) if point is None else point
     rest, rest_bound = RestFloor(problem.data, box, start), -math.inf  # (the route's floors bound it meanwhile)
-    branches = ordered_branches(group_order(X[:, free], every, np.asarray(start[0])[free]), size,
-                                isinstance(every, GroupBranch))
+    groups = group_order(X[:, free], every, np.asarray(start[0])[free])
+    branches = ordered_branches(groups, size, isinstance(every, GroupBranch))
     report = progress.current()
 
     def capped(elapsed: float, incumbent: float, bound: float, gap: float) -> None:
@@ -336,9 +336,8 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
             break
         done += 1
         last = k == len(branches) - 1
-        lead = branch.columns[:branch.start[1]] if isinstance(branch, GroupBranch) else branch.columns[:1]
         rest_bound = math.inf if last else max(rest_bound, scale * rest.without(
-            free[lead], limits.capped(FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened))) + offset)
+            free[groups[k]], limits.capped(FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened))) + offset)
         if report is not None:
             report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, rest_bound),
                    math.nan)
