@@ -27,7 +27,7 @@ import numpy as np
 
 from solvers.exact.blocked_entropy import CALL_SUPPORTS, first_middle, screen_all, table_bytes
 from solvers.exact.box_logistic import copy_counts
-from solvers.exact.group_screen import GROUP_COLUMNS, groups_of, member_sums, members, screen_group_pair
+from solvers.exact.group_screen import GROUP_COLUMNS, groups_of, member_screen, pair_blocks, screen_group_pair
 from solvers.exact.nested_columns import nested_chains
 from solvers.exact.worker_threads import run_threads
 from solvers.limits import Limits
@@ -100,7 +100,7 @@ class Branch:
 class GroupBranch:
     """Supports of ``size`` groups (:mod:`solvers.exact.group_screen`: group ``g`` holds the positions
     ``columns[start[g]:start[g + 1]]``, each inside the one before) whose first two are a row of
-    ``pairs``; each stands for the column supports inside it (:func:`solvers.exact.group_screen.members`),
+    ``pairs``; each stands for the column supports inside it (:func:`solvers.exact.group_screen.member_screen`),
     which are what its screen returns; with ``lead_only``, only those holding a column of group 0 (the
     others belong to later branches of :mod:`solvers.exact.ordered_screen`)."""
 
@@ -119,36 +119,34 @@ class GroupBranch:
 
     def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
         """As :meth:`Branch.screen`: the survivors are the column supports of the group supports left
-        whose own sums (:func:`solvers.exact.group_screen.member_sums`) are below the cutoff too, and
+        whose own sums are below the cutoff too (:func:`solvers.exact.group_screen.member_screen`), and
         the least pruned sum is over both kinds. A group support splits the rows more finely than its
         members, so far more of them may be left than of their members: a call that leaves more than
         ``out`` holds (or more members than :data:`MEMBERS` per row of it) is made again in smaller
         calls (:data:`RETRY_SHRINK`), down to one prefix per call; only then does it overflow."""
-        group_of = np.repeat(np.arange(self.start.size - 1), np.diff(self.start))
+        bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg = bits
+        blocked_pos, valid_pos, starts_pos, blocked_neg, valid_neg, starts_neg = pair_blocks(
+            bits_pos, n_pos, bits_neg, n_neg, self.start, self.columns, a, b)
+        blocked = (blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, valid_neg, starts_neg, unit_neg)
         middle = first_middle(b, size)
         found = np.empty((MEMBERS * out.shape[0], size), np.int64)
-        sums = np.empty(found.shape[0])
         limit = CALL_SUPPORTS
         while True:
             before = middle.copy()
-            listed, count, floor, finished = screen_group_pair(*bits, xlogx, self.start, self.columns, a, b, size,
+            listed, count, floor, finished = screen_group_pair(*blocked, xlogx, self.start, self.columns, a, b, size,
                                                                cutoff, out, middle, limit)
-            held = members(out[:min(count, out.shape[0])], self.start, self.columns, group_of, size, found) \
-                if count <= out.shape[0] else 0
+            held, member_floor = member_screen(*blocked, xlogx, self.start, self.columns, out[:count], size, cutoff,
+                                               self.lead_only, found) if count <= out.shape[0] else (0, math.inf)
             if (count > out.shape[0] or held > found.shape[0]) and limit > 1:
                 # more group supports (or members) left than the buffers hold: the same prefixes again,
-                # in smaller calls (the members' own sums may still rule them out)
+                # in smaller calls
                 middle[:] = before
                 limit = max(limit // RETRY_SHRINK, 1)
                 continue
             limit = min(2 * limit, CALL_SUPPORTS)
             rows = found[:min(held, found.shape[0])]
-            if self.lead_only:
-                rows = rows[np.isin(rows, self.columns[self.start[0]:self.start[1]]).any(axis=1)]
-            member_sums(*bits, xlogx, rows, cutoff, sums)
-            low = sums[:rows.shape[0]] < cutoff
-            floor = min(floor, float(sums[:rows.shape[0]][~low].min(initial=math.inf)))
-            yield listed, np.sort(rows[low], axis=1), floor, count > out.shape[0] or held > found.shape[0]
+            yield listed, np.sort(rows, axis=1), min(floor, member_floor), \
+                count > out.shape[0] or held > found.shape[0]
             if finished or held > found.shape[0]:
                 return
 

@@ -74,7 +74,7 @@ from solvers.exact.blocked_pass import MAX_KEPT, GroupBranch, plain_branch, scre
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.exclusion_listing import carries_over, exclusion_branches
 from solvers.exact.floor import SparseBox
-from solvers.exact.ordered_screen import RestFloor, group_order, ordered_branches
+from solvers.exact.ordered_screen import PARTS, RestFloor, branch_parts, group_order, ordered_branches
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_search import Search
@@ -291,64 +291,132 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
     without the groups done (from ``point``, then warm), until every branch is done or a limit (or a
-    branch's projection) stops it; the bound is the least of the listed supports' and that floor (a
-    branch stopped midway is under it: its supports avoid the groups done before it). A whole pass is
+    branch's projection) stops it; a branch whose projection does not fit is screened again in parts
+    (:func:`_in_parts`). The bound is the least of the listed supports' and those floors (a branch
+    stopped midway is under them: its supports avoid the groups done before it). A whole pass is
     kept for the later fits of the call (``limits.screen``) at the least level its branches screened
     at, unless its survivors outnumber what one pass may hold (:data:`~solvers.exact.blocked_pass.MAX_KEPT`)."""
     size, free = problem.max_size, problem.free
     d = problem.lo.size
-    X, y, weights = problem.data.X, problem.data.y, problem.data.weights
     scale, offset = problem.loss_cost, problem.offset
     box = SparseBox(problem.lo, problem.hi, problem.forced, size - int(problem.forced.sum()), problem.intercept_lo,
                     problem.intercept_hi, problem.cost / scale)
     start = (np.zeros(d), 0.0) if point is None else point
-    rest, rest_bound = RestFloor(problem.data, box, start), -math.inf  # (the route's floors bound it meanwhile)
-    groups = group_order(X[:, free], every, np.asarray(start[0])[free])
+    rest = RestFloor(problem.data, box, start)
+    groups = group_order(problem.data.X[:, free], every, np.asarray(start[0])[free])
     branches = ordered_branches(groups, size, isinstance(every, GroupBranch))
-    report = progress.current()
-
-    def capped(elapsed: float, incumbent: float, bound: float, gap: float) -> None:
-        report(elapsed, incumbent, min(bound, rest_bound), gap)  # (the models of the groups not done)
-
-    done, listed, stop, kept, least_level = 0, 0, "", [], math.inf
+    state = _OrderedState(problem, search, bits, table, limits, threads, t0)
+    done, stop = 0, ""
     for k, branch in enumerate(branches):
         if limits.expired():
             stop = "the deadline"
             break
-        level = search.prune_level()
-        least_level = min(least_level, level)
         screened = time.perf_counter()
-        found = screen_pairs(bits, table, [branch], size, (level - offset) / scale, limits, threads)
-        if found.stopped is not None:
-            stop = found.stopped
-            break
-        listed += found.listed
-        search.closed_floor = min(search.closed_floor, scale * found.pruned + offset)
-        survivors = free[found.survivors]
-        if kept is not None:  # (for the later fits' screen; given up past what one pass may hold)
-            kept.append(survivors)
-            kept = kept if sum(map(len, kept)) <= MAX_KEPT else None
-        with progress.reporting(capped) if report is not None else contextlib.nullcontext():
-            out = _after_screen(problem, search, survivors, level, found.survivors.shape[0], t0, limits, True, X, y,
-                                weights, "")
-        if not out.finished:  # (its supports avoid the groups done: the floor without them bounds them)
-            stop = "a limit, bounding or searching the supports the screen left"
+        stop = state.screen(branch)
+        if stop and state.too_long and branch.pairs.shape[0] > 1:
+            stop = _in_parts(state, rest, branch, groups, k, free)
+        if stop:
             break
         done += 1
-        last = k == len(branches) - 1
-        rest_bound = math.inf if last else max(rest_bound, scale * rest.without(
-            free[groups[k]], limits.capped(FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened))) + offset)
-        if report is not None:
-            report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, rest_bound),
-                   math.nan)
-    lower = min(search.incumbent, search.closed_floor, rest_bound)
+        if k == len(branches) - 1:
+            state.rest_bound = math.inf
+        elif not state.parted:
+            floor = rest.without(free[groups[k]],
+                                 limits.capped(FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened)))
+            state.rest_bound = max(state.rest_bound, scale * floor + offset)
+        state.parted = False
+        state.report()
+    lower = min(search.incumbent, search.closed_floor, state.rest_bound)
     finished = done == len(branches)
-    if finished and kept is not None and limits.screen is not None:  # (each support screened at its level or lower)
-        limits.screen.store(problem, BlockedListing(np.zeros(0, np.int64), free, size), least_level,
-                            np.concatenate(kept))
-    rest_said = "" if finished or not done else (f"; the models of the groups not done are above {rest_bound:.9g} "
-                                                 f"(hull floor without the groups done, {rest.iterations} gradient steps)")
+    if finished and state.kept is not None and limits.screen is not None:  # (each support at its level or lower)
+        limits.screen.store(problem, BlockedListing(np.zeros(0, np.int64), free, size), state.least_level,
+                            np.concatenate(state.kept))
+    rest_said = "" if finished or not math.isfinite(state.rest_bound) else (
+        f"; the models of the supports not listed are above {state.rest_bound:.9g} (hull floors without the groups "
+        f"done, {rest.iterations + state.floor_iterations} gradient steps)")
     said = (f"{why}: the supports screened one group at a time, most used first; {done} of {len(branches)} groups "
-            f"done ({listed} supports), " + ("every support screened" if finished else f"stopped ({stop})")
-            + f"{rest_said}, {search.nodes} nodes")
+            f"done ({state.listed} supports" + (f", {state.parts} parts of the next" if state.parts and not finished
+                                                 else "") + "), "
+            + ("every support screened" if finished else f"stopped ({stop})") + f"{rest_said}, {search.nodes} nodes")
     return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, said)
+
+
+def _in_parts(state: "_OrderedState", rest: RestFloor, branch, groups: list[np.ndarray], k: int,
+              free: np.ndarray) -> str:
+    """Branch ``k`` screened part by part (:func:`solvers.exact.ordered_screen.branch_parts`), the bound
+    after each the least of the floor without the groups ``0..k`` (``rest``, moved on past group ``k``
+    first) and the floor without the groups ``0..k-1`` and the second groups of the parts done (a fork
+    of ``rest``); after each part the second floor takes the new groups out, and the first goes on
+    from its last point when it is the lower one (each for its share of the part's time); returns why
+    it stopped ("" when every part is done, ``rest`` then past group ``k``)."""
+    problem, limits = state.problem, state.limits
+    scale, offset = problem.loss_cost, problem.offset
+    inner = rest.fork()
+    after_k = scale * rest.without(free[groups[k]], limits.capped(FLOOR_SECONDS_PER_SCREEN * limits.seconds_left()
+                                                                   / PARTS)) + offset
+    state.parted = True
+    for part in branch_parts(branch, problem.max_size):
+        screened = time.perf_counter()
+        stop = state.screen(part)
+        if stop:
+            state.floor_iterations += inner.iterations
+            return stop
+        state.parts += 1
+        seconds = FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened)
+        seconds_done = [free[groups[k + int(b)]] for b in part.pairs[:, 1]]
+        inner_floor = scale * inner.without(np.concatenate(seconds_done), limits.capped(seconds)) + offset
+        if after_k < inner_floor:  # (the floor that binds goes on from where it stopped)
+            after_k = scale * rest.without(np.zeros(0, np.int64), limits.capped(seconds)) + offset
+        state.rest_bound = max(state.rest_bound, min(inner_floor, after_k))
+        state.report()
+    state.floor_iterations += inner.iterations
+    state.rest_bound = max(state.rest_bound, after_k)
+    return ""
+
+
+class _OrderedState:
+    """What the ordered pass has found so far: supports listed, survivors kept for later fits (None: too
+    many), the least level screened at, the bound of the models not listed (``rest_bound``), the parts of
+    a branch done, and whether the last branch's screen stopped on its projection."""
+
+    def __init__(self, problem, search, bits, table, limits, threads, t0) -> None:
+        self.problem, self.search, self.bits, self.table = problem, search, bits, table
+        self.limits, self.threads, self.t0 = limits, threads, t0
+        self.listed, self.kept, self.least_level, self.rest_bound = 0, [], math.inf, -math.inf
+        self.parts, self.parted, self.too_long, self.floor_iterations = 0, False, False, 0
+        self.said = progress.current()
+
+    def screen(self, branch) -> str:
+        """Screen ``branch`` at the prune level, then fit and search its survivors; why it stopped ("": done)."""
+        problem, search = self.problem, self.search
+        scale, offset = problem.loss_cost, problem.offset
+        level = search.prune_level()
+        self.least_level = min(self.least_level, level)
+        found = screen_pairs(self.bits, self.table, [branch], problem.max_size, (level - offset) / scale, self.limits,
+                             self.threads)
+        self.too_long = found.too_long
+        if found.stopped is not None:
+            return found.stopped
+        self.listed += found.listed
+        search.closed_floor = min(search.closed_floor, scale * found.pruned + offset)
+        survivors = problem.free[found.survivors]
+        if self.kept is not None:  # (for the later fits' screen; given up past what one pass may hold)
+            self.kept.append(survivors)
+            self.kept = self.kept if sum(map(len, self.kept)) <= MAX_KEPT else None
+        report = self.said
+
+        def capped(elapsed: float, incumbent: float, bound: float, gap: float) -> None:
+            report(elapsed, incumbent, min(bound, self.rest_bound), gap)  # (the models not listed)
+        data = problem.data
+        with progress.reporting(capped) if report is not None else contextlib.nullcontext():
+            out = _after_screen(problem, search, survivors, level, found.survivors.shape[0], self.t0, self.limits,
+                                True, data.X, data.y, data.weights, "")
+        # (its supports avoid the groups done: the floors without them bound them)
+        return "" if out.finished else "a limit, bounding or searching the supports the screen left"
+
+    def report(self) -> None:
+        """The progress line after a branch (or a part of one)."""
+        if self.said is not None:
+            search = self.search
+            self.said(time.perf_counter() - self.t0, search.incumbent,
+                      min(search.incumbent, search.closed_floor, self.rest_bound), math.nan)

@@ -30,8 +30,9 @@ are split in decreasing order of their own sum, and a support stops at the first
 reaches the cutoff; the splits go pattern by pattern across all the last groups still below it (the
 pattern's words stay at hand while the last groups' stream by).
 
-The column supports of the group supports left get their own sums (:func:`member_sums`), so what a
-pass returns is what the screen of every column support returns.
+The column supports of the group supports left are screened from the group support's cells
+(:func:`member_screen`: a search that merges one group's levels at a time and stops where the sum
+reaches the cutoff), so what a pass returns is what the screen of every column support returns.
 """
 from __future__ import annotations
 
@@ -39,7 +40,6 @@ import numpy as np
 from numba import njit
 
 from solvers.exact.blocked_entropy import _and_count, _blocked, _entropy, _insert, _next_combination, _patterns
-from solvers.exact.box_logistic import _prefix_patterns, _split_pattern
 
 #: most columns per group (levels per group: one more)
 GROUP_COLUMNS = 2
@@ -61,12 +61,20 @@ def groups_of(chains: list[np.ndarray], d: int, width: int = GROUP_COLUMNS) -> t
     return start, np.concatenate(runs).astype(np.int64) if runs else np.zeros(0, np.int64)
 
 
+def pair_blocks(bits_pos, n_pos, bits_neg, n_neg, start, columns, a, b) -> tuple:
+    """Both labels' bit rows (rows ``0..n-1`` of each) blocked by the levels on the groups ``a`` and ``b``
+    (:func:`solvers.exact.blocked_entropy._blocked`): ``(blocked, valid, starts)`` of the positives, then
+    of the negatives, as :func:`screen_group_pair` and :func:`member_screen` take them."""
+    return _blocked(bits_pos, start, columns, n_pos, a, b) + _blocked(bits_neg, start, columns, n_neg, a, b)
+
+
 @njit(cache=True, nogil=True)
-def screen_group_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, start, columns, a, b, size,
-                      cutoff, survivors, middle, limit):
+def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, valid_neg, starts_neg, unit_neg, xlogx,
+                      start, columns, a, b, size, cutoff, survivors, middle, limit):
     """Screen every support ``(a, b, m_1 .. m_{size-3}, e)`` of groups ``a < b < m_1 < .. < e < G``
-    (group ``g``: the bit rows ``columns[start[g]:start[g + 1]]``, each inside the one before) at
-    ``cutoff`` (module docstring; ``size >= 3``; ``xlogx`` as for
+    (group ``g``: the bit rows ``columns[start[g]:start[g + 1]]``, each inside the one before; both
+    labels' bit rows blocked by ``(a, b)``, :func:`pair_blocks`) at ``cutoff`` (module docstring;
+    ``size >= 3``; ``xlogx`` as for
     :func:`solvers.exact.blocked_entropy.screen_pair`, :data:`~solvers.exact.blocked_entropy.BAYES` for
     Bayes errors). Returns ``(listed, kept, pruned_floor, finished)``: group supports listed;
     survivors written to the first ``kept`` rows of ``survivors`` (``kept`` larger than its rows: it
@@ -79,8 +87,6 @@ def screen_group_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlog
     for g in range(G):
         widest = max(widest, start[g + 1] - start[g] + 1)
     blocks = (start[a + 1] - start[a] + 1) * (start[b + 1] - start[b] + 1)
-    blocked_pos, valid_pos, starts_pos = _blocked(bits_pos, start, columns, n_pos, a, b)
-    blocked_neg, valid_neg, starts_neg = _blocked(bits_neg, start, columns, n_neg, a, b)
     words_pos, words_neg = valid_pos.size, valid_neg.size
     most = blocks * widest ** r
     pattern_pos = np.zeros((most, words_pos), np.uint64)
@@ -155,110 +161,143 @@ def screen_group_pair(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlog
 
 
 @njit(cache=True, nogil=True)
-def members(group_supports, start, columns, group_of, size, out) -> int:
-    """The column supports of ``size`` columns each group support (a row of ``group_supports``,
-    ascending groups) stands for: those inside its groups whose own groups, completed by the
-    lowest-numbered groups they miss, are that row (so each column support has one group support).
-    Written to the rows of ``out`` as ``columns[c]`` of the positions ``c`` (``group_of[c]``: the group
-    of position ``c``); returns how many (more than ``out``'s rows: it overflowed)."""
-    found = 0
-    pool = np.empty(columns.size, np.int64)
-    pick = np.empty(size, np.int64)
-    used = np.zeros(start.size - 1, np.bool_)
+def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, valid_neg, starts_neg, unit_neg, xlogx,
+                  start, columns, group_supports, size, cutoff, lead_only, out):
+    """Screen the column supports of ``size`` columns each group support left stands for (its
+    *members*; module docstring) at ``cutoff``: the rows of ``group_supports`` (ascending groups, one
+    pair ``(a, b)`` of first groups, rows of one prefix next to each other, each with its sum below the
+    cutoff: as :func:`screen_group_pair` leaves them), the bit rows blocked by that pair (:func:`solvers.exact.blocked_entropy._blocked`, both
+    labels). A member of ``T`` takes a subset of each group's columns; its group support is ``T`` when
+    the groups it leaves out are the lowest ones it misses (so a group left out sits at its own number's
+    place in ``T``: every lower group is in ``T``); with ``lead_only`` it takes a column of group 0. Its cells are unions of ``T``'s (a group's levels merge into the parts its chosen columns
+    tell apart), so the members are found by a search over the groups in ``T``'s order from ``T``'s cell
+    counts: each node merges one more group's levels, and since the sum only grows when cells merge, a
+    node whose sum reaches the cutoff rules out every member below it. Members below the cutoff are
+    written to the rows of ``out`` (``columns[c]`` of the positions ``c`` chosen); returns ``(found, least
+    pruned sum)`` (``found`` larger than ``out``'s rows: it overflowed; inf: none pruned)."""
+    K = size
+    r = K - 3
+    found, pruned = 0, np.inf
+    if group_supports.shape[0] == 0:
+        return found, pruned
+    widest = 1
+    for g in range(start.size - 1):
+        widest = max(widest, start[g + 1] - start[g] + 1)
+    a, b = group_supports[0, 0], group_supports[0, 1]
+    blocks = (start[a + 1] - start[a] + 1) * (start[b + 1] - start[b] + 1)
+    most = blocks * widest ** r
+    pattern_pos = np.zeros((most, valid_pos.size), np.uint64)
+    pattern_neg = np.zeros((most, valid_neg.size), np.uint64)
+    count_pos = np.zeros(most, np.int64)
+    count_neg = np.zeros(most, np.int64)
+    cells_pos = np.zeros((K + 1, most * widest), np.int64)  # a node's cells at each depth of the search
+    cells_neg = np.zeros((K + 1, most * widest), np.int64)
+    dims = np.zeros((K + 1, K), np.int64)  # parts of each group's levels at each depth
+    option = np.zeros(K + 1, np.int64)  # next subset of the depth's group to try
+    chosen = np.zeros(K, np.int64)
+    used = np.zeros(K + 1, np.int64)  # columns chosen above each depth
+    capacity = np.zeros(K + 1, np.int64)  # columns of the groups from each depth on
+    part = np.empty(widest, np.int64)
+    middle = np.empty(r, np.int64)
+    per = 1
     for s in range(group_supports.shape[0]):
-        m = 0
-        for t in range(size):
-            g = group_supports[s, t]
-            for c in range(start[g], start[g + 1]):
-                pool[m] = c
-                m += 1
-        # combinations of size columns of pool[:m] (pool ascending by group, and by column inside one)
-        for t in range(size):
-            pick[t] = t
-        while m >= size:
-            for t in range(size):
-                used[group_of[pool[pick[t]]]] = True
-            missing = 0
-            for t in range(size):
-                if not used[group_supports[s, t]]:
-                    missing += 1
-            # the lowest groups missed: exactly the row's groups it does not use
-            canonical = True
-            g, taken = 0, 0
-            while taken < missing:
-                if not used[g]:
-                    inside = False
-                    for t in range(size):
-                        if group_supports[s, t] == g:
-                            inside = True
-                    if not inside:
-                        canonical = False
-                        break
-                    taken += 1
-                g += 1
-            for t in range(size):
-                used[group_of[pool[pick[t]]]] = False
-            if canonical:
-                if found < out.shape[0]:
-                    for t in range(size):
-                        out[found, t] = columns[pool[pick[t]]]
-                found += 1
-            if not _next_combination(pick, m - 1):
-                break
-    return found
-
-
-@njit(cache=True, nogil=True)
-def _first_rows(n, words):
-    """The bit set of rows ``0..n-1`` over ``words`` 64-bit words."""
-    rows = np.zeros(words, np.uint64)
-    for w in range(min(n // 64, words)):
-        rows[w] = np.uint64(0xFFFFFFFFFFFFFFFF)
-    if n % 64 and n // 64 < words:
-        rows[n // 64] = (np.uint64(1) << np.uint64(n % 64)) - np.uint64(1)
-    return rows
-
-
-@njit(cache=True, nogil=True)
-def member_sums(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg, xlogx, supports, cutoff, sums) -> None:
-    """``sums[s]``: the sum over the cells of the column support ``supports[s]`` (bit rows of both
-    labels, rows ``0..n-1``; ``xlogx`` as for :func:`screen_group_pair`), stopped once it reaches
-    ``cutoff`` (the value written is then at least ``cutoff``). As the saturated bound of
-    :func:`solvers.exact.box_logistic.binary_support_bounds`: the patterns of all but the last column
-    (once per prefix; consecutive supports share it), the mixed ones split by the last column in
-    decreasing order of their own sum (a pattern of one label splits into cells of one label, which
-    add nothing)."""
-    ns, k = supports.shape
-    half = 1 << (k - 1)
-    valid_pos, valid_neg = _first_rows(n_pos, bits_pos.shape[1]), _first_rows(n_neg, bits_neg.shape[1])
-    pref_pos = np.empty((half, valid_pos.size), np.uint64)
-    pref_neg = np.empty((half, valid_neg.size), np.uint64)
-    count_pos = np.zeros(half, np.int64)
-    count_neg = np.zeros(half, np.int64)
-    cell_pos = np.zeros(2 * half, np.int64)
-    cell_neg = np.zeros(2 * half, np.int64)
-    order = np.empty(half, np.int64)
-    heat = np.empty(half)
-    mixed = 0
-    for s in range(ns):
+        T = group_supports[s]
+        if lead_only and T[0] != 0:
+            continue
         same = s > 0
-        for t in range(k - 1):
-            same = same and supports[s, t] == supports[s - 1, t]
+        for t in range(r):
+            same = same and middle[t] == T[2 + t]
         if not same:
-            _prefix_patterns(bits_pos, valid_pos, supports[s, :k - 1], pref_pos, count_pos)
-            _prefix_patterns(bits_neg, valid_neg, supports[s, :k - 1], pref_neg, count_neg)
-            mixed = 0
-            for p in range(half):
-                if count_pos[p] > 0 and count_neg[p] > 0:
-                    mixed = _insert(heat, order, mixed, _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg,
-                                                                 xlogx), p)
-        total = 0.0
-        for i in range(mixed):
-            p = order[i]
-            _split_pattern(p, k, pref_pos, pref_neg, count_pos, count_neg, bits_pos[supports[s, k - 1]],
-                           bits_neg[supports[s, k - 1]], cell_pos, cell_neg)
-            total += _entropy(cell_pos[2 * p], cell_neg[2 * p], unit_pos, unit_neg, xlogx) + \
-                _entropy(cell_pos[2 * p + 1], cell_neg[2 * p + 1], unit_pos, unit_neg, xlogx)
+            per = 1
+            for t in range(r):
+                middle[t] = T[2 + t]
+                per *= start[T[2 + t] + 1] - start[T[2 + t]] + 1
+            _patterns(blocked_pos, valid_pos, starts_pos, blocks, start, middle, per, pattern_pos, count_pos)
+            _patterns(blocked_neg, valid_neg, starts_neg, blocks, start, middle, per, pattern_neg, count_neg)
+        e = T[K - 1]
+        levels_e = start[e + 1] - start[e] + 1
+        for p in range(blocks * per):  # T's cells: each prefix pattern split by the levels of e
+            q = p // per
+            _split_levels(pattern_pos[p], blocked_pos, starts_pos[q], starts_pos[q + 1], count_pos[p], start[e],
+                          start[e + 1], cells_pos[0], p * levels_e)
+            _split_levels(pattern_neg[p], blocked_neg, starts_neg[q], starts_neg[q + 1], count_neg[p], start[e],
+                          start[e + 1], cells_neg[0], p * levels_e)
+        capacity[K] = 0
+        for t in range(K - 1, -1, -1):
+            dims[0, t] = start[T[t] + 1] - start[T[t]] + 1
+            capacity[t] = capacity[t + 1] + dims[0, t] - 1
+        d = 0
+        option[0] = 0
+        while d >= 0:
+            g = T[d]
+            n_g = start[g + 1] - start[g]
+            if option[d] >= 1 << n_g:
+                d -= 1
+                continue
+            subset = option[d]
+            option[d] += 1
+            k = 0
+            for j in range(n_g):
+                k += (subset >> j) & 1
+            if k == 0 and (T[d] != d or (lead_only and d == 0)):  # not T's own member, or not the lead's
+                continue
+            taken = used[d] + k
+            if taken > K or taken + capacity[d + 1] < K:
+                continue
+            for level in range(n_g + 1):  # level -> the chosen columns it holds (each inside the one before)
+                part[level] = 0
+                for j in range(min(level, n_g)):
+                    part[level] += (subset >> j) & 1
+            outer, inner = 1, 1
+            for t in range(K):
+                dims[d + 1, t] = dims[d, t]
+                if t < d:
+                    outer *= dims[d, t]
+                elif t > d:
+                    inner *= dims[d, t]
+            dims[d + 1, d] = k + 1
+            cells = outer * (k + 1) * inner
+            cells_pos[d + 1, :cells] = 0
+            cells_neg[d + 1, :cells] = 0
+            for o in range(outer):
+                for level in range(n_g + 1):
+                    source = (o * (n_g + 1) + level) * inner
+                    target = (o * (k + 1) + part[level]) * inner
+                    for i in range(inner):
+                        cells_pos[d + 1, target + i] += cells_pos[d, source + i]
+                        cells_neg[d + 1, target + i] += cells_neg[d, source + i]
+            total = 0.0  # (every column of the group kept: the cells, and their sum below the cutoff, as before)
+            for c in range(cells if k < n_g else 0):
+                total += _entropy(cells_pos[d + 1, c], cells_neg[d + 1, c], unit_pos, unit_neg, xlogx)
+                if total >= cutoff:
+                    break
             if total >= cutoff:
-                break
-        sums[s] = total
+                pruned = min(pruned, total)
+                continue
+            chosen[d] = subset
+            used[d + 1] = taken
+            if d + 1 < K:
+                d += 1
+                option[d] = 0
+                continue
+            if found < out.shape[0]:
+                m = 0
+                for t in range(K):
+                    for j in range(start[T[t] + 1] - start[T[t]]):
+                        if (chosen[t] >> j) & 1:
+                            out[found, m] = columns[start[T[t]] + j]
+                            m += 1
+            found += 1
+    return found, pruned
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _split_levels(pattern, blocked, lo, hi, count, first, last, cells, base) -> None:
+    """``cells[base + v]``: the rows of ``pattern`` (over the words ``lo:hi``, ``count`` of them) at level
+    ``v`` of the group of the bit rows ``first:last`` (each inside the one before)."""
+    above = 0  # rows of the levels above the one being counted
+    for c in range(last - 1, first - 1, -1):
+        ones = _and_count(pattern[lo:hi], blocked[c, lo:hi]) if count > above else above
+        cells[base + c - first + 1] = ones - above
+        above = ones
+    cells[base] = count - above

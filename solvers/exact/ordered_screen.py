@@ -17,13 +17,30 @@ branch ``k`` is therefore
     \\min\\big(\\text{incumbent},\\ \\text{least bound of the listed supports},\\
     F(g_0 \\cup \\dots \\cup g_k)\\big),
 
-with ``F(G)`` the hull floor without the columns of ``G`` (:class:`RestFloor`). ``F`` rises as strong
+with ``F(G)`` the hull floor without the columns of ``G`` (:class:`RestFloor`).
+
+A branch too long for the time left is screened in *parts* (:func:`branch_parts`): runs of its pairs
+``(g_k, g_{k+1}), (g_k, g_{k+2}), ...`` in order. Every column support of branch ``k`` that uses fewer
+than ``size`` groups has ``g_{k+1}`` among the groups of its group support (the lowest groups it misses
+complete it), so it lies in the first pair; the others lie in the pair of their second group. After
+the parts up to the pair ``(g_k, g_{k+j})`` the models the branch has not listed use none of
+``g_{k+1}..g_{k+j}`` (nor of ``g_0..g_{k-1}``), and the bound is
+
+.. math::
+
+    \\min\\big(\\text{incumbent},\\ \\text{least bound of the listed supports},\\
+    F(g_0 \\cup \\dots \\cup g_{k-1} \\cup g_{k+1} \\cup \\dots \\cup g_{k+j}),\\ F(g_0 \\cup \\dots \\cup g_k)\\big),
+
+which rises part by part while the branch runs (:meth:`RestFloor.fork` for the first floor). ``F`` rises
+as strong
 variables leave the box (a table whose signal sits in a few variables loses most of its fit with
 them), so the groups go in decreasing weight of their variable at the continuous fit (the loss minimiser
 over the box; all the groups of one variable together, :func:`group_order`): the fit's gap shrinks with
 time, and when every branch is done the pass is the whole screen.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -72,6 +89,25 @@ def ordered_branches(groups: list[np.ndarray], size: int, grouped: bool) -> list
     return branches
 
 
+#: a branch too long for the time left is screened in about this many parts (:func:`branch_parts`)
+PARTS = 64
+
+
+def branch_parts(branch: Branch | GroupBranch, size: int, parts: int = PARTS) -> list[Branch | GroupBranch]:
+    """``branch`` (of :func:`ordered_branches`: pairs ``(0, 1), (0, 2), ...``) as runs of consecutive pairs
+    listing about ``1 / parts`` of its supports each (at least one pair each), in order; together they
+    list what ``branch`` lists (module docstring)."""
+    counts = [replace(branch, pairs=branch.pairs[i:i + 1]).count(size) for i in range(branch.pairs.shape[0])]
+    target = sum(counts) / parts
+    runs, first, held = [], 0, 0
+    for i, count in enumerate(counts):
+        held += count
+        if held >= target or i == len(counts) - 1:
+            runs.append(replace(branch, pairs=branch.pairs[first:i + 1]))
+            first, held = i + 1, 0
+    return runs
+
+
 class RestFloor:
     """The hull floor of the models that use none of a growing set of columns (module docstring):
     :meth:`without` fixes more columns at 0 and returns the floor, never below the one before (the
@@ -83,6 +119,12 @@ class RestFloor:
         self.point = (np.asarray(start[0], float).copy(), float(start[1]))
         self.bound = -np.inf
         self.iterations = 0
+
+    def fork(self) -> "RestFloor":
+        """A copy that goes on from here on its own (its columns fixed at 0 so far, point and bound)."""
+        twin = RestFloor(self.data, self.box, self.point)
+        twin.lb, twin.ub, twin.bound = self.lb.copy(), self.ub.copy(), self.bound
+        return twin
 
     def without(self, columns: np.ndarray, limits: Limits) -> float:
         """The floor with the points of ``columns`` (feature indices) fixed at 0 too, within ``limits``."""

@@ -28,7 +28,7 @@ from solvers.exact.blocked_entropy import BAYES, first_middle, xlogx_table
 from solvers.exact.blocked_pass import Branch, GroupBranch, plain_branch, screen_pairs
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.box_logistic import _cell_entropy, label_bits
-from solvers.exact.group_screen import groups_of, member_sums, members, screen_group_pair
+from solvers.exact.group_screen import groups_of, member_screen, pair_blocks, screen_group_pair
 from solvers.exact.nested_columns import nested_chains
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
@@ -60,6 +60,21 @@ def _sum(X, y, weights, support, bayes: bool) -> float:
     wp = np.bincount(inverse[y > 0], weights=weights[y > 0], minlength=keys.shape[0])
     wn = np.bincount(inverse[y < 0], weights=weights[y < 0], minlength=keys.shape[0])
     return float(np.minimum(wp, wn).sum()) if bayes else sum(_cell_entropy(a, b) for a, b in zip(wp, wn))
+
+
+def _members(T, start, columns, size: int, lead_only: bool = False) -> list[tuple]:
+    """The column supports (values of ``columns``, sorted) a group support ``T`` stands for, enumerated:
+    ``size`` columns of its groups whose own groups, completed by the lowest groups they miss, are ``T``
+    (with ``lead_only``, holding a column of group 0)."""
+    group_of = {int(columns[c]): g for g in range(start.size - 1) for c in range(start[g], start[g + 1])}
+    pool = [int(columns[c]) for g in T for c in range(start[g], start[g + 1])]
+    found = []
+    for S in itertools.combinations(pool, size):
+        own = {group_of[c] for c in S}
+        missed = [g for g in range(start.size - 1) if g not in own][:size - len(own)]
+        if sorted(own | set(missed)) == sorted(int(g) for g in T) and (0 in own or not lead_only):
+            found.append(tuple(sorted(S)))
+    return found
 
 
 def _groups(X):
@@ -94,9 +109,10 @@ def test_the_screen_lists_every_group_support_once_and_keeps_exactly_those_below
     for b in range(1, G):
         for a in range(b):
             middle = first_middle(b, size)
+            blocked = pair_blocks(bp, n_pos, bn, n_neg, start, columns, a, b)
             while True:  # calls of a few supports each, resumed from ``middle``
-                count, k, floor, finished = screen_group_pair(bp, n_pos, up, bn, n_neg, un, table, start, columns, a,
-                                                              b, size, cutoff, out, middle, 3)
+                count, k, floor, finished = screen_group_pair(*blocked[:3], up, *blocked[3:], un, table, start,
+                                                              columns, a, b, size, cutoff, out, middle, 3)
                 listed += count
                 kept += [tuple(row) for row in out[:k]]
                 pruned = min(pruned, floor)
@@ -112,20 +128,13 @@ def test_the_screen_lists_every_group_support_once_and_keeps_exactly_those_below
 def test_every_column_support_is_a_member_of_one_group_support_whose_sum_is_at_most_its_own(seed, size):
     X, y, weights = _binarised(seed, variables=5)
     start, columns, groups = _groups(X)
-    group_of = np.repeat(np.arange(len(groups)), np.diff(start))
-    all_groups = np.array(list(itertools.combinations(range(len(groups)), size)), np.int64)
-    out = np.empty((math.comb(X.shape[1], size) + 1, size), np.int64)
-    held = members(all_groups, start, columns, group_of, size, out)
-    assert held == math.comb(X.shape[1], size)
-    found = {tuple(sorted(row)) for row in out[:held]}
-    assert found == set(itertools.combinations(range(X.shape[1]), size))
-    for T in all_groups[::7]:  # each member's own sums are at least its group support's
-        inside = np.empty((300, size), np.int64)
-        k = members(T[None], start, columns, group_of, size, inside)
+    every = [S for T in itertools.combinations(range(len(groups)), size) for S in _members(T, start, columns, size)]
+    assert sorted(every) == list(itertools.combinations(range(X.shape[1]), size))
+    for T in list(itertools.combinations(range(len(groups)), size))[::7]:  # own sums at least the group's
         cells = np.concatenate([groups[g] for g in T])
         for bayes in (True, False):
             whole = _sum(X, y, weights, cells, bayes)
-            for S in inside[:k]:
+            for S in _members(T, start, columns, size):
                 assert set(S) <= set(cells)
                 assert _sum(X, y, weights, S, bayes) >= whole - 1e-9
 
@@ -142,23 +151,40 @@ def test_plain_branch_lists_groups_only_when_they_pay(monkeypatch):
     assert isinstance(plain_branch(X, 3), Branch)
 
 
-@pytest.mark.parametrize("seed,size,bayes", [(0, 3, True), (1, 4, False), (2, 5, True), (3, 5, False)])
-def test_member_sums_are_the_enumerated_ones_or_stop_at_the_cutoff(seed, size, bayes):
-    X, y, weights = _binarised(seed, variables=5)
+@pytest.mark.parametrize("seed,size,bayes,lead_only,width", [(0, 3, True, False, 2), (1, 4, False, False, 2),
+                                                              (2, 5, True, True, 2), (3, 5, False, False, 2),
+                                                              (4, 4, False, True, 3), (5, 3, True, False, 4)])
+def test_the_member_screen_keeps_exactly_the_members_below_the_cutoff(seed, size, bayes, lead_only, width):
+    """Over every group support below the cutoff (of groups of up to ``width`` nested columns), the member
+    screen keeps exactly the members (enumerated) whose own sums are below the cutoff (a member of a
+    group support at the cutoff is at it too), and its least pruned sum lies between the cutoff and the
+    least sum of the members it pruned."""
+    X, y, weights = _binarised(seed, variables=5, cuts=4 if width > 2 else None)
+    start, columns = groups_of(nested_chains(X, np.arange(X.shape[1])), X.shape[1], width)
+    G = start.size - 1
+    every = {S: _sum(X, y, weights, S, bayes) for T in itertools.combinations(range(G), size)
+             for S in _members(T, start, columns, size, lead_only)}
+    values = np.unique(list(every.values()))  # a cutoff between two sums: no tie left to round-off
+    cutoff = float(values[values.size // 3 - 1:values.size // 3 + 1].mean())
     bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
     n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
     table = BAYES if bayes else xlogx_table(n_pos, n_neg, up, un)
-    supports = np.array(list(itertools.combinations(range(X.shape[1]), size))[::3], np.int64)
-    exact = np.array([_sum(X, y, weights, S, bayes) for S in supports])
-    sums = np.empty(supports.shape[0])
-    member_sums(bp, n_pos, up, bn, n_neg, un, table, supports, math.inf, sums)
-    assert sums == pytest.approx(exact, rel=1e-9, abs=1e-9)
-    values = np.unique(exact)  # the cutoff between two sums: no tie left to the summation's round-off
-    cutoff = float(values[values.size // 2 - 1:values.size // 2 + 1].mean())
-    member_sums(bp, n_pos, up, bn, n_neg, un, table, supports, cutoff, sums)
-    below = exact < cutoff
-    assert sums[below] == pytest.approx(exact[below], rel=1e-9, abs=1e-9)
-    assert np.all(sums[~below] >= cutoff) and np.all(sums[~below] <= exact[~below] + 1e-9)
+    kept, pruned = [], math.inf
+    out = np.empty((len(every), size), np.int64)
+    for b in range(1, G):
+        for a in range(b):
+            rows = np.array([T for T in itertools.combinations(range(G), size) if T[:2] == (a, b)
+                             and _sum(X, y, weights, columns[np.concatenate([np.arange(start[g], start[g + 1])
+                                                                              for g in T])], bayes) < cutoff],
+                            np.int64).reshape(-1, size)  # (those the group screen leaves)
+            blocked = pair_blocks(bp, n_pos, bn, n_neg, start, columns, a, b)
+            found, floor = member_screen(*blocked[:3], up, *blocked[3:], un, table, start, columns, rows, size, cutoff,
+                                         lead_only, out)
+            kept += [tuple(sorted(r)) for r in out[:found].tolist()]
+            pruned = min(pruned, floor)
+    below = {S for S, v in every.items() if v < cutoff}
+    assert below and sorted(kept) == sorted(below)
+    assert cutoff <= pruned <= min(v for v in every.values() if v >= cutoff) + 1e-9
 
 
 def _pass_case(seed: int, bayes: bool, size: int = 4):

@@ -19,10 +19,11 @@ from solvers import progress
 from solvers.exact import blocked_pass, blocked_supports
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.floor import SparseBox
-from solvers.exact.ordered_screen import RestFloor, group_order, ordered_branches
+from solvers.exact.ordered_screen import RestFloor, branch_parts, group_order, ordered_branches
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.limits import Limits
+from tests.solvers.test_group_screen import _members
 from tests.solvers.test_routes import _risk_brute_force
 
 
@@ -55,14 +56,9 @@ def _listed(branches, size):
     for branch in branches:
         if isinstance(branch, blocked_pass.GroupBranch):
             groups = branch.start.size - 1
-            group_of = np.repeat(np.arange(groups), np.diff(branch.start))
-            rows = np.array([(0, *rest) for rest in itertools.combinations(range(1, groups), size - 1)], np.int64)
-            found = np.empty((64 * rows.shape[0] + 64, size), np.int64)
-            held = blocked_pass.members(rows, branch.start, branch.columns, group_of, size, found)
-            kept = found[:held]
-            if branch.lead_only:
-                kept = kept[np.isin(kept, branch.columns[:branch.start[1]]).any(axis=1)]
-            out += [tuple(sorted(r)) for r in kept.tolist()]
+            for a, b in branch.pairs:
+                for rest in itertools.combinations(range(b + 1, groups), size - 2):
+                    out += _members((a, b, *rest), branch.start, branch.columns, size, branch.lead_only)
         else:
             for a, b in branch.pairs:
                 for rest in itertools.combinations(range(b + 1, branch.columns.size), size - 2):
@@ -181,3 +177,90 @@ def test_a_whole_ordered_pass_with_too_many_survivors_is_not_kept(monkeypatch):
                           incumbent=best + 0.02, ordered=True, point=inst.continuous_fit())
     assert found.finished and screen.supports is None
     assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_the_parts_of_a_branch_list_what_it_lists(grouped):
+    """Each branch's parts are runs of its pairs in order, and list its supports, each once."""
+    X, _ = _table(1)
+    every = blocked_pass.plain_branch(X, 3)
+    if grouped:
+        start, columns = blocked_pass.groups_of(blocked_pass.nested_chains(X, np.arange(10)), 10, 2)
+        every = blocked_pass.GroupBranch(start, columns, np.zeros((0, 2), np.int64))
+    order = group_order(X, every, np.linspace(2.0, 0.2, 10))
+    for branch in ordered_branches(order, 3, grouped):
+        parts = branch_parts(branch, 3, parts=3)
+        assert np.array_equal(np.concatenate([p.pairs for p in parts]), branch.pairs)
+        assert len(parts) == min(3, branch.pairs.shape[0]) or branch.pairs.shape[0] > 3
+        listed = _listed(parts, 3)
+        assert sorted(listed) == sorted(_listed([branch], 3)) and len(set(listed)) == len(listed)
+
+
+def _stopping_in_parts(monkeypatch, stop_after: int | None) -> list:
+    """Every whole branch of more than one pair "does not fit the time left" (so it is screened in parts),
+    and the screen stops at part ``stop_after`` (None: never); returns the parts screened."""
+    parts, screened = set(), []
+
+    def parted(branch, size):
+        runs = branch_parts(branch, size)
+        parts.update(map(id, runs))
+        return runs
+
+    def screen(bits, table, branches, size, cutoff, limits, threads):
+        branch = branches[0]
+        if id(branch) not in parts and branch.pairs.shape[0] > 1 or len(screened) == stop_after:
+            return blocked_pass.Pass(stopped="a projection past the time left", too_long=True)
+        screened.append(branch)
+        return blocked_pass.screen_pairs(bits, table, branches, size, cutoff, limits, threads)
+
+    monkeypatch.setattr(blocked_supports, "branch_parts", parted)
+    monkeypatch.setattr(blocked_supports, "screen_pairs", screen)
+    return screened
+
+
+@pytest.mark.parametrize("seed, grouped", [(0, False), (1, True)])
+def test_a_pass_in_parts_proves_the_optimum(seed, grouped, monkeypatch):
+    if grouped:
+        monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.1)
+    inst = _instance(seed)
+    best = _optimum(inst)
+    _stopping_in_parts(monkeypatch, None)
+    with progress.reporting(trace := progress.Trace()):
+        found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9),
+                              incumbent=best + 0.02, ordered=True, point=inst.continuous_fit())
+    assert "every support screened" in found.message and found.finished, found.message
+    assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+    assert max(row[2] for row in trace.rows) <= best + 1e-9
+
+
+@pytest.mark.parametrize("seed, grouped, stop_after", [(0, False, 1), (0, False, 4), (1, True, 1), (1, True, 3),
+                                                       (2, True, 2), (3, False, 6)])
+def test_a_pass_stopped_inside_a_branch_bounds_the_models_it_did_not_list(seed, grouped, stop_after, monkeypatch):
+    """Stopped after ``stop_after`` parts: each support the branches and parts done did not list avoids
+    the columns fixed at 0 by one of the two floors (so its models lie in that floor's box), the floors'
+    bound is finite and below every model of those supports (brute force), and the fit's bound is below
+    the optimum."""
+    if grouped:
+        monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.1)
+    inst = _instance(seed)
+    best = _optimum(inst)
+    screened = _stopping_in_parts(monkeypatch, stop_after)
+    zero: dict[int, set] = {}  # each floor's columns fixed at 0
+    without = RestFloor.without
+
+    def recorded(self, columns, limits):
+        bound = without(self, columns, limits)
+        zero[id(self)] = set(np.flatnonzero((self.lb == 0) & (self.ub == 0)).tolist())
+        return bound
+
+    monkeypatch.setattr(RestFloor, "without", recorded)
+    found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05,
+                          ordered=True, point=inst.continuous_fit())
+    assert not found.finished and "parts of the next" in found.message, found.message
+    assert found.bound <= best + 1e-9
+    listed = set(_listed(screened, 3))
+    left = [s for s in itertools.combinations(range(10), 3) if s not in listed]
+    # each support not listed avoids the columns of a floor taken in the bound (so that floor bounds it)
+    assert len(zero) == 2 and all(any(not set(s) & fixed for fixed in zero.values()) for s in left)
+    rest = float(found.message.split("not listed are above ")[1].split(" ")[0])
+    assert -math.inf < rest <= min(_risk_brute_force(inst, support=s) for s in left) + 1e-7, found.message
