@@ -190,10 +190,11 @@ class Pass:
 
 
 def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, cutoff: float, limits: Limits,
-                 threads: int) -> Pass:
+                 threads: int, share: float = PROJECTION_SHARE) -> Pass:
     """Screen every support of ``size`` columns the ``branches`` list at ``cutoff`` (``bits``:
     ``(bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)``) on ``threads`` threads, within the
-    started budget ``limits`` (module docstring)."""
+    started budget ``limits`` (module docstring; stopped when the rest projects past ``share`` of the
+    time left)."""
     total = sum(branch.count(size) for branch in branches)
     pairs = np.array([(i, a, b) for i, branch in enumerate(branches) for a, b in branch.pairs], np.int64).reshape(-1, 3)
     pairs = pairs[np.random.default_rng(0).permutation(pairs.shape[0])]
@@ -211,7 +212,7 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
             return f"screened {found.listed} of {total} supports of {size} features by the deadline"
         took = time.perf_counter() - started
         if found.listed < total and timed and (took >= PROJECT_AFTER or found.listed >= 0.01 * total):
-            if took / found.listed * (total - found.listed) > PROJECTION_SHARE * limits.seconds_left():
+            if took / found.listed * (total - found.listed) > share * limits.seconds_left():
                 found.too_long = True
                 return (f"screening the {total} supports of {size} features would take about "
                         f"{took / found.listed * total:.0f} s, more than the {max(limits.seconds_left(), 0.0):.0f} s left")

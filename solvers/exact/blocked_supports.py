@@ -70,7 +70,7 @@ from solvers import progress
 from formulations.rows import is_binary
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
-from solvers.exact.blocked_pass import MAX_KEPT, GroupBranch, plain_branch, screen_pairs
+from solvers.exact.blocked_pass import MAX_KEPT, PROJECTION_SHARE, GroupBranch, plain_branch, screen_pairs
 from solvers.exact.box_logistic import _popcount, copy_counts, label_bits
 from solvers.exact.exclusion_listing import carries_over, exclusion_branches
 from solvers.exact.floor import SparseBox
@@ -88,6 +88,9 @@ FIT_CHUNK = 4096
 #: the screen one group at a time: seconds the hull floor without the groups done may take per second
 #: of the branch it follows
 FLOOR_SECONDS_PER_SCREEN = 0.2
+#: the screen one group at a time: a branch projected past this share of the time left is screened in
+#: parts (so that the bound rises while it runs)
+WHOLE_BRANCH_SHARE = 0.25
 
 
 def applies(problem: SparseLogistic) -> str | None:
@@ -291,8 +294,8 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
     without the groups done (from ``point``, then warm), until every branch is done or a limit (or a
-    branch's projection) stops it; a branch whose projection does not fit is screened again in parts
-    (:func:`_in_parts`). The bound is the least of the listed supports' and those floors (a branch
+    branch's projection) stops it; a branch projected past :data:`WHOLE_BRANCH_SHARE` of the time left
+    is screened again in parts (:func:`_in_parts`). The bound is the least of the listed supports' and those floors (a branch
     stopped midway is under them: its supports avoid the groups done before it). A whole pass is
     kept for the later fits of the call (``limits.screen``) at the least level its branches screened
     at, unless its survivors outnumber what one pass may hold (:data:`~solvers.exact.blocked_pass.MAX_KEPT`)."""
@@ -312,7 +315,7 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
             stop = "the deadline"
             break
         screened = time.perf_counter()
-        stop = state.screen(branch)
+        stop = state.screen(branch, WHOLE_BRANCH_SHARE if branch.pairs.shape[0] > 1 else PROJECTION_SHARE)
         if stop and state.too_long and branch.pairs.shape[0] > 1:
             stop = _in_parts(state, rest, branch, groups, k, free)
         if stop:
@@ -386,14 +389,15 @@ class _OrderedState:
         self.parts, self.parted, self.too_long, self.floor_iterations = 0, False, False, 0
         self.said = progress.current()
 
-    def screen(self, branch) -> str:
-        """Screen ``branch`` at the prune level, then fit and search its survivors; why it stopped ("": done)."""
+    def screen(self, branch, share: float = PROJECTION_SHARE) -> str:
+        """Screen ``branch`` at the prune level (stopped when it projects past ``share`` of the time left),
+        then fit and search its survivors; why it stopped ("": done)."""
         problem, search = self.problem, self.search
         scale, offset = problem.loss_cost, problem.offset
         level = search.prune_level()
         self.least_level = min(self.least_level, level)
         found = screen_pairs(self.bits, self.table, [branch], problem.max_size, (level - offset) / scale, self.limits,
-                             self.threads)
+                             self.threads, share)
         self.too_long = found.too_long
         if found.stopped is not None:
             return found.stopped

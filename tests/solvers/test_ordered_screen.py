@@ -196,26 +196,29 @@ def test_the_parts_of_a_branch_list_what_it_lists(grouped):
         assert sorted(listed) == sorted(_listed([branch], 3)) and len(set(listed)) == len(listed)
 
 
-def _stopping_in_parts(monkeypatch, stop_after: int | None) -> list:
+def _stopping_in_parts(monkeypatch, stop_after: int | None) -> tuple[list, list]:
     """Every whole branch of more than one pair "does not fit the time left" (so it is screened in parts),
-    and the screen stops at part ``stop_after`` (None: never); returns the parts screened."""
+    and the screen stops at part ``stop_after`` (None: never); returns the parts screened, and for each
+    call whether it was a part, its pairs and its projection's share of the time left."""
     parts, screened = set(), []
+    shares = []  # (a part?, its pairs, the share of the time left it may project)
 
     def parted(branch, size):
         runs = branch_parts(branch, size)
         parts.update(map(id, runs))
         return runs
 
-    def screen(bits, table, branches, size, cutoff, limits, threads):
+    def screen(bits, table, branches, size, cutoff, limits, threads, share):
         branch = branches[0]
+        shares.append((id(branch) in parts, branch.pairs.shape[0], share))
         if id(branch) not in parts and branch.pairs.shape[0] > 1 or len(screened) == stop_after:
             return blocked_pass.Pass(stopped="a projection past the time left", too_long=True)
         screened.append(branch)
-        return blocked_pass.screen_pairs(bits, table, branches, size, cutoff, limits, threads)
+        return blocked_pass.screen_pairs(bits, table, branches, size, cutoff, limits, threads, share)
 
     monkeypatch.setattr(blocked_supports, "branch_parts", parted)
     monkeypatch.setattr(blocked_supports, "screen_pairs", screen)
-    return screened
+    return screened, shares
 
 
 @pytest.mark.parametrize("seed, grouped", [(0, False), (1, True)])
@@ -224,13 +227,18 @@ def test_a_pass_in_parts_proves_the_optimum(seed, grouped, monkeypatch):
         monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.1)
     inst = _instance(seed)
     best = _optimum(inst)
-    _stopping_in_parts(monkeypatch, None)
+    _, shares = _stopping_in_parts(monkeypatch, None)
     with progress.reporting(trace := progress.Trace()):
         found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9),
                               incumbent=best + 0.02, ordered=True, point=inst.continuous_fit())
     assert "every support screened" in found.message and found.finished, found.message
     assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
     assert max(row[2] for row in trace.rows) <= best + 1e-9
+    # a whole branch of several pairs may project a quarter of the time left, a part (or one pair) 0.9 of it
+    assert {share for part, pairs, share in shares if not part and pairs > 1} == \
+        {blocked_supports.WHOLE_BRANCH_SHARE}
+    assert {share for part, pairs, share in shares if part or pairs == 1} == \
+        {blocked_pass.PROJECTION_SHARE}
 
 
 @pytest.mark.parametrize("seed, grouped, stop_after", [(0, False, 1), (0, False, 4), (1, True, 1), (1, True, 3),
@@ -244,7 +252,7 @@ def test_a_pass_stopped_inside_a_branch_bounds_the_models_it_did_not_list(seed, 
         monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.1)
     inst = _instance(seed)
     best = _optimum(inst)
-    screened = _stopping_in_parts(monkeypatch, stop_after)
+    screened, _ = _stopping_in_parts(monkeypatch, stop_after)
     zero: dict[int, set] = {}  # each floor's columns fixed at 0
     without = RestFloor.without
 
