@@ -327,7 +327,7 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
             floor = rest.without(free[groups[k]],
                                  limits.capped(FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened)))
             state.rest_bound = max(state.rest_bound, scale * floor + offset)
-        state.parted = False
+        state.parted, state.parts = False, 0  # (the parts counted are the next branch's)
         state.report()
     lower = min(search.incumbent, search.closed_floor, state.rest_bound)
     finished = done == len(branches)

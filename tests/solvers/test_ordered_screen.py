@@ -196,11 +196,12 @@ def test_the_parts_of_a_branch_list_what_it_lists(grouped):
         assert sorted(listed) == sorted(_listed([branch], 3)) and len(set(listed)) == len(listed)
 
 
-def _stopping_in_parts(monkeypatch, stop_after: int | None) -> tuple[list, list]:
+def _stopping_in_parts(monkeypatch, stop_after: int | None) -> tuple[list, list, list]:
     """Every whole branch of more than one pair "does not fit the time left" (so it is screened in parts),
-    and the screen stops at part ``stop_after`` (None: never); returns the parts screened, and for each
-    call whether it was a part, its pairs and its projection's share of the time left."""
-    parts, screened = set(), []
+    and the screen stops at part ``stop_after`` (None: never); returns the parts screened, for each call
+    whether it was a part, its pairs and its projection's share of the time left, and the branches and
+    parts refused."""
+    parts, screened, refused = set(), [], []
     shares = []  # (a part?, its pairs, the share of the time left it may project)
 
     def parted(branch, size):
@@ -212,13 +213,14 @@ def _stopping_in_parts(monkeypatch, stop_after: int | None) -> tuple[list, list]
         branch = branches[0]
         shares.append((id(branch) in parts, branch.pairs.shape[0], share))
         if id(branch) not in parts and branch.pairs.shape[0] > 1 or len(screened) == stop_after:
+            refused.append(branch)
             return blocked_pass.Pass(stopped="a projection past the time left", too_long=True)
         screened.append(branch)
         return blocked_pass.screen_pairs(bits, table, branches, size, cutoff, limits, threads, share)
 
     monkeypatch.setattr(blocked_supports, "branch_parts", parted)
     monkeypatch.setattr(blocked_supports, "screen_pairs", screen)
-    return screened, shares
+    return screened, shares, refused
 
 
 @pytest.mark.parametrize("seed, grouped", [(0, False), (1, True)])
@@ -227,7 +229,7 @@ def test_a_pass_in_parts_proves_the_optimum(seed, grouped, monkeypatch):
         monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.1)
     inst = _instance(seed)
     best = _optimum(inst)
-    _, shares = _stopping_in_parts(monkeypatch, None)
+    _, shares, _ = _stopping_in_parts(monkeypatch, None)
     with progress.reporting(trace := progress.Trace()):
         found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9),
                               incumbent=best + 0.02, ordered=True, point=inst.continuous_fit())
@@ -242,7 +244,7 @@ def test_a_pass_in_parts_proves_the_optimum(seed, grouped, monkeypatch):
 
 
 @pytest.mark.parametrize("seed, grouped, stop_after", [(0, False, 1), (0, False, 4), (1, True, 1), (1, True, 3),
-                                                       (2, True, 2), (3, False, 6)])
+                                                       (2, True, 2), (3, False, 6), (0, False, 10)])
 def test_a_pass_stopped_inside_a_branch_bounds_the_models_it_did_not_list(seed, grouped, stop_after, monkeypatch):
     """Stopped after ``stop_after`` parts: each support the branches and parts done did not list avoids
     the columns fixed at 0 by one of the two floors (so its models lie in that floor's box), the floors'
@@ -252,7 +254,7 @@ def test_a_pass_stopped_inside_a_branch_bounds_the_models_it_did_not_list(seed, 
         monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.1)
     inst = _instance(seed)
     best = _optimum(inst)
-    screened, _ = _stopping_in_parts(monkeypatch, stop_after)
+    screened, _, refused = _stopping_in_parts(monkeypatch, stop_after)
     zero: dict[int, set] = {}  # each floor's columns fixed at 0
     without = RestFloor.without
 
@@ -265,6 +267,8 @@ def test_a_pass_stopped_inside_a_branch_bounds_the_models_it_did_not_list(seed, 
     found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05,
                           ordered=True, point=inst.continuous_fit())
     assert not found.finished and "parts of the next" in found.message, found.message
+    of_the_branch = sum(np.array_equal(part.columns, refused[-1].columns) for part in screened)
+    assert f" {of_the_branch} parts of the next" in found.message, found.message
     assert found.bound <= best + 1e-9
     listed = set(_listed(screened, 3))
     left = [s for s in itertools.combinations(range(10), 3) if s not in listed]
