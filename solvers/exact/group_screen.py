@@ -166,10 +166,11 @@ def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, val
     """Screen the column supports of ``size`` columns each group support left stands for (its
     *members*; module docstring) at ``cutoff``: the rows of ``group_supports`` (ascending groups, one
     pair ``(a, b)`` of first groups, rows of one prefix next to each other, each with its sum below the
-    cutoff: as :func:`screen_group_pair` leaves them), the bit rows blocked by that pair (:func:`solvers.exact.blocked_entropy._blocked`, both
-    labels). A member of ``T`` takes a subset of each group's columns; its group support is ``T`` when
-    the groups it leaves out are the lowest ones it misses (so a group left out sits at its own number's
-    place in ``T``: every lower group is in ``T``); with ``lead_only`` it takes a column of group 0. Its cells are unions of ``T``'s (a group's levels merge into the parts its chosen columns
+    cutoff: as :func:`screen_group_pair` leaves them), the bit rows of both labels blocked by that pair
+    (:func:`pair_blocks`). A member of ``T`` takes a subset of each group's columns; its group support is
+    ``T`` when the groups it leaves out are the lowest ones it misses (so a group left out sits at its
+    own number's place in ``T``: every lower group is in ``T``); with ``lead_only`` it takes a column of
+    group 0. Its cells are unions of ``T``'s (a group's levels merge into the parts its chosen columns
     tell apart), so the members are found by a search over the groups in ``T``'s order from ``T``'s cell
     counts: each node merges one more group's levels, and since the sum only grows when cells merge, a
     node whose sum reaches the cutoff rules out every member below it. Members below the cutoff are
