@@ -315,19 +315,21 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
             stop = "the deadline"
             break
         screened = time.perf_counter()
-        stop = state.screen(branch, WHOLE_BRANCH_SHARE if branch.pairs.shape[0] > 1 else PROJECTION_SHARE)
-        if stop and state.too_long and branch.pairs.shape[0] > 1:
+        splittable = branch.pairs.shape[0] > 1
+        stop = state.screen(branch, WHOLE_BRANCH_SHARE if splittable else PROJECTION_SHARE)
+        parted = bool(stop) and state.too_long and splittable
+        if parted:
             stop = _in_parts(state, rest, branch, groups, k, free)
         if stop:
             break
         done += 1
         if k == len(branches) - 1:
             state.rest_bound = math.inf
-        elif not state.parted:
+        elif not parted:  # (in parts, ``rest`` is past group k already)
             floor = rest.without(free[groups[k]],
                                  limits.capped(FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened)))
             state.rest_bound = max(state.rest_bound, scale * floor + offset)
-        state.parted, state.parts = False, 0  # (the parts counted are the next branch's)
+        state.parts = 0  # (the parts counted are the next branch's)
         state.report()
     lower = min(search.incumbent, search.closed_floor, state.rest_bound)
     finished = done == len(branches)
@@ -357,7 +359,6 @@ def _in_parts(state: "_OrderedState", rest: RestFloor, branch, groups: list[np.n
     inner = rest.fork()
     after_k = scale * rest.without(free[groups[k]], limits.capped(FLOOR_SECONDS_PER_SCREEN * limits.seconds_left()
                                                                    / PARTS)) + offset
-    state.parted = True
     for part in branch_parts(branch, problem.max_size):
         screened = time.perf_counter()
         stop = state.screen(part)
@@ -386,7 +387,7 @@ class _OrderedState:
         self.problem, self.search, self.bits, self.table = problem, search, bits, table
         self.limits, self.threads, self.t0 = limits, threads, t0
         self.listed, self.kept, self.least_level, self.rest_bound = 0, [], math.inf, -math.inf
-        self.parts, self.parted, self.too_long, self.floor_iterations = 0, False, False, 0
+        self.parts, self.too_long, self.floor_iterations = 0, False, 0
         self.said = progress.current()
 
     def screen(self, branch, share: float = PROJECTION_SHARE) -> str:
