@@ -11,8 +11,9 @@ process screen as many pairs at once, sharing the bit sets of the table (each th
 pair's blocked copy and patterns: :func:`screen_memory`). Each thread takes the next pair of a fixed
 spread order (a seeded permutation of every branch's pairs), and after every call (at most
 :data:`~solvers.exact.blocked_entropy.CALL_SUPPORTS` supports) adds its counts and survivors to the pass
-and looks at the budget: the pass stops at the deadline (or an interrupt), when it holds too many
-survivors, or when the rate so far projects the rest past :data:`PROJECTION_SHARE` of the time left.
+and looks at the budget: the pass stops at the deadline (or an interrupt), when it holds more
+survivors than its memory budget allows (:func:`most_held`), or when the rate so far projects the rest
+past :data:`PROJECTION_SHARE` of the time left.
 What a finished pass returns (supports listed, least pruned bound, survivors) does not depend on the
 threads; the survivors come sorted.
 """
@@ -25,18 +26,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solvers.exact.blocked_entropy import CALL_SUPPORTS, first_middle, screen_all, table_bytes
+from solvers.exact.blocked_entropy import CALL_SUPPORTS, first_middle, screen_pair, table_bytes
 from solvers.exact.box_logistic import copy_counts
 from solvers.exact.group_screen import GROUP_COLUMNS, groups_of, member_screen, pair_blocks, screen_group_pair
 from solvers.exact.nested_columns import nested_chains
 from solvers.exact.worker_threads import run_threads
 from solvers.limits import Limits
 
-#: survivors one pair's call may return before the pass gives up (the incumbent is too weak for
-#: the screen)
+#: rows of a thread's survivors buffer (a call of a plain branch that leaves more is made again with a
+#: buffer that holds them; a group branch's retries with smaller calls, :meth:`GroupBranch.screen`)
 MAX_SURVIVORS = 1 << 14
-#: survivors held in all before the pass gives up
+#: survivors a pass may hold whatever its memory budget (counted in :func:`screen_memory`); past it, as
+#: many as the budget holds (:func:`most_held`), then the pass gives up (the incumbent is too weak for
+#: the screen)
 MAX_KEPT = 1 << 20
+#: bytes per column of a support the pass holds, over its life: the call's rows, their concatenation
+#: and sort, the caller's feature indices and the survivors' bounds
+HELD_BYTES = 48
 #: column supports one call of a group branch may return, per group support it may leave
 MEMBERS = 16
 #: the pass goes on only while its projection stays within this share of the time left
@@ -72,6 +78,14 @@ def screen_memory(d: int, size: int, words: float, threads: int) -> float:
     return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
 
 
+def most_held(memory: float, bits, size: int, threads: int) -> int:
+    """Survivors of ``size`` columns a pass may hold within ``memory`` bytes: what the bit sets (``bits``,
+    :func:`screen_pairs`) and each thread's blocked copy of them leave, at :data:`HELD_BYTES` per column
+    of a support, and at least :data:`MAX_KEPT`."""
+    table = float(bits[0].nbytes + bits[3].nbytes)
+    return max(MAX_KEPT, int((memory - (1 + threads) * table) // (HELD_BYTES * size)))
+
+
 @dataclass(frozen=True)
 class Branch:
     """Supports listed as positions in ``columns`` (rows of the bit sets, ascending positions): those
@@ -90,10 +104,22 @@ class Branch:
 
     def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
         """The screen of the supports of the pair ``(a, b)``, call by call: ``(listed, survivors
-        (positions, each row ascending), least pruned sum, overflowed)``."""
-        for listed, count, floor, _ in screen_all(*bits, xlogx, self.columns, a, b, size, cutoff, out, False,
-                                                  CALL_SUPPORTS):
-            yield listed, np.sort(self.columns[out[:min(count, out.shape[0])]], axis=1), floor, count > out.shape[0]
+        (positions, each row ascending), least pruned sum, overflowed)``. A call that leaves more
+        survivors than ``out`` holds is made again from the same prefix with a buffer that holds them
+        (a call lists about :data:`~solvers.exact.blocked_entropy.CALL_SUPPORTS` supports, so the
+        buffer stays small): it never overflows."""
+        middle = first_middle(b, size)
+        while True:
+            before = middle.copy()
+            listed, count, floor, _, finished = screen_pair(*bits, xlogx, self.columns, a, b, size, cutoff, out,
+                                                            False, middle, CALL_SUPPORTS)
+            if count > out.shape[0]:
+                middle[:] = before
+                out = np.empty((count, size), np.int64)
+                continue
+            yield listed, np.sort(self.columns[out[:count]], axis=1), floor, False
+            if finished:
+                return
 
 
 @dataclass(frozen=True)
@@ -204,10 +230,15 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
     state = {"next": 0, "held": 0}
     timed = limits.deadline is not None
     started = time.perf_counter()
+    most = most_held(limits.memory, bits, size, threads)
 
     def verdict(overflowed: bool) -> str | None:  # (under the lock)
-        if overflowed or state["held"] > MAX_KEPT:
-            return f"more than {min(MAX_SURVIVORS, MAX_KEPT)} supports of {size} features pass the screen at the incumbent"
+        if overflowed:
+            return (f"more than {MAX_SURVIVORS} supports of {size} groups of one prefix (or {MEMBERS * MAX_SURVIVORS} "
+                    f"of their column supports) pass the screen at the incumbent")
+        if state["held"] > most:
+            return (f"more than {most} supports of {size} features (what the memory budget holds) pass the screen "
+                    f"at the incumbent")
         if limits.expired():
             return f"screened {found.listed} of {total} supports of {size} features by the deadline"
         took = time.perf_counter() - started

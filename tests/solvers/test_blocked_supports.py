@@ -118,8 +118,22 @@ def test_too_many_survivors_hand_over_without_a_bound(monkeypatch):
     inst = RiskSLIM(coef_bound=2, c0=1e-4, max_size=3).instance(X, y)
     problem = SparseLogistic.from_instance(inst)
     monkeypatch.setattr(blocked_pass, "MAX_KEPT", 5)
+    monkeypatch.setattr(blocked_pass, "HELD_BYTES", 2**60)  # (the memory budget holds no more than MAX_KEPT)
     found = solve_blocked(problem, Limits.untimed(), start=(np.zeros(10), 0.0), incumbent=10.0)
     assert not found.finished and found.bound == -math.inf and "pass the screen" in found.message
+    assert "what the memory budget holds" in found.message
+
+
+def test_a_pass_holds_what_its_memory_budget_holds():
+    """Past ``MAX_KEPT``, the survivors a pass may hold are what the budget leaves after the bit sets and
+    each thread's copy of them, at ``HELD_BYTES`` per column of a support."""
+    bits = (np.zeros((4, 100), np.uint64), 0, 1.0, np.zeros((4, 300), np.uint64), 0, 1.0)
+    table = 8 * 4 * 400
+    memory = 10**9
+    for threads in (1, 3):
+        held = blocked_pass.most_held(memory, bits, 5, threads)
+        assert held == (memory - (1 + threads) * table) // (blocked_pass.HELD_BYTES * 5) > blocked_pass.MAX_KEPT
+    assert blocked_pass.most_held(blocked_pass.MAX_KEPT, bits, 5, 1) == blocked_pass.MAX_KEPT
 
 
 def test_the_route_step_reads_the_instance_and_its_bound_holds():
@@ -326,6 +340,30 @@ def test_a_pass_on_threads_finds_what_one_thread_finds(seed, threads, monkeypatc
         assert parallel.pruned == pytest.approx(serial.pruned, abs=1e-12)
         assert np.array_equal(parallel.survivors, serial.survivors)
     assert blocked_pass.screen_memory(d, size, 10.0, threads) > blocked_pass.screen_memory(d, size, 10.0, 1)
+
+
+@pytest.mark.parametrize("seed,calls", [(3, 5), (4, 40), (5, 10**6)])
+def test_a_call_leaving_more_survivors_than_its_buffer_is_made_again(seed, calls, monkeypatch):
+    """A thread's buffer of one survivor: every call of a plain branch that leaves more is made again from
+    the same prefix with a buffer that holds them, so the pass neither overflows nor loses one (its
+    survivors are exactly the supports whose saturated loss is below the cutoff) and lists each support
+    once, whatever the calls' size."""
+    X, y, weights = _table(seed, n=150, d=9)
+    weights = weights / weights.sum()
+    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
+    n_pos, n_neg = int(np.rint(weights[y > 0].sum() / unit_pos)), int(np.rint(weights[y < 0].sum() / unit_neg))
+    bits = (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)
+    xlogx = xlogx_table(n_pos, n_neg, unit_pos, unit_neg)
+    size, d = 4, X.shape[1]
+    exact = {s: _saturated(X, y, weights, list(s)) for s in itertools.combinations(range(d), size)}
+    cutoff = float(np.quantile(list(exact.values()), 0.6))
+    monkeypatch.setattr(blocked_pass, "CALL_SUPPORTS", calls)
+    monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", 1)
+    found = blocked_pass.screen_pairs(bits, xlogx, [blocked_pass.all_pairs(d, size)], size, cutoff,
+                                      Limits.untimed().started(), 1)
+    assert found.stopped is None and found.listed == math.comb(d, size)
+    below = {s for s, h in exact.items() if h < cutoff}
+    assert len(below) > 1 and {tuple(s) for s in found.survivors} == below and found.survivors.shape[0] == len(below)
 
 
 def test_the_step_on_two_threads_proves_the_brute_force_optimum():
