@@ -130,6 +130,104 @@ def _frank_wolfe_drop(theta, g, lo, hi) -> float:
 
 
 @njit(cache=True, nogil=True)
+def binary_cells(X, support, positive, weights, scale):
+    """The rows of the 0/1 table ``X`` (one row per sample) merged on ``support``, as
+    :class:`solvers.exact.support_search.SupportProblem` holds them: ``(P, wp, wn)``, one row per cell
+    that holds a row (its values on ``support``, then 1 for the intercept, all over ``scale``) with
+    the weights of its positive and of its negative rows. Cell ``c`` holds the rows whose values are
+    the bits of ``c``, the first column most significant, so the cells come in the lexicographic
+    order of their values. One pass over the rows, no sort."""
+    k = support.size
+    cells = 1 << k
+    seen = np.zeros(cells, np.bool_)
+    cell_pos, cell_neg = np.zeros(cells), np.zeros(cells)
+    for i in range(X.shape[0]):
+        c = 0
+        for j in range(k):
+            c = 2 * c + (X[i, support[j]] != 0.0)
+        seen[c] = True
+        if positive[i]:
+            cell_pos[c] += weights[i]
+        else:
+            cell_neg[c] += weights[i]
+    m = 0
+    for c in range(cells):
+        m += seen[c]
+    P, wp, wn = np.empty((m, k + 1)), np.empty(m), np.empty(m)
+    r = 0
+    for c in range(cells):
+        if seen[c]:
+            for j in range(k):
+                P[r, j] = float((c >> (k - 1 - j)) & 1) / scale
+            P[r, k] = 1.0 / scale
+            wp[r], wn[r] = cell_pos[c], cell_neg[c]
+            r += 1
+    return P, wp, wn
+
+
+@njit(cache=True, nogil=True)
+def best_integer_intercept(P, wp, wn, theta, lo, hi):
+    """The integer intercept in ``[lo, hi]`` that minimises the loss of ``theta``'s points (its last
+    coordinate, the intercept, is the start: rounded, clipped, then moved downhill one unit at a time,
+    the loss being convex in it); ``theta[-1]`` is set to it. Returns the loss there."""
+    q = theta.size - 1
+    theta[q] = min(max(float(round(theta[q])), lo), hi)
+    best = _loss(P, wp, wn, theta)
+    for direction in (1.0, -1.0):
+        while lo <= theta[q] + direction <= hi:
+            theta[q] += direction
+            value = _loss(P, wp, wn, theta)
+            if value < best:
+                best = value
+            else:
+                theta[q] -= direction
+                break
+    return best
+
+
+@njit(cache=True, nogil=True)
+def support_node(P, wp, wn, lo, hi, theta, box_lo, box_hi, cost, forced, loss_cost, offset, integral):
+    """One node of the search inside a support (:func:`solvers.exact.support_search.branch_and_bound`),
+    on its box ``[lo, hi]`` (the points, then the intercept), from ``theta`` (set to the fit's point):
+    ``(bound, objective, rounded, j, kind)``. ``bound``: ``loss_cost`` times the fit's certified bound
+    (:func:`fit_box`), plus the L0 costs ``cost`` of the features forced (``forced``) or whose range
+    excludes 0, plus ``offset``. ``rounded``: the fit's points rounded and clipped to the support's box
+    ``[box_lo, box_hi]``, then the best integer intercept in it (:func:`best_integer_intercept`), and
+    ``objective`` that model's. Where to branch: ``kind`` 1 when a coordinate of open range is
+    fractional by more than ``integral`` (``j`` the most fractional, the first of ties), else 2 when a
+    point of the fit is non-zero, may be zero and costs (``j`` the first: split on its zero), else 0
+    (no branch: the node is closed at its bound)."""
+    k = theta.size - 1
+    lower, _ = fit_box(P, wp, wn, lo, hi, theta)
+    paid = 0.0
+    for j in range(k):
+        if forced[j] or lo[j] > 0.0 or hi[j] < 0.0:
+            paid += cost[j]
+    bound = loss_cost * lower + paid + offset
+    rounded = np.empty(k + 1)
+    for j in range(k):
+        rounded[j] = min(max(np.rint(theta[j]), box_lo[j]), box_hi[j])
+    rounded[k] = theta[k]
+    loss = best_integer_intercept(P, wp, wn, rounded, box_lo[k], box_hi[k])
+    used = 0.0
+    for j in range(k):
+        if forced[j] or rounded[j] != 0.0:
+            used += cost[j]
+    objective = loss_cost * loss + used + offset
+    branch, most = -1, -1.0
+    for j in range(k + 1):
+        fraction = abs(theta[j] - np.rint(theta[j])) if hi[j] - lo[j] >= 0.5 else -1.0
+        if fraction > most:
+            branch, most = j, fraction
+    if most > integral:
+        return bound, objective, rounded, branch, 1
+    for j in range(k):
+        if np.rint(theta[j]) != 0.0 and lo[j] <= 0.0 <= hi[j] and cost[j] > 0.0:
+            return bound, objective, rounded, j, 2
+    return bound, objective, rounded, -1, 0
+
+
+@njit(cache=True, nogil=True)
 def fit_box(P, wp, wn, lo, hi, theta, cutoff=np.inf):
     """Projected Newton from ``theta`` (updated in place, kept in the box); returns
     ``(lower_bound, loss)``: the certified bound on the box minimum (module docstring) and the loss

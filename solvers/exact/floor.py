@@ -99,6 +99,11 @@ class SparseBox:
         lo, hi = instance.intercept_bounds
         return cls(cs.lb, cs.ub, forced, size - int(forced.sum()), lo, hi, spec.c0 * cs.c0.astype(float))
 
+    def within(self, lb: np.ndarray, ub: np.ndarray) -> "SparseBox":
+        """The same box with the points' bounds ``[lb, ub]`` instead (forced features, budget,
+        intercept box and costs kept)."""
+        return SparseBox(lb, ub, self.forced, self.budget, self.lo, self.hi, self.cost)
+
     def project(self, u: np.ndarray, b: float) -> tuple[np.ndarray, float]:
         """Euclidean projection of ``(u, b)`` on the convex hull (module docstring)."""
         w = np.clip(u, self.lb, self.ub)

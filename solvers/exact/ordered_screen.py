@@ -130,8 +130,7 @@ class RestFloor:
         """The floor with the points of ``columns`` (feature indices) fixed at 0 too, within ``limits``."""
         self.lb[columns] = 0.0
         self.ub[columns] = 0.0
-        box = SparseBox(self.lb, self.ub, self.box.forced, self.box.budget, self.box.lo, self.box.hi, self.box.cost)
-        floor: Floor = hull_floor(self.data, box, self.point, limits)
+        floor: Floor = hull_floor(self.data, self.box.within(self.lb, self.ub), self.point, limits)
         self.iterations += floor.iterations
         if floor.point is not None:
             self.point = floor.point

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from formulations.logistic_cuts import LogisticData
+from formulations.rows import is_binary
 from solvers.exact import route
 from solvers.exact.box_logistic import binary_support_bounds, column_codes, label_bits, support_bounds
 from solvers.exact.exclusion import must_use
@@ -58,6 +59,16 @@ class SparseLogistic:
                    cs.intercept_lb is None and cs.intercept_ub is None)
 
     # ---------------------------------------------------------------- supports
+    @functools.cached_property
+    def binary(self) -> bool:
+        """Whether every feature is 0/1 (the searches then merge a support's rows by its cells)."""
+        return bool(is_binary(self.data.X))
+
+    @functools.cached_property
+    def positive(self) -> np.ndarray:
+        """The rows of label +1."""
+        return self.data.y > 0
+
     @property
     def free(self) -> np.ndarray:
         """Features that may be non-zero and are not forced."""
@@ -112,15 +123,7 @@ class SparseLogistic:
     def search(self, support: np.ndarray, bound: float, search: Search, limits: Limits) -> float:
         return branch_and_bound(search, SupportProblem(self, support), bound, limits)
 
-    def costs_in(self, support: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
-        """L0 cost every integer point of the box ``[lo, hi]`` on ``support`` pays at least."""
-        pays = self.forced[support] | (lo > 0) | (hi < 0)
-        return float(self.cost[support] @ pays)
-
-    def objective(self, loss: float, support: np.ndarray, coef: np.ndarray) -> float:
-        return self.loss_cost * loss + float(self.cost[support] @ (self.forced[support] | (coef != 0))) + self.offset
-
-    @property
+    @functools.cached_property
     def zero_intercept(self) -> float:
         """Optimal real intercept of the empty model (the log-odds, times the multiplier)."""
         w = self.data.weights

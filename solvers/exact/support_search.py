@@ -2,7 +2,8 @@
 
 Node bound = the Frank-Wolfe bound of the box-constrained logistic fit on the node's box
 (:func:`solvers.exact.box_logistic.fit_box`) + the L0 cost of the coordinates whose range excludes
-0; each node's continuous point is rounded for incumbents, with the best integer intercept.
+0; each node's continuous point is rounded for incumbents, with the best integer intercept (one numba
+call a node: :func:`solvers.exact.box_logistic.support_node`).
 :class:`Search` is the state one enumeration shares across its supports (incumbent, the least
 bound of every closed region, nodes).
 """
@@ -15,51 +16,40 @@ from dataclasses import dataclass
 import numpy as np
 
 from formulations.rows import unique_rows
-from solvers.exact.box_logistic import fit_box
+from solvers.exact.box_logistic import binary_cells, support_node
 from solvers.limits import Limits
 from solvers.result import prune_level
 
 #: a continuous coordinate this close to an integer counts as integral
 INTEGRAL = 1e-7
+#: supports of at most this many 0/1 features are merged by their cells (:func:`binary_cells`)
+BINARY_CELLS = 12
 
 
 class SupportProblem:
-    """Rows merged on one support, with label weights; ``theta`` = points on the support, intercept."""
+    """Rows merged on one support, with label weights; ``theta`` = points on the support, intercept.
+    On a 0/1 table (``problem.binary``) a support of at most :data:`BINARY_CELLS` features is merged
+    by counting its cells in one pass (:func:`solvers.exact.box_logistic.binary_cells`), else its rows
+    are merged by :func:`formulations.rows.unique_rows`; the patterns come in lexicographic order
+    either way."""
 
     def __init__(self, problem, support: np.ndarray):
         data = problem.data
-        if support.size:
-            keys, inverse = unique_rows(data.X[:, support])
+        positive = problem.positive
+        if 0 < support.size <= BINARY_CELLS and problem.binary:
+            self.P, self.wp, self.wn = binary_cells(data.X, support, positive, data.weights, float(data.scale))
         else:
-            keys, inverse = np.zeros((1, 0)), np.zeros(data.X.shape[0], dtype=np.int64)
-        m = keys.shape[0]
-        positive = data.y > 0
-        self.wp = np.bincount(inverse[positive], weights=data.weights[positive], minlength=m)
-        self.wn = np.bincount(inverse[~positive], weights=data.weights[~positive], minlength=m)
-        self.P = np.ascontiguousarray(np.column_stack([keys, np.ones(m)]) / data.scale)
+            if support.size:
+                keys, inverse = unique_rows(data.X[:, support])
+            else:
+                keys, inverse = np.zeros((1, 0)), np.zeros(data.X.shape[0], dtype=np.int64)
+            m = keys.shape[0]
+            self.wp = np.bincount(inverse[positive], weights=data.weights[positive], minlength=m)
+            self.wn = np.bincount(inverse[~positive], weights=data.weights[~positive], minlength=m)
+            self.P = np.ascontiguousarray(np.column_stack([keys, np.ones(m)]) / data.scale)
         self.problem, self.support = problem, support
         self.lo = np.append(problem.lo[support], problem.intercept_lo).astype(float)
         self.hi = np.append(problem.hi[support], problem.intercept_hi).astype(float)
-
-    def loss(self, theta: np.ndarray) -> float:
-        s = self.P @ theta
-        return float(self.wp @ np.logaddexp(0.0, -s) + self.wn @ np.logaddexp(0.0, s))
-
-    def best_intercept(self, coef: np.ndarray, start: float) -> tuple[float, float]:
-        """Integer intercept in the box minimising the loss for fixed points (convex: walk downhill)."""
-        lo, hi = self.lo[-1], self.hi[-1]
-        theta = np.append(coef, min(max(round(start), lo), hi))
-        best = self.loss(theta)
-        for direction in (1.0, -1.0):
-            while lo <= theta[-1] + direction <= hi:
-                theta[-1] += direction
-                value = self.loss(theta)
-                if value < best:
-                    best = value
-                else:
-                    theta[-1] -= direction
-                    break
-        return float(theta[-1]), best
 
 
 @dataclass
@@ -86,8 +76,12 @@ class Search:
 def branch_and_bound(search: Search, sub: SupportProblem, root_bound: float, limits: Limits) -> float:
     """Best-first branch and bound on one support's integer box (whose continuous bound is
     ``root_bound``) within the budget ``limits`` (time and ``node_limit``, counted on
-    ``search.nodes``); returns the least bound of its open nodes (inf when it is finished)."""
+    ``search.nodes``); returns the least bound of its open nodes (inf when it is finished). Each node
+    (:func:`solvers.exact.box_logistic.support_node`) is fitted from its parent's point, offers its
+    rounded model to the search and, below the prune level, is split on its most fractional
+    coordinate, or, at an integral point, on the zero of a paid-for point."""
     problem, support, node_limit = sub.problem, sub.support, limits.node_limit
+    cost, forced = problem.cost[support], problem.forced[support]
     counter = 0
     theta0 = np.append(np.zeros(support.size), np.clip(problem.zero_intercept, sub.lo[-1], sub.hi[-1]))
     heap = [(root_bound, counter, sub.lo, sub.hi, theta0)]
@@ -100,29 +94,15 @@ def branch_and_bound(search: Search, sub: SupportProblem, root_bound: float, lim
             continue
         search.nodes += 1
         theta = start.copy()
-        lower, loss = fit_box(sub.P, sub.wp, sub.wn, lo, hi, theta)
-        bound = problem.loss_cost * lower + problem.costs_in(support, lo[:-1], hi[:-1]) + problem.offset
-        # incumbent from the continuous point: points rounded, best integer intercept
-        coef = np.clip(np.rint(theta[:-1]), sub.lo[:-1], sub.hi[:-1])
-        intercept, rounded_loss = sub.best_intercept(coef, theta[-1])
-        search.offer(problem.objective(rounded_loss, support, coef), support, coef, intercept)
-        if bound >= search.prune_level():
+        bound, value, rounded, j, kind = support_node(sub.P, sub.wp, sub.wn, lo, hi, theta, sub.lo, sub.hi, cost,
+                                                      forced, problem.loss_cost, problem.offset, INTEGRAL)
+        search.offer(value, support, rounded[:-1], float(rounded[-1]))
+        if bound >= search.prune_level() or kind == 0:
             search.closed_floor = min(search.closed_floor, bound)
             continue
-        width = hi - lo
-        frac = np.abs(theta - np.rint(theta))
-        frac[width < 0.5] = -1.0
-        j = int(np.argmax(frac))
-        if frac[j] > INTEGRAL:
+        if kind == 1:
             cuts = [(lo[j], math.floor(theta[j])), (math.ceil(theta[j]), hi[j])]
         else:
-            # integral point, yet the bound is short of the incumbent: split a paid-for zero
-            point = np.rint(theta)
-            open_zero = (point[:-1] != 0) & (lo[:-1] <= 0) & (hi[:-1] >= 0) & (problem.cost[support] > 0)
-            if not open_zero.any():
-                search.closed_floor = min(search.closed_floor, bound)
-                continue
-            j = int(np.flatnonzero(open_zero)[0])
             cuts = [(lo[j], -1.0), (0.0, 0.0), (1.0, hi[j])]
         for a, b in cuts:
             if a > b:

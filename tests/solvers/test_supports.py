@@ -15,7 +15,9 @@ import solvers.exact.route as route_table
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost
 from formulations.riskslim import RiskSLIM
-from solvers.exact.box_logistic import binary_support_bounds, column_codes, fit_box, label_bits, support_bounds
+from solvers.exact.box_logistic import (best_integer_intercept, binary_cells, binary_support_bounds, column_codes,
+                                        fit_box, label_bits, support_bounds, support_node)
+from formulations.rows import unique_rows
 from formulations.base import Model
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.support_listing import Lister, unrank
@@ -105,6 +107,79 @@ def test_merged_patterns_give_the_same_bounds_as_every_row():
     merged, _ = support_bounds(codes, radix, levels, X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0)
     rows, _ = support_bounds(codes, np.full(6, 10**6), levels, X, positive, w, supports, lo, hi, -5.0, 5.0, 1.0)
     np.testing.assert_allclose(merged, rows, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed,k", [(0, 1), (1, 3), (2, 5), (3, 8)])
+def test_a_binary_supports_cells_are_its_merged_rows(seed, k):
+    """``binary_cells`` merges the rows of a 0/1 table on a support exactly as sorting them does
+    (``unique_rows``, then the weights of each label summed per distinct row): the same rows in the
+    same order, over the multiplier, with an intercept column, and the same weights."""
+    rng = np.random.default_rng(seed)
+    n, d = 300, 10
+    X = (rng.random((n, d)) < rng.uniform(0.05, 0.6, d)).astype(float)
+    positive = rng.random(n) < 0.3
+    w = rng.uniform(0.5, 2.0, n)
+    support = np.sort(rng.choice(d, k, replace=False))
+    P, wp, wn = binary_cells(X, support, positive, w, 3.0)
+    keys, inverse = unique_rows(X[:, support])
+    assert np.array_equal(P, np.column_stack([keys, np.ones(keys.shape[0])]) / 3.0)
+    assert np.allclose(wp, np.bincount(inverse[positive], weights=w[positive], minlength=keys.shape[0]), atol=1e-12)
+    assert np.allclose(wn, np.bincount(inverse[~positive], weights=w[~positive], minlength=keys.shape[0]), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_best_integer_intercept_is_the_least_loss_over_every_integer(seed):
+    """From any start, the downhill walk ends at the integer intercept of least loss in the box
+    (every integer tried here), and reports that loss."""
+    rng = np.random.default_rng(seed)
+    m = 12
+    P = np.column_stack([rng.integers(0, 2, (m, 3)), np.ones(m)]).astype(float) / 2.0
+    wp, wn = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
+    coef = rng.integers(-4, 5, 3).astype(float)
+
+    def loss(b):
+        s = P @ np.append(coef, b)
+        return float(wp @ np.logaddexp(0, -s) + wn @ np.logaddexp(0, s))
+    for lo, hi in ((-10.0, 10.0), (2.0, 5.0), (-3.0, -3.0)):
+        best = min(loss(b) for b in np.arange(lo, hi + 1))
+        for start in (-20.0, lo, 0.4, hi, 20.0):
+            theta = np.append(coef, start)
+            value = best_integer_intercept(P, wp, wn, theta, lo, hi)
+            assert lo <= theta[-1] <= hi and theta[-1] == round(theta[-1])
+            assert value == pytest.approx(best, abs=1e-12) and loss(theta[-1]) == pytest.approx(best, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_support_nodes_bound_holds_and_its_rounded_model_is_priced_right(seed):
+    """One node of the in-support search on a box of integer points: its bound is at most the least
+    objective (loss, L0 costs, offset) of every integer model of the box, each with its best integer
+    intercept (all enumerated); the rounded model it offers lies in the support's box and costs what
+    it says; it branches on an open coordinate, or, at an integral point, on a paid-for zero."""
+    rng = np.random.default_rng(seed)
+    m, k = 16, 3
+    P = np.column_stack([rng.integers(0, 2, (m, k)), np.ones(m)]).astype(float)
+    wp, wn = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
+    box_lo, box_hi = np.array([-2.0, -2.0, -2.0, -4.0]), np.array([2.0, 2.0, 2.0, 4.0])
+    lo, hi = box_lo.copy(), box_hi.copy()
+    lo[0] = 1.0  # this node: the first point at least 1 (pays its cost)
+    cost, forced = np.array([0.05, 0.02, 0.03]), np.array([False, False, True])
+
+    def objective(theta):
+        s = P @ theta
+        loss = float(wp @ np.logaddexp(0, -s) + wn @ np.logaddexp(0, s))
+        return 2.0 * loss + float(cost @ (forced | (theta[:k] != 0))) + 0.1
+    least = min(min(objective(np.append(points, b)) for b in np.arange(lo[k], hi[k] + 1))
+                for points in itertools.product(*(np.arange(lo[j], hi[j] + 1) for j in range(k))))
+    theta = np.zeros(k + 1)
+    bound, value, rounded, j, kind = support_node(P, wp, wn, lo, hi, theta, box_lo, box_hi, cost, forced, 2.0, 0.1,
+                                                  1e-7)
+    assert bound <= least + 1e-9
+    assert np.all(rounded >= box_lo) and np.all(rounded <= box_hi) and np.array_equal(rounded, np.rint(rounded))
+    assert value == pytest.approx(objective(rounded), abs=1e-12)
+    if kind == 1:
+        assert hi[j] > lo[j] and abs(theta[j] - round(theta[j])) > 1e-7
+    elif kind == 2:
+        assert round(theta[j]) != 0 and lo[j] <= 0 <= hi[j] and cost[j] > 0
 
 
 def test_time_and_node_limits_return_a_valid_bound():
