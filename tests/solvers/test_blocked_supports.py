@@ -313,20 +313,26 @@ def test_a_variable_ruled_in_lists_fewer_supports_and_proves_the_same_optimum(se
 
 
 # ------------------------------------------------------------------------------- threads
+def _pass_table(seed: int, d: int, size: int):
+    """A 150-row table of ``d`` columns as a pass reads it: its bit sets, the ``c log c`` table and every
+    support's saturated loss (computed here, by merging its rows)."""
+    X, y, weights = _table(seed, n=150, d=d)
+    weights = weights / weights.sum()
+    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
+    n_pos, n_neg = int(np.rint(weights[y > 0].sum() / unit_pos)), int(np.rint(weights[y < 0].sum() / unit_neg))
+    bits = (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)
+    exact = {s: _saturated(X, y, weights, list(s)) for s in itertools.combinations(range(d), size)}
+    return bits, xlogx_table(n_pos, n_neg, unit_pos, unit_neg), exact
+
+
 @pytest.mark.parametrize("seed,threads", [(0, 2), (1, 3), (2, 4)])
 def test_a_pass_on_threads_finds_what_one_thread_finds(seed, threads, monkeypatch):
     """The pass over every pair on several threads (calls of a few supports, so the threads interleave)
     lists every support once and returns the serial pass's least pruned bound and survivors, which are
     exactly the supports whose saturated loss (computed here) is below the cutoff; the same with the
     columns listed in another order (a branch's order, mapped back)."""
-    X, y, weights = _table(seed, n=150, d=9)
-    weights = weights / weights.sum()
-    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
-    n_pos, n_neg = int(np.rint(weights[y > 0].sum() / unit_pos)), int(np.rint(weights[y < 0].sum() / unit_neg))
-    bits = (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)
-    xlogx = xlogx_table(n_pos, n_neg, unit_pos, unit_neg)
-    size, d = 4, X.shape[1]
-    exact = {s: _saturated(X, y, weights, list(s)) for s in itertools.combinations(range(d), size)}
+    size, d = 4, 9
+    bits, xlogx, exact = _pass_table(seed, d, size)
     cutoff = float(np.quantile(list(exact.values()), 0.2))
     plain = blocked_pass.all_pairs(d, size)
     shuffled = blocked_pass.Branch(np.random.default_rng(seed).permutation(d), plain.pairs)  # (another order)
@@ -348,14 +354,8 @@ def test_a_call_leaving_more_survivors_than_its_buffer_is_made_again(seed, calls
     the same prefix with a buffer that holds them, so the pass neither overflows nor loses one (its
     survivors are exactly the supports whose saturated loss is below the cutoff) and lists each support
     once, whatever the calls' size."""
-    X, y, weights = _table(seed, n=150, d=9)
-    weights = weights / weights.sum()
-    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
-    n_pos, n_neg = int(np.rint(weights[y > 0].sum() / unit_pos)), int(np.rint(weights[y < 0].sum() / unit_neg))
-    bits = (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)
-    xlogx = xlogx_table(n_pos, n_neg, unit_pos, unit_neg)
-    size, d = 4, X.shape[1]
-    exact = {s: _saturated(X, y, weights, list(s)) for s in itertools.combinations(range(d), size)}
+    size, d = 4, 9
+    bits, xlogx, exact = _pass_table(seed, d, size)
     cutoff = float(np.quantile(list(exact.values()), 0.6))
     monkeypatch.setattr(blocked_pass, "CALL_SUPPORTS", calls)
     monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", 1)
