@@ -302,7 +302,8 @@ def staleness(root: Path, section: Section, state: dict, library: dict[str, str]
 
 # ------------------------------------------------------------------------------------------------ run
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], capture_output=True, text=True, cwd=root).stdout.strip()
+    """Git's output, without its trailing newline (a porcelain line's leading status columns kept)."""
+    return subprocess.run(["git", *args], capture_output=True, text=True, cwd=root).stdout.rstrip()
 
 
 def run_section(root: Path, section: Section, state: dict, state_path: Path, order: list[Section]) -> int:
