@@ -8,30 +8,30 @@ model of every multiplier listed: the certificate over all (:func:`certificate`)
 
 The sequence, in one budget (:class:`solvers.limits.Limits`, started once by the caller):
 
-1. each multiplier ``i`` of ``n`` is solved (:func:`solvers.pipeline.run`: heuristic, relaxation,
-   route) in :meth:`~solvers.limits.Limits.share` ``1 / (n - i)`` of the time left — the first
-   all but a reserve for the others when the instance has no operational constraints (each later
-   one planned at its set-up, like the first's, plus :data:`LATER_SECONDS`; at most
-   :data:`MOST_RESERVED` of the time): its support
-   enumeration (or, on wide 0/1 tables, the screen on blocked rows,
-   :mod:`solvers.exact.blocked_supports`) screens every support, and the later fits bound only its
-   survivors (the saturated-loss bound depends on the rows alone, not on the multiplier or the
-   boxes, and every multiplier's objective is that loss plus the L0 cost in the same units:
-   :mod:`solvers.exact.screen`);
-2. each multiplier after the first prunes at the least objective found before it
-   (:attr:`~solvers.limits.Limits.objective_limit`): it stops once no model beats it. When an
-   earlier fit kept a screen (method "exact"), it starts from that fit's best model (its points,
-   the intercept re-optimised for this multiplier, polished: :func:`solvers.heuristics.polish.polish`)
-   instead of running the heuristic: the survivors it bounds are searched against the objective
-   limit whatever the start, and the heuristic costs more than that search on wide tables;
-3. a multiplier's instance is built, and its continuous box-constrained logistic fit
-   (:meth:`formulations.riskslim.RiskSLIMInstance.continuous_fit`, L-BFGS-B, which the heuristic,
-   the floor and the program's cut pool start from) is made, *before* its solve, and neither looks
-   at a clock: on a wide table that set-up takes seconds. So a multiplier is skipped, with its
+1. every multiplier is set up first (:func:`set_up`): its instance is built and its continuous
+   box-constrained logistic fit (:meth:`formulations.riskslim.RiskSLIMInstance.continuous_fit`,
+   L-BFGS-B, which the heuristic, the floor and the program's cut pool start from) is made; neither
+   looks at a clock, and on a wide table that takes seconds. So a multiplier is skipped, with its
    reason, when the set-up of the one before, repeated now, would end more than
    :data:`SETUP_GRACE` seconds past the call's deadline (or after an interrupt). A skipped
    multiplier has no model and the bound of :func:`skipped_bound`, so the certificate over all
    stays valid;
+2. for method "exact", every multiplier's start is found next, *before any exact solve*
+   (:func:`with_starts`): the first's heuristic, and for the others the first's supports rounded
+   along their star rays in their own boxes, the best of them improved by swaps
+   (:func:`solvers.heuristics.riskslim.multiplier_starts`). The least objective of those starts is
+   the objective limit the first exact fit prunes with (:attr:`~solvers.limits.Limits.objective_limit`).
+   A larger multiplier's points resolve the risks more finely, so its start often beats the first's;
+   the first's screen of every support (its support enumeration, or on wide 0/1 tables the screen on
+   blocked rows, :mod:`solvers.exact.blocked_supports`) then runs at that lower level, which prunes more;
+3. each multiplier ``i`` is solved (:func:`solvers.pipeline.solve_exact` from its start) in
+   :meth:`~solvers.limits.Limits.share` ``1 / (k + 1)`` of the time left (``k`` the later
+   multipliers not skipped) -- the first all but a reserve of :data:`LATER_SECONDS` for each of the
+   others when the instance has no operational constraints (at most :data:`MOST_RESERVED`) --
+   against the least objective known (the starts' and the fits' before it): it stops once no model
+   beats it. The later fits bound only the first's screen survivors (the saturated-loss bound depends
+   on the rows alone, not on the multiplier or the boxes, and every multiplier's objective is that
+   loss plus the L0 cost in the same units: :mod:`solvers.exact.screen`);
 4. a later multiplier's bound is at least the first's relaxation bound (its floors: they hold for the
    real models of its box, into which the later multiplier's models map, :func:`inherited_bound`), so
    one given little time does not pull the certificate over all below the first's floor.
@@ -50,21 +50,21 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from formulations.base import Instance
+from formulations.base import Instance, Model
 from formulations.constraints import binding
 from solvers.exact.route import relaxation_bound
 from solvers.exact.screen import SupportScreen
-from solvers.heuristics.polish import polish
+from solvers.heuristics.riskslim import multiplier_starts
 from solvers.limits import Limits, interrupted
-from solvers.pipeline import Fit, certify, run, solve_exact
+from solvers.pipeline import HEURISTIC_SHARE, Fit, certify, prepare_exact, run, solve_exact
 from solvers.result import Status, relative_gap
 
 #: multipliers of ``multiplier="auto"`` (FasterRisk searches a continuum per support; this grid is
 #: solved exactly, one certified fit per value)
 MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
-#: seconds each later multiplier is planned beyond its set-up when the first's share is set (without
-#: operational constraints): the first's support enumeration screens every support, and the later
-#: fits bound and search only its survivors, from the best model so far
+#: seconds reserved for each later multiplier when the first's share is set (without operational
+#: constraints): the first's support enumeration screens every support, and the later fits bound and
+#: search only its survivors, against the least objective known
 LATER_SECONDS = 1.0
 #: most of the time reserved for the later multipliers (the first gets at least the rest)
 MOST_RESERVED = 0.2
@@ -76,8 +76,8 @@ SETUP_GRACE = 0.5
 @dataclass(frozen=True)
 class MultiplierFit:
     """One multiplier of the call: its instance and fit (None when skipped), the objective it had to
-    beat, the seconds of its set-up (instance + continuous fit) and of its solve, and why it was
-    skipped ("" when solved)."""
+    beat, the seconds of its set-up (instance, continuous fit and heuristic start: :func:`set_up`) and
+    of its solve, and why it was skipped ("" when solved)."""
 
     multiplier: float
     instance: Instance | None
@@ -161,17 +161,70 @@ def inherited_bound(first: Instance, first_fit: Fit | None, first_multiplier: fl
     return relaxation_bound(first_fit.steps)
 
 
+@dataclass(frozen=True)
+class SetUp:
+    """A multiplier's set-up (module docstring, step 1): its instance (None: skipped, and why), the
+    seconds the set-up took, and its start (None: not asked; step 2)."""
+
+    multiplier: float
+    instance: Instance | None
+    seconds: float = 0.0
+    start: Model | None = None
+    skipped: str = ""
+
+    @property
+    def objective(self) -> float:
+        return math.inf if self.start is None else self.instance.objective(self.start)
+
+
+def set_up(first: Instance, instance_for: Callable[[float], Instance], multipliers: Sequence[float], limits: Limits,
+           method: str) -> list[SetUp]:
+    """Every multiplier's instance and continuous fit (methods "exact" and "heuristic"), in order, within
+    the started budget ``limits``; a multiplier after the first is skipped when the set-up before it,
+    repeated now, would end more than :data:`SETUP_GRACE` seconds past the deadline, or after an
+    interrupt. For "exact" with several multipliers, then every start (:func:`with_starts`)."""
+    done, last = [], 0.0
+    for i, m in enumerate(multipliers):
+        if i and (interrupted() or last - SETUP_GRACE > limits.seconds_left()):
+            done.append(SetUp(m, None, skipped=f"its set-up (about {last:.1f} s, like the last one's) would end past "
+                                               f"the time limit"))
+            continue
+        started = time.perf_counter()
+        instance = first if i == 0 else instance_for(m)
+        if method in ("exact", "heuristic"):
+            instance.continuous_fit()  # made here, timed: the set-up the next multiplier is planned with
+        last = time.perf_counter() - started
+        done.append(SetUp(m, instance, last))
+    return with_starts(done, limits) if method == "exact" and len(multipliers) > 1 else done
+
+
+def with_starts(prepared: list[SetUp], limits: Limits) -> list[SetUp]:
+    """``prepared`` with the start of every multiplier set up (:func:`solvers.heuristics.riskslim.
+    multiplier_starts`, within :data:`solvers.pipeline.HEURISTIC_SHARE` of the time left, after what
+    the first's exact solve needs first: :func:`solvers.pipeline.prepare_exact`); the seconds the
+    starts took are counted in the first's set-up."""
+    started = time.perf_counter()
+    prepare_exact(prepared[0].instance, limits)
+    built = [p for p in prepared if p.instance is not None]
+    starts = iter(multiplier_starts([p.instance for p in built], limits.share(HEURISTIC_SHARE), limits.seed))
+    seconds = time.perf_counter() - started
+    return [replace(p, start=next(starts), seconds=p.seconds + (seconds if i == 0 else 0.0))
+            if p.instance is not None else p for i, p in enumerate(prepared)]
+
+
 def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance], multipliers: Sequence[float],
                       limits: Limits, *, method: str = "exact", backend: str | None = None, verbose: bool = False,
                       options: Mapping[str, Any] | None = None) -> list[MultiplierFit]:
     """Solve ``first`` (the instance of ``multipliers[0]``) and ``instance_for(m)`` for the other
-    multipliers by :func:`solvers.pipeline.run` (``method``, ``backend``, ``options``) within the
-    started budget ``limits`` (module docstring); one :class:`MultiplierFit` per multiplier, in order."""
+    multipliers by ``method`` (``backend``, ``options``; :func:`solvers.pipeline.solve_exact` from each
+    one's heuristic start for "exact", else :func:`solvers.pipeline.run`) within the started budget
+    ``limits`` (module docstring); one :class:`MultiplierFit` per multiplier, in order."""
     limits = limits.started()
     n = len(multipliers)
+    prepared = set_up(first, instance_for, multipliers, limits, method)
     screen = SupportScreen() if n > 1 else None
+    best = min(p.objective for p in prepared if p.instance is not None)
     done: list[MultiplierFit] = []
-    best, setup, best_model = math.inf, 0.0, None
 
     def floor(m: float) -> float:  # the first's continuous fit is made (and timed) only by these methods
         return skipped_bound(first, multipliers[0], m) if method in ("exact", "heuristic") else 0.0
@@ -179,31 +232,25 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
     def inherited(m: float) -> float:
         return inherited_bound(first, done[0].fit, multipliers[0], m) if method == "exact" else -math.inf
 
-    for i, m in enumerate(multipliers):
-        late = setup - SETUP_GRACE > limits.seconds_left()
-        if i and (interrupted() or late):
-            done.append(MultiplierFit(m, None, None, best, skipped=f"its set-up (about {setup:.1f} s, like the "
-                                                                   f"last one's) would end past the time limit",
-                                      skipped_floor=floor(m), inherited=inherited(m)))
+    for i, p in enumerate(prepared):
+        m, instance = p.multiplier, p.instance
+        if instance is None:
+            done.append(MultiplierFit(m, None, None, best, skipped=p.skipped, skipped_floor=floor(m),
+                                      inherited=inherited(m)))
             continue
-        started = time.perf_counter()
-        instance = first if i == 0 else instance_for(m)
-        if method in ("exact", "heuristic"):
-            instance.continuous_fit()  # made here, timed: the set-up the next multiplier is planned with
-        setup = time.perf_counter() - started
-        share = 1.0 / (n - i)
-        if i == 0 and n > 1 and not binding(first.constraints):
-            share = 1.0 - min(MOST_RESERVED, (n - 1) * (setup + LATER_SECONDS) / max(limits.seconds_left(), 1e-9))
+        later = sum(q.instance is not None for q in prepared[i + 1:])
+        share = 1.0 / (later + 1)
+        if i == 0 and later and not binding(first.constraints):
+            share = 1.0 - min(MOST_RESERVED, later * LATER_SECONDS / max(limits.seconds_left(), 1e-9))
         phase = replace(limits.share(share), objective_limit=best, screen=screen).started()
-        if method == "exact" and best_model is not None and screen is not None and screen.supports is not None:
-            start = polish(instance, instance.round(best_model), limits=phase)
-            fit = solve_exact(instance, backend, start=start, limits=phase, heuristic=False, verbose=verbose,
+        if method == "exact":
+            fit = solve_exact(instance, backend, start=p.start, limits=phase, heuristic=n == 1, verbose=verbose,
                               options=options)
         else:
             fit = run(instance, method, backend, limits=phase, verbose=verbose, options=options)
-        done.append(MultiplierFit(m, instance, fit, best, setup, inherited=inherited(m) if i else -math.inf))
-        if fit.model is not None and fit.objective < best:
-            best, best_model = fit.objective, fit.model
+        done.append(MultiplierFit(m, instance, fit, best, p.seconds, inherited=inherited(m) if i else -math.inf))
+        if fit.model is not None:
+            best = min(best, fit.objective)
     return done
 
 

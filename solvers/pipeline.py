@@ -187,6 +187,35 @@ def _certified(instance: Instance, program, result: Result, best: Best, limits: 
     return Fit("exact", model, status, value, bound, gap, 0.0, result, times, "; ".join(notes), steps)
 
 
+def _prepare(entry, instance: Instance, limits: Limits, by_route: bool, heuristic: bool) -> None:
+    """What an exact fit by a route or with a heuristic needs first: its kernels compiled when there
+    is time (:func:`solvers.warmup.ensure_compiled`), and the route's bounding workers started (their
+    start-up overlaps the heuristic, :mod:`solvers.exact.supports`)."""
+    if by_route or heuristic:
+        ensure_compiled(entry, instance, limits)  # a fresh environment's first fit compiles, when it has time
+    if by_route:
+        start_workers(limits.n_jobs)
+
+
+def _heuristic_start(entry, instance: Instance, limits: Limits, best: Best, notes: list[str]) -> Best:
+    """``best``, or the heuristic's model when feasible and preferred; the heuristic gets at most
+    :data:`HEURISTIC_SHARE` of ``limits``: the exact solve needs time for a bound."""
+    found = _heuristic(entry, instance, limits.share(HEURISTIC_SHARE))
+    if found is None:
+        return best
+    return _keep_better(instance, best, "heuristic", found, notes,
+                        "heuristic rejected (violates the constraints by {v:.3g})")
+
+
+def prepare_exact(instance: Instance, limits: Limits | None = None) -> None:
+    """What :func:`solve_exact` does first for ``instance`` by its route, for callers that run its
+    heuristic themselves before the exact solve (:mod:`solvers.multipliers`): its kernels compiled when
+    there is time, and the route's bounding workers started."""
+    limits = _started(limits)
+    entry = _entry(instance)
+    _prepare(entry, instance, limits, entry.route is not None, entry.heuristic is not None)
+
+
 def solve_exact(instance: Instance, backend: str | None = None, *, start: Model | Fit | None = None,
                 limits: Limits | None = None, heuristic: bool = True, verbose: bool = False,
                 options: Mapping[str, Any] | None = None) -> Fit:
@@ -204,10 +233,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
     limits, start_time = _started(limits), time.perf_counter()
     entry = _entry(instance)
     route = entry.route if backend is None else None
-    if route is not None or heuristic:
-        ensure_compiled(entry, instance, limits)  # a fresh environment's first fit compiles, when it has time
-    if route is not None:
-        start_workers(limits.n_jobs)  # their start-up overlaps the heuristic (solvers.exact.supports)
+    _prepare(entry, instance, limits, route is not None, heuristic)
     backend = backend or entry.exact_backend
     t0 = time.perf_counter()
     program = entry.exact_program(instance)
@@ -219,11 +245,7 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
                             "start rejected (violates the constraints by {v:.3g})")
     t1 = time.perf_counter()
     if heuristic and entry.heuristic is not None:
-        # the heuristic gets at most HEURISTIC_SHARE of the budget: the exact solve needs time for a bound
-        found = _heuristic(entry, instance, limits.share(HEURISTIC_SHARE))
-        if found is not None:
-            best = _keep_better(instance, best, "heuristic", found, notes,
-                                "heuristic rejected (violates the constraints by {v:.3g})")
+        best = _heuristic_start(entry, instance, limits, best, notes)
     times["heuristic"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     steps: tuple[StepRecord, ...] = ()

@@ -69,15 +69,15 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         its share of ``time_limit`` and the one of least objective (the same mean logistic loss +
         L0 cost for every ``m``) is kept: its certificate (``status_``, ``bound_``, ``gap_``) is
         over the points *and* the listed multipliers (the least bound over them), and
-        ``multipliers_`` tables every one. Each multiplier after the first is solved against the
-        least objective found before it (its ``objective_limit``): its search prunes at that
-        objective and stops once no model beats it, so its own row may stay uncertified while the
-        certificate over all holds. Without operational constraints the first multiplier gets all
-        the time but a reserve for the others' set-ups (at most
-        :data:`solvers.multipliers.MOST_RESERVED`): the saturated-loss bound does not depend on the
-        multiplier, so the supports its enumeration screens out are ruled out for the later ones,
-        which bound and search only the survivors, from the best model so far
-        (:mod:`solvers.exact.screen`). A
+        ``multipliers_`` tables every one. Every multiplier's start is found before any exact
+        solve (FasterRisk's way: the first's supports rounded along star rays for each multiplier),
+        and each multiplier is solved against the least objective known (its ``objective_limit``,
+        the first's included): its search prunes at that objective and stops once no model beats
+        it, so its own row may stay uncertified while the certificate over all holds. Without
+        operational constraints the first multiplier gets all the time but a reserve for the others
+        (at most :data:`solvers.multipliers.MOST_RESERVED`): the saturated-loss bound does not
+        depend on the multiplier, so the supports its enumeration screens out are ruled out for the
+        later ones, which bound and search only the survivors (:mod:`solvers.exact.screen`). A
         multiplier whose set-up (its program's continuous fit, seconds on a wide table) would end
         past the time limit is skipped (``status`` "skipped" in ``multipliers_``, with the bound
         of :func:`solvers.multipliers.skipped_bound`): the whole sequence is

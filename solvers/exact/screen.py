@@ -7,7 +7,7 @@ its coefficient box, intercept box or multiplier. A support enumeration of the R
 therefore proves: every support it did not keep past the screen holds no model of objective below
 ``L``, for every multiplier. A later enumeration of the same rows, weights, costs and supports
 whose own prune level is at most ``L`` (``RiskScoreClassifier(multiplier="auto")`` solves each
-multiplier against the least objective found before it) lists only the survivors and counts ``L``
+multiplier against the least objective known) lists only the survivors and counts ``L``
 as the bound of the rest. The survivors are kept only when there are at most :data:`MAX_SUPPORTS`.
 """
 from __future__ import annotations

@@ -120,10 +120,15 @@ def beam_search(instance: RiskSLIMInstance, size: int, beam: int = 8, children: 
     return [(coef, b) for _, coef, b in fits]
 
 
-def star_ray_round(instance: RiskSLIMInstance, coef: np.ndarray, intercept: float, points: int = RAY_POINTS,
-                   limits: Limits | None = None) -> Model:
-    """Scale ``coef`` by multipliers from 0.5 to the largest that stays in the box, round each into
-    the set (best integer intercept), polish the best few; return the best model."""
+#: roundings polished after a star ray search (the best ones by objective)
+POLISHED = 3
+
+
+def ray_roundings(instance: RiskSLIMInstance, coef: np.ndarray, intercept: float, points: int = RAY_POINTS,
+                  limits: Limits | None = None) -> dict[bytes, tuple[float, Model]]:
+    """``coef`` scaled by multipliers from 0.5 to the largest that stays in the box and rounded into the
+    set (best integer intercept): each distinct rounding by its points' bytes, with its objective (empty
+    when ``coef`` is 0 or the budget is spent)."""
     cs = instance.coefficients
     pos, neg = coef > 1e-9, coef < -1e-9
     top = np.inf
@@ -131,22 +136,32 @@ def star_ray_round(instance: RiskSLIMInstance, coef: np.ndarray, intercept: floa
         top = min(top, float(np.min(cs.ub[pos] / coef[pos])))
     if neg.any():
         top = min(top, float(np.min(cs.lb[neg] / coef[neg])))
-    if not np.isfinite(top):
-        return instance.round(Model(coef, intercept))
-    multipliers = np.unique(np.r_[np.linspace(0.5, max(top, 1.0), points), 1.0])
     scored: dict[bytes, tuple[float, Model]] = {}
-    for m in multipliers:
+    if not np.isfinite(top):
+        return scored
+    for m in np.unique(np.r_[np.linspace(0.5, max(top, 1.0), points), 1.0]):
         if _expired(limits):
             break
         model = instance.round(Model(coef * m, intercept * m))
         key = model.coef.tobytes()
         if key not in scored:
             scored[key] = (instance.objective(model), model)
-    if not scored:
-        return instance.round(Model(coef, intercept))
-    best = sorted(scored.values(), key=lambda t: t[0])[:3]
-    polished = [polish(instance, model, limits=limits) for _, model in best]
-    return min(polished, key=instance.ranking)
+    return scored
+
+
+def _polished_best(instance: RiskSLIMInstance, scored: dict[bytes, tuple[float, Model]],
+                   limits: Limits | None) -> Model:
+    """The best of the :data:`POLISHED` roundings of least objective in ``scored`` (non-empty), polished."""
+    best = sorted(scored.values(), key=lambda t: t[0])[:POLISHED]
+    return min((polish(instance, model, limits=limits) for _, model in best), key=instance.ranking)
+
+
+def star_ray_round(instance: RiskSLIMInstance, coef: np.ndarray, intercept: float, points: int = RAY_POINTS,
+                   limits: Limits | None = None) -> Model:
+    """The roundings of ``coef``'s star ray (:func:`ray_roundings`), the best few polished; the best
+    model (``coef`` rounded when the ray has none)."""
+    scored = ray_roundings(instance, coef, intercept, points, limits)
+    return _polished_best(instance, scored, limits) if scored else instance.round(Model(coef, intercept))
 
 
 def swap_search(instance: RiskSLIMInstance, model: Model, limits: Limits | None = None, max_rounds: int = 20) -> Model:
@@ -217,17 +232,55 @@ def heuristic(instance: RiskSLIMInstance, limits: Limits | None = None, seed: in
     """Best of the rounded logistic start and the beam search + star ray, then swap search
     (module docstring). Deterministic (``seed`` is unused); stops early when ``limits`` expires.
     Models obeying the operational constraints rank first (:meth:`RiskSLIMInstance.ranking`)."""
+    return _searched(instance, limits, seed)[0]
+
+
+def _searched(instance: RiskSLIMInstance, limits: Limits | None, seed: int, supports: list[np.ndarray] | None = None,
+              swap: bool = True) -> tuple[Model, list[np.ndarray]]:
+    """:func:`heuristic`'s model, and the supports it rounded along star rays: the beam search's, or
+    ``supports`` refitted in ``instance``'s box when given; the swap search only when ``swap``."""
     search = instance if instance.X.shape[0] <= SEARCH_ROWS else sample_rows(instance, SEARCH_ROWS, seed)
     candidates = [rounded_logistic_start(search, limits)]
     size = search.spec.max_size if search.spec.max_size is not None else search.X.shape[1]
     size = min(size, search.X.shape[1])
-    if not _expired(limits):
-        for coef, b in beam_search(search, size, limits=limits):
+    if supports is None:
+        fits = [] if _expired(limits) else beam_search(search, size, limits=limits)
+        supports = [np.flatnonzero(coef) for coef, _ in fits]
+        for coef, b in fits:
             if _expired(limits):
                 break
             candidates.append(star_ray_round(search, coef, b, limits=limits))
+    else:  # (the roundings of every support's ray, the best few over all polished)
+        scored: dict[bytes, tuple[float, Model]] = {}
+        for support in {s.tobytes(): s for s in supports}.values():
+            if _expired(limits):
+                break
+            scored.update(ray_roundings(search, *support_fit(search, support)[:2], limits=limits))
+        if scored:
+            candidates.append(_polished_best(search, scored, limits))
     best = min(candidates, key=search.ranking)
-    best = min((best, swap_search(search, best, limits=limits)), key=search.ranking)
-    if search is instance:
-        return best
-    return min((best, polish(instance, best, limits=limits)), key=instance.ranking)
+    if swap:
+        best = min((best, swap_search(search, best, limits=limits)), key=search.ranking)
+    if search is not instance:
+        best = min((best, polish(instance, best, limits=limits)), key=instance.ranking)
+    return best, supports
+
+
+def multiplier_starts(instances: list[RiskSLIMInstance], limits: Limits | None = None, seed: int = 0) -> list[Model]:
+    """Starts for one table's instances at several multipliers (:mod:`solvers.multipliers`), in the
+    manner of FasterRisk, which grows the supports once and searches the multiplier per support (Liu et
+    al. 2022, Algorithms 1 and 3): the first instance's :func:`heuristic`; for each other, the first's
+    supports (its final beam and the best support of every level) refitted in its own box and rounded
+    along their star rays, the :data:`POLISHED` best roundings over all polished, and its rounded
+    logistic start; then the swap search from the best of those when it beats the first's start. Every instance gets a model (once ``limits`` expires, its
+    rounded logistic start); deterministic."""
+    first, supports = _searched(instances[0], limits, seed)
+    starts = [first] + [_searched(instance, limits, seed, supports, swap=False)[0] for instance in instances[1:]]
+    values = [instance.objective(model) for instance, model in zip(instances, starts)]
+    k = int(np.argmin(values))
+    if k > 0 and not _expired(limits):
+        search = instances[k] if instances[k].X.shape[0] <= SEARCH_ROWS else \
+            sample_rows(instances[k], SEARCH_ROWS, seed)
+        found = polish(instances[k], swap_search(search, starts[k], limits=limits), limits=limits)
+        starts[k] = min((starts[k], found), key=instances[k].ranking)
+    return starts

@@ -31,6 +31,13 @@ def _wide(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+def _weak(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Weak effects: the larger multipliers' models beat multiplier 1's."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (300, 5)).astype(float)
+    return X, np.where(X @ np.array([0.5, -0.5, 0.4, 0.0, 0.0]) + rng.logistic(size=300) > 0.2, 1, -1)
+
+
 def test_a_limited_auto_fit_on_a_wide_table_ends_within_its_limit():
     """8,000 rows x 300 columns: each multiplier's set-up takes about a second here (its continuous
     fit alone 0.3-0.7 s), so the seven multipliers of "auto" used to overrun a 4 s limit several
@@ -91,9 +98,7 @@ def test_a_later_multiplier_inherits_the_first_ones_floor_and_it_holds_for_its_m
     inherited one, and the certificate over all stays below the least objective. In the other order
     (a smaller multiplier after a larger one) nothing is inherited."""
     from tests.solvers.test_routes import _risk_brute_force
-    rng = np.random.default_rng(seed)  # (weak effects: multipliers 2 and 4 beat 1, so 1's optimum bounds neither)
-    X = rng.integers(0, 2, (300, 5)).astype(float)
-    y = np.where(X @ np.array([0.5, -0.5, 0.4, 0.0, 0.0]) + rng.logistic(size=300) > 0.2, 1, -1)
+    X, y = _weak(seed)  # (multipliers 2 and 4 beat 1, so 1's optimum bounds neither)
 
     def instance_for(m):
         return RiskSLIM(coef_bound=2, c0=1e-3, max_size=2, multiplier=m).instance(X, y)
@@ -131,21 +136,55 @@ def test_multipliers_are_checked(bad):
         check_multipliers(bad)
 
 
-def test_later_multipliers_start_from_the_best_model_once_a_screen_is_kept(monkeypatch):
-    """After the first multiplier's enumeration keeps its screen, the later ones run no heuristic
-    (they start from the best model so far, re-fitted and polished) and the least objective is still
-    the least of every multiplier's brute-force optimum, certified."""
+def test_every_multipliers_start_is_found_before_the_first_exact_solve_which_prunes_at_their_least(monkeypatch):
+    """Every start is found before any route runs, the first fit's objective limit is the least start
+    objective (below the first's own start), and the least objective is still the least of every
+    multiplier's brute-force optimum, certified."""
+    import solvers.multipliers as multipliers
     import solvers.pipeline as pipeline
     from tests.solvers.test_routes import _risk_brute_force
 
-    X, y = _wide(300, 6, seed=3)
-    spec = {m: RiskSLIM(coef_bound=3, max_size=2, multiplier=m) for m in (1.0, 2.0, 4.0)}
-    best = min(_risk_brute_force(s.instance(X, y), lambda coef: True) for s in spec.values())
-    calls, real = [], pipeline._heuristic
-    monkeypatch.setattr(pipeline, "_heuristic", lambda *args: calls.append(1) or real(*args))
+    X, y = _weak()
+    spec = {m: RiskSLIM(coef_bound=2, c0=1e-3, max_size=2, multiplier=m) for m in (1.0, 2.0, 4.0)}
+    best = min(_risk_brute_force(s.instance(X, y)) for s in spec.values())
+    calls, starts, route = [], multipliers.multiplier_starts, pipeline._solve_by_route
+    monkeypatch.setattr(multipliers, "multiplier_starts", lambda instances, *args: calls.append(
+        ("starts", tuple(i.spec.multiplier for i in instances))) or starts(instances, *args))
+    monkeypatch.setattr(pipeline, "_solve_by_route", lambda r, instance, *args: calls.append(
+        ("route", instance.spec.multiplier)) or route(r, instance, *args))
     solved = solve_multipliers(spec[1.0].instance(X, y), lambda m: spec[m].instance(X, y), (1.0, 2.0, 4.0),
                                Limits(time_limit=60, mip_rel_gap=1e-9))
-    assert len(calls) == 1 and all(f.fit is not None for f in solved)
+    assert calls == [("starts", (1.0, 2.0, 4.0)), ("route", 1.0), ("route", 2.0), ("route", 4.0)]
+    instances = [spec[m].instance(X, y) for m in spec]
+    objectives = [i.objective(model) for i, model in zip(instances, starts(instances))]
+    assert solved[0].objective_limit == pytest.approx(min(objectives), abs=1e-12)
+    assert solved[0].objective_limit < objectives[0] - 1e-6
     assert least(solved).objective == pytest.approx(best, abs=1e-9)
     status, _, bound = certificate(solved, 1e-6)
     assert status == Status.OPTIMAL and bound <= best + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_multiplier_starts_are_valid_the_first_is_its_heuristic_and_none_is_lost_when_time_is_out(seed):
+    """Each start lies in its instance's box with at most ``max_size`` points; the first is the first
+    instance's own heuristic; a later start is no worse than its rounded logistic start; with the
+    budget spent every instance still gets a valid model."""
+    from formulations.base import Model
+    from solvers.heuristics.riskslim import heuristic, multiplier_starts, rounded_logistic_start
+
+    X, y = _weak(seed)
+    instances = [RiskSLIM(coef_bound=3, c0=1e-3, max_size=2, multiplier=m).instance(X, y) for m in (1.0, 2.0, 4.0)]
+    spent = Limits(time_limit=1e-6).started()
+    time.sleep(1e-3)
+    for limits in (None, spent):
+        starts = multiplier_starts(instances, limits)
+        assert len(starts) == 3 and all(isinstance(s, Model) for s in starts)
+        for instance, start in zip(instances, starts):
+            cs = instance.coefficients
+            assert np.all(start.coef >= cs.lb) and np.all(start.coef <= cs.ub)
+            assert np.array_equal(start.coef, np.round(start.coef)) and np.count_nonzero(start.coef) <= 2
+            if limits is None:
+                assert instance.objective(start) <= instance.objective(rounded_logistic_start(instance)) + 1e-12
+    starts = multiplier_starts(instances)
+    first = heuristic(instances[0])
+    assert np.array_equal(starts[0].coef, first.coef) and starts[0].intercept == first.intercept
