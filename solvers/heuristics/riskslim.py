@@ -272,8 +272,8 @@ def multiplier_starts(instances: list[RiskSLIMInstance], limits: Limits | None =
     al. 2022, Algorithms 1 and 3): the first instance's :func:`heuristic`; for each other, the first's
     supports (its final beam and the best support of every level) refitted in its own box and rounded
     along their star rays, the :data:`POLISHED` best roundings over all polished, and its rounded
-    logistic start; then the swap search from the best of those when it beats the first's start. Every instance gets a model (once ``limits`` expires, its
-    rounded logistic start); deterministic."""
+    logistic start; then the swap search from the best of those when it beats the first's start.
+    Every instance gets a model (once ``limits`` expires, its rounded logistic start); deterministic."""
     first, supports = _searched(instances[0], limits, seed)
     starts = [first] + [_searched(instance, limits, seed, supports, swap=False)[0] for instance in instances[1:]]
     values = [instance.objective(model) for instance, model in zip(instances, starts)]
