@@ -54,6 +54,7 @@ from formulations.base import Instance, Model
 from formulations.constraints import binding
 from solvers.exact.route import relaxation_bound
 from solvers.exact.screen import SupportScreen
+from solvers.feasibility import FEASIBILITY_TOL, violation
 from solvers.heuristics.riskslim import multiplier_starts
 from solvers.limits import Limits, interrupted
 from solvers.pipeline import HEURISTIC_SHARE, Fit, certify, prepare_exact, run, solve_exact
@@ -174,7 +175,11 @@ class SetUp:
 
     @property
     def objective(self) -> float:
-        return math.inf if self.start is None else self.instance.objective(self.start)
+        """The start's objective, or inf when there is none or it breaks the exact program (the
+        operational constraints): only a feasible model may set an objective limit."""
+        if self.start is None or violation(self.instance, self.start) > FEASIBILITY_TOL:
+            return math.inf
+        return self.instance.objective(self.start)
 
 
 def set_up(first: Instance, instance_for: Callable[[float], Instance], multipliers: Sequence[float], limits: Limits,

@@ -188,3 +188,20 @@ def test_multiplier_starts_are_valid_the_first_is_its_heuristic_and_none_is_lost
     starts = multiplier_starts(instances)
     first = heuristic(instances[0])
     assert np.array_equal(starts[0].coef, first.coef) and starts[0].intercept == first.intercept
+
+
+def test_a_start_that_breaks_an_operational_constraint_sets_no_objective_limit():
+    """Only a feasible start may set the objective limit the fits prune with: one using both features of
+    an at-most-one constraint counts as inf, one using a single feature as its objective."""
+    from formulations.base import Model
+    from formulations.coefficients import CoefficientSet
+    from formulations.constraints import AtMost
+    from solvers.multipliers import SetUp
+
+    X, y = _weak()
+    cs = CoefficientSet.uniform([f"x{j}" for j in range(5)], 2)
+    instance = RiskSLIM(coefficients=cs, max_size=3, constraints=(AtMost(["x0", "x1"], 1),)).instance(X, y)
+    both, one = Model(np.array([1.0, -1.0, 0, 0, 0]), 0.0), Model(np.array([1.0, 0, 0, 0, 0]), 0.0)
+    assert SetUp(1.0, instance, start=both).objective == math.inf
+    assert SetUp(1.0, instance, start=one).objective == pytest.approx(instance.objective(one), abs=1e-12)
+    assert SetUp(1.0, instance).objective == math.inf
