@@ -202,6 +202,21 @@ def intercept_box(smin: np.ndarray, smax: np.ndarray, w_pos: float, w_neg: float
     return int(math.floor(log_odds - smax.max())), int(math.ceil(log_odds - smin.min()))
 
 
+def maps_into(lb: np.ndarray, ub: np.ndarray, derived: bool, multiplier: float, larger: float) -> bool:
+    """Whether every model of multiplier ``larger`` is, in objective, a real model of the coefficient box
+    ``[lb, ub]`` under ``multiplier`` (the intercept box the derived one, :func:`intercept_box`, when
+    ``derived``), so that a bound on those bounds it: the one rule behind a later RiskSLIM multiplier's
+    inherited bounds (:mod:`solvers.multipliers`) and its reused exclusion bounds
+    (:func:`solvers.exact.exclusion_listing.carries_over`).
+
+    With ``t = multiplier / larger <= 1``, a model ``(lambda, b)`` of ``larger`` has the risks, hence the
+    loss, of the real model ``(t lambda, t b)`` of ``multiplier``. When every range holds 0, ``t lambda``
+    lies in the same box, has the same non-zero terms (so the same L0 cost) and is 0 wherever ``lambda``
+    is; when the intercept box is the derived one it holds the real optimal intercept of every such
+    model. Not so for a smaller ``larger``, a range without 0 or explicit intercept bounds."""
+    return derived and larger >= multiplier and bool(np.all(lb <= 0) and np.all(ub >= 0))
+
+
 @dataclass(frozen=True)
 class RiskSLIMInstance(CachedPrograms):
     """A RiskSLIM problem on merged data: the cutting-plane MILP, decode / lift / round."""

@@ -52,6 +52,7 @@ import numpy as np
 
 from formulations.base import Instance, Model
 from formulations.constraints import binding
+from formulations.riskslim import maps_into as riskslim_maps_into
 from solvers.exact.route import relaxation_bound
 from solvers.exact.screen import SupportScreen
 from solvers.feasibility import FEASIBILITY_TOL, violation
@@ -127,18 +128,11 @@ def check_multipliers(multiplier: Any) -> tuple[float, ...]:
 
 def maps_into(first: Instance, first_multiplier: float, multiplier: float) -> bool:
     """Whether every model of ``multiplier`` is, in objective, a real model of the box of ``first`` (the
-    instance of ``first_multiplier``), so that a bound on those bounds it.
-
-    With ``t = first_multiplier / multiplier <= 1``, a model ``(lambda, b)`` of ``multiplier`` has
-    the risks, hence the loss, of the real model ``(t lambda, t b)`` of ``first_multiplier``. When
-    every coefficient range holds 0, ``t lambda`` lies in the same box and has the same non-zero
-    terms (so the same L0 cost), and when the intercept box is the derived one
-    (:func:`formulations.riskslim.intercept_box`) it holds the real optimal intercept of every
-    such model. Not so for a larger ``first_multiplier``, a range without 0 or explicit intercept
-    bounds."""
+    instance of ``first_multiplier``), so that a bound on those bounds it
+    (:func:`formulations.riskslim.maps_into` on ``first``'s coefficient set)."""
     cs = first.coefficients
-    return multiplier >= first_multiplier and not np.any(cs.lb > 0) and not np.any(cs.ub < 0) and \
-        cs.intercept_lb is None and cs.intercept_ub is None
+    return riskslim_maps_into(cs.lb, cs.ub, cs.intercept_lb is None and cs.intercept_ub is None, first_multiplier,
+                              multiplier)
 
 
 def skipped_bound(first: Instance, first_multiplier: float, multiplier: float) -> float:

@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from formulations.riskslim import maps_into
 from solvers.exact import route
 from solvers.exact.blocked_entropy import FASTEST
 from solvers.exact.blocked_pass import Branch, GroupBranch, all_pairs
@@ -56,15 +57,10 @@ def most_columns(d: int, size: int) -> int:
 def carries_over(scale: float, derived: bool, problem: SparseLogistic) -> bool:
     """Whether exclusion bounds proven for a problem of the same rows, weights, costs and coefficient box
     as ``problem`` but with multiplier ``scale`` (and the derived intercept box when ``derived``) bound
-    ``problem``'s models too, so its sets hold without being verified again.
-
-    With ``t = scale / m <= 1`` (``m`` the multiplier of ``problem``), a model ``(lambda, b)`` of ``problem``
-    has the loss of the real model ``(t lambda, t b)`` under ``scale``. When every coefficient range holds
-    0, ``t lambda`` lies in the box, has the same support and is 0 wherever ``lambda`` is; when that
-    problem's intercept box is the derived one (:func:`formulations.riskslim.intercept_box`) it holds the
-    real optimal intercept of such a model, so the loss is at least the relaxation's without any feature
-    ``lambda`` avoids (the argument of :func:`solvers.multipliers.skipped_bound`)."""
-    return derived and problem.data.scale >= scale and bool(np.all(problem.lo <= 0) and np.all(problem.hi >= 0))
+    ``problem``'s models too, so its sets hold without being verified again: its models are real models of
+    that problem's box (:func:`formulations.riskslim.maps_into`), so their loss is at least the
+    relaxation's without any feature they avoid."""
+    return maps_into(problem.lo, problem.hi, derived, scale, problem.data.scale)
 
 
 def _groups(X: np.ndarray, features: np.ndarray) -> list[np.ndarray]:
