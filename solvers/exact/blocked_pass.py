@@ -34,7 +34,7 @@ from solvers.exact.worker_threads import run_threads
 from solvers.limits import Limits
 
 #: rows of a thread's survivors buffer (a call of a plain branch that leaves more is made again with a
-#: buffer that holds them; a group branch's retries with smaller calls, :meth:`GroupBranch.screen`)
+#: buffer that holds them; a group branch's retries with smaller calls first, :meth:`GroupBranch.screen`)
 MAX_SURVIVORS = 1 << 14
 #: survivors a pass may hold whatever its memory budget (counted in :func:`screen_memory`); past it, as
 #: many as the budget holds (:func:`most_held`), then the pass gives up (the incumbent is too weak for
@@ -50,7 +50,8 @@ PROJECTION_SHARE = 0.9
 #: seconds (or share of the supports) of screening before the first projection
 PROJECT_AFTER = 0.5
 #: a group branch's call whose group supports left (or their members) overflow the buffers is made
-#: again from the same prefix with a call size this many times smaller (:meth:`GroupBranch.screen`)
+#: again from the same prefix with a call size this many times smaller, down to one prefix
+#: (:meth:`GroupBranch.screen`)
 RETRY_SHRINK = 16
 #: a support of groups takes about this many times a column support's time (2 columns per group,
 #: ``docs/benchmarks.md``): groups are listed when that many times their supports are fewer than
@@ -104,7 +105,7 @@ class Branch:
 
     def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
         """The screen of the supports of the pair ``(a, b)``, call by call: ``(listed, survivors
-        (positions, each row ascending), least pruned sum, overflowed)``. A call that leaves more
+        (positions, each row ascending), least pruned sum)``. A call that leaves more
         survivors than ``out`` holds is made again from the same prefix with a buffer that holds them
         (a call lists about :data:`~solvers.exact.blocked_entropy.CALL_SUPPORTS` supports, so the
         buffer stays small): it never overflows."""
@@ -117,7 +118,7 @@ class Branch:
                 middle[:] = before
                 out = np.empty((count, size), np.int64)
                 continue
-            yield listed, np.sort(self.columns[out[:count]], axis=1), floor, False
+            yield listed, np.sort(self.columns[out[:count]], axis=1), floor
             if finished:
                 return
 
@@ -149,7 +150,8 @@ class GroupBranch:
         the least pruned sum is over both kinds. A group support splits the rows more finely than its
         members, so far more of them may be left than of their members: a call that leaves more than
         ``out`` holds (or more members than :data:`MEMBERS` per row of it) is made again in smaller
-        calls (:data:`RETRY_SHRINK`), down to one prefix per call; only then does it overflow."""
+        calls (:data:`RETRY_SHRINK`), down to one prefix per call, and then with buffers that hold what
+        that prefix leaves: it never overflows."""
         bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg = bits
         blocked_pos, valid_pos, starts_pos, blocked_neg, valid_neg, starts_neg = pair_blocks(
             bits_pos, n_pos, bits_neg, n_neg, self.start, self.columns, a, b)
@@ -163,17 +165,20 @@ class GroupBranch:
                                                                cutoff, out, middle, limit)
             held, member_floor = member_screen(*blocked, xlogx, self.start, self.columns, out[:count], size, cutoff,
                                                self.lead_only, found) if count <= out.shape[0] else (0, math.inf)
-            if (count > out.shape[0] or held > found.shape[0]) and limit > 1:
-                # more group supports (or members) left than the buffers hold: the same prefixes again,
-                # in smaller calls
+            if count > out.shape[0] or held > found.shape[0]:
+                # more group supports (or members) left than the buffers hold: the same prefixes again, in
+                # smaller calls, and once one prefix per call, with buffers that hold what it leaves
                 middle[:] = before
-                limit = max(limit // RETRY_SHRINK, 1)
+                if limit > 1:
+                    limit = max(limit // RETRY_SHRINK, 1)
+                elif count > out.shape[0]:
+                    out = np.empty((count, size), np.int64)
+                else:
+                    found = np.empty((held, size), np.int64)
                 continue
             limit = min(2 * limit, CALL_SUPPORTS)
-            rows = found[:min(held, found.shape[0])]
-            yield listed, np.sort(rows, axis=1), min(floor, member_floor), \
-                count > out.shape[0] or held > found.shape[0]
-            if finished or held > found.shape[0]:
+            yield listed, np.sort(found[:held], axis=1), min(floor, member_floor)
+            if finished:
                 return
 
 
@@ -232,10 +237,7 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
     started = time.perf_counter()
     most = most_held(limits.memory, bits, size, threads)
 
-    def verdict(overflowed: bool) -> str | None:  # (under the lock)
-        if overflowed:
-            return (f"more than {MAX_SURVIVORS} supports of {size} groups of one prefix (or {MEMBERS * MAX_SURVIVORS} "
-                    f"of their column supports) pass the screen at the incumbent")
+    def verdict() -> str | None:  # (under the lock)
         if state["held"] > most:
             return (f"more than {most} supports of {size} features (what the memory budget holds) pass the screen "
                     f"at the incumbent")
@@ -257,13 +259,13 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
                     return
                 i, a, b = pairs[state["next"]]
                 state["next"] += 1
-            for listed, rows, floor, overflowed in branches[i].screen(bits, xlogx, int(a), int(b), size, cutoff, out):
+            for listed, rows, floor in branches[i].screen(bits, xlogx, int(a), int(b), size, cutoff, out):
                 with lock:
                     found.listed += listed
                     found.pruned = min(found.pruned, floor)
                     kept.append(rows)
                     state["held"] += rows.shape[0]
-                    found.stopped = found.stopped or verdict(overflowed)
+                    found.stopped = found.stopped or verdict()
                     if found.stopped is not None:
                         return
 

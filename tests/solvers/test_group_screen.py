@@ -220,26 +220,26 @@ def test_a_group_pass_leaves_exactly_the_column_supports_below_the_cutoff(seed, 
     assert cutoff <= found.pruned <= min(v for v in sums.values() if v >= cutoff) + 1e-9
 
 
-def test_a_call_that_leaves_more_group_supports_than_its_buffer_is_made_again_in_smaller_calls(monkeypatch):
+@pytest.mark.parametrize("members", [64, 1])
+def test_a_call_that_leaves_more_group_supports_than_its_buffer_is_made_again_in_smaller_calls(members, monkeypatch):
     """With a survivor buffer that holds one prefix's group supports left but not a pair's, the pass
     still leaves exactly the column supports below the cutoff (calls of one prefix); with a buffer
-    smaller than some prefix's, it overflows and says so."""
+    smaller than some prefix's (one row), and with room for one member per group support, the call of
+    one prefix is made again with buffers that hold what it leaves: the same survivors, no overflow."""
     monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
     size = 4
     branch, group_sums, sums, cutoff, bits, table = _pass_case(0, True, size)
     left = [T for T, v in group_sums.items() if v < cutoff]
     per_prefix = max(sum(1 for T in left if T[:-1] == P) for P in {T[:-1] for T in left})
     per_pair = max(sum(1 for T in left if T[:2] == P) for P in {T[:2] for T in left})
-    assert per_prefix < per_pair  # (the premise: a pair's call overflows, a prefix's does not)
+    assert 1 < per_prefix < per_pair  # (the premise: a pair's call overflows, a prefix's does not)
     below = {S for S, v in sums.items() if v < cutoff}
-    monkeypatch.setattr(blocked_pass, "MEMBERS", 64)
-    monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", per_prefix)
-    found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), 1)
-    assert found.stopped is None and found.listed == len(group_sums)
-    assert {tuple(r) for r in found.survivors} == below and found.survivors.shape[0] == len(below)
-    monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", per_prefix - 1)
-    found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), 1)
-    assert found.stopped is not None and "pass the screen" in found.stopped
+    monkeypatch.setattr(blocked_pass, "MEMBERS", members)
+    for rows in (per_prefix, 1):
+        monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", rows)
+        found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), 1)
+        assert found.stopped is None and found.listed == len(group_sums)
+        assert {tuple(r) for r in found.survivors} == below and found.survivors.shape[0] == len(below)
 
 
 @pytest.mark.parametrize("seed", range(4))
