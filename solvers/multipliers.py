@@ -78,8 +78,9 @@ SETUP_GRACE = 0.5
 @dataclass(frozen=True)
 class MultiplierFit:
     """One multiplier of the call: its instance and fit (None when skipped), the objective it had to
-    beat, the seconds of its set-up (instance, continuous fit and heuristic start: :func:`set_up`) and
-    of its solve, and why it was skipped ("" when solved)."""
+    beat, the seconds of its set-up (instance and continuous fit, :func:`set_up`; the first's also
+    every multiplier's start, :func:`with_starts`) and of its solve, and why it was skipped ("" when
+    solved)."""
 
     multiplier: float
     instance: Instance | None
