@@ -197,16 +197,6 @@ def _prepare(entry, instance: Instance, limits: Limits, by_route: bool, heuristi
         start_workers(limits.n_jobs)
 
 
-def _heuristic_start(entry, instance: Instance, limits: Limits, best: Best, notes: list[str]) -> Best:
-    """``best``, or the heuristic's model when feasible and preferred; the heuristic gets at most
-    :data:`HEURISTIC_SHARE` of ``limits``: the exact solve needs time for a bound."""
-    found = _heuristic(entry, instance, limits.share(HEURISTIC_SHARE))
-    if found is None:
-        return best
-    return _keep_better(instance, best, "heuristic", found, notes,
-                        "heuristic rejected (violates the constraints by {v:.3g})")
-
-
 def prepare_exact(instance: Instance, limits: Limits | None = None) -> None:
     """What :func:`solve_exact` does first for ``instance`` by its route, for callers that run its
     heuristic themselves before the exact solve (:mod:`solvers.multipliers`): its kernels compiled when
@@ -245,7 +235,11 @@ def solve_exact(instance: Instance, backend: str | None = None, *, start: Model 
                             "start rejected (violates the constraints by {v:.3g})")
     t1 = time.perf_counter()
     if heuristic and entry.heuristic is not None:
-        best = _heuristic_start(entry, instance, limits, best, notes)
+        # the heuristic gets at most HEURISTIC_SHARE of the budget: the exact solve needs time for a bound
+        found = _heuristic(entry, instance, limits.share(HEURISTIC_SHARE))
+        if found is not None:
+            best = _keep_better(instance, best, "heuristic", found, notes,
+                                "heuristic rejected (violates the constraints by {v:.3g})")
     times["heuristic"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     steps: tuple[StepRecord, ...] = ()
