@@ -235,10 +235,17 @@ def heuristic(instance: RiskSLIMInstance, limits: Limits | None = None, seed: in
     return _searched(instance, limits, seed)[0]
 
 
+def _on_every_row(instance: RiskSLIMInstance, search: RiskSLIMInstance, model: Model, limits: Limits | None) -> Model:
+    """``model``, found on ``search``; when that is a sample of ``instance``'s rows, the better of it and
+    its polish on every row."""
+    return model if search is instance else min((model, polish(instance, model, limits=limits)), key=instance.ranking)
+
+
 def _searched(instance: RiskSLIMInstance, limits: Limits | None, seed: int, supports: list[np.ndarray] | None = None,
-              swap: bool = True) -> tuple[Model, list[np.ndarray]]:
-    """:func:`heuristic`'s model, and the supports it rounded along star rays: the beam search's, or
-    ``supports`` refitted in ``instance``'s box when given; the swap search only when ``swap``."""
+              swap: bool = True) -> tuple[Model, list[np.ndarray], RiskSLIMInstance]:
+    """:func:`heuristic`'s model, the supports it rounded along star rays (the beam search's, or
+    ``supports`` refitted in ``instance``'s box when given; the swap search only when ``swap``) and the
+    instance it searched (``instance``, or a sample of its rows)."""
     search = instance if instance.X.shape[0] <= SEARCH_ROWS else sample_rows(instance, SEARCH_ROWS, seed)
     candidates = [rounded_logistic_start(search, limits)]
     size = search.spec.max_size if search.spec.max_size is not None else search.X.shape[1]
@@ -261,9 +268,7 @@ def _searched(instance: RiskSLIMInstance, limits: Limits | None, seed: int, supp
     best = min(candidates, key=search.ranking)
     if swap:
         best = min((best, swap_search(search, best, limits=limits)), key=search.ranking)
-    if search is not instance:
-        best = min((best, polish(instance, best, limits=limits)), key=instance.ranking)
-    return best, supports
+    return _on_every_row(instance, search, best, limits), supports, search
 
 
 def multiplier_starts(instances: list[RiskSLIMInstance], limits: Limits | None = None, seed: int = 0) -> list[Model]:
@@ -274,13 +279,14 @@ def multiplier_starts(instances: list[RiskSLIMInstance], limits: Limits | None =
     along their star rays, the :data:`POLISHED` best roundings over all polished, and its rounded
     logistic start; then the swap search from the best of those when it beats the first's start.
     Every instance gets a model (once ``limits`` expires, its rounded logistic start); deterministic."""
-    first, supports = _searched(instances[0], limits, seed)
-    starts = [first] + [_searched(instance, limits, seed, supports, swap=False)[0] for instance in instances[1:]]
-    values = [instance.objective(model) for instance, model in zip(instances, starts)]
-    k = int(np.argmin(values))
+    first, supports, search = _searched(instances[0], limits, seed)
+    starts, searched = [first], [search]
+    for instance in instances[1:]:
+        model, _, search = _searched(instance, limits, seed, supports, swap=False)
+        starts.append(model)
+        searched.append(search)
+    k = int(np.argmin([instance.objective(model) for instance, model in zip(instances, starts)]))
     if k > 0 and not _expired(limits):
-        search = instances[k] if instances[k].X.shape[0] <= SEARCH_ROWS else \
-            sample_rows(instances[k], SEARCH_ROWS, seed)
-        found = polish(instances[k], swap_search(search, starts[k], limits=limits), limits=limits)
-        starts[k] = min((starts[k], found), key=instances[k].ranking)
+        swapped = _on_every_row(instances[k], searched[k], swap_search(searched[k], starts[k], limits=limits), limits)
+        starts[k] = min((starts[k], swapped), key=instances[k].ranking)
     return starts
