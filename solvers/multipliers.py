@@ -32,9 +32,11 @@ The sequence, in one budget (:class:`solvers.limits.Limits`, started once by the
    beats it. The later fits bound only the first's screen survivors (the saturated-loss bound depends
    on the rows alone, not on the multiplier or the boxes, and every multiplier's objective is that
    loss plus the L0 cost in the same units: :mod:`solvers.exact.screen`);
-4. a later multiplier's bound is at least the first's relaxation bound (its floors: they hold for the
-   real models of its box, into which the later multiplier's models map, :func:`inherited_bound`), so
-   one given little time does not pull the certificate over all below the first's floor.
+4. a later multiplier's bound is at least the first's relaxation bound (its floors, and what its screens
+   and box fits closed without searching, e.g. an unfinished wide screen's floor without the groups done:
+   they hold for the real models of its box, into which the later multiplier's models map,
+   :func:`inherited_bound`), so one given little time does not pull the certificate over all below what
+   the first proved for real models.
 
 The continuous fit of multiplier ``m`` is not the fit of multiplier 1 scaled by ``m``:
 substituting ``mu = lambda / m`` maps the loss of ``m`` on the box ``[lb, ub]`` to the loss of 1
@@ -148,10 +150,10 @@ def skipped_bound(first: Instance, first_multiplier: float, multiplier: float) -
 
 
 def inherited_bound(first: Instance, first_fit: Fit | None, first_multiplier: float, multiplier: float) -> float:
-    """The bound of ``first``'s fit that holds for the real models of its box (its floors', the route rows
-    that relax: :func:`solvers.exact.route.relaxation_bound`), when the models of ``multiplier`` map into
-    that box (:func:`maps_into`); else ``-inf``. A later multiplier given little time thus keeps the first's
-    floor, whatever its own floor reached."""
+    """The bound of ``first``'s fit that holds for the real models of its box (its rows' relaxed bounds:
+    :func:`solvers.exact.route.relaxation_bound`), when the models of ``multiplier`` map into that box
+    (:func:`maps_into`); else ``-inf``. A later multiplier given little time thus keeps what the first
+    proved for real models, whatever its own floor reached."""
     if first_fit is None or not maps_into(first, first_multiplier, multiplier):
         return -math.inf
     return relaxation_bound(first_fit.steps)

@@ -179,7 +179,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     free = problem.free
 
     def reused(known: np.ndarray, how: str) -> Enumeration:  # an earlier fit's screen: the rest hold no model
-        search.closed_floor = min(search.closed_floor, screen.level)  # below its level
+        search.close_relaxed(screen.level)  # below its level
         total = math.comb(free.size, size)
         return _after_screen(problem, search, known, level, known.shape[0], t0, limits, logistic, X, y, weights,
                              f"{total - known.shape[0]} of the {total} supports of {size} features ruled out by "
@@ -193,7 +193,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     if logistic:
         branches, ruled, ruled_in = exclusion_branches(problem, level, limits, screen.ruled_in if screen else (), every)
     if ruled:
-        search.closed_floor = min(search.closed_floor, ruled[1])
+        search.close_relaxed(ruled[1])
     bits, table = _screen_bits(X, y, weights, free, logistic)
     # a support's bound in objective units from its sum (loss units; weight units for SLIM's errors)
     scale = problem.loss_cost if logistic else 1.0
@@ -220,7 +220,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     if found.stopped is not None:
         return one_group_at_a_time(found.stopped) if logistic and found.too_long else stopped(found.stopped)
     screened = time.perf_counter() - started
-    search.closed_floor = min(search.closed_floor, scale * found.pruned + problem.offset)
+    search.close_relaxed(scale * found.pruned + problem.offset)
     held = found.survivors.shape[0]
     survivors = free[found.survivors]
     if screen is not None:
@@ -256,7 +256,8 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
         b, _ = bound(survivors[i:i + FIT_CHUNK], level)
         bounds = np.append(bounds, b)
     low = bounds < level
-    search.closed_floor = min(search.closed_floor, float(bounds[~low].min(initial=math.inf)))
+    search.close_relaxed(float(bounds[~low].min(initial=math.inf)))
+    search.relaxed_floor = min(search.relaxed_floor, float(bounds.min(initial=math.inf)))  # (the searched too)
     survivors, bounds = survivors[low], bounds[low]
     report = progress.current()
     if report is not None:
@@ -282,10 +283,11 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
             report(time.perf_counter() - t0, search.incumbent, min(search.incumbent, search.closed_floor, following),
                    math.nan)
     lower = min(search.incumbent, search.closed_floor, open_floor)
-    return Enumeration(search.model, search.incumbent, lower, not math.isfinite(open_floor), search.nodes,
-                       f"{said}, {held} passed the {'saturated-loss' if logistic else 'Bayes-error'} screen, {int(low.sum())} "
-                       f"below the incumbent after {'their box fits' if logistic else 'it'}, {visited} searched, "
-                       f"{search.nodes} nodes")
+    said = (f"{said}, {held} passed the {'saturated-loss' if logistic else 'Bayes-error'} screen, {int(low.sum())} "
+            f"below the incumbent after {'their box fits' if logistic else 'it'}, {visited} searched, "
+            f"{search.nodes} nodes")
+    return Enumeration(search.model, search.incumbent, lower, not math.isfinite(open_floor), search.nodes, said,
+                       search.relaxed())
 
 
 def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits: Limits, threads: int,
@@ -344,7 +346,8 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
             f"done ({state.listed} supports" + (f", {state.parts} parts of the next" if state.parts and not finished
                                                  else "") + "), "
             + ("every support screened" if finished else f"stopped ({stop})") + f"{rest_said}, {search.nodes} nodes")
-    return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, said)
+    return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, said,
+                       search.relaxed(state.rest_bound))
 
 
 def _in_parts(state: "_OrderedState", rest: RestFloor, branch, groups: list[np.ndarray], k: int,
@@ -404,7 +407,7 @@ class _OrderedState:
         if found.stopped is not None:
             return found.stopped
         self.listed += found.listed
-        search.closed_floor = min(search.closed_floor, scale * found.pruned + offset)
+        search.close_relaxed(scale * found.pruned + offset)
         survivors = problem.free[found.survivors]
         if self.kept is not None:  # (for the later fits' screen; given up past what one pass may hold)
             self.kept.append(survivors)

@@ -65,7 +65,7 @@ def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, no
     found = solve_blocked(SparseLogistic.from_instance(instance), limits, point=instance.continuous_fit(),
                           **best.search_start())
     model = None if found.model is None else Model(*found.model)
-    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message, relaxed=found.relaxed)
 
 
 # -------------------------------------------------------------------------- supports

@@ -16,7 +16,9 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
   it is skipped only once proven or when over the memory budget;
 * ``relaxes``: its bound holds for every *real* model of the instance's box (points anywhere in their
   ranges, at most ``max_size`` non-zero), not only the integer ones (:func:`relaxation_bound`; another
-  RiskSLIM multiplier's models are such models, :mod:`solvers.multipliers`);
+  RiskSLIM multiplier's models are such models, :mod:`solvers.multipliers`); a step that does not relax
+  may still return such a bound beside its own (``Outcome.relaxed``: e.g. what its screens and box fits
+  closed, without its searches);
 * ``run(instance, incumbent, limits, notes) -> Outcome``, with ``limits`` the step's share of the
   fit's budget (:meth:`solvers.limits.Limits.share` of ``share``): a model (or None), a lower bound
   valid for *every* model of the instance, whether it proved infeasibility, and notes handed to
@@ -80,7 +82,8 @@ class Incumbent:
 class Outcome:
     """What one step returns: a model (checked by the route), a bound valid for every model of the
     instance (objective units; ``-inf``: none), whether it proved that no model exists, its
-    branch-and-bound nodes, a sentence, and notes for later steps."""
+    branch-and-bound nodes, a sentence, notes for later steps, and a bound valid for every real model
+    of the box (``relaxed``, module docstring; ``-inf``: none; a step that ``relaxes`` need not set it)."""
 
     model: Model | None = None
     bound: float = -math.inf
@@ -88,6 +91,7 @@ class Outcome:
     nodes: int = 0
     message: str = ""
     notes: Mapping[str, Any] = field(default_factory=dict)
+    relaxed: float = -math.inf
 
 
 @dataclass(frozen=True)
@@ -107,8 +111,9 @@ class Step:
 
 @dataclass(frozen=True)
 class StepRecord:
-    """What became of one row: ``ran`` with its seconds, or the reason it was skipped; ``relaxes``: the
-    row's (its bound holds for the real models of the box too)."""
+    """What became of one row: ``ran`` with its seconds, or the reason it was skipped; ``relaxed``: its
+    bound on the real models of the box (its own bound when the row ``relaxes``, else its outcome's
+    ``relaxed``)."""
 
     step: str
     ran: bool
@@ -117,7 +122,7 @@ class StepRecord:
     bound: float = -math.inf
     objective: float = math.inf
     message: str = ""
-    relaxes: bool = False
+    relaxed: float = -math.inf
 
     def __str__(self) -> str:
         if not self.ran:
@@ -221,7 +226,8 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
         bound = max(bound, out.bound)
         notes.update(out.notes)
         records.append(StepRecord(step.name, True, seconds=time.perf_counter() - started, bound=out.bound,
-                                  objective=best.objective, message=out.message, relaxes=step.relaxes))
+                                  objective=best.objective, message=out.message,
+                                  relaxed=out.bound if step.relaxes else out.relaxed))
         report = progress.current()
         if report is not None:
             report(limits.elapsed(), best.objective, bound, math.nan)
@@ -237,9 +243,10 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
 
 
 def relaxation_bound(records: tuple[StepRecord, ...]) -> float:
-    """The largest bound of the rows that ran and relax (``Step.relaxes``): a lower bound on the objective
-    of every real model of the instance's box (``-inf``: none ran)."""
-    return max((r.bound for r in records if r.ran and r.relaxes), default=-math.inf)
+    """The largest bound of the rows that ran on the real models of the box (``StepRecord.relaxed``: the
+    rows that relax, and what the others closed by relaxations): a lower bound on the objective of every
+    real model of the instance's box (``-inf``: none)."""
+    return max((r.relaxed for r in records if r.ran), default=-math.inf)
 
 
 def _folded(report, limits: Limits, objective: float, bound: float):

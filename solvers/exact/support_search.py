@@ -54,7 +54,9 @@ class SupportProblem:
 
 @dataclass
 class Search:
-    """State of one search: incumbent, the least bound of every closed region, counters."""
+    """State of one search: incumbent, the least bound of every closed region, counters, and the least
+    bound of the regions a relaxation closed (screens, box fits, floors; not the branch-and-bound
+    nodes): that one holds for the real models of the box too (:attr:`solvers.exact.supports.Enumeration.relaxed`)."""
 
     d: int
     incumbent: float
@@ -62,6 +64,18 @@ class Search:
     tolerance: float
     closed_floor: float = math.inf
     nodes: int = 0
+    relaxed_floor: float = math.inf
+
+    def relaxed(self, *others: float) -> float:
+        """The least of :attr:`relaxed_floor` and ``others`` (bounds on the real models of the regions not
+        closed); ``-inf`` when nothing bounds them (none closed)."""
+        least = min((self.relaxed_floor, *others))
+        return least if least < math.inf else -math.inf
+
+    def close_relaxed(self, bound: float) -> None:
+        """Count ``bound`` of a region closed by a relaxation (it holds for real models) in both floors."""
+        self.closed_floor = min(self.closed_floor, bound)
+        self.relaxed_floor = min(self.relaxed_floor, bound)
 
     def prune_level(self) -> float:
         return prune_level(self.incumbent, self.tolerance)

@@ -102,7 +102,9 @@ class Enumeration:
     better than the start), its objective, a bound valid for every model (when the enumeration
     stopped before it bounded every support: the least of what it closed and of the least bounds
     of the sizes it had not finished; ``-inf`` when it gave up before listing any), whether it
-    finished, and its account."""
+    finished, and its account; ``relaxed``: a bound on every *real* model of the box (points anywhere
+    in their ranges, at most ``max_size`` non-zero), from the screens, box fits and floors alone, not
+    the searches (``-inf``: not known; :func:`solvers.exact.route.relaxation_bound`)."""
 
     model: tuple[np.ndarray, float] | None
     objective: float
@@ -110,6 +112,7 @@ class Enumeration:
     finished: bool
     nodes: int
     message: str
+    relaxed: float = -math.inf
 
 
 def enumerate_supports(problem, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,

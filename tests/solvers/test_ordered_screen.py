@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 
 from formulations.base import Model
 from formulations.riskslim import RiskSLIM
 from solvers import progress
+from solvers.catalog import entry_for
 from solvers.exact import blocked_pass, blocked_supports
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.floor import SparseBox
 from solvers.exact.ordered_screen import RestFloor, branch_parts, group_order, ordered_branches
+from solvers.exact.route import relaxation_bound, run_route
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.limits import Limits
@@ -47,6 +51,26 @@ def _optimum(inst, avoid=()) -> float:
     """Least objective over the models of supports of 3 columns avoiding ``avoid`` (brute force)."""
     columns = [j for j in range(inst.X.shape[1]) if j not in set(avoid)]
     return min(_risk_brute_force(inst, support=s) for s in itertools.combinations(columns, 3))
+
+
+def _real_optimum(inst) -> float:
+    """At least the least objective of the *real* models of the box (points anywhere in their ranges, the
+    intercept in its range, at most 3 non-zero): per support of 3 columns, the loss minimised over the box
+    (L-BFGS-B, from 0) plus the L0 costs of the three."""
+    cs, (lo, hi) = inst.coefficients, inst.intercept_bounds
+    best = math.inf
+    for support in itertools.combinations(range(inst.X.shape[1]), 3):
+        X = inst.X[:, support]
+
+        def loss(theta):
+            z = -inst.y * (X @ theta[:-1] + theta[-1]) / inst.data.scale
+            gradient = -(inst.weights / (1.0 + np.exp(-z))) * inst.y / inst.data.scale
+            return float(inst.weights @ np.logaddexp(0.0, z)), np.append(X.T @ gradient, gradient.sum())
+
+        box = [(cs.lb[j], cs.ub[j]) for j in support] + [(lo, hi)]
+        fit = minimize(loss, np.zeros(4), jac=True, method="L-BFGS-B", bounds=box, options={"ftol": 1e-14})
+        best = min(best, fit.fun + inst.spec.c0 * float(cs.c0[list(support)].sum()))
+    return best
 
 
 def _listed(branches, size):
@@ -278,3 +302,40 @@ def test_a_pass_stopped_inside_a_branch_bounds_the_models_it_did_not_list(seed, 
     assert len(zero) >= 2 and all(any(not set(s) & fixed for fixed in floors) for s in left)
     rest = float(found.message.split("not listed are above ")[1].split(" ")[0])
     assert -math.inf < rest <= min(_risk_brute_force(inst, support=s) for s in left) + 1e-7, found.message
+
+
+@pytest.mark.parametrize("seed, done", [(0, None), (1, None), (0, 2), (1, 1), (2, 3)])
+def test_the_relaxed_bound_holds_for_the_real_models_of_the_box(seed, done, monkeypatch):
+    """What a pass closed by relaxations alone (the screen's saturated losses, the survivors' box fits, the
+    floors without the groups done; not the searches) bounds every real model of the box: finite and at most
+    the real optimum, which lies below the integer one, so the fit's own bound would not do. Through the
+    route for the whole screen (:func:`solvers.exact.route.relaxation_bound` of its rows: the blocked step's,
+    above the box floor's); the pass one group at a time stopped at branch ``done`` (as on its projection)."""
+    inst = _instance(seed)
+    best, real = _optimum(inst), _real_optimum(inst)
+    assert real < best - 1e-4  # (so that the integer bound is not a relaxed one)
+    if done is None:  # (the route's box floor, then the screen of every support, from no model)
+        route = tuple(step for step in entry_for(inst.spec).route if step.name in ("box_floor", "blocked"))
+        limits = replace(Limits.untimed(mip_rel_gap=1e-9), objective_limit=best + 0.02).started()
+        out = run_route(route, inst, None, limits, lambda model: True)
+        assert [r.ran for r in out.records] == [True, True] and out.bound == pytest.approx(best, abs=1e-8), out.message
+        floor, blocked = out.records
+        assert floor.relaxed == floor.bound and blocked.relaxed > floor.relaxed
+        relaxed = relaxation_bound(out.records)
+        assert relaxed == blocked.relaxed
+    else:
+        calls = []
+
+        def stopping(*args, **kwargs):
+            calls.append(1)
+            if len(calls) > done:
+                return blocked_pass.Pass(stopped="a projection past the time left", too_long=True)
+            return blocked_pass.screen_pairs(*args, **kwargs)
+
+        monkeypatch.setattr(blocked_supports, "screen_pairs", stopping)
+        found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9),
+                              incumbent=best + 0.05, ordered=True, point=inst.continuous_fit())
+        assert not found.finished and f"{done} of " in found.message, found.message
+        relaxed = found.relaxed
+        assert relaxed <= found.bound + 1e-12
+    assert -math.inf < relaxed <= real + 1e-7
