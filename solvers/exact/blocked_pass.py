@@ -34,7 +34,8 @@ from solvers.exact.worker_threads import run_threads
 from solvers.limits import Limits
 
 #: rows of a thread's survivors buffer (a call of a plain branch that leaves more is made again with a
-#: buffer that holds them; a group branch's retries with smaller calls first, :meth:`GroupBranch.screen`)
+#: buffer that holds them; a group branch's call ends before a prefix that might not fit,
+#: :meth:`GroupBranch.screen`)
 MAX_SURVIVORS = 1 << 14
 #: survivors a pass may hold whatever its memory budget (counted in :func:`screen_memory`); past it, as
 #: many as the budget holds (:func:`most_held`), then the pass gives up (the incumbent is too weak for
@@ -49,10 +50,6 @@ MEMBERS = 16
 PROJECTION_SHARE = 0.9
 #: seconds (or share of the supports) of screening before the first projection
 PROJECT_AFTER = 0.5
-#: a group branch's call whose group supports left (or their members) overflow the buffers is made
-#: again from the same prefix with a call size this many times smaller, down to one prefix
-#: (:meth:`GroupBranch.screen`)
-RETRY_SHRINK = 16
 #: a support of groups takes about this many times a column support's time (2 columns per group,
 #: ``docs/benchmarks.md``): groups are listed when that many times their supports are fewer than
 #: the column supports
@@ -148,36 +145,37 @@ class GroupBranch:
         """As :meth:`Branch.screen`: the survivors are the column supports of the group supports left
         whose own sums are below the cutoff too (:func:`solvers.exact.group_screen.member_screen`), and
         the least pruned sum is over both kinds. A group support splits the rows more finely than its
-        members, so far more of them may be left than of their members: a call that leaves more than
-        ``out`` holds (or more members than :data:`MEMBERS` per row of it) is made again in smaller
-        calls (:data:`RETRY_SHRINK`), down to one prefix per call, and then with buffers that hold what
-        that prefix leaves: it never overflows."""
+        members, so far more of them may be left than of their members: a call ends before a prefix whose
+        group supports left might not fit in ``out``, and the members of what it left are screened in
+        runs that fit a buffer of :data:`MEMBERS` rows per row of ``out`` (``member_screen`` stops before
+        a group support whose members might not fit), each run given on its own. A buffer that does not
+        hold one prefix's group supports left (or one group support's members) is made to hold them: it
+        never overflows, and nothing is screened twice but the call or run that found it too small."""
         bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg = bits
         blocked_pos, valid_pos, starts_pos, blocked_neg, valid_neg, starts_neg = pair_blocks(
             bits_pos, n_pos, bits_neg, n_neg, self.start, self.columns, a, b)
         blocked = (blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, valid_neg, starts_neg, unit_neg)
         middle = first_middle(b, size)
         found = np.empty((MEMBERS * out.shape[0], size), np.int64)
-        limit = CALL_SUPPORTS
         while True:
             before = middle.copy()
             listed, count, floor, finished = screen_group_pair(*blocked, xlogx, self.start, self.columns, a, b, size,
-                                                               cutoff, out, middle, limit)
-            held, member_floor = member_screen(*blocked, xlogx, self.start, self.columns, out[:count], size, cutoff,
-                                               self.lead_only, found) if count <= out.shape[0] else (0, math.inf)
-            if count > out.shape[0] or held > found.shape[0]:
-                # more group supports (or members) left than the buffers hold: the same prefixes again, in
-                # smaller calls, and once one prefix per call, with buffers that hold what it leaves
+                                                               cutoff, out, middle, CALL_SUPPORTS)
+            if count > out.shape[0]:  # (its first prefix alone left more than ``out`` holds)
                 middle[:] = before
-                if limit > 1:
-                    limit = max(limit // RETRY_SHRINK, 1)
-                elif count > out.shape[0]:
-                    out = np.empty((count, size), np.int64)
-                else:
-                    found = np.empty((held, size), np.int64)
+                out = np.empty((count, size), np.int64)
                 continue
-            limit = min(2 * limit, CALL_SUPPORTS)
-            yield listed, np.sort(found[:held], axis=1), min(floor, member_floor)
+            done = 0
+            while True:
+                held, member_floor, more = member_screen(*blocked, xlogx, self.start, self.columns, out[done:count],
+                                                         size, cutoff, self.lead_only, found)
+                if held > found.shape[0]:  # (its first group support alone has more members than ``found`` holds)
+                    found = np.empty((held, size), np.int64)
+                    continue
+                yield listed, np.sort(found[:held], axis=1), min(floor, member_floor)
+                listed, floor, done = 0, math.inf, done + more
+                if done >= count:
+                    break
             if finished:
                 return
 

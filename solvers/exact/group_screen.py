@@ -79,8 +79,9 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
     Bayes errors). Returns ``(listed, kept, pruned_floor, finished)``: group supports listed;
     survivors written to the first ``kept`` rows of ``survivors`` (``kept`` larger than its rows: it
     overflowed); the least sum of the pruned ones (inf: none); whether the pair is finished. A call
-    stops after the prefix at which it has listed ``limit`` supports or more, with ``middle`` moved to
-    the next prefix (called again with it, it goes on from there)."""
+    stops after the prefix at which it has listed ``limit`` supports or more, and before a prefix (not
+    its first) whose group supports might not all fit in the rows of ``survivors`` left, with ``middle``
+    moved to the next prefix (called again with it, it goes on from there)."""
     G = start.size - 1
     r = size - 3
     widest = 1
@@ -103,6 +104,9 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
     if G - b - 1 < r + 1:
         return listed, kept, pruned_floor, True
     while True:
+        first = middle[r - 1] + 1 if r > 0 else b + 1
+        if listed > 0 and kept + G - first > survivors.shape[0]:  # (the next prefix might not fit)
+            return listed, kept, pruned_floor, False
         per = 1
         for t in range(r):
             per *= start[middle[t] + 1] - start[middle[t]] + 1
@@ -112,7 +116,6 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
         for p in range(blocks * per):
             if count_pos[p] > 0 and count_neg[p] > 0:
                 mixed = _insert(heat, order, mixed, _entropy(count_pos[p], count_neg[p], unit_pos, unit_neg, xlogx), p)
-        first = middle[r - 1] + 1 if r > 0 else b + 1
         alive = G - first  # the last groups e still below the cutoff, all the prefix's patterns split so far
         for t in range(alive):
             last[t] = first + t
@@ -174,16 +177,21 @@ def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, val
     tell apart), so the members are found by a search over the groups in ``T``'s order from ``T``'s cell
     counts: each node merges one more group's levels, and since the sum only grows when cells merge, a
     node whose sum reaches the cutoff rules out every member below it. Members below the cutoff are
-    written to the rows of ``out`` (``columns[c]`` of the positions ``c`` chosen); returns ``(found, least
-    pruned sum)`` (``found`` larger than ``out``'s rows: it overflowed; inf: none pruned)."""
+    written to the rows of ``out`` (``columns[c]`` of the positions ``c`` chosen). It stops before a
+    group support (not its first) whose members might not all fit in the rows of ``out`` left (at most
+    ``C(l K, K)``, ``l`` the most columns of a group). Returns ``(found, least pruned sum, group supports
+    done)`` (``found`` larger than ``out``'s rows: it overflowed; inf: none pruned)."""
     K = size
     r = K - 3
     found, pruned = 0, np.inf
     if group_supports.shape[0] == 0:
-        return found, pruned
+        return found, pruned, 0
     widest = 1
     for g in range(start.size - 1):
         widest = max(widest, start[g + 1] - start[g] + 1)
+    most_members = 1  # C((widest - 1) K, K)
+    for i in range(K):
+        most_members = most_members * ((widest - 1) * K - i) // (i + 1)
     a, b = group_supports[0, 0], group_supports[0, 1]
     blocks = (start[a + 1] - start[a] + 1) * (start[b + 1] - start[b] + 1)
     most = blocks * widest ** r
@@ -202,6 +210,8 @@ def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, val
     middle = np.empty(r, np.int64)
     per = 1
     for s in range(group_supports.shape[0]):
+        if found > 0 and found + most_members > out.shape[0]:
+            return found, pruned, s
         T = group_supports[s]
         if lead_only and T[0] != 0:
             continue
@@ -289,7 +299,7 @@ def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, val
                             out[found, m] = columns[start[T[t]] + j]
                             m += 1
             found += 1
-    return found, pruned
+    return found, pruned, group_supports.shape[0]
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -158,10 +158,12 @@ def test_the_member_screen_keeps_exactly_the_members_below_the_cutoff(seed, size
     """Over every group support below the cutoff (of groups of up to ``width`` nested columns), the member
     screen keeps exactly the members (enumerated) whose own sums are below the cutoff (a member of a
     group support at the cutoff is at it too), and its least pruned sum lies between the cutoff and the
-    least sum of the members it pruned."""
+    least sum of the members it pruned; in runs that fit a buffer of one group support's most members, it
+    stops before each group support that might not fit (no overflow) and keeps the same members."""
     X, y, weights = _binarised(seed, variables=5, cuts=4 if width > 2 else None)
     start, columns = groups_of(nested_chains(X, np.arange(X.shape[1])), X.shape[1], width)
     G = start.size - 1
+    most = int(np.diff(start).max())  # (columns of the widest group)
     every = {S: _sum(X, y, weights, S, bayes) for T in itertools.combinations(range(G), size)
              for S in _members(T, start, columns, size, lead_only)}
     values = np.unique(list(every.values()))  # a cutoff between two sums: no tie left to round-off
@@ -178,10 +180,20 @@ def test_the_member_screen_keeps_exactly_the_members_below_the_cutoff(seed, size
                                                                               for g in T])], bayes) < cutoff],
                             np.int64).reshape(-1, size)  # (those the group screen leaves)
             blocked = pair_blocks(bp, n_pos, bn, n_neg, start, columns, a, b)
-            found, floor = member_screen(*blocked[:3], up, *blocked[3:], un, table, start, columns, rows, size, cutoff,
-                                         lead_only, out)
+            found, floor, done = member_screen(*blocked[:3], up, *blocked[3:], un, table, start, columns, rows, size,
+                                               cutoff, lead_only, out)
+            assert done == rows.shape[0]
             kept += [tuple(sorted(r)) for r in out[:found].tolist()]
             pruned = min(pruned, floor)
+            # in runs that fit a buffer of one group support's most members: none overflows, the same members
+            small, runs, done = np.empty((math.comb(most * size, size), size), np.int64), [], 0
+            while done < rows.shape[0]:
+                held, _, more = member_screen(*blocked[:3], up, *blocked[3:], un, table, start, columns, rows[done:],
+                                              size, cutoff, lead_only, small)
+                assert held <= small.shape[0] and more >= 1
+                runs += [tuple(sorted(r)) for r in small[:held].tolist()]
+                done += more
+            assert sorted(runs) == sorted(tuple(sorted(r)) for r in out[:found].tolist())
     below = {S for S, v in every.items() if v < cutoff}
     assert below and sorted(kept) == sorted(below)
     assert cutoff <= pruned <= min(v for v in every.values() if v >= cutoff) + 1e-9
@@ -221,25 +233,42 @@ def test_a_group_pass_leaves_exactly_the_column_supports_below_the_cutoff(seed, 
 
 
 @pytest.mark.parametrize("members", [64, 1])
-def test_a_call_that_leaves_more_group_supports_than_its_buffer_is_made_again_in_smaller_calls(members, monkeypatch):
-    """With a survivor buffer that holds one prefix's group supports left but not a pair's, the pass
-    still leaves exactly the column supports below the cutoff (calls of one prefix); with a buffer
-    smaller than some prefix's (one row), and with room for one member per group support, the call of
-    one prefix is made again with buffers that hold what it leaves: the same survivors, no overflow."""
+def test_a_call_ends_before_a_prefix_that_might_not_fit_its_buffer_and_screens_nothing_twice(members, monkeypatch):
+    """With a survivor buffer that holds what one prefix may leave (a row per last group) but not what
+    some pair leaves, the calls end before the prefixes that might not fit: every group support is
+    screened once (the calls list each once), every group support left has its members screened once
+    (with room for their members), and the pass leaves exactly the column supports below the cutoff. With
+    a buffer of one row, or room for one member per row, the prefixes and group supports that do not fit
+    are done again with buffers that hold them: the same survivors, no overflow."""
     monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
     size = 4
     branch, group_sums, sums, cutoff, bits, table = _pass_case(0, True, size)
     left = [T for T, v in group_sums.items() if v < cutoff]
-    per_prefix = max(sum(1 for T in left if T[:-1] == P) for P in {T[:-1] for T in left})
-    per_pair = max(sum(1 for T in left if T[:2] == P) for P in {T[:2] for T in left})
-    assert 1 < per_prefix < per_pair  # (the premise: a pair's call overflows, a prefix's does not)
+    G = branch.start.size - 1
     below = {S for S, v in sums.items() if v < cutoff}
+    listed, done = [], []
+
+    def group_pair(*args):
+        out = screen_group_pair(*args)
+        listed.append(out[0])
+        return out
+
+    def member_runs(*args):
+        out = member_screen(*args)
+        done.append(out[2])
+        return out
+
+    monkeypatch.setattr(blocked_pass, "screen_group_pair", group_pair)
+    monkeypatch.setattr(blocked_pass, "member_screen", member_runs)
     monkeypatch.setattr(blocked_pass, "MEMBERS", members)
-    for rows in (per_prefix, 1):
+    for rows in (G, 1):
+        listed.clear(), done.clear()
         monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", rows)
         found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), 1)
         assert found.stopped is None and found.listed == len(group_sums)
         assert {tuple(r) for r in found.survivors} == below and found.survivors.shape[0] == len(below)
+        if rows == G and members > 1:  # (room for each group support's members: nothing done twice)
+            assert len(listed) > len(branch.pairs) and sum(listed) == len(group_sums) and sum(done) == len(left)
 
 
 @pytest.mark.parametrize("seed", range(4))
