@@ -176,7 +176,9 @@ def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, val
     group 0. Its cells are unions of ``T``'s (a group's levels merge into the parts its chosen columns
     tell apart), so the members are found by a search over the groups in ``T``'s order from ``T``'s cell
     counts: each node merges one more group's levels, and since the sum only grows when cells merge, a
-    node whose sum reaches the cutoff rules out every member below it. Members below the cutoff are
+    node whose sum reaches the cutoff rules out every member below it; a node is not made when the
+    columns it has taken, and one for each group after it that must take one (not at its own number's
+    place, or the lead's), would pass ``size``, nor when all the columns left would not reach it. Members below the cutoff are
     written to the rows of ``out`` (``columns[c]`` of the positions ``c`` chosen). It stops before a
     group support (not its first) whose members might not all fit in the rows of ``out`` left (at most
     ``C(l K, K)``, ``l`` the most columns of a group). Returns ``(found, least pruned sum, group supports
@@ -206,6 +208,7 @@ def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, val
     chosen = np.zeros(K, np.int64)
     used = np.zeros(K + 1, np.int64)  # columns chosen above each depth
     capacity = np.zeros(K + 1, np.int64)  # columns of the groups from each depth on
+    needed = np.zeros(K + 1, np.int64)  # groups from each depth on that must take a column
     part = np.empty(widest, np.int64)
     middle = np.empty(r, np.int64)
     per = 1
@@ -234,9 +237,11 @@ def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, val
             _split_levels(pattern_neg[p], blocked_neg, starts_neg[q], starts_neg[q + 1], count_neg[p], start[e],
                           start[e + 1], cells_neg[0], p * levels_e)
         capacity[K] = 0
+        needed[K] = 0
         for t in range(K - 1, -1, -1):
             dims[0, t] = start[T[t] + 1] - start[T[t]] + 1
             capacity[t] = capacity[t + 1] + dims[0, t] - 1
+            needed[t] = needed[t + 1] + (1 if T[t] != t or (lead_only and t == 0) else 0)
         d = 0
         option[0] = 0
         while d >= 0:
@@ -253,7 +258,7 @@ def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, val
             if k == 0 and (T[d] != d or (lead_only and d == 0)):  # not T's own member, or not the lead's
                 continue
             taken = used[d] + k
-            if taken > K or taken + capacity[d + 1] < K:
+            if taken + needed[d + 1] > K or taken + capacity[d + 1] < K:
                 continue
             for level in range(n_g + 1):  # level -> the chosen columns it holds (each inside the one before)
                 part[level] = 0
