@@ -178,11 +178,11 @@ def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, val
     counts: each node merges one more group's levels, and since the sum only grows when cells merge, a
     node whose sum reaches the cutoff rules out every member below it; a node is not made when the
     columns it has taken, and one for each group after it that must take one (not at its own number's
-    place, or the lead's), would pass ``size``, nor when all the columns left would not reach it. Members below the cutoff are
-    written to the rows of ``out`` (``columns[c]`` of the positions ``c`` chosen). It stops before a
-    group support (not its first) whose members might not all fit in the rows of ``out`` left (at most
-    ``C(l K, K)``, ``l`` the most columns of a group). Returns ``(found, least pruned sum, group supports
-    done)`` (``found`` larger than ``out``'s rows: it overflowed; inf: none pruned)."""
+    place, or the lead's), would pass ``size``, nor when all the columns left would not reach it. Members
+    below the cutoff are written to the rows of ``out`` (``columns[c]`` of the positions ``c`` chosen). It
+    stops before a group support (not its first) whose members might not all fit in the rows of ``out``
+    left (at most ``C(l K, K)``, ``l`` the most columns of a group). Returns ``(found, least pruned sum,
+    group supports done)`` (``found`` larger than ``out``'s rows: it overflowed; inf: none pruned)."""
     K = size
     r = K - 3
     found, pruned = 0, np.inf
