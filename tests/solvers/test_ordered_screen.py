@@ -140,13 +140,9 @@ def test_the_pass_proves_the_optimum_and_every_bound_on_its_way_is_below_it(seed
     assert max(bounds) <= best + 1e-9 and sum(b > -math.inf for b in bounds) >= 3  # (from the first group done)
 
 
-@pytest.mark.parametrize("seed, done", [(0, 0), (0, 2), (1, 1), (1, 3)])
-def test_a_pass_stopped_midway_keeps_a_bound_below_the_optimum(seed, done, monkeypatch):
-    """The screen of branch ``done`` stops (as when its projection does not fit the time left): with
-    groups done, the bound is the least of theirs and of the floor without them, finite and below the
-    optimum; with none done there is none (-inf: the route's floors bound the fit)."""
-    inst = _instance(seed)
-    best = _optimum(inst)
+def _stopped_at(inst, done: int, incumbent: float, monkeypatch):
+    """The pass one group at a time from ``incumbent``, its screen stopped at branch ``done`` (as on its
+    projection)."""
     calls = []
 
     def stopping(*args, **kwargs):
@@ -156,8 +152,18 @@ def test_a_pass_stopped_midway_keeps_a_bound_below_the_optimum(seed, done, monke
         return blocked_pass.screen_pairs(*args, **kwargs)
 
     monkeypatch.setattr(blocked_supports, "screen_pairs", stopping)
-    found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05,
-                          ordered=True, point=inst.continuous_fit())
+    return solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9), incumbent=incumbent,
+                         ordered=True, point=inst.continuous_fit())
+
+
+@pytest.mark.parametrize("seed, done", [(0, 0), (0, 2), (1, 1), (1, 3)])
+def test_a_pass_stopped_midway_keeps_a_bound_below_the_optimum(seed, done, monkeypatch):
+    """The screen of branch ``done`` stops (as when its projection does not fit the time left): with
+    groups done, the bound is the least of theirs and of the floor without them, finite and below the
+    optimum; with none done there is none (-inf: the route's floors bound the fit)."""
+    inst = _instance(seed)
+    best = _optimum(inst)
+    found = _stopped_at(inst, done, best + 0.05, monkeypatch)
     assert not found.finished and f"{done} of " in found.message and "stopped (a projection" in found.message
     if done:
         assert -math.inf < found.bound <= best + 1e-9
@@ -324,17 +330,7 @@ def test_the_relaxed_bound_holds_for_the_real_models_of_the_box(seed, done, monk
         relaxed = relaxation_bound(out.records)
         assert relaxed == blocked.relaxed
     else:
-        calls = []
-
-        def stopping(*args, **kwargs):
-            calls.append(1)
-            if len(calls) > done:
-                return blocked_pass.Pass(stopped="a projection past the time left", too_long=True)
-            return blocked_pass.screen_pairs(*args, **kwargs)
-
-        monkeypatch.setattr(blocked_supports, "screen_pairs", stopping)
-        found = solve_blocked(SparseLogistic.from_instance(inst), Limits.untimed(mip_rel_gap=1e-9),
-                              incumbent=best + 0.05, ordered=True, point=inst.continuous_fit())
+        found = _stopped_at(inst, done, best + 0.05, monkeypatch)
         assert not found.finished and f"{done} of " in found.message, found.message
         relaxed = found.relaxed
         assert relaxed <= found.bound + 1e-12
