@@ -256,7 +256,7 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
         b, _ = bound(survivors[i:i + FIT_CHUNK], level)
         bounds = np.append(bounds, b)
     low = bounds < level
-    search.close_relaxed(float(bounds[~low].min(initial=math.inf)))
+    search.closed_floor = min(search.closed_floor, float(bounds[~low].min(initial=math.inf)))
     search.relaxed_floor = min(search.relaxed_floor, float(bounds.min(initial=math.inf)))  # (the searched too)
     survivors, bounds = survivors[low], bounds[low]
     report = progress.current()
