@@ -262,7 +262,8 @@ def test_a_call_ends_before_a_prefix_that_might_not_fit_its_buffer_and_screens_n
     monkeypatch.setattr(blocked_pass, "member_screen", member_runs)
     monkeypatch.setattr(blocked_pass, "MEMBERS", members)
     for rows in (G, 1):
-        listed.clear(), done.clear()
+        listed.clear()
+        done.clear()
         monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", rows)
         found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), 1)
         assert found.stopped is None and found.listed == len(group_sums)
