@@ -28,7 +28,7 @@ import numpy as np
 
 from solvers.exact.blocked_entropy import CALL_SUPPORTS, first_middle, screen_pair, table_bytes
 from solvers.exact.box_logistic import copy_counts
-from solvers.exact.group_screen import GROUP_COLUMNS, groups_of, member_screen, pair_blocks, screen_group_pair
+from solvers.exact.group_screen import GROUP_COLUMNS, groups_of, pair_blocks, screen_group_pair
 from solvers.exact.nested_columns import nested_chains
 from solvers.exact.worker_threads import run_threads
 from solvers.limits import Limits
@@ -44,7 +44,7 @@ MAX_KEPT = 1 << 20
 #: bytes per column of a support the pass holds, over its life: the call's rows, their concatenation
 #: and sort, the caller's feature indices and the survivors' bounds
 HELD_BYTES = 48
-#: column supports one call of a group branch may return, per group support it may leave
+#: column supports one call of a group branch may return, per row of a call's buffer
 MEMBERS = 16
 #: the pass goes on only while its projection stays within this share of the time left
 PROJECTION_SHARE = 0.9
@@ -68,11 +68,12 @@ def screen_memory(d: int, size: int, words: float, threads: int) -> float:
     """Bytes of a pass on ``d`` columns of ``words`` 64-bit words of rows (both labels, copies
     included: :func:`screen_words`): the bit sets as given, and per thread their blocked copy, the
     patterns of a prefix (at most ``(GROUP_COLUMNS + 1)^(size - 1)``, a group branch's), the pair's
-    tables (:func:`solvers.exact.blocked_entropy.table_bytes`) and a call's survivors (with a group
-    branch's members); the survivors held; the ``c log c`` table."""
+    tables (:func:`solvers.exact.blocked_entropy.table_bytes`), a call's survivors (with a group
+    branch's members) and a group branch's cells of each last group (both labels); the survivors held;
+    the ``c log c`` table."""
     patterns = (GROUP_COLUMNS + 1.0) ** max(size - 1, 0)
     per_thread = 8.0 * d * words + 8.0 * patterns * words + table_bytes(d, size) + \
-        8.0 * size * MAX_SURVIVORS * (1 + MEMBERS)
+        8.0 * size * MAX_SURVIVORS * (1 + MEMBERS) + 16.0 * d * patterns * (GROUP_COLUMNS + 1.0)
     return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
 
 
@@ -124,7 +125,7 @@ class Branch:
 class GroupBranch:
     """Supports of ``size`` groups (:mod:`solvers.exact.group_screen`: group ``g`` holds the positions
     ``columns[start[g]:start[g + 1]]``, each inside the one before) whose first two are a row of
-    ``pairs``; each stands for the column supports inside it (:func:`solvers.exact.group_screen.member_screen`),
+    ``pairs``; each stands for the column supports inside it (its members, :mod:`solvers.exact.group_screen`),
     which are what its screen returns; with ``lead_only``, only those holding a column of group 0 (the
     others belong to later branches of :mod:`solvers.exact.ordered_screen`)."""
 
@@ -143,14 +144,10 @@ class GroupBranch:
 
     def screen(self, bits, xlogx, a: int, b: int, size: int, cutoff: float, out: np.ndarray):
         """As :meth:`Branch.screen`: the survivors are the column supports of the group supports left
-        whose own sums are below the cutoff too (:func:`solvers.exact.group_screen.member_screen`), and
-        the least pruned sum is over both kinds. A group support splits the rows more finely than its
-        members, so far more of them may be left than of their members: a call ends before a prefix whose
-        group supports left might not fit in ``out``, and the members of what it left are screened in
-        runs that fit a buffer of :data:`MEMBERS` rows per row of ``out`` (``member_screen`` stops before
-        a group support whose members might not fit), each run given on its own. A buffer that does not
-        hold one prefix's group supports left (or one group support's members) is made to hold them: it
-        never overflows, and nothing is screened twice but the call or run that found it too small."""
+        whose own sums are below the cutoff too (:func:`solvers.exact.group_screen.screen_group_pair`
+        screens both), and the least pruned sum is over both kinds. A call ends before a prefix whose
+        members might not fit in its buffer (:data:`MEMBERS` rows per row of ``out``); a buffer that does
+        not hold its first prefix's is made to hold them and the call made again: it never overflows."""
         bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg = bits
         blocked_pos, valid_pos, starts_pos, blocked_neg, valid_neg, starts_neg = pair_blocks(
             bits_pos, n_pos, bits_neg, n_neg, self.start, self.columns, a, b)
@@ -160,22 +157,12 @@ class GroupBranch:
         while True:
             before = middle.copy()
             listed, count, floor, finished = screen_group_pair(*blocked, xlogx, self.start, self.columns, a, b, size,
-                                                               cutoff, out, middle, CALL_SUPPORTS)
-            if count > out.shape[0]:  # (its first prefix alone left more than ``out`` holds)
+                                                               cutoff, self.lead_only, found, middle, CALL_SUPPORTS)
+            if count > found.shape[0]:  # (its first prefix alone left more than ``found`` holds)
                 middle[:] = before
-                out = np.empty((count, size), np.int64)
+                found = np.empty((count, size), np.int64)
                 continue
-            done = 0
-            while True:
-                held, member_floor, more = member_screen(*blocked, xlogx, self.start, self.columns, out[done:count],
-                                                         size, cutoff, self.lead_only, found)
-                if held > found.shape[0]:  # (its first group support alone has more members than ``found`` holds)
-                    found = np.empty((held, size), np.int64)
-                    continue
-                yield listed, np.sort(found[:held], axis=1), min(floor, member_floor)
-                listed, floor, done = 0, math.inf, done + more
-                if done >= count:
-                    break
+            yield listed, np.sort(found[:count], axis=1), floor
             if finished:
                 return
 

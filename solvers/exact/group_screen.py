@@ -30,9 +30,10 @@ are split in decreasing order of their own sum, and a support stops at the first
 reaches the cutoff; the splits go pattern by pattern across all the last groups still below it (the
 pattern's words stay at hand while the last groups' stream by).
 
-The column supports of the group supports left are screened from the group support's cells
-(:func:`member_screen`: a search that merges one group's levels at a time and stops where the sum
-reaches the cutoff), so what a pass returns is what the screen of every column support returns.
+The column supports of each group support left are screened from its cells, as the group screen
+split them (:func:`_screen_members`: a search that merges one group's levels at a time and stops
+where the sum reaches the cutoff), so what a pass returns is what the screen of every column support
+returns, and no cell is counted twice.
 """
 from __future__ import annotations
 
@@ -64,24 +65,27 @@ def groups_of(chains: list[np.ndarray], d: int, width: int = GROUP_COLUMNS) -> t
 def pair_blocks(bits_pos, n_pos, bits_neg, n_neg, start, columns, a, b) -> tuple:
     """Both labels' bit rows (rows ``0..n-1`` of each) blocked by the levels on the groups ``a`` and ``b``
     (:func:`solvers.exact.blocked_entropy._blocked`): ``(blocked, valid, starts)`` of the positives, then
-    of the negatives, as :func:`screen_group_pair` and :func:`member_screen` take them."""
+    of the negatives, as :func:`screen_group_pair` takes them."""
     return _blocked(bits_pos, start, columns, n_pos, a, b) + _blocked(bits_neg, start, columns, n_neg, a, b)
 
 
 @njit(cache=True, nogil=True)
 def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, valid_neg, starts_neg, unit_neg, xlogx,
-                      start, columns, a, b, size, cutoff, survivors, middle, limit):
+                      start, columns, a, b, size, cutoff, lead_only, survivors, middle, limit):
     """Screen every support ``(a, b, m_1 .. m_{size-3}, e)`` of groups ``a < b < m_1 < .. < e < G``
     (group ``g``: the bit rows ``columns[start[g]:start[g + 1]]``, each inside the one before; both
     labels' bit rows blocked by ``(a, b)``, :func:`pair_blocks`) at ``cutoff`` (module docstring;
     ``size >= 3``; ``xlogx`` as for
     :func:`solvers.exact.blocked_entropy.screen_pair`, :data:`~solvers.exact.blocked_entropy.BAYES` for
-    Bayes errors). Returns ``(listed, kept, pruned_floor, finished)``: group supports listed;
-    survivors written to the first ``kept`` rows of ``survivors`` (``kept`` larger than its rows: it
-    overflowed); the least sum of the pruned ones (inf: none); whether the pair is finished. A call
-    stops after the prefix at which it has listed ``limit`` supports or more, and before a prefix (not
-    its first) whose group supports might not all fit in the rows of ``survivors`` left, with ``middle``
-    moved to the next prefix (called again with it, it goes on from there)."""
+    Bayes errors), and the members of each one left (:func:`_screen_members`, from the cells the group
+    screen split; with ``lead_only``, those holding a column of group 0). Returns ``(listed, kept,
+    pruned_floor, finished)``: group supports listed; the members below the cutoff written to the first
+    ``kept`` rows of ``survivors`` (``columns[c]`` of the positions ``c`` chosen; ``kept`` larger than its
+    rows: it overflowed); the least sum of the pruned group supports and members (inf: none); whether the
+    pair is finished. A call stops after the prefix at which it has listed ``limit`` group supports or
+    more, and before a prefix (not its first) whose members might not all fit in the rows of
+    ``survivors`` left (at most ``C(l K, K)`` per group support, ``l`` the most columns of a group), with
+    ``middle`` moved to the next prefix (called again with it, it goes on from there)."""
     G = start.size - 1
     r = size - 3
     widest = 1
@@ -96,6 +100,14 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
     count_neg = np.zeros(most, np.int64)
     order = np.empty(most, np.int64)
     heat = np.empty(most)
+    hold_pos = np.empty((G, most * widest), np.int64)  # each last group's cells: a prefix pattern's levels of e
+    hold_neg = np.empty((G, most * widest), np.int64)
+    search = _search_arrays(size, most * widest, widest)
+    T = np.empty(size, np.int64)
+    T[0], T[1] = a, b
+    most_members = 1  # C((widest - 1) K, K)
+    for i in range(size):
+        most_members = most_members * ((widest - 1) * size - i) // (i + 1)
     last = np.empty(G, np.int64)
     floors = np.empty(G)
     listed = 0
@@ -105,7 +117,7 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
         return listed, kept, pruned_floor, True
     while True:
         first = middle[r - 1] + 1 if r > 0 else b + 1
-        if listed > 0 and kept + G - first > survivors.shape[0]:  # (the next prefix might not fit)
+        if listed > 0 and kept + (G - first) * most_members > survivors.shape[0]:  # (the next prefix might not fit)
             return listed, kept, pruned_floor, False
         per = 1
         for t in range(r):
@@ -130,14 +142,19 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
             for t in range(alive):
                 e = last[t]
                 floor = floors[t]
+                base = p * (start[e + 1] - start[e] + 1) - start[e] + 1  # (the cell of column c's level)
                 above_p, above_n = 0, 0  # rows of the levels above the one being summed
                 for c in range(start[e + 1] - 1, start[e] - 1, -1):  # the last column's level, then down
                     ones_p = _and_count(pattern_pos[p, lo_p:hi_p], blocked_pos[c, lo_p:hi_p]) \
                         if count_pos[p] > above_p else above_p
                     ones_n = _and_count(pattern_neg[p, lo_n:hi_n], blocked_neg[c, lo_n:hi_n]) \
                         if count_neg[p] > above_n else above_n
+                    hold_pos[e, base + c] = ones_p - above_p
+                    hold_neg[e, base + c] = ones_n - above_n
                     floor += _entropy(ones_p - above_p, ones_n - above_n, unit_pos, unit_neg, xlogx)
                     above_p, above_n = ones_p, ones_n
+                hold_pos[e, base + start[e] - 1] = count_pos[p] - above_p
+                hold_neg[e, base + start[e] - 1] = count_neg[p] - above_n
                 floor += _entropy(count_pos[p] - above_p, count_neg[p] - above_n, unit_pos, unit_neg, xlogx)
                 if floor >= cutoff:
                     pruned_floor = min(pruned_floor, floor)
@@ -148,14 +165,22 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
             alive = kept_e
             if alive == 0:
                 break
-        for t in range(alive):
-            if kept < survivors.shape[0]:
-                survivors[kept, 0] = a
-                survivors[kept, 1] = b
-                for u in range(r):
-                    survivors[kept, 2 + u] = middle[u]
-                survivors[kept, size - 1] = last[t]
-            kept += 1
+        for u in range(r):
+            T[2 + u] = middle[u]
+        for t in range(alive if a == 0 or not lead_only else 0):  # the members of the group supports left
+            e = last[t]
+            T[size - 1] = e
+            levels_e = start[e + 1] - start[e] + 1
+            for p in range(blocks * per):  # the pure patterns' cells (the mixed ones' are split)
+                if count_pos[p] == 0 or count_neg[p] == 0:
+                    q = p // per
+                    _split_levels(pattern_pos[p], blocked_pos, starts_pos[q], starts_pos[q + 1], count_pos[p],
+                                  start[e], start[e + 1], hold_pos[e], p * levels_e)
+                    _split_levels(pattern_neg[p], blocked_neg, starts_neg[q], starts_neg[q + 1], count_neg[p],
+                                  start[e], start[e + 1], hold_neg[e], p * levels_e)
+            kept, floor = _screen_members(search, T, hold_pos[e], hold_neg[e], unit_pos, unit_neg, xlogx, start,
+                                          columns, cutoff, lead_only, survivors, kept)
+            pruned_floor = min(pruned_floor, floor)
         if r == 0 or not _next_combination(middle, G - 2):  # next middle of range(b + 1, G - 1)
             break
         if listed >= limit:
@@ -164,147 +189,111 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
 
 
 @njit(cache=True, nogil=True)
-def member_screen(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg, valid_neg, starts_neg, unit_neg, xlogx,
-                  start, columns, group_supports, size, cutoff, lead_only, out):
-    """Screen the column supports of ``size`` columns each group support left stands for (its
-    *members*; module docstring) at ``cutoff``: the rows of ``group_supports`` (ascending groups, one
-    pair ``(a, b)`` of first groups, rows of one prefix next to each other, each with its sum below the
-    cutoff: as :func:`screen_group_pair` leaves them), the bit rows of both labels blocked by that pair
-    (:func:`pair_blocks`). A member of ``T`` takes a subset of each group's columns; its group support is
-    ``T`` when the groups it leaves out are the lowest ones it misses (so a group left out sits at its
-    own number's place in ``T``: every lower group is in ``T``); with ``lead_only`` it takes a column of
-    group 0. Its cells are unions of ``T``'s (a group's levels merge into the parts its chosen columns
-    tell apart), so the members are found by a search over the groups in ``T``'s order from ``T``'s cell
-    counts: each node merges one more group's levels, and since the sum only grows when cells merge, a
-    node whose sum reaches the cutoff rules out every member below it; a node is not made when the
-    columns it has taken, and one for each group after it that must take one (not at its own number's
-    place, or the lead's), would pass ``size``, nor when all the columns left would not reach it. Members
-    below the cutoff are written to the rows of ``out`` (``columns[c]`` of the positions ``c`` chosen). It
-    stops before a group support (not its first) whose members might not all fit in the rows of ``out``
-    left (at most ``C(l K, K)``, ``l`` the most columns of a group). Returns ``(found, least pruned sum,
-    group supports done)`` (``found`` larger than ``out``'s rows: it overflowed; inf: none pruned)."""
-    K = size
-    r = K - 3
-    found, pruned = 0, np.inf
-    if group_supports.shape[0] == 0:
-        return found, pruned, 0
-    widest = 1
-    for g in range(start.size - 1):
-        widest = max(widest, start[g + 1] - start[g] + 1)
-    most_members = 1  # C((widest - 1) K, K)
-    for i in range(K):
-        most_members = most_members * ((widest - 1) * K - i) // (i + 1)
-    a, b = group_supports[0, 0], group_supports[0, 1]
-    blocks = (start[a + 1] - start[a] + 1) * (start[b + 1] - start[b] + 1)
-    most = blocks * widest ** r
-    pattern_pos = np.zeros((most, valid_pos.size), np.uint64)
-    pattern_neg = np.zeros((most, valid_neg.size), np.uint64)
-    count_pos = np.zeros(most, np.int64)
-    count_neg = np.zeros(most, np.int64)
-    cells_pos = np.zeros((K + 1, most * widest), np.int64)  # a node's cells at each depth of the search
-    cells_neg = np.zeros((K + 1, most * widest), np.int64)
-    dims = np.zeros((K + 1, K), np.int64)  # parts of each group's levels at each depth
-    option = np.zeros(K + 1, np.int64)  # next subset of the depth's group to try
-    chosen = np.zeros(K, np.int64)
-    used = np.zeros(K + 1, np.int64)  # columns chosen above each depth
-    capacity = np.zeros(K + 1, np.int64)  # columns of the groups from each depth on
-    needed = np.zeros(K + 1, np.int64)  # groups from each depth on that must take a column
-    part = np.empty(widest, np.int64)
-    middle = np.empty(r, np.int64)
-    per = 1
-    for s in range(group_supports.shape[0]):
-        if found > 0 and found + most_members > out.shape[0]:
-            return found, pruned, s
-        T = group_supports[s]
-        if lead_only and T[0] != 0:
+def _search_arrays(K, width, widest):
+    """The work arrays of :func:`_screen_members` for supports of ``K`` groups of at most ``widest``
+    levels, of at most ``width`` cells."""
+    return (np.zeros((K + 1, width), np.int64), np.zeros((K + 1, width), np.int64),  # a node's cells at each depth
+            np.zeros((K + 1, K), np.int64),  # parts of each group's levels at each depth
+            np.zeros(K + 1, np.int64),  # next subset of the depth's group to try
+            np.zeros(K, np.int64),  # the subset chosen at each depth
+            np.zeros(K + 1, np.int64),  # columns chosen above each depth
+            np.zeros(K + 1, np.int64),  # columns of the groups from each depth on
+            np.zeros(K + 1, np.int64),  # groups from each depth on that must take a column
+            np.empty(widest, np.int64))  # a level's part
+
+
+@njit(cache=True, nogil=True)
+def _screen_members(search, T, group_cells_pos, group_cells_neg, unit_pos, unit_neg, xlogx, start, columns, cutoff,
+                    lead_only, out, found):
+    """Screen the column supports of ``K`` columns the group support ``T`` (ascending, its sum below
+    the cutoff) stands for (its *members*; module docstring) at ``cutoff``, from its cells
+    (``group_cells_pos`` and ``group_cells_neg``: its rows of each label at each of its groups' levels,
+    the level on ``T[0]`` slowest). A member of ``T`` takes a subset of each group's columns; its group
+    support is ``T`` when the groups it leaves out are the lowest ones it misses (so a group left out sits
+    at its own number's place in ``T``: every lower group is in ``T``); with ``lead_only`` it takes a
+    column of group 0. Its cells are unions of ``T``'s (a group's levels merge into the parts its chosen
+    columns tell apart), so the members are found by a search over the groups in ``T``'s order: each node
+    merges one more group's levels, and since the sum only grows when cells merge, a node whose sum
+    reaches the cutoff rules out every member below it; a node is not made when the columns it has taken,
+    and one for each group after it that must take one (not at its own number's place, or the lead's),
+    would pass ``K``, nor when all the columns left would not reach it. Members below the cutoff are
+    written to the rows of ``out`` from row ``found`` on (``columns[c]`` of the positions ``c`` chosen).
+    Returns ``(found, least pruned sum)`` (``found`` larger than ``out``'s rows: it overflowed; inf: none
+    pruned)."""
+    K = T.size
+    pruned = np.inf
+    cells_pos, cells_neg, dims, option, chosen, used, capacity, needed, part = search
+    cells_pos[0] = group_cells_pos
+    cells_neg[0] = group_cells_neg
+    capacity[K] = 0
+    needed[K] = 0
+    for t in range(K - 1, -1, -1):
+        dims[0, t] = start[T[t] + 1] - start[T[t]] + 1
+        capacity[t] = capacity[t + 1] + dims[0, t] - 1
+        needed[t] = needed[t + 1] + (1 if T[t] != t or (lead_only and t == 0) else 0)
+    d = 0
+    option[0] = 0
+    while d >= 0:
+        g = T[d]
+        n_g = start[g + 1] - start[g]
+        if option[d] >= 1 << n_g:
+            d -= 1
             continue
-        same = s > 0
-        for t in range(r):
-            same = same and middle[t] == T[2 + t]
-        if not same:
-            per = 1
-            for t in range(r):
-                middle[t] = T[2 + t]
-                per *= start[T[2 + t] + 1] - start[T[2 + t]] + 1
-            _patterns(blocked_pos, valid_pos, starts_pos, blocks, start, middle, per, pattern_pos, count_pos)
-            _patterns(blocked_neg, valid_neg, starts_neg, blocks, start, middle, per, pattern_neg, count_neg)
-        e = T[K - 1]
-        levels_e = start[e + 1] - start[e] + 1
-        for p in range(blocks * per):  # T's cells: each prefix pattern split by the levels of e
-            q = p // per
-            _split_levels(pattern_pos[p], blocked_pos, starts_pos[q], starts_pos[q + 1], count_pos[p], start[e],
-                          start[e + 1], cells_pos[0], p * levels_e)
-            _split_levels(pattern_neg[p], blocked_neg, starts_neg[q], starts_neg[q + 1], count_neg[p], start[e],
-                          start[e + 1], cells_neg[0], p * levels_e)
-        capacity[K] = 0
-        needed[K] = 0
-        for t in range(K - 1, -1, -1):
-            dims[0, t] = start[T[t] + 1] - start[T[t]] + 1
-            capacity[t] = capacity[t + 1] + dims[0, t] - 1
-            needed[t] = needed[t + 1] + (1 if T[t] != t or (lead_only and t == 0) else 0)
-        d = 0
-        option[0] = 0
-        while d >= 0:
-            g = T[d]
-            n_g = start[g + 1] - start[g]
-            if option[d] >= 1 << n_g:
-                d -= 1
-                continue
-            subset = option[d]
-            option[d] += 1
-            k = 0
-            for j in range(n_g):
-                k += (subset >> j) & 1
-            if k == 0 and (T[d] != d or (lead_only and d == 0)):  # not T's own member, or not the lead's
-                continue
-            taken = used[d] + k
-            if taken + needed[d + 1] > K or taken + capacity[d + 1] < K:
-                continue
-            for level in range(n_g + 1):  # level -> the chosen columns it holds (each inside the one before)
-                part[level] = 0
-                for j in range(min(level, n_g)):
-                    part[level] += (subset >> j) & 1
-            outer, inner = 1, 1
-            for t in range(K):
-                dims[d + 1, t] = dims[d, t]
-                if t < d:
-                    outer *= dims[d, t]
-                elif t > d:
-                    inner *= dims[d, t]
-            dims[d + 1, d] = k + 1
-            cells = outer * (k + 1) * inner
-            cells_pos[d + 1, :cells] = 0
-            cells_neg[d + 1, :cells] = 0
-            for o in range(outer):
-                for level in range(n_g + 1):
-                    source = (o * (n_g + 1) + level) * inner
-                    target = (o * (k + 1) + part[level]) * inner
-                    for i in range(inner):
-                        cells_pos[d + 1, target + i] += cells_pos[d, source + i]
-                        cells_neg[d + 1, target + i] += cells_neg[d, source + i]
-            total = 0.0  # (every column of the group kept: the cells, and their sum below the cutoff, as before)
-            for c in range(cells if k < n_g else 0):
-                total += _entropy(cells_pos[d + 1, c], cells_neg[d + 1, c], unit_pos, unit_neg, xlogx)
-                if total >= cutoff:
-                    break
+        subset = option[d]
+        option[d] += 1
+        k = 0
+        for j in range(n_g):
+            k += (subset >> j) & 1
+        if k == 0 and (T[d] != d or (lead_only and d == 0)):  # not T's own member, or not the lead's
+            continue
+        taken = used[d] + k
+        if taken + needed[d + 1] > K or taken + capacity[d + 1] < K:
+            continue
+        for level in range(n_g + 1):  # level -> the chosen columns it holds (each inside the one before)
+            part[level] = 0
+            for j in range(min(level, n_g)):
+                part[level] += (subset >> j) & 1
+        outer, inner = 1, 1
+        for t in range(K):
+            dims[d + 1, t] = dims[d, t]
+            if t < d:
+                outer *= dims[d, t]
+            elif t > d:
+                inner *= dims[d, t]
+        dims[d + 1, d] = k + 1
+        cells = outer * (k + 1) * inner
+        cells_pos[d + 1, :cells] = 0
+        cells_neg[d + 1, :cells] = 0
+        for o in range(outer):
+            for level in range(n_g + 1):
+                source = (o * (n_g + 1) + level) * inner
+                target = (o * (k + 1) + part[level]) * inner
+                for i in range(inner):
+                    cells_pos[d + 1, target + i] += cells_pos[d, source + i]
+                    cells_neg[d + 1, target + i] += cells_neg[d, source + i]
+        total = 0.0  # (every column of the group kept: the cells, and their sum below the cutoff, as before)
+        for c in range(cells if k < n_g else 0):
+            total += _entropy(cells_pos[d + 1, c], cells_neg[d + 1, c], unit_pos, unit_neg, xlogx)
             if total >= cutoff:
-                pruned = min(pruned, total)
-                continue
-            chosen[d] = subset
-            used[d + 1] = taken
-            if d + 1 < K:
-                d += 1
-                option[d] = 0
-                continue
-            if found < out.shape[0]:
-                m = 0
-                for t in range(K):
-                    for j in range(start[T[t] + 1] - start[T[t]]):
-                        if (chosen[t] >> j) & 1:
-                            out[found, m] = columns[start[T[t]] + j]
-                            m += 1
-            found += 1
-    return found, pruned, group_supports.shape[0]
+                break
+        if total >= cutoff:
+            pruned = min(pruned, total)
+            continue
+        chosen[d] = subset
+        used[d + 1] = taken
+        if d + 1 < K:
+            d += 1
+            option[d] = 0
+            continue
+        if found < out.shape[0]:
+            m = 0
+            for t in range(K):
+                for j in range(start[T[t] + 1] - start[T[t]]):
+                    if (chosen[t] >> j) & 1:
+                        out[found, m] = columns[start[T[t]] + j]
+                        m += 1
+        found += 1
+    return found, pruned
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -3,9 +3,10 @@ blocked step listing them (solvers.exact.blocked_pass.GroupBranch), against brut
 
 A support of groups stands for the column supports inside it: the rows' levels on its groups split
 them at least as finely as any of those columns do, so its Bayes error (or saturated loss) is at most
-theirs. Checked here by enumeration: the screen lists every group support once and keeps exactly
-those whose sum, computed from the rows grouped by ``np.unique`` over all the groups' columns, is below
-the cutoff; the least pruned sum it reports lies between the cutoff and their least sum; every column
+theirs. Checked here by enumeration: the screen lists every group support once and leaves exactly
+the column supports whose sum, computed from the rows grouped by ``np.unique`` over their columns, is
+below the cutoff; the least pruned sum it reports lies between the cutoff and the least sum of what it
+pruned; every column
 support has exactly one group support it is a member of, and its own sum is at least that group
 support's; and SLIM's blocked step on groups proves the optimum enumerated over every integer model.
 """
@@ -28,7 +29,7 @@ from solvers.exact.blocked_entropy import BAYES, first_middle, xlogx_table
 from solvers.exact.blocked_pass import Branch, GroupBranch, plain_branch, screen_pairs
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.box_logistic import _cell_entropy, label_bits
-from solvers.exact.group_screen import groups_of, member_screen, pair_blocks, screen_group_pair
+from solvers.exact.group_screen import groups_of, pair_blocks, screen_group_pair
 from solvers.exact.nested_columns import nested_chains
 from solvers.exact.screen import SupportScreen
 from solvers.exact.sparse_logistic import SparseLogistic
@@ -92,38 +93,6 @@ def test_groups_cut_chains_into_nested_runs_and_cover_every_column_once():
     assert [g.min() for g in groups] == sorted(g.min() for g in groups)
 
 
-@pytest.mark.parametrize("seed,size,bayes", [(0, 3, True), (1, 4, True), (2, 5, True), (3, 3, False), (4, 4, False),
-                                             (5, 5, False)])
-def test_the_screen_lists_every_group_support_once_and_keeps_exactly_those_below_the_cutoff(seed, size, bayes):
-    X, y, weights = _binarised(seed, variables=5)
-    start, columns, groups = _groups(X)
-    G = len(groups)
-    sums = {T: _sum(X, y, weights, np.concatenate([groups[g] for g in T]), bayes)
-            for T in itertools.combinations(range(G), size)}
-    cutoff = float(np.quantile(list(sums.values()), 0.3)) + 1e-7
-    bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
-    n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
-    table = BAYES if bayes else xlogx_table(n_pos, n_neg, up, un)
-    out = np.empty((len(sums), size), np.int64)
-    listed, kept, pruned = 0, [], math.inf
-    for b in range(1, G):
-        for a in range(b):
-            middle = first_middle(b, size)
-            blocked = pair_blocks(bp, n_pos, bn, n_neg, start, columns, a, b)
-            while True:  # calls of a few supports each, resumed from ``middle``
-                count, k, floor, finished = screen_group_pair(*blocked[:3], up, *blocked[3:], un, table, start,
-                                                              columns, a, b, size, cutoff, out, middle, 3)
-                listed += count
-                kept += [tuple(row) for row in out[:k]]
-                pruned = min(pruned, floor)
-                if finished:
-                    break
-    assert listed == math.comb(G, size) and len(set(kept)) == len(kept)
-    assert set(kept) == {T for T, v in sums.items() if v < cutoff}
-    least_pruned = min(v for v in sums.values() if v >= cutoff)
-    assert cutoff <= pruned <= least_pruned + 1e-9
-
-
 @pytest.mark.parametrize("seed,size", [(0, 3), (1, 4), (2, 5)])
 def test_every_column_support_is_a_member_of_one_group_support_whose_sum_is_at_most_its_own(seed, size):
     X, y, weights = _binarised(seed, variables=5)
@@ -154,49 +123,46 @@ def test_plain_branch_lists_groups_only_when_they_pay(monkeypatch):
 @pytest.mark.parametrize("seed,size,bayes,lead_only,width", [(0, 3, True, False, 2), (1, 4, False, False, 2),
                                                               (2, 5, True, True, 2), (3, 5, False, False, 2),
                                                               (4, 4, False, True, 3), (5, 3, True, False, 4)])
-def test_the_member_screen_keeps_exactly_the_members_below_the_cutoff(seed, size, bayes, lead_only, width):
-    """Over every group support below the cutoff (of groups of up to ``width`` nested columns), the member
-    screen keeps exactly the members (enumerated) whose own sums are below the cutoff (a member of a
-    group support at the cutoff is at it too), and its least pruned sum lies between the cutoff and the
-    least sum of the members it pruned; in runs that fit a buffer of one group support's most members, it
-    stops before each group support that might not fit (no overflow) and keeps the same members."""
+def test_the_screen_lists_every_group_support_once_and_leaves_exactly_the_members_below_the_cutoff(
+        seed, size, bayes, lead_only, width):
+    """Over every pair of first groups (of groups of up to ``width`` nested columns), in calls of a few
+    group supports each, the screen lists every group support once and leaves exactly the column
+    supports (enumerated members of the group supports, with ``lead_only`` those holding a column of
+    group 0) whose own sums are below the cutoff (a member of a group support at the cutoff is at it too);
+    its least pruned sum lies between the cutoff and the least sum of what it pruned (group supports, and
+    members of those it kept)."""
     X, y, weights = _binarised(seed, variables=5, cuts=4 if width > 2 else None)
     start, columns = groups_of(nested_chains(X, np.arange(X.shape[1])), X.shape[1], width)
     G = start.size - 1
-    most = int(np.diff(start).max())  # (columns of the widest group)
-    every = {S: _sum(X, y, weights, S, bayes) for T in itertools.combinations(range(G), size)
-             for S in _members(T, start, columns, size, lead_only)}
-    values = np.unique(list(every.values()))  # a cutoff between two sums: no tie left to round-off
+    group_sums = {T: _sum(X, y, weights, columns[np.concatenate([np.arange(start[g], start[g + 1]) for g in T])], bayes)
+                  for T in itertools.combinations(range(G), size)}
+    every = {S: (_sum(X, y, weights, S, bayes), T) for T in group_sums for S in _members(T, start, columns, size,
+                                                                                          lead_only)}
+    values = np.unique([v for v, _ in every.values()])  # a cutoff between two sums: no tie left to round-off
     cutoff = float(values[values.size // 3 - 1:values.size // 3 + 1].mean())
     bp, vp, up, bn, vn, un = label_bits(X, y > 0, weights)
     n_pos, n_neg = (int(sum(bin(int(v)).count("1") for v in valid)) for valid in (vp, vn))
     table = BAYES if bayes else xlogx_table(n_pos, n_neg, up, un)
-    kept, pruned = [], math.inf
     out = np.empty((len(every), size), np.int64)
+    listed, kept, pruned = 0, [], math.inf
     for b in range(1, G):
         for a in range(b):
-            rows = np.array([T for T in itertools.combinations(range(G), size) if T[:2] == (a, b)
-                             and _sum(X, y, weights, columns[np.concatenate([np.arange(start[g], start[g + 1])
-                                                                              for g in T])], bayes) < cutoff],
-                            np.int64).reshape(-1, size)  # (those the group screen leaves)
+            middle = first_middle(b, size)
             blocked = pair_blocks(bp, n_pos, bn, n_neg, start, columns, a, b)
-            found, floor, done = member_screen(*blocked[:3], up, *blocked[3:], un, table, start, columns, rows, size,
-                                               cutoff, lead_only, out)
-            assert done == rows.shape[0]
-            kept += [tuple(sorted(r)) for r in out[:found].tolist()]
-            pruned = min(pruned, floor)
-            # in runs that fit a buffer of one group support's most members: none overflows, the same members
-            small, runs, done = np.empty((math.comb(most * size, size), size), np.int64), [], 0
-            while done < rows.shape[0]:
-                held, _, more = member_screen(*blocked[:3], up, *blocked[3:], un, table, start, columns, rows[done:],
-                                              size, cutoff, lead_only, small)
-                assert held <= small.shape[0] and more >= 1
-                runs += [tuple(sorted(r)) for r in small[:held].tolist()]
-                done += more
-            assert sorted(runs) == sorted(tuple(sorted(r)) for r in out[:found].tolist())
-    below = {S for S, v in every.items() if v < cutoff}
+            while True:  # calls of a few supports each, resumed from ``middle``
+                count, k, floor, finished = screen_group_pair(*blocked[:3], up, *blocked[3:], un, table, start,
+                                                              columns, a, b, size, cutoff, lead_only, out, middle, 3)
+                listed += count
+                kept += [tuple(sorted(row)) for row in out[:k].tolist()]
+                pruned = min(pruned, floor)
+                if finished:
+                    break
+    assert listed == math.comb(G, size) and len(set(kept)) == len(kept)
+    below = {S for S, (v, _) in every.items() if v < cutoff}
     assert below and sorted(kept) == sorted(below)
-    assert cutoff <= pruned <= min(v for v in every.values() if v >= cutoff) + 1e-9
+    least = min([v for v in group_sums.values() if v >= cutoff] +
+                [v for v, T in every.values() if cutoff <= v and group_sums[T] < cutoff])
+    assert cutoff <= pruned <= least + 1e-9
 
 
 def _pass_case(seed: int, bayes: bool, size: int = 4):
@@ -232,44 +198,37 @@ def test_a_group_pass_leaves_exactly_the_column_supports_below_the_cutoff(seed, 
     assert cutoff <= found.pruned <= min(v for v in sums.values() if v >= cutoff) + 1e-9
 
 
-@pytest.mark.parametrize("members", [64, 1])
-def test_a_call_ends_before_a_prefix_that_might_not_fit_its_buffer_and_screens_nothing_twice(members, monkeypatch):
-    """With a survivor buffer that holds what one prefix may leave (a row per last group) but not what
-    some pair leaves, the calls end before the prefixes that might not fit: every group support is
-    screened once (the calls list each once), every group support left has its members screened once
-    (with room for their members), and the pass leaves exactly the column supports below the cutoff. With
-    a buffer of one row, or room for one member per row, the prefixes and group supports that do not fit
-    are done again with buffers that hold them: the same survivors, no overflow."""
+@pytest.mark.parametrize("rows", ["half a prefix", "one"])
+def test_a_call_ends_before_a_prefix_that_might_not_fit_its_buffer_and_screens_nothing_twice(rows, monkeypatch):
+    """With a buffer that holds half of what one prefix's group supports may leave (a group support's
+    most members per last group), the calls end before the prefixes that might not fit: every group
+    support is listed once (the calls list each once, none overflows) and the pass leaves exactly the
+    column supports below the cutoff. With a buffer of one row, the prefixes whose members do not fit
+    are done again with buffers that hold them: the same survivors, and the listed count stays exact."""
     monkeypatch.setattr(blocked_pass, "GROUP_COST", 0.0)
     size = 4
     branch, group_sums, sums, cutoff, bits, table = _pass_case(0, True, size)
-    left = [T for T, v in group_sums.items() if v < cutoff]
     G = branch.start.size - 1
     below = {S for S, v in sums.items() if v < cutoff}
-    listed, done = [], []
+    calls = []
 
     def group_pair(*args):
         out = screen_group_pair(*args)
-        listed.append(out[0])
-        return out
-
-    def member_runs(*args):
-        out = member_screen(*args)
-        done.append(out[2])
+        calls.append((out[0], out[1], args[-3].shape[0]))
         return out
 
     monkeypatch.setattr(blocked_pass, "screen_group_pair", group_pair)
-    monkeypatch.setattr(blocked_pass, "member_screen", member_runs)
-    monkeypatch.setattr(blocked_pass, "MEMBERS", members)
-    for rows in (G, 1):
-        listed.clear()
-        done.clear()
-        monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", rows)
-        found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), 1)
-        assert found.stopped is None and found.listed == len(group_sums)
-        assert {tuple(r) for r in found.survivors} == below and found.survivors.shape[0] == len(below)
-        if rows == G and members > 1:  # (room for each group support's members: nothing done twice)
-            assert len(listed) > len(branch.pairs) and sum(listed) == len(group_sums) and sum(done) == len(left)
+    monkeypatch.setattr(blocked_pass, "MEMBERS", 1)
+    most_members = math.comb(size * int(np.diff(branch.start).max()), size)
+    monkeypatch.setattr(blocked_pass, "MAX_SURVIVORS", G * most_members // 2 if rows == "half a prefix" else 1)
+    found = screen_pairs(bits, table, [branch], size, cutoff, Limits.untimed().started(), 1)
+    assert found.stopped is None and found.listed == len(group_sums)
+    assert {tuple(r) for r in found.survivors} == below and found.survivors.shape[0] == len(below)
+    if rows == "half a prefix":  # (calls end early, and none overflows: nothing is listed twice)
+        assert len(calls) > len(branch.pairs) and sum(c[0] for c in calls) == len(group_sums)
+        assert all(kept <= held for _, kept, held in calls)
+    else:
+        assert any(kept > held for _, kept, held in calls)
 
 
 @pytest.mark.parametrize("seed", range(4))
