@@ -127,12 +127,20 @@ class RestFloor:
         return twin
 
     def without(self, columns: np.ndarray, limits: Limits) -> float:
-        """The floor with the points of ``columns`` (feature indices) fixed at 0 too, within ``limits``."""
+        """The floor with the points of ``columns`` (feature indices) fixed at 0 too, within ``limits``: the
+        hull floor of the box of the features not fixed at 0 (a feature at 0 adds nothing to a tangent
+        plane, and no L0 cost), on their columns only."""
         self.lb[columns] = 0.0
         self.ub[columns] = 0.0
-        floor: Floor = hull_floor(self.data, self.box.within(self.lb, self.ub), self.point, limits)
+        keep = self.box.forced | (self.lb < 0) | (self.ub > 0)
+        box = SparseBox(self.lb[keep], self.ub[keep], self.box.forced[keep], self.box.budget, self.box.lo,
+                        self.box.hi, self.box.cost[keep])
+        floor: Floor = hull_floor(replace(self.data, X=np.ascontiguousarray(self.data.X[:, keep])), box,
+                                  (self.point[0][keep], self.point[1]), limits)
         self.iterations += floor.iterations
         if floor.point is not None:
-            self.point = floor.point
+            point = np.zeros_like(self.point[0])
+            point[keep] = floor.point[0]
+            self.point = (point, floor.point[1])
         self.bound = max(self.bound, floor.bound)
         return self.bound

@@ -21,7 +21,7 @@ from solvers import progress
 from solvers.catalog import entry_for
 from solvers.exact import blocked_pass, blocked_supports
 from solvers.exact.blocked_supports import solve_blocked
-from solvers.exact.floor import SparseBox
+from solvers.exact.floor import SparseBox, hull_floor
 from solvers.exact.ordered_screen import RestFloor, branch_parts, group_order, ordered_branches
 from solvers.exact.route import relaxation_bound, run_route
 from solvers.exact.screen import SupportScreen
@@ -121,6 +121,10 @@ def test_the_floor_without_the_groups_done_is_below_every_model_avoiding_them(se
     strong = rest.without(np.array([0, 1, 2]), Limits.untimed())
     assert first < strong <= _optimum(inst, avoid=(0, 1, 2)) + 1e-9  # the strong variable's fit is gone
     assert strong <= rest.without(np.array([3]), Limits.untimed()) <= _optimum(inst, avoid=(0, 1, 2, 3)) + 1e-9
+    lb, ub = problem.lo.copy(), problem.hi.copy()  # (on the columns not fixed: the floor of the whole box)
+    lb[:4] = ub[:4] = 0.0
+    whole = hull_floor(problem.data, box.within(lb, ub), inst.continuous_fit(), Limits.untimed())
+    assert rest.bound == pytest.approx(whole.bound, abs=1e-5)
 
 
 @pytest.mark.parametrize("seed, grouped", [(0, False), (1, True), (2, True)])
