@@ -295,9 +295,10 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     """The screen one group at a time (:mod:`solvers.exact.ordered_screen`), for RiskSLIM's kind when
     every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
-    without the groups done (from ``point``, then warm), until every branch is done or a limit (or a
-    branch's projection) stops it; a branch projected past :data:`WHOLE_BRANCH_SHARE` of the time left
-    is screened again in parts (:func:`_in_parts`). The bound is the least of the listed supports' and
+    without the groups done (from ``point``, then warm; not while the supports left project within
+    :data:`PROJECTION_SHARE` of the deadline at the pass's rate, since a floor bounds only a pass that
+    stops), until every branch is done or a limit (or a branch's projection) stops it; a branch projected
+    past :data:`WHOLE_BRANCH_SHARE` of the time left is screened again in parts (:func:`_in_parts`). The bound is the least of the listed supports' and
     those floors (a branch stopped midway is under them: its supports avoid the groups done before it).
     A whole pass is kept for the later fits of the call (``limits.screen``) at the least level its
     branches screened at, unless its survivors outnumber what one pass may hold
@@ -312,6 +313,7 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     groups = group_order(problem.data.X[:, free], every, np.asarray(start[0])[free])
     branches = ordered_branches(groups, size, isinstance(every, GroupBranch))
     state = _OrderedState(problem, search, bits, table, limits, threads, t0)
+    state.total = sum(branch.count(size) for branch in branches)
     done, stop = 0, ""
     for k, branch in enumerate(branches):
         if limits.expired():
@@ -328,6 +330,8 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
         done += 1
         if k == len(branches) - 1:
             state.rest_bound = math.inf
+        elif not parted and state.finishes():  # (no floor: it bounds only a pass that stops)
+            rest.exclude(free[groups[k]])
         elif not parted:  # (in parts, ``rest`` is past group k already)
             floor = rest.without(free[groups[k]],
                                  limits.capped(FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened)))
@@ -392,11 +396,25 @@ class _OrderedState:
         self.limits, self.threads, self.t0 = limits, threads, t0
         self.listed, self.kept, self.least_level, self.rest_bound = 0, [], math.inf, -math.inf
         self.parts, self.too_long, self.floor_iterations = 0, False, 0
+        self.total, self.seconds = 0, 0.0  # (supports the pass lists; seconds its screens, fits and searches took)
         self.said = progress.current()
+
+    def finishes(self) -> bool:
+        """Whether the supports left project within :data:`PROJECTION_SHARE` of a deadline at the rate so far."""
+        left = self.limits.seconds_left()
+        rate = self.listed / max(self.seconds, 1e-9)
+        return math.isfinite(left) and (self.total - self.listed) / max(rate, 1e-9) <= PROJECTION_SHARE * left
 
     def screen(self, branch, share: float = PROJECTION_SHARE) -> str:
         """Screen ``branch`` at the prune level (stopped when it projects past ``share`` of the time left),
         then fit and search its survivors; why it stopped ("": done)."""
+        began = time.perf_counter()
+        try:
+            return self._screen(branch, share)
+        finally:
+            self.seconds += time.perf_counter() - began
+
+    def _screen(self, branch, share: float) -> str:
         problem, search = self.problem, self.search
         scale, offset = problem.loss_cost, problem.offset
         level = search.prune_level()

@@ -126,12 +126,16 @@ class RestFloor:
         twin.lb, twin.ub, twin.bound = self.lb.copy(), self.ub.copy(), self.bound
         return twin
 
+    def exclude(self, columns: np.ndarray) -> None:
+        """Fix the points of ``columns`` (feature indices) at 0, the floor left for the next :meth:`without`."""
+        self.lb[columns] = 0.0
+        self.ub[columns] = 0.0
+
     def without(self, columns: np.ndarray, limits: Limits) -> float:
         """The floor with the points of ``columns`` (feature indices) fixed at 0 too, within ``limits``: the
         hull floor of the box of the features not fixed at 0 (a feature at 0 adds nothing to a tangent
         plane, and no L0 cost), on their columns only."""
-        self.lb[columns] = 0.0
-        self.ub[columns] = 0.0
+        self.exclude(columns)
         keep = self.box.forced | (self.lb < 0) | (self.ub > 0)
         box = SparseBox(self.lb[keep], self.ub[keep], self.box.forced[keep], self.box.budget, self.box.lo,
                         self.box.hi, self.box.cost[keep])

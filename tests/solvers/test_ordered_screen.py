@@ -20,6 +20,7 @@ from formulations.riskslim import RiskSLIM
 from solvers import progress
 from solvers.catalog import entry_for
 from solvers.exact import blocked_pass, blocked_supports
+from solvers.exact.blocked_pass import plain_branch
 from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.floor import SparseBox, hull_floor
 from solvers.exact.ordered_screen import RestFloor, branch_parts, group_order, ordered_branches
@@ -173,6 +174,45 @@ def test_a_pass_stopped_midway_keeps_a_bound_below_the_optimum(seed, done, monke
         assert -math.inf < found.bound <= best + 1e-9
     else:
         assert found.bound == -math.inf
+
+
+def test_the_floors_wait_while_the_supports_left_project_within_the_deadline():
+    """A pass projects to finish when the supports left, at its rate so far, take at most
+    PROJECTION_SHARE of the time left; without a deadline it never does (the floors always run)."""
+    state = blocked_supports._OrderedState(None, None, None, None, Limits(time_limit=100.0).started(), 1, 0.0)
+    state.total, state.listed, state.seconds = 1000, 500, 10.0  # (500 left at 50 a second: 10 s)
+    assert state.finishes()
+    state.seconds = 200.0  # (500 left at 2.5 a second: 200 s)
+    assert not state.finishes()
+    state.limits = Limits.untimed().started()
+    state.seconds = 10.0
+    assert not state.finishes()
+
+
+@pytest.mark.parametrize("seed, waited", [(0, 1), (1, 2)])
+def test_a_floor_after_floors_that_waited_leaves_out_every_group_done(seed, waited, monkeypatch):
+    """The floors of the first ``waited`` branches wait (the pass projected to finish); the pass stops at
+    branch 3: the first floor computed fixes the columns of every group done at 0 (then one after each
+    branch, and one as branch 3 goes in parts), and the bound is finite and below the optimum over the
+    models avoiding the groups done."""
+    inst = _instance(seed)
+    best = _optimum(inst)
+    asked, fixed = [], []
+    monkeypatch.setattr(blocked_supports._OrderedState, "finishes", lambda self: len(asked.append(1) or asked) <= waited)
+    without = RestFloor.without
+
+    def recording(self, columns, limits):
+        bound = without(self, columns, limits)
+        fixed.append(np.flatnonzero((self.lb == 0) & (self.ub == 0)))
+        return bound
+
+    monkeypatch.setattr(RestFloor, "without", recording)
+    found = _stopped_at(inst, 3, best + 0.05, monkeypatch)
+    assert not found.finished and len(fixed) == 4 - waited
+    order = group_order(inst.X, plain_branch(inst.X, 3), inst.continuous_fit()[0])
+    done = np.sort(np.concatenate(order[:waited + 1]))
+    assert np.array_equal(fixed[0], done)
+    assert -math.inf < found.bound <= _optimum(inst, avoid=tuple(np.concatenate(order[:3]))) + 1e-9
 
 
 @pytest.mark.parametrize("seed", range(2))
