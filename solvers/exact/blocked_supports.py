@@ -298,8 +298,9 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     without the groups done (from ``point``, then warm; not while the supports left project within
     :data:`PROJECTION_SHARE` of the deadline at the pass's rate, since a floor bounds only a pass that
     stops), until every branch is done or a limit (or a branch's projection) stops it; a branch projected
-    past :data:`WHOLE_BRANCH_SHARE` of the time left is screened again in parts (:func:`_in_parts`). The bound is the least of the listed supports' and
-    those floors (a branch stopped midway is under them: its supports avoid the groups done before it).
+    past :data:`WHOLE_BRANCH_SHARE` of the time left is screened again in parts (:func:`_in_parts`). The
+    bound is the least of the listed supports' and those floors (a branch stopped midway is under them:
+    its supports avoid the groups done before it).
     A whole pass is kept for the later fits of the call (``limits.screen``) at the least level its
     branches screened at, unless its survivors outnumber what one pass may hold
     (:data:`~solvers.exact.blocked_pass.MAX_KEPT`)."""

@@ -198,7 +198,8 @@ def test_a_floor_after_floors_that_waited_leaves_out_every_group_done(seed, wait
     inst = _instance(seed)
     best = _optimum(inst)
     asked, fixed = [], []
-    monkeypatch.setattr(blocked_supports._OrderedState, "finishes", lambda self: len(asked.append(1) or asked) <= waited)
+    monkeypatch.setattr(blocked_supports._OrderedState, "finishes",
+                        lambda self: len(asked.append(1) or asked) <= waited)
     without = RestFloor.without
 
     def recording(self, columns, limits):
