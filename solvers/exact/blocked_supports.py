@@ -295,9 +295,8 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     """The screen one group at a time (:mod:`solvers.exact.ordered_screen`), for RiskSLIM's kind when
     every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
-    without the groups done (from ``point``, then warm; not while the supports left project within
-    :data:`PROJECTION_SHARE` of the deadline at the pass's rate, since a floor bounds only a pass that
-    stops), until every branch is done or a limit (or a branch's projection) stops it; a branch projected
+    without the groups done (from ``point``, then warm; not while the supports left project within the
+    time left at the pass's rate, since a floor bounds only a pass that stops), until every branch is done or a limit (or a branch's projection) stops it; a branch projected
     past :data:`WHOLE_BRANCH_SHARE` of the time left is screened again in parts (:func:`_in_parts`). The
     bound is the least of the listed supports' and those floors (a branch stopped midway is under them:
     its supports avoid the groups done before it).
@@ -401,10 +400,11 @@ class _OrderedState:
         self.said = progress.current()
 
     def finishes(self) -> bool:
-        """Whether the supports left project within :data:`PROJECTION_SHARE` of a deadline at the rate so far."""
+        """Whether the supports left project within the time left before a deadline at the rate so far (the
+        floors' time not counted: they wait then)."""
         left = self.limits.seconds_left()
         rate = self.listed / max(self.seconds, 1e-9)
-        return math.isfinite(left) and (self.total - self.listed) / max(rate, 1e-9) <= PROJECTION_SHARE * left
+        return math.isfinite(left) and (self.total - self.listed) / max(rate, 1e-9) <= left
 
     def screen(self, branch, share: float = PROJECTION_SHARE) -> str:
         """Screen ``branch`` at the prune level (stopped when it projects past ``share`` of the time left),

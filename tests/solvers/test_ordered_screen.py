@@ -177,10 +177,12 @@ def test_a_pass_stopped_midway_keeps_a_bound_below_the_optimum(seed, done, monke
 
 
 def test_the_floors_wait_while_the_supports_left_project_within_the_deadline():
-    """A pass projects to finish when the supports left, at its rate so far, take at most
-    PROJECTION_SHARE of the time left; without a deadline it never does (the floors always run)."""
+    """A pass projects to finish when the supports left, at its rate so far, take at most the time
+    left; without a deadline it never does (the floors always run)."""
     state = blocked_supports._OrderedState(None, None, None, None, Limits(time_limit=100.0).started(), 1, 0.0)
     state.total, state.listed, state.seconds = 1000, 500, 10.0  # (500 left at 50 a second: 10 s)
+    assert state.finishes()
+    state.seconds = 99.0  # (500 left at about 5 a second: 99 s)
     assert state.finishes()
     state.seconds = 200.0  # (500 left at 2.5 a second: 200 s)
     assert not state.finishes()
