@@ -296,8 +296,9 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
     without the groups done (from ``point``, then warm; not while the supports left project within the
-    time left at the pass's rate, since a floor bounds only a pass that stops), until every branch is done or a limit (or a branch's projection) stops it; a branch projected
-    past :data:`WHOLE_BRANCH_SHARE` of the time left is screened again in parts (:func:`_in_parts`). The
+    time left at the pass's rate, since a floor bounds only a pass that stops), until every branch is done
+    or a limit (or a branch's projection) stops it; a branch projected past :data:`WHOLE_BRANCH_SHARE` of
+    the time left is screened again in parts (:func:`_in_parts`). The
     bound is the least of the listed supports' and those floors (a branch stopped midway is under them:
     its supports avoid the groups done before it).
     A whole pass is kept for the later fits of the call (``limits.screen``) at the least level its
