@@ -104,6 +104,11 @@ class SparseBox:
         intercept box and costs kept)."""
         return SparseBox(lb, ub, self.forced, self.budget, self.lo, self.hi, self.cost)
 
+    def on(self, keep: np.ndarray) -> "SparseBox":
+        """The same box on the features of the mask ``keep`` only (the others left out of every model)."""
+        return SparseBox(self.lb[keep], self.ub[keep], self.forced[keep], self.budget, self.lo, self.hi,
+                         self.cost[keep])
+
     def project(self, u: np.ndarray, b: float) -> tuple[np.ndarray, float]:
         """Euclidean projection of ``(u, b)`` on the convex hull (module docstring)."""
         w = np.clip(u, self.lb, self.ub)

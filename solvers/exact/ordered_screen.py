@@ -137,10 +137,9 @@ class RestFloor:
         plane, and no L0 cost), on their columns only."""
         self.exclude(columns)
         keep = self.box.forced | (self.lb < 0) | (self.ub > 0)
-        box = SparseBox(self.lb[keep], self.ub[keep], self.box.forced[keep], self.box.budget, self.box.lo,
-                        self.box.hi, self.box.cost[keep])
-        floor: Floor = hull_floor(replace(self.data, X=np.ascontiguousarray(self.data.X[:, keep])), box,
-                                  (self.point[0][keep], self.point[1]), limits)
+        floor: Floor = hull_floor(replace(self.data, X=np.ascontiguousarray(self.data.X[:, keep])),
+                                  self.box.within(self.lb, self.ub).on(keep), (self.point[0][keep], self.point[1]),
+                                  limits)
         self.iterations += floor.iterations
         if floor.point is not None:
             point = np.zeros_like(self.point[0])

@@ -199,9 +199,9 @@ def test_a_floor_after_floors_that_waited_leaves_out_every_group_done(seed, wait
     models avoiding the groups done."""
     inst = _instance(seed)
     best = _optimum(inst)
-    asked, fixed = [], []
-    monkeypatch.setattr(blocked_supports._OrderedState, "finishes",
-                        lambda self: len(asked.append(1) or asked) <= waited)
+    fixed = []
+    answers = iter([True] * waited)  # (then False)
+    monkeypatch.setattr(blocked_supports._OrderedState, "finishes", lambda self: next(answers, False))
     without = RestFloor.without
 
     def recording(self, columns, limits):
