@@ -69,11 +69,11 @@ def screen_memory(d: int, size: int, words: float, threads: int) -> float:
     included: :func:`screen_words`): the bit sets as given, and per thread their blocked copy, the
     patterns of a prefix (at most ``(GROUP_COLUMNS + 1)^(size - 1)``, a group branch's), the pair's
     tables (:func:`solvers.exact.blocked_entropy.table_bytes`), a call's survivors (with a group
-    branch's members) and a group branch's cells of each last group (both labels); the survivors held;
-    the ``c log c`` table."""
+    branch's members) and a group branch's cells of each last group (both labels, and their sums); the
+    survivors held; the ``c log c`` table."""
     patterns = (GROUP_COLUMNS + 1.0) ** max(size - 1, 0)
     per_thread = 8.0 * d * words + 8.0 * patterns * words + table_bytes(d, size) + \
-        8.0 * size * MAX_SURVIVORS * (1 + MEMBERS) + 16.0 * d * patterns * (GROUP_COLUMNS + 1.0)
+        8.0 * size * MAX_SURVIVORS * (1 + MEMBERS) + 24.0 * d * patterns * (GROUP_COLUMNS + 1.0)
     return 8.0 * d * words + threads * per_thread + 8.0 * size * MAX_KEPT + 8.0 * min(64.0 * words, 2**20)
 
 

@@ -17,7 +17,7 @@ with ``F`` the saturated loss of a cell (:mod:`solvers.exact.blocked_entropy`) o
 support of ``K`` columns lies in some support of ``K`` groups (its own groups, and others to make
 ``K``), so a group support whose sum reaches the cutoff rules out every column support inside it,
 and only the column supports of the group supports left need a look of their own
-(:func:`members`).
+(:func:`_screen_members`).
 
 :func:`screen_group_pair` does for groups what :func:`solvers.exact.blocked_entropy.screen_pair`
 does for columns: for one pair ``a < b`` of groups it lists the group supports ``{a, b} + M +
@@ -30,10 +30,11 @@ are split in decreasing order of their own sum, and a support stops at the first
 reaches the cutoff; the splits go pattern by pattern across all the last groups still below it (the
 pattern's words stay at hand while the last groups' stream by).
 
-The column supports of each group support left are screened from its cells, as the group screen
-split them (:func:`_screen_members`: a search that merges one group's levels at a time and stops
-where the sum reaches the cutoff), so what a pass returns is what the screen of every column support
-returns, and no cell is counted twice.
+The column supports of each group support left are screened from its cells and their own sums, as
+the group screen split them (:func:`_screen_members`: a search that merges one group's levels at a
+time, each node's sum its parent's plus what its merges add, and stops where the sum reaches the
+cutoff), so what a pass returns is what the screen of every column support returns, and no cell is
+counted twice.
 """
 from __future__ import annotations
 
@@ -102,6 +103,7 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
     heat = np.empty(most)
     hold_pos = np.empty((G, most * widest), np.int64)  # each last group's cells: a prefix pattern's levels of e
     hold_neg = np.empty((G, most * widest), np.int64)
+    hold_sum = np.empty((G, most * widest))  # each of those cells' own sum
     search = _search_arrays(size, most * widest, widest)
     T = np.empty(size, np.int64)
     T[0], T[1] = a, b
@@ -151,11 +153,15 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
                         if count_neg[p] > above_n else above_n
                     hold_pos[e, base + c] = ones_p - above_p
                     hold_neg[e, base + c] = ones_n - above_n
-                    floor += _entropy(ones_p - above_p, ones_n - above_n, unit_pos, unit_neg, xlogx)
+                    cell = _entropy(ones_p - above_p, ones_n - above_n, unit_pos, unit_neg, xlogx)
+                    hold_sum[e, base + c] = cell
+                    floor += cell
                     above_p, above_n = ones_p, ones_n
                 hold_pos[e, base + start[e] - 1] = count_pos[p] - above_p
                 hold_neg[e, base + start[e] - 1] = count_neg[p] - above_n
-                floor += _entropy(count_pos[p] - above_p, count_neg[p] - above_n, unit_pos, unit_neg, xlogx)
+                cell = _entropy(count_pos[p] - above_p, count_neg[p] - above_n, unit_pos, unit_neg, xlogx)
+                hold_sum[e, base + start[e] - 1] = cell
+                floor += cell
                 if floor >= cutoff:
                     pruned_floor = min(pruned_floor, floor)
                 else:
@@ -171,15 +177,17 @@ def screen_group_pair(blocked_pos, valid_pos, starts_pos, unit_pos, blocked_neg,
             e = last[t]
             T[size - 1] = e
             levels_e = start[e + 1] - start[e] + 1
-            for p in range(blocks * per):  # the pure patterns' cells (the mixed ones' are split)
+            for p in range(blocks * per):  # the pure patterns' cells (the mixed ones' are split), each of sum 0
                 if count_pos[p] == 0 or count_neg[p] == 0:
                     q = p // per
                     _split_levels(pattern_pos[p], blocked_pos, starts_pos[q], starts_pos[q + 1], count_pos[p],
                                   start[e], start[e + 1], hold_pos[e], p * levels_e)
                     _split_levels(pattern_neg[p], blocked_neg, starts_neg[q], starts_neg[q + 1], count_neg[p],
                                   start[e], start[e + 1], hold_neg[e], p * levels_e)
-            kept, floor = _screen_members(search, T, hold_pos[e], hold_neg[e], unit_pos, unit_neg, xlogx, start,
-                                          columns, cutoff, lead_only, survivors, kept)
+                    for v in range(levels_e):
+                        hold_sum[e, p * levels_e + v] = 0.0
+            kept, floor = _screen_members(search, T, hold_pos[e], hold_neg[e], hold_sum[e], floors[t], unit_pos,
+                                          unit_neg, xlogx, start, columns, cutoff, lead_only, survivors, kept)
             pruned_floor = min(pruned_floor, floor)
         if r == 0 or not _next_combination(middle, G - 2):  # next middle of range(b + 1, G - 1)
             break
@@ -193,38 +201,44 @@ def _search_arrays(K, width, widest):
     """The work arrays of :func:`_screen_members` for supports of ``K`` groups of at most ``widest``
     levels, of at most ``width`` cells."""
     return (np.zeros((K + 1, width), np.int64), np.zeros((K + 1, width), np.int64),  # a node's cells at each depth
+            np.zeros((K + 1, width)), np.zeros(K + 1),  # their own sums, and their total
+            np.zeros(widest + 1, np.int64),  # the first level of each part of the group merged, and one past the last
             np.zeros((K + 1, K), np.int64),  # parts of each group's levels at each depth
             np.zeros(K + 1, np.int64),  # next subset of the depth's group to try
             np.zeros(K, np.int64),  # the subset chosen at each depth
             np.zeros(K + 1, np.int64),  # columns chosen above each depth
             np.zeros(K + 1, np.int64),  # columns of the groups from each depth on
-            np.zeros(K + 1, np.int64),  # groups from each depth on that must take a column
-            np.empty(widest, np.int64))  # a level's part
+            np.zeros(K + 1, np.int64))  # groups from each depth on that must take a column
 
 
 @njit(cache=True, nogil=True)
-def _screen_members(search, T, group_cells_pos, group_cells_neg, unit_pos, unit_neg, xlogx, start, columns, cutoff,
-                    lead_only, out, found):
+def _screen_members(search, T, group_cells_pos, group_cells_neg, group_sums, group_total, unit_pos, unit_neg, xlogx,
+                    start, columns, cutoff, lead_only, out, found):
     """Screen the column supports of ``K`` columns the group support ``T`` (ascending, its sum below
     the cutoff) stands for (its *members*; module docstring) at ``cutoff``, from its cells
     (``group_cells_pos`` and ``group_cells_neg``: its rows of each label at each of its groups' levels,
-    the level on ``T[0]`` slowest). A member of ``T`` takes a subset of each group's columns; its group
-    support is ``T`` when the groups it leaves out are the lowest ones it misses (so a group left out sits
-    at its own number's place in ``T``: every lower group is in ``T``); with ``lead_only`` it takes a
-    column of group 0. Its cells are unions of ``T``'s (a group's levels merge into the parts its chosen
-    columns tell apart), so the members are found by a search over the groups in ``T``'s order: each node
-    merges one more group's levels, and since the sum only grows when cells merge, a node whose sum
-    reaches the cutoff rules out every member below it; a node is not made when the columns it has taken,
-    and one for each group after it that must take one (not at its own number's place, or the lead's),
-    would pass ``K``, nor when all the columns left would not reach it. Members below the cutoff are
-    written to the rows of ``out`` from row ``found`` on (``columns[c]`` of the positions ``c`` chosen).
-    Returns ``(found, least pruned sum)`` (``found`` larger than ``out``'s rows: it overflowed; inf: none
-    pruned)."""
+    the level on ``T[0]`` slowest; ``group_sums``: each cell's own sum; ``group_total``: theirs). A
+    member of ``T`` takes a subset of each group's columns; its group support is ``T`` when the groups it
+    leaves out are the lowest ones it misses (so a group left out sits at its own number's place in
+    ``T``: every lower group is in ``T``); with ``lead_only`` it takes a column of group 0. Its cells are
+    unions of ``T``'s (a group's levels merge into the parts its chosen columns tell apart), so the
+    members are found by a search over the groups in ``T``'s order: each node merges one more group's
+    levels, and since the sum only grows when cells merge, a node whose sum reaches the cutoff rules out
+    every member below it. A node's sum is its parent's plus what each merged cell adds, ``F(merged) -
+    sum of F(parts) >= 0`` (:func:`_merged_total`), counted until it uses up the parent's room below the
+    cutoff; only a node kept makes its cells (:func:`_merge`). A node is not made when the columns it
+    has taken, and one for each group after it that must take one (not at its own number's place, or the
+    lead's), would pass ``K``, nor when all the columns left would not reach it. Members below the cutoff
+    are written to the rows of ``out`` from row ``found`` on (``columns[c]`` of the positions ``c``
+    chosen). Returns ``(found, least pruned sum)`` (``found`` larger than ``out``'s rows: it overflowed;
+    inf: none pruned)."""
     K = T.size
     pruned = np.inf
-    cells_pos, cells_neg, dims, option, chosen, used, capacity, needed, part = search
+    cells_pos, cells_neg, sums, totals, first, dims, option, chosen, used, capacity, needed = search
     cells_pos[0] = group_cells_pos
     cells_neg[0] = group_cells_neg
+    sums[0] = group_sums
+    totals[0] = group_total
     capacity[K] = 0
     needed[K] = 0
     for t in range(K - 1, -1, -1):
@@ -249,10 +263,13 @@ def _screen_members(search, T, group_cells_pos, group_cells_neg, unit_pos, unit_
         taken = used[d] + k
         if taken + needed[d + 1] > K or taken + capacity[d + 1] < K:
             continue
-        for level in range(n_g + 1):  # level -> the chosen columns it holds (each inside the one before)
-            part[level] = 0
-            for j in range(min(level, n_g)):
-                part[level] += (subset >> j) & 1
+        first[0] = 0  # the levels holding q chosen columns (each inside the one before): first[q]..first[q + 1] - 1
+        q = 0
+        for level in range(1, n_g + 1):
+            if (subset >> (level - 1)) & 1:
+                q += 1
+                first[q] = level
+        first[k + 1] = n_g + 1
         outer, inner = 1, 1
         for t in range(K):
             dims[d + 1, t] = dims[d, t]
@@ -261,27 +278,16 @@ def _screen_members(search, T, group_cells_pos, group_cells_neg, unit_pos, unit_
             elif t > d:
                 inner *= dims[d, t]
         dims[d + 1, d] = k + 1
-        cells = outer * (k + 1) * inner
-        cells_pos[d + 1, :cells] = 0
-        cells_neg[d + 1, :cells] = 0
-        for o in range(outer):
-            for level in range(n_g + 1):
-                source = (o * (n_g + 1) + level) * inner
-                target = (o * (k + 1) + part[level]) * inner
-                for i in range(inner):
-                    cells_pos[d + 1, target + i] += cells_pos[d, source + i]
-                    cells_neg[d + 1, target + i] += cells_neg[d, source + i]
-        total = 0.0  # (every column of the group kept: the cells, and their sum below the cutoff, as before)
-        for c in range(cells if k < n_g else 0):
-            total += _entropy(cells_pos[d + 1, c], cells_neg[d + 1, c], unit_pos, unit_neg, xlogx)
-            if total >= cutoff:
-                break
+        total = _merged_total(cells_pos[d], cells_neg[d], sums[d], totals[d], first, k, outer, n_g + 1, inner,
+                              unit_pos, unit_neg, xlogx, cutoff)
         if total >= cutoff:
             pruned = min(pruned, total)
             continue
         chosen[d] = subset
         used[d + 1] = taken
         if d + 1 < K:
+            _merge(cells_pos, cells_neg, sums, d, first, k, outer, n_g + 1, inner, unit_pos, unit_neg, xlogx)
+            totals[d + 1] = total
             d += 1
             option[d] = 0
             continue
@@ -294,6 +300,54 @@ def _screen_members(search, T, group_cells_pos, group_cells_neg, unit_pos, unit_
                         m += 1
         found += 1
     return found, pruned
+
+
+@njit(cache=True, nogil=True)
+def _merged_total(cells_pos, cells_neg, sums, total, first, k, outer, levels, inner, unit_pos, unit_neg, xlogx, cutoff):
+    """The sum of the cells ``cells_pos``, ``cells_neg`` (of own sums ``sums``, their sum ``total``; ``outer``
+    by ``levels`` by ``inner``) once the levels of each part ``first[q]..first[q + 1] - 1`` (``q <= k``)
+    are merged: ``total`` plus, for each merged cell, its sum less its parts' (at least 0, the cell sums
+    being subadditive), added until it reaches ``cutoff`` (what it has then is returned)."""
+    for o in range(outer):
+        for q in range(k + 1):
+            if first[q + 1] - first[q] < 2:
+                continue
+            for i in range(inner):
+                merged_pos, merged_neg, parts = 0, 0, 0.0
+                for level in range(first[q], first[q + 1]):
+                    source = (o * levels + level) * inner + i
+                    merged_pos += cells_pos[source]
+                    merged_neg += cells_neg[source]
+                    parts += sums[source]
+                total += _entropy(merged_pos, merged_neg, unit_pos, unit_neg, xlogx) - parts
+                if total >= cutoff:
+                    return total
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _merge(cells_pos, cells_neg, sums, d, first, k, outer, levels, inner, unit_pos, unit_neg, xlogx) -> None:
+    """Row ``d + 1`` of ``cells_pos``, ``cells_neg`` and ``sums``: row ``d``'s cells (``outer`` by ``levels``
+    by ``inner``) with the levels of each part ``first[q]..first[q + 1] - 1`` (``q <= k``) merged, and
+    their own sums."""
+    for o in range(outer):
+        for q in range(k + 1):
+            target = (o * (k + 1) + q) * inner
+            source = (o * levels + first[q]) * inner
+            if first[q + 1] - first[q] == 1:
+                for i in range(inner):
+                    cells_pos[d + 1, target + i] = cells_pos[d, source + i]
+                    cells_neg[d + 1, target + i] = cells_neg[d, source + i]
+                    sums[d + 1, target + i] = sums[d, source + i]
+                continue
+            for i in range(inner):
+                merged_pos, merged_neg = 0, 0
+                for level in range(first[q + 1] - first[q]):
+                    merged_pos += cells_pos[d, source + level * inner + i]
+                    merged_neg += cells_neg[d, source + level * inner + i]
+                cells_pos[d + 1, target + i] = merged_pos
+                cells_neg[d + 1, target + i] = merged_neg
+                sums[d + 1, target + i] = _entropy(merged_pos, merged_neg, unit_pos, unit_neg, xlogx)
 
 
 @njit(cache=True, nogil=True, inline="always")
