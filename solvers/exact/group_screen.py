@@ -201,7 +201,7 @@ def _search_arrays(K, width, widest):
     """The work arrays of :func:`_screen_members` for supports of ``K`` groups of at most ``widest``
     levels, of at most ``width`` cells."""
     return (np.zeros((K + 1, width), np.int64), np.zeros((K + 1, width), np.int64),  # a node's cells at each depth
-            np.zeros((K + 1, width)), np.zeros(K + 1),  # their own sums, and their total
+            np.zeros((K + 1, width)), np.zeros(K + 1),  # their own sums (depth 0's: the group support's), and total
             np.zeros(widest + 1, np.int64),  # the first level of each part of the group merged, and one past the last
             np.zeros((K + 1, K), np.int64),  # parts of each group's levels at each depth
             np.zeros(K + 1, np.int64),  # next subset of the depth's group to try
@@ -235,9 +235,6 @@ def _screen_members(search, T, group_cells_pos, group_cells_neg, group_sums, gro
     K = T.size
     pruned = np.inf
     cells_pos, cells_neg, sums, totals, first, dims, option, chosen, used, capacity, needed = search
-    cells_pos[0] = group_cells_pos
-    cells_neg[0] = group_cells_neg
-    sums[0] = group_sums
     totals[0] = group_total
     capacity[K] = 0
     needed[K] = 0
@@ -278,7 +275,11 @@ def _screen_members(search, T, group_cells_pos, group_cells_neg, group_sums, gro
             elif t > d:
                 inner *= dims[d, t]
         dims[d + 1, d] = k + 1
-        total = _merged_total(cells_pos[d], cells_neg[d], sums[d], totals[d], first, k, outer, n_g + 1, inner,
+        if d == 0:  # (the group support's own cells, not copied)
+            source_pos, source_neg, source_sums = group_cells_pos, group_cells_neg, group_sums
+        else:
+            source_pos, source_neg, source_sums = cells_pos[d], cells_neg[d], sums[d]
+        total = _merged_total(source_pos, source_neg, source_sums, totals[d], first, k, outer, n_g + 1, inner,
                               unit_pos, unit_neg, xlogx, cutoff)
         if total >= cutoff:
             pruned = min(pruned, total)
@@ -286,7 +287,8 @@ def _screen_members(search, T, group_cells_pos, group_cells_neg, group_sums, gro
         chosen[d] = subset
         used[d + 1] = taken
         if d + 1 < K:
-            _merge(cells_pos, cells_neg, sums, d, first, k, outer, n_g + 1, inner, unit_pos, unit_neg, xlogx)
+            _merge(source_pos, source_neg, source_sums, cells_pos[d + 1], cells_neg[d + 1], sums[d + 1], first, k,
+                   outer, n_g + 1, inner, unit_pos, unit_neg, xlogx)
             totals[d + 1] = total
             d += 1
             option[d] = 0
@@ -326,28 +328,29 @@ def _merged_total(cells_pos, cells_neg, sums, total, first, k, outer, levels, in
 
 
 @njit(cache=True, nogil=True)
-def _merge(cells_pos, cells_neg, sums, d, first, k, outer, levels, inner, unit_pos, unit_neg, xlogx) -> None:
-    """Row ``d + 1`` of ``cells_pos``, ``cells_neg`` and ``sums``: row ``d``'s cells (``outer`` by ``levels``
-    by ``inner``) with the levels of each part ``first[q]..first[q + 1] - 1`` (``q <= k``) merged, and
-    their own sums."""
+def _merge(cells_pos, cells_neg, sums, into_pos, into_neg, into_sums, first, k, outer, levels, inner, unit_pos,
+           unit_neg, xlogx) -> None:
+    """``into_pos``, ``into_neg`` and ``into_sums``: the cells ``cells_pos``, ``cells_neg`` (``outer`` by
+    ``levels`` by ``inner``) with the levels of each part ``first[q]..first[q + 1] - 1`` (``q <= k``)
+    merged, and their own sums (``sums``: those of the cells given)."""
     for o in range(outer):
         for q in range(k + 1):
             target = (o * (k + 1) + q) * inner
             source = (o * levels + first[q]) * inner
             if first[q + 1] - first[q] == 1:
                 for i in range(inner):
-                    cells_pos[d + 1, target + i] = cells_pos[d, source + i]
-                    cells_neg[d + 1, target + i] = cells_neg[d, source + i]
-                    sums[d + 1, target + i] = sums[d, source + i]
+                    into_pos[target + i] = cells_pos[source + i]
+                    into_neg[target + i] = cells_neg[source + i]
+                    into_sums[target + i] = sums[source + i]
                 continue
             for i in range(inner):
                 merged_pos, merged_neg = 0, 0
                 for level in range(first[q + 1] - first[q]):
-                    merged_pos += cells_pos[d, source + level * inner + i]
-                    merged_neg += cells_neg[d, source + level * inner + i]
-                cells_pos[d + 1, target + i] = merged_pos
-                cells_neg[d + 1, target + i] = merged_neg
-                sums[d + 1, target + i] = _entropy(merged_pos, merged_neg, unit_pos, unit_neg, xlogx)
+                    merged_pos += cells_pos[source + level * inner + i]
+                    merged_neg += cells_neg[source + level * inner + i]
+                into_pos[target + i] = merged_pos
+                into_neg[target + i] = merged_neg
+                into_sums[target + i] = _entropy(merged_pos, merged_neg, unit_pos, unit_neg, xlogx)
 
 
 @njit(cache=True, nogil=True, inline="always")
