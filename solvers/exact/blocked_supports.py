@@ -50,8 +50,9 @@ same branches (its own exclusion bounds cover the supports left out).
 
 The prune level is the start incumbent's, fixed while screening (the screen's cutoff). The pairs are
 screened in a fixed spread order (a seeded permutation), so the rate of the first ones projects the
-whole pass; when it projects more than :data:`solvers.exact.blocked_pass.PROJECTION_SHARE` of the time
-left, SLIM's kind stops with no bound and the route's next step gets the time, and RiskSLIM's screens
+whole pass; when it projects more than :data:`SLIM_PROJECTION_SHARE` of the time left, SLIM's kind
+stops with no bound and the route's next step gets the time, and past
+:data:`solvers.exact.blocked_pass.PROJECTION_SHARE` of it RiskSLIM's screens
 one group at a time instead (:mod:`solvers.exact.ordered_screen`: a bound from the start, rising as the
 strongest variables are done; it stops in turn when a group's projection does not fit). With ``n_jobs`` > 1 the
 pairs are screened on that many threads (:mod:`solvers.exact.blocked_pass`). The result depends
@@ -91,6 +92,11 @@ FLOOR_SECONDS_PER_SCREEN = 0.2
 #: the screen one group at a time: a branch projected past this share of the time left is screened in
 #: parts (so that the bound rises while it runs)
 WHOLE_BRANCH_SHARE = 0.25
+#: SLIM's pass goes on while its projection stays within this share of the time left (RiskSLIM's, which
+#: the one-group-at-a-time pass follows, within :data:`~solvers.exact.blocked_pass.PROJECTION_SHARE`):
+#: SLIM's next bound on a wide 0/1 table, the sign-cover LP's, is far below the optimum, so a pass that
+#: projects to fit runs, the rest of the time left for its survivors' searches
+SLIM_PROJECTION_SHARE = 0.97
 
 
 def applies(problem: SparseLogistic) -> str | None:
@@ -216,7 +222,8 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
         return one_group_at_a_time(why) if logistic else stopped(why)
     started = time.perf_counter()
-    found = screen_pairs(bits, table, branches, size, cutoff, limits, threads)
+    found = screen_pairs(bits, table, branches, size, cutoff, limits, threads,
+                         PROJECTION_SHARE if logistic else SLIM_PROJECTION_SHARE)
     if found.stopped is not None:
         return one_group_at_a_time(found.stopped) if logistic and found.too_long else stopped(found.stopped)
     screened = time.perf_counter() - started

@@ -26,7 +26,7 @@ from formulations.base import Model
 from formulations.coefficients import CoefficientSet
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
-from solvers.exact import blocked_pass, slim_route, support_bayes_floor
+from solvers.exact import blocked_pass, blocked_supports, slim_route, support_bayes_floor
 from solvers.exact import route as route_table
 from solvers.exact.floor import bayes_floor
 from solvers.exact.support_bayes_floor import least_bayes_error
@@ -224,6 +224,36 @@ def test_the_slim_kind_proves_the_brute_force_optimum(seed):
     assert found.finished and found.model is not None, found.message
     assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
     assert best - 1e-8 <= found.bound <= best + 1e-9
+
+
+@pytest.mark.parametrize("kind", ["SLIM", "RiskSLIM"])
+def test_each_kind_screens_within_its_own_share_of_the_time_left(kind, monkeypatch):
+    """SLIM's pass may project up to ``SLIM_PROJECTION_SHARE`` of the time left (its next bound is the
+    sign-cover LP's), RiskSLIM's up to ``PROJECTION_SHARE`` (its one-group-at-a-time pass follows); with
+    either, the step proves the enumerated optimum."""
+    shares = []
+
+    def screen(bits, table, branches, size, cutoff, limits, threads, share=blocked_pass.PROJECTION_SHARE):
+        shares.append(share)
+        return blocked_pass.screen_pairs(bits, table, branches, size, cutoff, limits, threads, share)
+
+    monkeypatch.setattr(blocked_supports, "screen_pairs", screen)
+    if kind == "SLIM":
+        X, y, cs, spec, _ = _slim_case(0, "binary", d=4)
+        inst = SLIM(c0=spec.c0, coefficients=cs, max_size=2).instance(X, y)
+        best = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= 2)
+        problem, share = zero_one(inst), blocked_supports.SLIM_PROJECTION_SHARE
+    else:
+        rng = np.random.default_rng(4200)
+        X = (rng.random((60, 5)) < 0.5).astype(float)
+        y = np.where(X @ rng.normal(0, 1.5, 5) + rng.logistic(size=60) > 0.5, 1.0, -1.0)
+        inst = RiskSLIM(coef_bound=2, c0=0.01, max_size=2).instance(X, y)
+        best = _risk_brute_force(inst, lambda coef: True)
+        problem, share = SparseLogistic.from_instance(inst), blocked_pass.PROJECTION_SHARE
+    found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05)
+    assert shares == [share] and found.finished, found.message
+    assert inst.objective(Model(*found.model)) == pytest.approx(best, abs=1e-9)
+    assert blocked_pass.PROJECTION_SHARE < blocked_supports.SLIM_PROJECTION_SHARE < 1.0
 
 
 # ------------------------------------------------------------- one screen for all of RiskSLIM's multipliers
