@@ -201,8 +201,8 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     if ruled:
         search.close_relaxed(ruled[1])
     bits, table = _screen_bits(X, y, weights, free, logistic)
-    # a support's bound in objective units from its sum (loss units; weight units for SLIM's errors)
-    scale = problem.loss_cost if logistic else 1.0
+    # a support's bound in objective units from its sum (loss units; SLIM's errors: weight units); the pass's share
+    scale, share = (problem.loss_cost, PROJECTION_SHARE) if logistic else (1.0, SLIM_PROJECTION_SHARE)
     cutoff = (level - problem.offset) / scale
     total = sum(branch.count(size) for branch in branches)
     listing = BlockedListing(np.zeros(0, np.int64), free, size,
@@ -222,8 +222,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
         return one_group_at_a_time(why) if logistic else stopped(why)
     started = time.perf_counter()
-    found = screen_pairs(bits, table, branches, size, cutoff, limits, threads,
-                         PROJECTION_SHARE if logistic else SLIM_PROJECTION_SHARE)
+    found = screen_pairs(bits, table, branches, size, cutoff, limits, threads, share)
     if found.stopped is not None:
         return one_group_at_a_time(found.stopped) if logistic and found.too_long else stopped(found.stopped)
     screened = time.perf_counter() - started
