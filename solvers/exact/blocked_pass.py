@@ -13,7 +13,9 @@ spread order (a seeded permutation of every branch's pairs), and after every cal
 :data:`~solvers.exact.blocked_entropy.CALL_SUPPORTS` supports) adds its counts and survivors to the pass
 and looks at the budget: the pass stops at the deadline (or an interrupt), when it holds more
 survivors than its memory budget allows (:func:`most_held`), or when the rate so far projects the rest
-past :data:`PROJECTION_SHARE` of the time left.
+past :data:`PROJECTION_SHARE` (or the share it is given) of the time left, looked at from
+:data:`PROJECT_AFTER` seconds and :data:`PROJECT_WINDOW` of the time left at its start on (or from a
+hundredth of its supports).
 What a finished pass returns (supports listed, least pruned bound, survivors) does not depend on the
 threads; the survivors come sorted.
 """
@@ -48,8 +50,11 @@ HELD_BYTES = 48
 MEMBERS = 16
 #: the pass goes on only while its projection stays within this share of the time left
 PROJECTION_SHARE = 0.9
-#: seconds (or share of the supports) of screening before the first projection
+#: seconds of screening before the first projection (or once a hundredth of the supports is listed), and
+#: at least this share of the time left at the start: a rate over the first fraction of a second errs by
+#: half on a shared machine, and stopped a pass that would have finished
 PROJECT_AFTER = 0.5
+PROJECT_WINDOW = 0.02
 #: a support of groups takes about this many times a column support's time (2 columns per group,
 #: ``docs/benchmarks.md``): groups are listed when that many times their supports are fewer than
 #: the column supports
@@ -220,6 +225,7 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
     state = {"next": 0, "held": 0}
     timed = limits.deadline is not None
     started = time.perf_counter()
+    first_look = max(PROJECT_AFTER, PROJECT_WINDOW * limits.seconds_left()) if timed else math.inf
     most = most_held(limits.memory, bits, size, threads)
 
     def verdict() -> str | None:  # (under the lock)
@@ -229,7 +235,7 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
         if limits.expired():
             return f"screened {found.listed} of {total} supports of {size} features by the deadline"
         took = time.perf_counter() - started
-        if found.listed < total and timed and (took >= PROJECT_AFTER or found.listed >= 0.01 * total):
+        if found.listed < total and (took >= first_look or timed and found.listed >= 0.01 * total):
             if took / found.listed * (total - found.listed) > share * limits.seconds_left():
                 found.too_long = True
                 return (f"screening the {total} supports of {size} features would take about "

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import time
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ from solvers.exact import blocked_pass, blocked_supports, slim_route, support_ba
 from solvers.exact import route as route_table
 from solvers.exact.floor import bayes_floor
 from solvers.exact.support_bayes_floor import least_bayes_error
-from solvers.exact.blocked_entropy import screen_all, xlogx_table
+from solvers.exact.blocked_entropy import BAYES, screen_all, xlogx_table
 from solvers.exact.blocked_supports import applies, solve_blocked
 from solvers.exact.exclusion_listing import carries_over, exclusion_branches
 from solvers.exact.box_logistic import _cell_entropy, label_bits
@@ -376,6 +377,26 @@ def test_a_pass_on_threads_finds_what_one_thread_finds(seed, threads, monkeypatc
         assert parallel.pruned == pytest.approx(serial.pruned, abs=1e-12)
         assert np.array_equal(parallel.survivors, serial.survivors)
     assert blocked_pass.screen_memory(d, size, 10.0, threads) > blocked_pass.screen_memory(d, size, 10.0, 1)
+
+
+def test_a_pass_is_not_stopped_on_its_projection_before_its_window():
+    """A pass that cannot fit its time (10^10 supports in 60 s) stops on its projection, but not before it
+    has screened for ``PROJECT_WINDOW`` of the time left at its start (past ``PROJECT_AFTER``), unless a
+    hundredth of its supports is listed by then."""
+    rng = np.random.default_rng(7)
+    X = (rng.random((200, 300)) < 0.3).astype(float)
+    y = np.where(rng.random(200) < 0.3, 1.0, -1.0)
+    bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, np.ones(200))
+    bits = (bits_pos, int(np.sum(y > 0)), unit_pos, bits_neg, int(np.sum(y < 0)), unit_neg)
+    limits = Limits(time_limit=60.0).started()
+    window = blocked_pass.PROJECT_WINDOW * limits.seconds_left()
+    assert window > blocked_pass.PROJECT_AFTER
+    started = time.perf_counter()
+    found = blocked_pass.screen_pairs(bits, BAYES, [blocked_pass.all_pairs(300, 5)], 5, 10.0, limits, 1)
+    took = time.perf_counter() - started
+    assert found.too_long and "would take about" in found.stopped, found.stopped
+    assert took >= window or found.listed >= 0.01 * math.comb(300, 5), (took, found.listed)
+    assert took < 0.5 * 60.0
 
 
 @pytest.mark.parametrize("seed,calls", [(3, 5), (4, 40), (5, 10**6)])
