@@ -51,8 +51,8 @@ MEMBERS = 16
 #: the pass goes on only while its projection stays within this share of the time left
 PROJECTION_SHARE = 0.9
 #: seconds of screening before the first projection (or once a hundredth of the supports is listed), and
-#: at least this share of the time left at the start: a rate over the first fraction of a second errs by
-#: half on a shared machine, and stopped a pass that would have finished
+#: at least this share of the time left at the start: a rate over the first fraction of a second errs
+#: widely on a shared machine
 PROJECT_AFTER = 0.5
 PROJECT_WINDOW = 0.02
 #: a support of groups takes about this many times a column support's time (2 columns per group,
