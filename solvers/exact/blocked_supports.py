@@ -89,6 +89,10 @@ FIT_CHUNK = 4096
 #: the screen one group at a time: seconds the hull floor without the groups done may take per second
 #: of the branch it follows
 FLOOR_SECONDS_PER_SCREEN = 0.2
+#: ... all of them once the supports left project past this many times the time left at the pass's rate
+#: so far, none while they project within it, in proportion between (:meth:`_OrderedState.floor_share`;
+#: the rate of the first branches, the strongest groups', mostly overstates the rest's time)
+FLOOR_FULL_PROJECTION = 1.5
 #: the screen one group at a time: a branch projected past this share of the time left is screened in
 #: parts (so that the bound rises while it runs)
 WHOLE_BRANCH_SHARE = 0.25
@@ -301,8 +305,9 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     """The screen one group at a time (:mod:`solvers.exact.ordered_screen`), for RiskSLIM's kind when
     every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
-    without the groups done (from ``point``, then warm; not while the supports left project within the
-    time left at the pass's rate, since a floor bounds only a pass that stops), until every branch is done
+    without the groups done (from ``point``, then warm; for a share of its time that is 0 while the supports
+    left project within the time left at the pass's rate, since a floor bounds only a pass that stops,
+    :meth:`_OrderedState.floor_share`), until every branch is done
     or a limit (or a branch's projection) stops it; a branch projected past :data:`WHOLE_BRANCH_SHARE` of
     the time left is screened again in parts (:func:`_in_parts`). The
     bound is the least of the listed supports' and those floors (a branch stopped midway is under them:
@@ -337,12 +342,13 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
         done += 1
         if k == len(branches) - 1:
             state.rest_bound = math.inf
-        elif not parted and state.finishes():  # (no floor: it bounds only a pass that stops)
-            rest.exclude(free[groups[k]])
         elif not parted:  # (in parts, ``rest`` is past group k already)
-            floor = rest.without(free[groups[k]],
-                                 limits.capped(FLOOR_SECONDS_PER_SCREEN * (time.perf_counter() - screened)))
-            state.rest_bound = max(state.rest_bound, scale * floor + offset)
+            share = state.floor_share() * FLOOR_SECONDS_PER_SCREEN
+            if share == 0.0:  # (no floor while the pass projects to finish: it bounds only a pass that stops)
+                rest.exclude(free[groups[k]])
+            else:
+                floor = rest.without(free[groups[k]], limits.capped(share * (time.perf_counter() - screened)))
+                state.rest_bound = max(state.rest_bound, scale * floor + offset)
         state.parts = 0  # (the parts counted are the next branch's)
         state.report()
     lower = min(search.incumbent, search.closed_floor, state.rest_bound)
@@ -406,12 +412,17 @@ class _OrderedState:
         self.total, self.seconds = 0, 0.0  # (supports the pass lists; seconds its screens, fits and searches took)
         self.said = progress.current()
 
-    def finishes(self) -> bool:
-        """Whether the supports left project within the time left before a deadline at the rate so far (the
-        floors' time not counted: they wait then)."""
+    def floor_share(self) -> float:
+        """The share of :data:`FLOOR_SECONDS_PER_SCREEN` the next hull floor gets: with ``r`` the time the
+        supports left take at the pass's rate so far (the floors' time not counted), as a multiple of the
+        time left before the deadline, 0 for ``r <= 1`` (a floor bounds only a pass that stops), 1 from
+        :data:`FLOOR_FULL_PROJECTION` on, in proportion between; 1 without a deadline."""
         left = self.limits.seconds_left()
+        if not math.isfinite(left):
+            return 1.0
         rate = self.listed / max(self.seconds, 1e-9)
-        return math.isfinite(left) and (self.total - self.listed) / max(rate, 1e-9) <= left
+        projected = (self.total - self.listed) / max(rate, 1e-9) / max(left, 1e-9)
+        return min(max((projected - 1.0) / (FLOOR_FULL_PROJECTION - 1.0), 0.0), 1.0)
 
     def screen(self, branch, share: float = PROJECTION_SHARE) -> str:
         """Screen ``branch`` at the prune level (stopped when it projects past ``share`` of the time left),

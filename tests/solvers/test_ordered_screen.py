@@ -177,18 +177,24 @@ def test_a_pass_stopped_midway_keeps_a_bound_below_the_optimum(seed, done, monke
 
 
 def test_the_floors_wait_while_the_supports_left_project_within_the_deadline():
-    """A pass projects to finish when the supports left, at its rate so far, take at most the time
-    left; without a deadline it never does (the floors always run)."""
+    """The floors get no time while the supports left, at the pass's rate so far, take at most the time
+    left, all of it from ``FLOOR_FULL_PROJECTION`` times the time left on, in proportion between; without
+    a deadline, all of it."""
     state = blocked_supports._OrderedState(None, None, None, None, Limits(time_limit=100.0).started(), 1, 0.0)
+    full = blocked_supports.FLOOR_FULL_PROJECTION
+    assert full > 1.0
     state.total, state.listed, state.seconds = 1000, 500, 10.0  # (500 left at 50 a second: 10 s)
-    assert state.finishes()
+    assert state.floor_share() == 0.0
     state.seconds = 99.0  # (500 left at about 5 a second: 99 s)
-    assert state.finishes()
-    state.seconds = 200.0  # (500 left at 2.5 a second: 200 s)
-    assert not state.finishes()
+    assert state.floor_share() == 0.0
+    state.seconds = 200.0 * full  # (500 left: 200 * full s, past full times the time left)
+    assert state.floor_share() == 1.0
+    left = state.limits.seconds_left()
+    state.seconds = left * (1.0 + full) / 2.0  # (halfway between the time left and full times it)
+    assert state.floor_share() == pytest.approx(0.5, abs=0.01)
     state.limits = Limits.untimed().started()
     state.seconds = 10.0
-    assert not state.finishes()
+    assert state.floor_share() == 1.0
 
 
 @pytest.mark.parametrize("seed, waited", [(0, 1), (1, 2)])
@@ -201,7 +207,8 @@ def test_a_floor_after_floors_that_waited_leaves_out_every_group_done(seed, wait
     best = _optimum(inst)
     fixed = []
     answers = iter([True] * waited)  # (then False)
-    monkeypatch.setattr(blocked_supports._OrderedState, "finishes", lambda self: next(answers, False))
+    monkeypatch.setattr(blocked_supports._OrderedState, "floor_share",
+                        lambda self: 0.0 if next(answers, False) else 1.0)
     without = RestFloor.without
 
     def recording(self, columns, limits):
