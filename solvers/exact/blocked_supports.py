@@ -89,9 +89,10 @@ FIT_CHUNK = 4096
 #: the screen one group at a time: seconds the hull floor without the groups done may take per second
 #: of the branch it follows
 FLOOR_SECONDS_PER_SCREEN = 0.2
-#: ... all of them once the supports left project past this many times the time left at the pass's rate
-#: so far, none while they project within it, in proportion between (:meth:`_OrderedState.floor_share`;
-#: the rate of the first branches, the strongest groups', mostly overstates the rest's time)
+#: the screen one group at a time: the floors get all of :data:`FLOOR_SECONDS_PER_SCREEN` once the supports
+#: left project past this many times the time left at the pass's rate so far, none while they project
+#: within it, in proportion between (:meth:`_OrderedState.floor_share`; the rate of the first branches,
+#: the strongest groups', mostly overstates the rest's time)
 FLOOR_FULL_PROJECTION = 1.5
 #: the screen one group at a time: a branch projected past this share of the time left is screened in
 #: parts (so that the bound rises while it runs)
