@@ -225,7 +225,7 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
     state = {"next": 0, "held": 0}
     timed = limits.deadline is not None
     started = time.perf_counter()
-    first_look = max(PROJECT_AFTER, PROJECT_WINDOW * limits.seconds_left()) if timed else math.inf
+    first_look = max(PROJECT_AFTER, PROJECT_WINDOW * limits.seconds_left())  # (inf without a deadline)
     most = most_held(limits.memory, bits, size, threads)
 
     def verdict() -> str | None:  # (under the lock)
@@ -235,7 +235,7 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
         if limits.expired():
             return f"screened {found.listed} of {total} supports of {size} features by the deadline"
         took = time.perf_counter() - started
-        if found.listed < total and (took >= first_look or timed and found.listed >= 0.01 * total):
+        if timed and found.listed < total and (took >= first_look or found.listed >= 0.01 * total):
             if took / found.listed * (total - found.listed) > share * limits.seconds_left():
                 found.too_long = True
                 return (f"screening the {total} supports of {size} features would take about "

@@ -306,13 +306,12 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     """The screen one group at a time (:mod:`solvers.exact.ordered_screen`), for RiskSLIM's kind when
     every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
-    without the groups done (from ``point``, then warm; for a share of its time that is 0 while the supports
-    left project within the time left at the pass's rate, since a floor bounds only a pass that stops,
-    :meth:`_OrderedState.floor_share`), until every branch is done
-    or a limit (or a branch's projection) stops it; a branch projected past :data:`WHOLE_BRANCH_SHARE` of
-    the time left is screened again in parts (:func:`_in_parts`). The
-    bound is the least of the listed supports' and those floors (a branch stopped midway is under them:
-    its supports avoid the groups done before it).
+    without the groups done (from ``point``, then warm; for a share of its time that is 0 while the
+    supports left project within the time left at the pass's rate, since a floor bounds only a pass that
+    stops, :meth:`_OrderedState.floor_share`), until every branch is done or a limit (or a branch's
+    projection) stops it; a branch projected past :data:`WHOLE_BRANCH_SHARE` of the time left is screened
+    again in parts (:func:`_in_parts`). The bound is the least of the listed supports' and those floors (a
+    branch stopped midway is under them: its supports avoid the groups done before it).
     A whole pass is kept for the later fits of the call (``limits.screen``) at the least level its
     branches screened at, unless its survivors outnumber what one pass may hold
     (:data:`~solvers.exact.blocked_pass.MAX_KEPT`)."""
@@ -344,11 +343,11 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
         if k == len(branches) - 1:
             state.rest_bound = math.inf
         elif not parted:  # (in parts, ``rest`` is past group k already)
-            share = state.floor_share() * FLOOR_SECONDS_PER_SCREEN
-            if share == 0.0:  # (no floor while the pass projects to finish: it bounds only a pass that stops)
+            per_screen = state.floor_share() * FLOOR_SECONDS_PER_SCREEN  # (floor seconds per screen second)
+            if per_screen == 0.0:  # (no floor while the pass projects to finish: it bounds only a pass that stops)
                 rest.exclude(free[groups[k]])
             else:
-                floor = rest.without(free[groups[k]], limits.capped(share * (time.perf_counter() - screened)))
+                floor = rest.without(free[groups[k]], limits.capped(per_screen * (time.perf_counter() - screened)))
                 state.rest_bound = max(state.rest_bound, scale * floor + offset)
         state.parts = 0  # (the parts counted are the next branch's)
         state.report()

@@ -92,16 +92,21 @@ def test_the_screen_lists_every_support_once_and_keeps_exactly_those_below_the_c
     assert cutoff <= pruned <= least_pruned + 1e-12
 
 
+def _tiny_risk(seed: int, max_size: int):
+    """A 60-row RiskSLIM instance of 5 columns of 0/1 (points -2..2, at most ``max_size`` features)."""
+    rng = np.random.default_rng(4200 + seed)
+    X = (rng.random((60, 5)) < 0.5).astype(float)
+    y = np.where(X @ rng.normal(0, 1.5, 5) + rng.logistic(size=60) > 0.5, 1.0, -1.0)
+    return RiskSLIM(coef_bound=2, c0=0.01, max_size=max_size).instance(X, y)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_step_proves_the_brute_force_optimum(seed):
     """Tiny instances (0/1, points -2..2, at most 2-3 features): from a poor start (the empty model,
     objective 10) and from none (an objective to beat above the optimum), the step's model has the
     enumerated least objective and its bound is that, up to the gap tolerance."""
-    rng = np.random.default_rng(4200 + seed)
-    n, d = 60, 5
-    X = (rng.random((n, d)) < 0.5).astype(float)
-    y = np.where(X @ rng.normal(0, 1.5, d) + rng.logistic(size=n) > 0.5, 1.0, -1.0)
-    inst = RiskSLIM(coef_bound=2, c0=0.01, max_size=2 + seed % 2).instance(X, y)
+    inst = _tiny_risk(seed, 2 + seed % 2)
+    d = inst.X.shape[1]
     problem = SparseLogistic.from_instance(inst)
     assert applies(problem) is None
     best = _risk_brute_force(inst, lambda coef: True)
@@ -245,10 +250,7 @@ def test_each_kind_screens_within_its_own_share_of_the_time_left(kind, monkeypat
         best = _slim_brute_force(X, y, cs, spec, inst, lambda coef: np.count_nonzero(coef) <= 2)
         problem, share = zero_one(inst), blocked_supports.SLIM_PROJECTION_SHARE
     else:
-        rng = np.random.default_rng(4200)
-        X = (rng.random((60, 5)) < 0.5).astype(float)
-        y = np.where(X @ rng.normal(0, 1.5, 5) + rng.logistic(size=60) > 0.5, 1.0, -1.0)
-        inst = RiskSLIM(coef_bound=2, c0=0.01, max_size=2).instance(X, y)
+        inst = _tiny_risk(0, 2)
         best = _risk_brute_force(inst, lambda coef: True)
         problem, share = SparseLogistic.from_instance(inst), blocked_pass.PROJECTION_SHARE
     found = solve_blocked(problem, Limits.untimed(mip_rel_gap=1e-9), incumbent=best + 0.05)

@@ -206,9 +206,8 @@ def test_a_floor_after_floors_that_waited_leaves_out_every_group_done(seed, wait
     inst = _instance(seed)
     best = _optimum(inst)
     fixed = []
-    answers = iter([True] * waited)  # (then False)
-    monkeypatch.setattr(blocked_supports._OrderedState, "floor_share",
-                        lambda self: 0.0 if next(answers, False) else 1.0)
+    shares = iter([0.0] * waited)  # (then the whole share)
+    monkeypatch.setattr(blocked_supports._OrderedState, "floor_share", lambda self: next(shares, 1.0))
     without = RestFloor.without
 
     def recording(self, columns, limits):
