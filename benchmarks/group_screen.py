@@ -47,14 +47,37 @@ from timing import compile_kernels, environment, load  # noqa: E402
 SIZE = 5
 
 
-def passes(kind: str, X, y, weights, cutoff: float, column_limit: float) -> None:
-    """Both passes at ``cutoff`` (module docstring) and one line each."""
+def screened_at_the_incumbent(kind: str, X: np.ndarray, y: np.ndarray) -> tuple[tuple, float, float]:
+    """What the blocked step of ``kind`` screens on table ``(X, y)``: its data ``(X, y, weights)`` (0/1
+    columns), the cutoff it screens at (the heuristic's objective less the gap, in weight units for SLIM and
+    loss units for RiskSLIM: module docstring) and the heuristic's objective."""
+    spec = SLIM(c0=1e-4, coef_bound=5, max_size=SIZE) if kind == "SLIM" else RiskSLIM(coef_bound=5, c0=1e-6,
+                                                                                        max_size=SIZE)
+    inst = spec.instance(X, y)
+    start = CATALOG[kind.lower()].heuristic_function(inst, Limits(time_limit=30).started(), 0)
+    level = prune_level(inst.objective(start), 1e-4)
+    if kind == "SLIM":
+        problem = zero_one(inst)
+        return (problem.X, problem.y, problem.weights), level - problem.offset, inst.objective(start)
+    problem = SparseLogistic.from_instance(inst)
+    cutoff = (level - problem.offset) / problem.loss_cost
+    return (problem.data.X, problem.data.y, problem.data.weights), cutoff, inst.objective(start)
+
+
+def label_sets(kind: str, X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[tuple, np.ndarray]:
+    """The bit sets of both labels' rows as the blocked screen takes them, and the cell sums' table of
+    ``kind`` (Bayes errors for SLIM, saturated losses for RiskSLIM)."""
     bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg = label_bits(X, y > 0, weights)
     free = np.arange(X.shape[1])
     bits_pos, n_pos = _label(bits_pos, valid_pos, free)
     bits_neg, n_neg = _label(bits_neg, valid_neg, free)
-    bits = (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg)
     table = BAYES if kind == "SLIM" else xlogx_table(n_pos, n_neg, unit_pos, unit_neg)
+    return (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg), table
+
+
+def passes(kind: str, X, y, weights, cutoff: float, column_limit: float) -> None:
+    """Both passes at ``cutoff`` (module docstring) and one line each."""
+    bits, table = label_sets(kind, X, y, weights)
     total = math.comb(X.shape[1], SIZE)
     limits = Limits(time_limit=column_limit or None).started()
     t = time.perf_counter()
@@ -95,19 +118,8 @@ def main() -> None:
         X, y, said = first_fold(name)
         print(said, flush=True)
         for kind in args.kinds.split(","):
-            spec = SLIM(c0=1e-4, coef_bound=5, max_size=SIZE) if kind == "SLIM" else \
-                RiskSLIM(coef_bound=5, c0=1e-6, max_size=SIZE)
-            inst = spec.instance(X, y)
-            start = CATALOG[kind.lower()].heuristic_function(inst, Limits(time_limit=30).started(), 0)
-            level = prune_level(inst.objective(start), 1e-4)
-            if kind == "SLIM":  # the cutoffs solve_blocked screens at (weight units; loss units)
-                problem = zero_one(inst)
-                data, cutoff = (problem.X, problem.y, problem.weights), level - problem.offset
-            else:
-                problem = SparseLogistic.from_instance(inst)
-                data = (problem.data.X, problem.data.y, problem.data.weights)
-                cutoff = (level - problem.offset) / problem.loss_cost
-            print(f"  {kind}: heuristic objective {inst.objective(start):.7f}, cutoff {cutoff:.7g}", flush=True)
+            data, cutoff, objective = screened_at_the_incumbent(kind, X, y)
+            print(f"  {kind}: heuristic objective {objective:.7f}, cutoff {cutoff:.7g}", flush=True)
             passes(kind, *data, cutoff, args.column_limit)
 
 
