@@ -6,13 +6,13 @@ of the blocked step's pass over supports of groups of nested columns at the heur
 (``benchmarks/group_screen.py``: the bit sets, the cell sums' table, the cutoff, the groups) and
 draws ``--pairs`` pairs of groups at random. Each side then screens every drawn pair through
 :class:`solvers.exact.blocked_pass.GroupBranch` (members included) in its own process
-(``benchmarks/kernel_ab_worker.py``): ``--base`` from a git worktree of that revision, made for
-the run and removed after it, and this tree. The two alternate for ``--rounds`` rounds. The table
-gives the least seconds of each side, since a shared machine only ever slows a run, and their ratio.
-It also says whether both sides listed the same group supports and left the same members, so the
-ratio compares equal work. A drawn sample stands for the whole pass in proportion: a pass lists
-every pair. ``--base HEAD`` (the same kernel on both sides) shows how far the machine alone moves
-the ratio.
+(``benchmarks/kernel_ab_worker.py``): ``--base`` from a git worktree of that revision, made for the
+run and removed after it (any revision from ``37b2d8a`` on, where ``GroupBranch`` came), and this
+tree. The two alternate for ``--rounds`` rounds. The table gives the least seconds of each side,
+since a shared machine only ever slows a run, and their ratio. It also says whether both sides
+listed the same group supports and left the same members, so the ratio compares equal work. A
+drawn sample stands for the whole pass in proportion: a pass lists every pair. ``--base HEAD``
+(the same kernel on both sides) shows how far the machine alone moves the ratio.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_ab.py --base HEAD~1 --sets wide240s101 --kinds RiskSLIM
 """
