@@ -8,11 +8,12 @@ draws ``--pairs`` pairs of groups at random. Each side then screens every drawn 
 :class:`solvers.exact.blocked_pass.GroupBranch` (members included) in its own process
 (``benchmarks/kernel_ab_worker.py``): ``--base`` from a git worktree of that revision, made for the
 run and removed after it (any revision from ``37b2d8a`` on, where ``GroupBranch`` came), and this
-tree. The two alternate for ``--rounds`` rounds. The table gives the least seconds of each side,
-since a shared machine only ever slows a run, and their ratio. It also says whether both sides
-listed the same group supports and left the same members, so the ratio compares equal work. A
-drawn sample stands for the whole pass in proportion: a pass lists every pair. ``--base HEAD``
-(the same kernel on both sides) shows how far the machine alone moves the ratio.
+tree. The two alternate for ``--rounds`` rounds, each side first in every other round. The table
+gives the least seconds of each side, since a shared machine only ever slows a run, and their
+ratio. It also says whether both sides listed the same group supports and left the same members,
+so the ratio compares equal work. A drawn sample stands for the whole pass in proportion: a pass
+lists every pair. ``--base HEAD`` (the same kernel on both sides) shows how far the machine alone
+moves the ratio.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_ab.py --base HEAD~1 --sets wide240s101 --kinds RiskSLIM
 """
@@ -71,9 +72,10 @@ def run_side(tree: Path, inputs: Path) -> dict:
 def compare(base: Path, inputs: Path, rounds: int) -> str:
     """Both sides in turn for ``rounds`` rounds; one line: least seconds, their ratio, equal work."""
     runs: dict[str, list[dict]] = {"base": [], "this": []}
-    for _ in range(rounds):
-        runs["base"].append(run_side(base, inputs))
-        runs["this"].append(run_side(ROOT, inputs))
+    trees = {"base": base, "this": ROOT}
+    for round_ in range(rounds):
+        for side in ("base", "this") if round_ % 2 == 0 else ("this", "base"):  # neither side always first
+            runs[side].append(run_side(trees[side], inputs))
     least = {side: min(run["seconds"] for run in done) for side, done in runs.items()}
     first = {side: done[0] for side, done in runs.items()}
     same = all(first["base"][key] == first["this"][key] for key in ("listed", "members", "digest"))
