@@ -55,13 +55,14 @@ def screened_at_the_incumbent(kind: str, X: np.ndarray, y: np.ndarray) -> tuple[
                                                                                         max_size=SIZE)
     inst = spec.instance(X, y)
     start = CATALOG[kind.lower()].heuristic_function(inst, Limits(time_limit=30).started(), 0)
-    level = prune_level(inst.objective(start), 1e-4)
+    objective = inst.objective(start)
+    level = prune_level(objective, 1e-4)
     if kind == "SLIM":
         problem = zero_one(inst)
-        return (problem.X, problem.y, problem.weights), level - problem.offset, inst.objective(start)
+        return (problem.X, problem.y, problem.weights), level - problem.offset, objective
     problem = SparseLogistic.from_instance(inst)
     cutoff = (level - problem.offset) / problem.loss_cost
-    return (problem.data.X, problem.data.y, problem.data.weights), cutoff, inst.objective(start)
+    return (problem.data.X, problem.data.y, problem.data.weights), cutoff, objective
 
 
 def label_sets(kind: str, X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[tuple, np.ndarray]:

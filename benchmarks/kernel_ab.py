@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from certify_all import first_fold  # noqa: E402
 from group_screen import label_sets, screened_at_the_incumbent  # noqa: E402
+from solvers.exact.blocked_pass import all_pairs  # noqa: E402
 from solvers.exact.group_screen import GROUP_COLUMNS, groups_of  # noqa: E402
 from solvers.exact.nested_columns import nested_chains  # noqa: E402
 from timing import environment  # noqa: E402
@@ -50,11 +51,11 @@ def save_inputs(path: Path, kind: str, X: np.ndarray, y: np.ndarray, pairs: int,
     d = data[0].shape[1]
     start, columns = groups_of(nested_chains(data[0], np.arange(d)), d, GROUP_COLUMNS)
     groups = start.size - 1
-    every = np.array([(a, b) for b in range(1, groups - SIZE + 2) for a in range(b)], np.int64)
+    every = all_pairs(groups, SIZE).pairs  # (the pairs of first groups, as the group pass lists them)
     drawn = every[np.sort(np.random.default_rng(seed).choice(every.shape[0], min(pairs, every.shape[0]),
                                                              replace=False))]
     np.savez(path, bits_pos=bits_pos, n_pos=n_pos, unit_pos=unit_pos, bits_neg=bits_neg, n_neg=n_neg,
-             unit_neg=unit_neg, table=table, start=start, columns=columns, pairs=drawn, cutoff=cutoff)
+             unit_neg=unit_neg, table=table, start=start, columns=columns, pairs=drawn, cutoff=cutoff, size=SIZE)
     return (f"  {kind}: heuristic objective {objective:.7f}, cutoff {cutoff:.7g}; {groups} groups, "
             f"{drawn.shape[0]} of {every.shape[0]} pairs drawn")
 

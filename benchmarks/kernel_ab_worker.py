@@ -5,8 +5,9 @@
 Imports the solver from ``<tree>`` (a clone or worktree of some revision), screens every pair of
 groups saved in ``<inputs.npz>`` through :class:`solvers.exact.blocked_pass.GroupBranch` (each call
 to the end of its pair, members included), the first pair once untimed (the kernels compiled or
-loaded), then all of them timed, and prints one JSON line: ``seconds``, ``listed`` (group supports), ``members`` (column
-supports left) and ``digest`` (of the members, sorted: equal digests, equal results).
+loaded), then all of them timed, at the support size saved with them, and prints one JSON line:
+``seconds``, ``listed`` (group supports), ``members`` (column supports left) and ``digest`` (of the
+members, sorted: equal digests, equal results).
 """
 from __future__ import annotations
 
@@ -20,19 +21,17 @@ import numpy as np  # noqa: E402
 
 from solvers.exact.blocked_pass import MAX_SURVIVORS, GroupBranch  # noqa: E402
 
-SIZE = 5
 
-
-def screen_all(branch: GroupBranch, bits: tuple, table: np.ndarray, pairs: np.ndarray,
+def screen_all(branch: GroupBranch, bits: tuple, table: np.ndarray, pairs: np.ndarray, size: int,
                cutoff: float) -> tuple[int, np.ndarray]:
-    """Group supports listed and the members left, over every pair of ``pairs``."""
-    out = np.empty((MAX_SURVIVORS, SIZE), np.int64)
+    """Group supports of ``size`` groups listed and the members left, over every pair of ``pairs``."""
+    out = np.empty((MAX_SURVIVORS, size), np.int64)
     listed, members = 0, []
     for a, b in pairs.tolist():
-        for count, rows, _ in branch.screen(bits, table, a, b, SIZE, cutoff, out):
+        for count, rows, _ in branch.screen(bits, table, a, b, size, cutoff, out):
             listed += count
             members.append(rows)
-    return listed, np.concatenate(members) if members else np.zeros((0, SIZE), np.int64)
+    return listed, np.concatenate(members) if members else np.zeros((0, size), np.int64)
 
 
 def main() -> None:
@@ -40,10 +39,10 @@ def main() -> None:
     bits = (saved["bits_pos"], int(saved["n_pos"]), float(saved["unit_pos"]), saved["bits_neg"], int(saved["n_neg"]),
             float(saved["unit_neg"]))
     branch = GroupBranch(saved["start"], saved["columns"], saved["pairs"])
-    table, pairs, cutoff = saved["table"], saved["pairs"], float(saved["cutoff"])
-    screen_all(branch, bits, table, pairs[:1], cutoff)
+    table, pairs, size, cutoff = saved["table"], saved["pairs"], int(saved["size"]), float(saved["cutoff"])
+    screen_all(branch, bits, table, pairs[:1], size, cutoff)
     began = time.perf_counter()
-    listed, members = screen_all(branch, bits, table, pairs, cutoff)
+    listed, members = screen_all(branch, bits, table, pairs, size, cutoff)
     seconds = time.perf_counter() - began
     members = members[np.lexsort(members.T[::-1])] if members.size else members
     print(json.dumps({"seconds": seconds, "listed": listed, "members": int(members.shape[0]),

@@ -50,10 +50,10 @@ HELD_BYTES = 48
 MEMBERS = 16
 #: the pass goes on only while its projection stays within this share of the time left
 PROJECTION_SHARE = 0.9
-#: seconds of screening before the first projection (or once a hundredth of the supports is listed), and
-#: at least this share of the time left at the start: a rate over the first fraction of a second errs
-#: widely on a shared machine
+#: least seconds of screening before the first projection (or once a hundredth of the supports is listed):
+#: a rate over the first fraction of a second errs widely on a shared machine
 PROJECT_AFTER = 0.5
+#: and least share of the time left at the pass's start before it (the larger of the two counts)
 PROJECT_WINDOW = 0.02
 #: a support of groups takes about this many times a column support's time (2 columns per group,
 #: ``docs/benchmarks.md``): groups are listed when that many times their supports are fewer than
