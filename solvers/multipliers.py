@@ -110,11 +110,14 @@ class MultiplierFit:
         the status is its own fit's)."""
         if self.fit is None:
             return {"multiplier": self.multiplier, "objective": math.nan, "bound": self.bound, "gap": math.inf,
-                    "status": "skipped", "objective_limit": self.objective_limit, "seconds": 0.0}
+                    "status": "skipped", "objective_limit": self.objective_limit, "seconds": 0.0,
+                    "projected_seconds": math.nan}
+        projection = self.fit.projection
         return {"multiplier": self.multiplier, "objective": self.fit.objective, "bound": self.bound,
                 "gap": relative_gap(self.fit.objective, self.bound) if self.fit.model is not None else self.fit.gap,
                 "status": self.fit.status.value, "objective_limit": self.objective_limit,
-                "seconds": self.setup_seconds + self.fit.times.get("total", math.nan)}
+                "seconds": self.setup_seconds + self.fit.times.get("total", math.nan),
+                "projected_seconds": math.nan if projection is None else self.setup_seconds + projection.finish}
 
 
 def check_multipliers(multiplier: Any) -> tuple[float, ...]:

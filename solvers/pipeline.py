@@ -31,7 +31,7 @@ import numpy as np
 
 from formulations.base import Instance, Model
 from solvers.catalog import entry_for
-from solvers.exact.route import StepRecord, preferred, run_route
+from solvers.exact.route import Projection, StepRecord, preferred, projected_finish, run_route
 from solvers.exact.support_workers import start_workers
 from solvers.feasibility import FEASIBILITY_TOL, violation
 from solvers.heuristics.ray_rounding import round_along_ray
@@ -64,6 +64,9 @@ class Fit:
     times : seconds per phase (``build``, ``heuristic``, ``solve``, ``total``).
     message : what happened, in words (rejected starts, which model was kept).
     steps : for a fit by an exact route, what became of each step (ran, or why not).
+    projection : for an unproven fit by an exact route, when its proof would end by the projection of
+        the step that stopped short of it (:func:`solvers.exact.route.projected_finish`; None: proven,
+        or no step projected one).
     """
 
     method: str
@@ -77,6 +80,10 @@ class Fit:
     times: Mapping[str, float] = field(default_factory=dict)
     message: str = ""
     steps: tuple[StepRecord, ...] = ()
+
+    @property
+    def projection(self) -> Projection | None:
+        return None if self.status == Status.OPTIMAL else projected_finish(self.steps)
 
     def summary(self) -> dict[str, Any]:
         """Flat dict for tables."""

@@ -5,7 +5,9 @@ are thin presets of it (skglm's ``GeneralizedLinearEstimator`` pattern).
 method of :func:`solvers.pipeline.run` within one wall-clock budget and keeps the result:
 ``coef_``, ``intercept_`` (the model), ``fit_`` (the pipeline's :class:`~solvers.pipeline.Fit`),
 ``result_`` (the backend's own account), ``status_`` / ``gap_`` / ``objective_`` / ``bound_``
-(the certificate on the true objective), ``program_`` (the program solved) and ``scorecard_``.
+(the certificate on the true objective), ``projection_`` (an unproven exact fit: when its proof would
+end, :attr:`solvers.pipeline.Fit.projection`; else None), ``program_`` (the program solved) and
+``scorecard_``.
 Prediction (``predict``) is scikit-learn's ``LinearClassifierMixin``: the positive class where
 ``decision_function(X) = X . coef_ + intercept_ > 0``.
 
@@ -212,6 +214,7 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         self.objective_ = fit.objective
         self.bound_ = fit.bound
         self.fit_info_ = dict(getattr(instance, "info", {}), times=dict(fit.times), message=fit.message)
+        self.projection_ = fit.projection
 
     @property
     def program_(self):
@@ -254,6 +257,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         """Card notes: how the model was found, and the operational constraints it obeys (checked)."""
         notes = [f"{self.fit_.method} ({self.result_.backend if self.result_ is not None else 'heuristic'}): "
                  f"status={self.status_} objective={self.objective_:.6g} bound={self.bound_:.6g} gap={self.gap_:.3g}"]
+        if self.projection_ is not None:
+            notes.append(self.projection_.sentence())
         constraints = getattr(self.instance_.spec, "constraints", ())
         if constraints:
             check = getattr(self.instance_, "constraint_violation", None)

@@ -89,11 +89,13 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         divided by ``multiplier_``.
     multiplier_ : the multiplier of the model (the one kept when several were given).
     multipliers_ : DataFrame, one row per multiplier tried: objective, bound, gap, status (each its
-        own certificate), objective_limit (the objective it had to beat), seconds.
+        own certificate), objective_limit (the objective it had to beat), seconds, projected_seconds
+        (unproven: when its proof would end by its steps' projection, its set-up included; nan: none).
+        ``projection_`` is None with several multipliers.
     risk_table_ : DataFrame, every attainable total score -> predicted risk, observed rate, count.
     calibration_ : :class:`milpscore.cards.risk_table.Calibration` on the training data (curve, ECE).
     scorecard_ : points table with the risk table in its notes.
-    status_, gap_, objective_, bound_, fit_, result_ : the certificate (see the generic estimator).
+    status_, gap_, objective_, bound_, fit_, result_, projection_ : the certificate (see the generic estimator).
     """
 
     _card_title = "Risk score"
@@ -154,6 +156,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         if len(multipliers) > 1:  # the certificate over the points and every multiplier listed
             status, self.gap_, self.bound_ = certificate(path, self.mip_rel_gap)
             self.status_ = status.value
+            self.projection_ = None  # (each multiplier's own, in ``multipliers_``: one fit's would mislead)
         Xd = self._validated(X)
         events = (encode_labels(y, pos_label=self.pos_label)[0] > 0).astype(float)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)

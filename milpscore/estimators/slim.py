@@ -86,7 +86,7 @@ class SLIMClassifier(IntegerLinearClassifier):
 
     Attributes
     ----------
-    coef_, intercept_, classes_, fit_, result_, status_, gap_, objective_, bound_, scorecard_,
+    coef_, intercept_, classes_, fit_, result_, status_, gap_, objective_, bound_, projection_, scorecard_,
     relaxed_fit_, fit_info_ (``n_rows_kept``, ``epsilon``, times, ...).
     """
 

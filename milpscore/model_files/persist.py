@@ -52,6 +52,7 @@ def model_to_dict(estimator: Any, preprocessor: ThresholdBinarizer | None = None
     prep = binner if binner is not None else preprocessor
     card = estimator.scorecard_
     fit = getattr(estimator, "fit_", None)
+    projection = getattr(estimator, "projection_", None)
     features = (list(getattr(estimator, "feature_names_in_", [])) if binner is None
                 else [f"bin {k}" for k in range(len(estimator.coef_))])
     if binner is None and not features:
@@ -74,7 +75,9 @@ def model_to_dict(estimator: Any, preprocessor: ThresholdBinarizer | None = None
         "solver": None if fit is None else {"method": fit.method, "status": fit.status.value,
                                             "objective": _plain(fit.objective), "bound": _plain(fit.bound),
                                             "gap": _plain(fit.gap), "message": fit.message,
-                                            "times": _plain(dict(fit.times))},
+                                            "times": _plain(dict(fit.times)),
+                                            "projected_time_limit": None if projection is None
+                                            else projection.finish},
     }
     return out
 

@@ -200,14 +200,16 @@ def plain_branch(X: np.ndarray, size: int) -> Branch | GroupBranch:
 @dataclass
 class Pass:
     """What a pass found: supports listed, least bound of the pruned ones (inf: none), the survivors
-    (rows of the bit sets, each row ascending, rows sorted), why it stopped (None: it finished) and
-    whether that was its projection (the rest would not fit the time left)."""
+    (rows of the bit sets, each row ascending, rows sorted), why it stopped (None: it finished),
+    whether that was its projection (the rest would not fit the time left), and the seconds the whole
+    pass projected at its rate when its projection or the deadline stopped it (nan: otherwise)."""
 
     listed: int = 0
     pruned: float = math.inf
     survivors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
     stopped: str | None = None
     too_long: bool = False
+    projected: float = math.nan
 
 
 def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, cutoff: float, limits: Limits,
@@ -232,12 +234,13 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
         if state["held"] > most:
             return (f"more than {most} supports of {size} features (what the memory budget holds) pass the screen "
                     f"at the incumbent")
-        if limits.expired():
-            return f"screened {found.listed} of {total} supports of {size} features by the deadline"
         took = time.perf_counter() - started
+        if limits.expired():
+            found.projected = took / found.listed * total if found.listed else math.nan
+            return f"screened {found.listed} of {total} supports of {size} features by the deadline"
         if timed and found.listed < total and (took >= first_look or found.listed >= 0.01 * total):
             if took / found.listed * (total - found.listed) > share * limits.seconds_left():
-                found.too_long = True
+                found.too_long, found.projected = True, took / found.listed * total
                 return (f"screening the {total} supports of {size} features would take about "
                         f"{took / found.listed * total:.0f} s, more than the {max(limits.seconds_left(), 0.0):.0f} s left")
         return None

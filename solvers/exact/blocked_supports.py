@@ -163,6 +163,13 @@ def _screen_bits(X: np.ndarray, y: np.ndarray, weights: np.ndarray, free: np.nda
     return (bits_pos, n_pos, unit_pos, bits_neg, n_neg, unit_neg), table
 
 
+def _stopped(search: Search, reason: str, projected: float = math.nan) -> Enumeration:
+    """The step's result when it stops before its bound: its incumbent, no bound, ``reason``, and the
+    seconds its work projected from its start (nan: not known)."""
+    return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes, f"stopped: {reason}",
+                       projected=projected)
+
+
 def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,
                   incumbent: float = math.inf, point: tuple[np.ndarray, float] | None = None,
                   ordered: bool = False) -> Enumeration:
@@ -176,12 +183,9 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
                                                                        float(start[1])), limits.mip_rel_gap)
 
-    def stopped(reason: str) -> Enumeration:
-        return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes, f"stopped: {reason}")
-
     level = search.prune_level()
     if not math.isfinite(level):
-        return stopped("no incumbent to screen against")
+        return _stopped(search, "no incumbent to screen against")
     logistic = isinstance(problem, SparseLogistic)
     X, y, weights = (problem.data.X, problem.data.y, problem.data.weights) if logistic else \
         (problem.X, problem.y, problem.weights)
@@ -225,11 +229,13 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     if total * FASTEST > limits.seconds_left():
         why = (f"screening the {total} supports of {size} features would take more than the "
                f"{max(limits.seconds_left(), 0.0):.0f} s left, even at {FASTEST * 1e9:.0f} ns each")
-        return one_group_at_a_time(why) if logistic else stopped(why)
+        return one_group_at_a_time(why) if logistic else \
+            _stopped(search, why, time.perf_counter() - t0 + total * FASTEST)
     started = time.perf_counter()
     found = screen_pairs(bits, table, branches, size, cutoff, limits, threads, share)
     if found.stopped is not None:
-        return one_group_at_a_time(found.stopped) if logistic and found.too_long else stopped(found.stopped)
+        return one_group_at_a_time(found.stopped) if logistic and found.too_long else \
+            _stopped(search, found.stopped, started - t0 + found.projected)
     screened = time.perf_counter() - started
     search.close_relaxed(scale * found.pruned + problem.offset)
     held = found.survivors.shape[0]
@@ -249,9 +255,6 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
                   logistic: bool, X, y, weights, said: str) -> Enumeration:
     """Bound the supports the screen left (``survivors``, feature indices) and search those below the
     prune level within ``limits`` (module docstring, steps 1-3)."""
-    def stopped(reason: str) -> Enumeration:
-        return Enumeration(search.model, search.incumbent, -math.inf, False, search.nodes, f"stopped: {reason}")
-
     node_limit = limits.node_limit
     if logistic:
         bound = problem.bounder()
@@ -263,7 +266,7 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
     bounds = np.zeros(0)
     for i in range(0, survivors.shape[0], FIT_CHUNK):
         if limits.expired():
-            return stopped(f"fitted {i} of the {survivors.shape[0]} supports the screen left by the deadline")
+            return _stopped(search, f"fitted {i} of the {survivors.shape[0]} supports the screen left by the deadline")
         b, _ = bound(survivors[i:i + FIT_CHUNK], level)
         bounds = np.append(bounds, b)
     low = bounds < level
@@ -364,7 +367,7 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
                                                  else "") + "), "
             + ("every support screened" if finished else f"stopped ({stop})") + f"{rest_said}, {search.nodes} nodes")
     return Enumeration(search.model, search.incumbent, lower, finished, search.nodes, said,
-                       search.relaxed(state.rest_bound))
+                       search.relaxed(state.rest_bound), math.nan if finished else state.projected())
 
 
 def _in_parts(state: "_OrderedState", rest: RestFloor, branch, groups: list[np.ndarray], k: int,
@@ -411,6 +414,12 @@ class _OrderedState:
         self.parts, self.too_long, self.floor_iterations = 0, False, 0
         self.total, self.seconds = 0, 0.0  # (supports the pass lists; seconds its screens, fits and searches took)
         self.said = progress.current()
+
+    def projected(self) -> float:
+        """Seconds from the step's start to the end of the pass at its rate so far (nan: none listed)."""
+        if not self.listed:
+            return math.nan
+        return time.perf_counter() - self.t0 + (self.total - self.listed) * self.seconds / self.listed
 
     def floor_share(self) -> float:
         """The share of :data:`FLOOR_SECONDS_PER_SCREEN` the next hull floor gets: with ``r`` the time the

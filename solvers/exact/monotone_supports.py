@@ -142,7 +142,8 @@ REFINED_AT_ONCE = 10**5
 @dataclass(frozen=True)
 class MonotoneSupports:
     """The best model found (None if none beat the start), its objective, the bound (the objective
-    when finished, else ``-inf``), whether every orthant was screened or searched, and the counts."""
+    when finished, else ``-inf``), whether every orthant was screened or searched, the counts, and,
+    stopped by its projection or a time limit, the seconds its screen projected (nan: otherwise)."""
 
     coef: np.ndarray | None
     intercept: float
@@ -153,6 +154,7 @@ class MonotoneSupports:
     searched: int
     seconds: float
     reason: str | None = None
+    projected: float = math.nan
 
     @property
     def message(self) -> str:
@@ -601,10 +603,11 @@ class _Search:
         i = int(rng.choice(f, p=weight / weight.sum()))
         return np.sort(np.append(rng.choice(free[:i], before, replace=False), free[i])).astype(np.int64)
 
-    def result(self, finished: bool, bound: float, seconds: float, message: str | None = None) -> MonotoneSupports:
+    def result(self, finished: bool, bound: float, seconds: float, message: str | None = None,
+               projected: float = math.nan) -> MonotoneSupports:
         offset = self.problem.offset
         return MonotoneSupports(self.coef, self.intercept, self.best + offset, bound + offset, finished,
-                                self.orthants, self.searched, seconds, message)
+                                self.orthants, self.searched, seconds, message, projected)
 
 
 def fewest_values_first(problem: ZeroOneProgram) -> np.ndarray:
@@ -654,13 +657,16 @@ def _monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float
     if projected > slack * left and not (partial and first <= left):
         return search.result(False, -math.inf, time.perf_counter() - t0,
                              f"not finished: its screen would take about {projected:.3g} s, its first pass "
-                             f"{first:.3g} s (timed on a sample)")
+                             f"{first:.3g} s (timed on a sample)", projected)
+
+    def timed_out() -> float:  # (the projection, when a time limit stopped it short of it; nan at a memory stop)
+        return projected if limits.expired() and projected > time.perf_counter() - t0 else math.nan
     if not search.run(_units(problem.free, search.k), lambda scratch, unit: search.screen_unit(scratch, unit, limits),
                       threads):
-        return search.result(False, -math.inf, time.perf_counter() - t0)
+        return search.result(False, -math.inf, time.perf_counter() - t0, projected=timed_out())
     search.report = progress.current()
     if not search.run(range(max(threads, 1)), lambda scratch, _: search.search_left(limits, scratch=scratch), threads):
         return search.result(False, search.bound, time.perf_counter() - t0,
                              "screened; stopped in the refinement and search of the orthants left (bound: the "
-                             "least left)")
+                             "least left)", timed_out())
     return search.result(True, search.best, time.perf_counter() - t0)

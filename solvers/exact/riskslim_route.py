@@ -65,7 +65,8 @@ def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, no
     found = solve_blocked(SparseLogistic.from_instance(instance), limits, point=instance.continuous_fit(),
                           **best.search_start())
     model = None if found.model is None else Model(*found.model)
-    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message, relaxed=found.relaxed)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message, relaxed=found.relaxed,
+                   projected=found.projected)
 
 
 # -------------------------------------------------------------------------- supports
@@ -99,7 +100,8 @@ def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     found = enumerate_supports(SparseLogistic.from_instance(instance), limits, **best.search_start())
     model = None if found.model is None else Model(*found.model)
-    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message,
+                   projected=found.projected)
 
 
 # ----------------------------------------------------------------------------------- floors

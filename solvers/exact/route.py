@@ -82,8 +82,10 @@ class Incumbent:
 class Outcome:
     """What one step returns: a model (checked by the route), a bound valid for every model of the
     instance (objective units; ``-inf``: none), whether it proved that no model exists, its
-    branch-and-bound nodes, a sentence, notes for later steps, and a bound valid for every real model
-    of the box (``relaxed``, module docstring; ``-inf``: none; a step that ``relaxes`` need not set it)."""
+    branch-and-bound nodes, a sentence, notes for later steps, a bound valid for every real model
+    of the box (``relaxed``, module docstring; ``-inf``: none; a step that ``relaxes`` need not set it),
+    and, when it stopped short of its proof, the seconds its whole work projected from its start
+    (``projected``; nan: not known or finished)."""
 
     model: Model | None = None
     bound: float = -math.inf
@@ -92,6 +94,7 @@ class Outcome:
     message: str = ""
     notes: Mapping[str, Any] = field(default_factory=dict)
     relaxed: float = -math.inf
+    projected: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,8 @@ class Step:
 class StepRecord:
     """What became of one row: ``ran`` with its seconds, or the reason it was skipped; ``relaxed``: its
     bound on the real models of the box (its own bound when the row ``relaxes``, else its outcome's
-    ``relaxed``)."""
+    ``relaxed``); ``started``: the fit's elapsed seconds when it started; ``share``: the row's share of
+    the time left; ``projected``: its outcome's."""
 
     step: str
     ran: bool
@@ -123,6 +127,9 @@ class StepRecord:
     objective: float = math.inf
     message: str = ""
     relaxed: float = -math.inf
+    started: float = 0.0
+    share: float = 1.0
+    projected: float = math.nan
 
     def __str__(self) -> str:
         if not self.ran:
@@ -211,7 +218,7 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
         if reason is not None:
             records.append(StepRecord(step.name, False, reason))
             continue
-        started = time.perf_counter()
+        started, at = time.perf_counter(), limits.elapsed()
         try:
             with _folded(progress.current(), limits, best.objective, bound):
                 out = step.run(instance, best, limits.share(step.share), notes)
@@ -227,7 +234,8 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
         notes.update(out.notes)
         records.append(StepRecord(step.name, True, seconds=time.perf_counter() - started, bound=out.bound,
                                   objective=best.objective, message=out.message,
-                                  relaxed=out.bound if step.relaxes else out.relaxed))
+                                  relaxed=out.bound if step.relaxes else out.relaxed, started=at,
+                                  share=step.share, projected=out.projected))
         report = progress.current()
         if report is not None:
             report(limits.elapsed(), best.objective, bound, math.nan)
@@ -247,6 +255,40 @@ def relaxation_bound(records: tuple[StepRecord, ...]) -> float:
     rows that relax, and what the others closed by relaxations): a lower bound on the objective of every
     real model of the instance's box (``-inf``: none)."""
     return max((r.relaxed for r in records if r.ran), default=-math.inf)
+
+
+@dataclass(frozen=True)
+class Projection:
+    """When an unproven fit's proof would end by its steps' own projections: ``step`` (a route row's
+    name, which may take ``share`` of the time left) stopped short of its proof after starting at
+    ``started`` seconds into the fit, its whole work projected at ``seconds``; ``finish`` is the time
+    limit at which its share would hold that work (``started + seconds / share``). A projection, not a
+    promise: it times a sample (errs both ways) and leaves out what follows the projected work (e.g.
+    the search of what a screen leaves)."""
+
+    step: str
+    started: float
+    seconds: float
+    share: float = 1.0
+
+    @property
+    def finish(self) -> float:
+        return self.started + self.seconds / self.share
+
+    def sentence(self) -> str:
+        """The card's note: the time limit at which the step would end its work."""
+        share = "" if self.share == 1.0 else f", and it takes {self.share:.0%} of the time left"
+        return (f"not proven: the {self.step} step projected about {self.seconds:,.0f} s for its work "
+                f"(started {self.started:,.0f} s into the fit{share}), so a time limit of about "
+                f"{self.finish:,.0f} s or more may prove it")
+
+
+def projected_finish(records: tuple[StepRecord, ...]) -> Projection | None:
+    """The earliest end among the rows that stopped short of their proof with a projection (None:
+    no row projected one)."""
+    ends = [Projection(r.step, r.started, r.projected, r.share) for r in records
+            if r.ran and r.share > 0 and math.isfinite(r.projected)]
+    return min(ends, key=lambda p: p.finish, default=None)
 
 
 def _folded(report, limits: Limits, objective: float, bound: float):

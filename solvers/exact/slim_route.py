@@ -99,7 +99,8 @@ def _blocked_applies(instance: SLIMInstance, limits: Limits) -> str | None:
 def _run_blocked(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     found = solve_blocked(zero_one(instance), limits, **best.search_start())
     model = None if found.model is None else Model(*found.model)
-    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message,
+                   projected=found.projected)
 
 
 # ------------------------------------------------------------------ least Bayes error over supports
@@ -193,7 +194,8 @@ def _bayes_memory(instance: SLIMInstance, limits: Limits) -> float:
 def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     found = enumerate_supports(zero_one(instance), limits, **best.search_start())
     model = None if found.model is None else Model(*found.model)
-    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message)
+    return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message,
+                   projected=found.projected)
 
 
 # ------------------------------------------------------------- orthants with monotone bounds
@@ -246,7 +248,7 @@ def _run_monotone(instance: SLIMInstance, best: Incumbent, limits: Limits, notes
                               slack=1.0 if boxes or wide else MONOTONE_SLACK,
                               threads=_monotone_threads(instance, limits), partial=not boxes)
     model = None if found.coef is None else Model(found.coef, found.intercept)
-    return Outcome(model=model, bound=found.bound, message=found.message)
+    return Outcome(model=model, bound=found.bound, message=found.message, projected=found.projected)
 
 
 # -------------------------------------------------------------------------------- box search

@@ -104,7 +104,9 @@ class Enumeration:
     of the sizes it had not finished; ``-inf`` when it gave up before listing any), whether it
     finished, and its account; ``relaxed``: a bound on every *real* model of the box (points anywhere
     in their ranges, at most ``max_size`` non-zero), from the screens, box fits and floors alone, not
-    the searches (``-inf``: not known; :func:`solvers.exact.route.relaxation_bound`)."""
+    the searches (``-inf``: not known; :func:`solvers.exact.route.relaxation_bound`); ``projected``: when
+    it stopped on a projection of its work (or at the deadline with its rate known), the seconds from
+    its start that work projected (nan: otherwise)."""
 
     model: tuple[np.ndarray, float] | None
     objective: float
@@ -113,6 +115,7 @@ class Enumeration:
     nodes: int
     message: str
     relaxed: float = -math.inf
+    projected: float = math.nan
 
 
 def enumerate_supports(problem, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,
@@ -146,7 +149,12 @@ def enumerate_supports(problem, limits: Limits, *, start: tuple[np.ndarray, floa
 
 
 class _GiveUp(Exception):
-    """The enumeration stops at once with its incumbent and no bound (the reason in the message)."""
+    """The enumeration stops at once with its incumbent and no bound (the reason in the message; the
+    seconds from its start its work projected, when a projection stopped it)."""
+
+    def __init__(self, reason: str, projected: float = math.nan) -> None:
+        super().__init__(reason)
+        self.projected = projected
 
 
 class _Kept:
@@ -196,6 +204,10 @@ class _Enumeration:
     def left(self) -> float:
         return self.limits.seconds_left()
 
+    def since_start(self, projected: float) -> float:
+        """Seconds from this run's start to the end of work projected to take ``projected`` more."""
+        return time.perf_counter() - self.t0 + projected
+
     def fits(self, projected: float) -> bool:
         """Whether work projected to take ``projected`` seconds fits the time left."""
         return projected <= route.ENUMERATION.projection_share * self.left()
@@ -206,7 +218,8 @@ class _Enumeration:
         except _GiveUp as stop:
             search = self.search
             lower = min(search.incumbent, search.closed_floor, self.open_floor, self.unfinished)
-            return Enumeration(search.model, search.incumbent, lower, False, search.nodes, f"stopped: {stop}")
+            return Enumeration(search.model, search.incumbent, lower, False, search.nodes, f"stopped: {stop}",
+                               projected=stop.projected)
 
     def _run(self) -> Enumeration:
         problem, search = self.problem, self.search
@@ -261,7 +274,7 @@ class _Enumeration:
             share = route.ENUMERATION.projection_share * self.left() * self.workers
             projected = sampled_rate(self.bound, lister, level, share) * lister.total / self.workers
             if not self.fits(projected):
-                raise _GiveUp(too_long(lister, projected, self.limits))
+                raise _GiveUp(too_long(lister, projected, self.limits), self.since_start(projected))
         stopped = self._bound_here(lister, kept, level, least, sampled, known is not None)
         if not stopped and lister.listed < lister.total:
             stopped = self._bound_on_workers(lister, kept, level, least, started)
@@ -293,7 +306,7 @@ class _Enumeration:
                         (listed_now >= PROJECTION_CHUNK or took > 0.1 * self.left()):
                     projected = took * (lister.total - lister.listed) / listed_now / self.workers
                     if not self.fits(projected):
-                        raise _GiveUp(too_long(lister, projected, self.limits))
+                        raise _GiveUp(too_long(lister, projected, self.limits), self.since_start(projected))
         return False
 
     def _bound_on_workers(self, lister, kept: _Kept, level: float, least: float, started: float) -> bool:
@@ -338,7 +351,7 @@ class _Enumeration:
                 if math.isfinite(unfinished) or not self.fits(projected):
                     raise _GiveUp(f"searching the {ahead + 1} supports of {lister.r + lister.forced.size} "
                                   f"features below the incumbent one by one would not fit the "
-                                  f"{max(self.left(), 0.0):.0f} s left")
+                                  f"{max(self.left(), 0.0):.0f} s left", self.since_start(projected))
             if math.isfinite(unfinished):
                 rest = bounds[order[position + 1:]]
                 self.open_floor = min(self.open_floor, unfinished, float(rest.min()) if rest.size else math.inf)
@@ -360,7 +373,8 @@ class _Enumeration:
             if not self.fits(projected):
                 raise _GiveUp(f"bounding the {count} supports of {ahead[0].r + ahead[0].forced.size} to "
                               f"{ahead[-1].r + ahead[-1].forced.size} features would take about "
-                              f"{projected:.0f} s, more than the {max(self.left(), 0.0):.0f} s left")
+                              f"{projected:.0f} s, more than the {max(self.left(), 0.0):.0f} s left",
+                              self.since_start(projected))
 
     def _result(self, listers: list) -> Enumeration:
         search, problem = self.search, self.problem

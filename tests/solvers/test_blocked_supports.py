@@ -396,7 +396,8 @@ def test_a_pass_is_not_stopped_on_its_projection_before_its_window():
     started = time.perf_counter()
     found = blocked_pass.screen_pairs(bits, BAYES, [blocked_pass.all_pairs(300, 5)], 5, 10.0, limits, 1)
     took = time.perf_counter() - started
-    assert found.too_long and "would take about" in found.stopped, found.stopped
+    assert found.too_long and f"would take about {found.projected:.0f} s" in found.stopped, found.stopped
+    assert found.projected > blocked_pass.PROJECTION_SHARE * limits.seconds_left()  # (past its share of the time)
     assert took >= window or found.listed >= 0.01 * math.comb(300, 5), (took, found.listed)
     assert took < 0.5 * 60.0
 

@@ -290,6 +290,7 @@ def test_an_enumeration_that_would_not_fit_hands_the_time_to_the_milp(monkeypatc
     out = run_steps(inst, ("bayes_supports", "highs"), Limits(time_limit=60, mip_rel_gap=1e-9))
     bayes, highs = out.records
     assert bayes.ran and bayes.message.startswith("stopped: bounding the"), out.message
+    assert bayes.started >= 0.0 and 0.0 < bayes.projected < math.inf, bayes  # (its rest projected, its start in)
     assert -math.inf < bayes.bound <= plain.objective + 1e-9
     assert highs.ran and out.status == Status.OPTIMAL, out.message
     assert plain.status == Status.OPTIMAL

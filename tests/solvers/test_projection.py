@@ -1,0 +1,31 @@
+"""When an unproven fit's proof would end (:func:`solvers.exact.route.projected_finish`): the earliest
+end among the steps that stopped short of their proof with a projection of their own work."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from solvers.exact.route import Projection, StepRecord, projected_finish
+
+
+def test_the_earliest_end_among_the_steps_that_projected_one():
+    records = (StepRecord("floor", True, seconds=0.1),
+               StepRecord("bayes_supports", True, seconds=0.5, started=1.0, share=0.2, projected=90.0),
+               StepRecord("blocked", True, seconds=40.0, started=1.6, projected=300.0),
+               StepRecord("support_floor", False, reason="no max_size", projected=5.0),  # (skipped: not read)
+               StepRecord("highs", True, seconds=10.0, started=41.6, projected=math.nan))
+    found = projected_finish(records)
+    assert found == Projection("blocked", 1.6, 300.0) and found.finish == pytest.approx(301.6)
+    assert projected_finish(records[:1] + records[3:]) is None
+    assert projected_finish(()) is None
+
+
+def test_its_sentence_names_the_step_its_seconds_and_the_time_limit():
+    said = Projection("monotone_supports", 6.2, 1234.4).sentence()
+    assert said == ("not proven: the monotone_supports step projected about 1,234 s for its work (started 6 s "
+                    "into the fit), so a time limit of about 1,241 s or more may prove it")
+    shared = Projection("bayes_supports", 1.0, 100.0, 0.2)  # (a step that takes a fifth of the time left)
+    assert shared.finish == pytest.approx(501.0)
+    assert "(started 1 s into the fit, and it takes 20% of the time left), so a time limit of about 501 s" in \
+        shared.sentence()
