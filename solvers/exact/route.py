@@ -280,7 +280,7 @@ class Projection:
         share = "" if self.share == 1.0 else f", and it takes {self.share:.0%} of the time left"
         return (f"not proven: the {self.step} step projected about {self.seconds:,.0f} s for its work "
                 f"(started {self.started:,.0f} s into the fit{share}), so a time limit of about "
-                f"{self.finish:,.0f} s or more may prove it")
+                f"{self.finish:,.0f} s or more for this fit may prove it")
 
 
 def projected_finish(records: tuple[StepRecord, ...]) -> Projection | None:

@@ -24,7 +24,7 @@ def test_the_earliest_end_among_the_steps_that_projected_one():
 def test_its_sentence_names_the_step_its_seconds_and_the_time_limit():
     said = Projection("monotone_supports", 6.2, 1234.4).sentence()
     assert said == ("not proven: the monotone_supports step projected about 1,234 s for its work (started 6 s "
-                    "into the fit), so a time limit of about 1,241 s or more may prove it")
+                    "into the fit), so a time limit of about 1,241 s or more for this fit may prove it")
     shared = Projection("bayes_supports", 1.0, 100.0, 0.2)  # (a step that takes a fifth of the time left)
     assert shared.finish == pytest.approx(501.0)
     assert "(started 1 s into the fit, and it takes 20% of the time left), so a time limit of about 501 s" in \
