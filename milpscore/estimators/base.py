@@ -17,6 +17,7 @@ formulation sees, e.g. one-hot bins) and :meth:`_make_scorecard`.
 """
 from __future__ import annotations
 
+import textwrap
 import warnings
 from typing import Any
 
@@ -34,6 +35,10 @@ from solvers.catalog import get_entry
 from solvers.limits import Limits
 from solvers.feasibility import FEASIBILITY_TOL
 from solvers.pipeline import Fit, run
+
+
+#: characters per line of a long note on the card (the score card's own width, about)
+NOTE_WIDTH = 80
 
 
 class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
@@ -257,8 +262,8 @@ class IntegerLinearClassifier(LinearClassifierMixin, BaseEstimator):
         """Card notes: how the model was found, and the operational constraints it obeys (checked)."""
         notes = [f"{self.fit_.method} ({self.result_.backend if self.result_ is not None else 'heuristic'}): "
                  f"status={self.status_} objective={self.objective_:.6g} bound={self.bound_:.6g} gap={self.gap_:.3g}"]
-        if self.projection_ is not None:
-            notes.append(self.projection_.sentence())
+        if self.projection_ is not None:  # (in lines as wide as the card's)
+            notes.extend(textwrap.wrap(self.projection_.sentence(), NOTE_WIDTH, subsequent_indent="  "))
         constraints = getattr(self.instance_.spec, "constraints", ())
         if constraints:
             check = getattr(self.instance_, "constraint_violation", None)
