@@ -35,9 +35,9 @@ def test_an_orthant_screen_too_long_for_the_time_limit_projects_past_it():
     said = float(re.search(r"its screen would take about ([0-9.e+]+) s", step.message).group(1))
     assert projection.seconds == pytest.approx(said, rel=5e-3), step.message
     assert projection.finish > 6.0 and 0.0 <= projection.started < 6.0
-    said = [note.strip() for note in model.scorecard_.notes]
-    first = said.index(next(note for note in said if note.startswith("not proven")))
-    assert " ".join(said[first:]) == projection.sentence(), said  # (in lines of the card's width)
+    notes = [note.strip() for note in model.scorecard_.notes]
+    first = notes.index(next(note for note in notes if note.startswith("not proven")))
+    assert " ".join(notes[first:]) == projection.sentence(), notes  # (in lines of the card's width)
     assert all(len(note) <= NOTE_WIDTH for note in model.scorecard_.notes[first:])
     solver = model_to_dict(model)["solver"]
     assert solver["projected_time_limit"] == pytest.approx(projection.finish)
