@@ -65,6 +65,7 @@ from formulations.errors import NotRepresentableError
 from formulations.logistic_cuts import MAX_TABLE, LogisticCuts, LogisticData, softplus_neg, with_lazy
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import is_integral, merge_rows
+from formulations.support_rules import folded_coefficients
 from formulations.validation import check_training_set
 
 def _is_number(v: Any) -> bool:
@@ -126,6 +127,8 @@ class RiskSLIM:
         cs = self.coefficients or CoefficientSet.uniform(d, self.coef_bound)
         if cs.d != d:
             raise ValueError(f"coefficient set has {cs.d} features but X has {d} columns")
+        constraints = compile_constraints(self.constraints, cs.names)
+        cs = folded_coefficients(cs, constraints)  # (the sign rows as bounds, for every step)
         empty = cs.integer & (np.ceil(cs.lb - 1e-9) > np.floor(cs.ub + 1e-9))
         if empty.any():
             raise ValueError(f"feature {cs.names[int(np.flatnonzero(empty)[0])]!r} has no integer value in its bounds")
@@ -152,7 +155,7 @@ class RiskSLIM:
             if 2 * radius + 1 <= MAX_TABLE:
                 table = softplus_neg(np.arange(-radius, radius + 1, dtype=float) / self.multiplier)
         data = LogisticData(Xu, yu, wu, table, radius, float(self.multiplier))
-        return RiskSLIMInstance(self, cs, data, (int(lo), int(hi)), n, compile_constraints(self.constraints, cs.names))
+        return RiskSLIMInstance(self, cs, data, (int(lo), int(hi)), n, constraints)
 
 
 #: rows per block of :func:`_score_range` (bounds its temporaries to a few blocks of floats)

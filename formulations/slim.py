@@ -50,6 +50,7 @@ from formulations.constraints import CompiledConstraints, MaxFalsePositiveRate, 
 from formulations.intercept import margin_error_intercept
 from formulations.program import Program, ProgramBuilder
 from formulations.rows import is_integral, merge_rows, unique_rows
+from formulations.support_rules import folded_coefficients
 from formulations.validation import check_training_set
 
 #: relative round-off allowed when a row is tested against its margin (see SLIMInstance.errors)
@@ -162,6 +163,8 @@ class SLIM:
         coefs = self.coefficients or CoefficientSet.uniform(d, self.coef_bound)
         if coefs.d != d:
             raise ValueError(f"coefficient set has {coefs.d} features but X has {d} columns")
+        constraints = compile_constraints(self.constraints, coefs.names)
+        coefs = folded_coefficients(coefs, constraints)  # (the sign rows as bounds, for every step)
         cw = np.where(y > 0, self.class_weight[1], self.class_weight[0])
         weights = sw * cw / sw.sum()
         if self.merge_duplicates:
@@ -189,7 +192,7 @@ class SLIM:
         unit = common_unit(np.concatenate([wu, costs]))
         eps = 0.5 * unit / max(float(coefs.magnitude.sum()), 1.0)
         return SLIMInstance(self, coefs, Xu, yu, wu, big_m, (lo, hi), int_icpt, eps, n_rows_in=n,
-                            constraints=compile_constraints(self.constraints, coefs.names))
+                            constraints=constraints)
 
 
 @dataclass(frozen=True)

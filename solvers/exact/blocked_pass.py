@@ -242,7 +242,7 @@ def screen_pairs(bits, xlogx, branches: list[Branch | GroupBranch], size: int, c
             if took / found.listed * (total - found.listed) > share * limits.seconds_left():
                 found.too_long, found.projected = True, took / found.listed * total
                 return (f"screening the {total} supports of {size} features would take about "
-                        f"{took / found.listed * total:.0f} s, more than the {max(limits.seconds_left(), 0.0):.0f} s left")
+                        f"{found.projected:.0f} s, more than the {max(limits.seconds_left(), 0.0):.0f} s left")
         return None
 
     def work() -> None:

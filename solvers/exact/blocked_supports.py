@@ -415,11 +415,16 @@ class _OrderedState:
         self.total, self.seconds = 0, 0.0  # (supports the pass lists; seconds its screens, fits and searches took)
         self.said = progress.current()
 
+    def _rest_seconds(self) -> float:
+        """Seconds the supports not yet listed take at the pass's rate so far (the floors' time not
+        counted; inf: none listed)."""
+        return (self.total - self.listed) * self.seconds / self.listed if self.listed else math.inf
+
     def projected(self) -> float:
         """Seconds from the step's start to the end of the pass at its rate so far (nan: none listed)."""
         if not self.listed:
             return math.nan
-        return time.perf_counter() - self.t0 + (self.total - self.listed) * self.seconds / self.listed
+        return time.perf_counter() - self.t0 + self._rest_seconds()
 
     def floor_share(self) -> float:
         """The share of :data:`FLOOR_SECONDS_PER_SCREEN` the next hull floor gets: with ``r`` the time the
@@ -429,8 +434,7 @@ class _OrderedState:
         left = self.limits.seconds_left()
         if not math.isfinite(left):
             return 1.0
-        rate = self.listed / max(self.seconds, 1e-9)
-        projected = (self.total - self.listed) / max(rate, 1e-9) / max(left, 1e-9)
+        projected = self._rest_seconds() / max(left, 1e-9)
         return min(max((projected - 1.0) / (FLOOR_FULL_PROJECTION - 1.0), 0.0), 1.0)
 
     def screen(self, branch, share: float = PROJECTION_SHARE) -> str:

@@ -2,7 +2,9 @@
 
 :data:`ROUTE` is the table: the box floor (a finite bound from the start, one gradient), the support
 enumeration with a box-constrained logistic bound per support (:mod:`solvers.exact.supports`) when the
-instance has no operational constraints and its kernels fit the memory budget; on 0/1 features without
+instance's operational constraints are at most rules on supports (signs, folded into the box, and counts
+of the features used: only the supports that obey them are listed, :mod:`formulations.support_rules`) and
+its kernels fit the memory budget; without operational constraints, on 0/1 features without
 forced ones, when that enumeration hands over (too many supports for the time left), the screen of every
 support by its saturated loss on rows blocked by its first two features
 (:mod:`solvers.exact.blocked_supports`, several times faster per support; on wide binarised tables only
@@ -27,6 +29,7 @@ from formulations.base import Model
 from formulations.constraints import binding
 from formulations.riskslim import RiskSLIMInstance
 from formulations.rows import is_binary
+from formulations.support_rules import instance_rules
 from solvers.backends.scip import solve_scip
 from solvers.exact.blocked_pass import screen_memory, screen_words
 from solvers.exact.blocked_supports import solve_blocked
@@ -51,6 +54,8 @@ def _size(instance: RiskSLIMInstance) -> int:
 
 # ------------------------------------------------------------------ supports on blocked rows
 def _blocked_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
+    if binding(instance.constraints):
+        return "the instance has operational constraints (the screen on blocked rows does not read them)"
     reason = _supports_applies(instance, limits)
     return reason if reason is not None else blocked_applies(SparseLogistic.from_instance(instance))
 
@@ -71,9 +76,9 @@ def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, no
 
 # -------------------------------------------------------------------------- supports
 def _supports_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
-    c = instance.constraints
-    if binding(c):
-        return "the instance has operational constraints (SCIP's tree keeps them)"
+    reason = instance_rules(instance)[1]
+    if reason is not None:
+        return reason
     if not instance.coefficients.integer.all():
         return "the points are not all integers"
     return None
@@ -98,7 +103,8 @@ def _supports_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 
 def _run_supports(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = enumerate_supports(SparseLogistic.from_instance(instance), limits, **best.search_start())
+    found = enumerate_supports(SparseLogistic.from_instance(instance), limits, rules=instance_rules(instance)[0],
+                               **best.search_start())
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message,
                    projected=found.projected)

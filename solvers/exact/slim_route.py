@@ -17,8 +17,10 @@ on more free features the same box search when the rows are few (:data:`WIDE_BOX
 incumbents beat the MILP's there, though it rarely finishes), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
 every model of the instance, so the route keeps the largest (:mod:`solvers.exact.route`).
-Operational constraints are rows of the MILP (the last step) and of nothing else: the LP's bound
-ignores them, which keeps it valid; the two searches do not run then. On 0/1 features the box
+Operational constraints are rows of the MILP (the last step); the support enumeration reads them too when
+they are rules on supports (signs, folded into the box, and counts of the features used: it lists only the
+supports that obey them, :mod:`formulations.support_rules`). The other steps ignore them: the bounds stay
+valid, and the searches do not run then. On 0/1 features the box
 search is not used: there the MILP with the sign-cover cuts does better (``docs/benchmarks.md``).
 """
 from __future__ import annotations
@@ -30,6 +32,7 @@ import numpy as np
 from formulations.base import Model
 from formulations.constraints import binding
 from formulations.slim import SLIMInstance
+from formulations.support_rules import instance_rules
 from solvers.backends.highs import solve_highs
 from solvers.exact.floor import ROUNDOFF, bayes_floor, forced_mask
 from solvers.exact.blocked_supports import applies as blocked_applies
@@ -180,10 +183,7 @@ def _run_sign_cover(instance: SLIMInstance, best: Incumbent, limits: Limits, not
 
 # -------------------------------------------------------------- supports with Bayes errors
 def _bayes_applies(instance: SLIMInstance, limits: Limits) -> str | None:
-    reason = operational(instance)
-    if reason is not None:
-        return reason
-    return zero_one(instance).bayes_reason()
+    return instance_rules(instance)[1] or zero_one(instance).bayes_reason()
 
 
 def _bayes_memory(instance: SLIMInstance, limits: Limits) -> float:
@@ -192,7 +192,7 @@ def _bayes_memory(instance: SLIMInstance, limits: Limits) -> float:
 
 
 def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = enumerate_supports(zero_one(instance), limits, **best.search_start())
+    found = enumerate_supports(zero_one(instance), limits, rules=instance_rules(instance)[0], **best.search_start())
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message,
                    projected=found.projected)

@@ -82,12 +82,16 @@ class SparseLogistic:
     def d(self) -> int:
         return self.lo.size
 
-    def listers(self, incumbent: float = math.inf, limits: Limits | None = None) -> list["Lister"]:
+    def listers(self, incumbent: float = math.inf, limits: Limits | None = None,
+                every_support: bool = False) -> list["Lister"]:
         """The supports of ``max_size`` features; with many of them, those containing the features
         every model below ``incumbent`` uses (:func:`solvers.exact.exclusion.must_use`, given
         ``ENUMERATION.exclusion_share`` of the time ``limits`` leaves (None: no time limit), when the size has at least
         ``ENUMERATION.rule_in_supports`` supports: :data:`solvers.exact.route.ENUMERATION`), the
-        others' least bound in the lister's ``outside``."""
+        others' least bound in the lister's ``outside``. With ``every_support``, the supports of every
+        size up to ``max_size`` (those features included), none left out as symmetric (for supports
+        filtered by rules, which a smaller support may obey when none of ``max_size`` holding it does,
+        and on which interchangeable columns may count differently: :mod:`formulations.support_rules`)."""
         forced, free = np.flatnonzero(self.forced), self.free
         r = max(0, min(free.size, self.max_size - forced.size))
         outside = math.inf
@@ -99,6 +103,8 @@ class SparseLogistic:
             if ruled_in.size:
                 forced, free = np.sort(np.append(forced, ruled_in)), np.setdiff1d(free, ruled_in)
                 r, outside = r - ruled_in.size, self.loss_cost * floor + float(self.cost @ self.forced) + self.offset
+        if every_support:  # (a feature every better model uses is used at every size)
+            return [Lister(forced, free, size, None, outside) for size in range(r + 1)]
         prev = predecessors(self.data.X, free, self.lo, self.hi, self.cost, self.complements)
         return [Lister(forced, free, r, prev, outside)]
 

@@ -153,3 +153,18 @@ def sift(bound, lister: Lister, count: int, level: float) -> tuple:
     keep = bounds < level
     floor = math.inf if keep.all() else float(bounds[~keep].min())
     return chunk[keep], bounds[keep], floor, lister.listed - before, None if passed is None else chunk[passed]
+
+
+class RuledBounder:
+    """A bounder whose supports that break the ``rules`` (:class:`formulations.support_rules.SupportRules`)
+    get the bound inf and do not pass its screen: they hold no model of the program."""
+
+    def __init__(self, bound, rules) -> None:
+        self.bound, self.rules = bound, rules
+
+    def __call__(self, supports: np.ndarray, level: float):
+        out = self.bound(supports, level)
+        broken = ~self.rules.feasible(supports)
+        if isinstance(out, tuple):
+            return np.where(broken, np.inf, out[0]), out[1] & ~broken
+        return np.where(broken, np.inf, out)

@@ -86,10 +86,11 @@ from dataclasses import dataclass
 import numpy as np
 from joblib import delayed
 
+from formulations.support_rules import SupportRules
 from solvers import progress
 from solvers.exact import route
 from solvers.exact.screen import MAX_SUPPORTS
-from solvers.exact.support_listing import CHUNK, Listed, Lister, sift
+from solvers.exact.support_listing import CHUNK, Listed, Lister, RuledBounder, sift
 from solvers.exact.support_rate import FIRST_CHUNK, PROJECTION_CHUNK, SAMPLED_PASS, sampled_rate, too_long
 from solvers.exact.support_search import Search
 from solvers.exact.support_workers import TASK_SECONDS, Pool, bound_task, bounding_workers, worker_tasks
@@ -119,7 +120,7 @@ class Enumeration:
 
 
 def enumerate_supports(problem, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,
-                       incumbent: float = math.inf) -> Enumeration:
+                       incumbent: float = math.inf, rules: SupportRules | None = None) -> Enumeration:
     """Solve a sparse problem (:class:`SparseLogistic`, or the SLIM kind of
     :mod:`solvers.exact.zero_one_supports`) by support enumeration (module docstring), from the
     model ``start`` of objective ``incumbent``, within the budget ``limits`` (its time, node limit,
@@ -136,14 +137,19 @@ def enumerate_supports(problem, limits: Limits, *, start: tuple[np.ndarray, floa
     ``limits.screen`` (:class:`solvers.exact.screen.SupportScreen`, RiskSLIM kind only) carries the
     survivors of the saturated-loss screen between fits of the same rows: a size it covers lists
     only them (the rest hold no model below its level); a size bounded to the end leaves its
-    survivors in it."""
+    survivors in it.
+
+    ``rules`` (:class:`formulations.support_rules.SupportRules`: the instance's operational constraints
+    when they only count the features a model uses, its sign rows folded into the box) leaves out the
+    supports that break them (bound inf), and the problem lists every support (``every_support``): the
+    result is the constrained program's."""
     limits = limits.started()
     workers = bounding_workers(limits.n_jobs)
     if workers == 1:
-        return _Enumeration(problem, start, incumbent, limits, None).run()
+        return _Enumeration(problem, start, incumbent, limits, None, rules).run()
     pool = Pool(limits.n_jobs, workers)
     try:
-        return _Enumeration(problem, start, incumbent, limits, pool).run()
+        return _Enumeration(problem, start, incumbent, limits, pool, rules).run()
     finally:
         pool.close()
 
@@ -187,8 +193,9 @@ class _Enumeration:
     up (:class:`_GiveUp`) when the projected work does not fit the time left
     (:data:`solvers.exact.route.ENUMERATION`)."""
 
-    def __init__(self, problem, start, incumbent: float, limits: Limits, pool: Pool | None):
-        self.problem, self.limits, self.node_limit = problem, limits, limits.node_limit
+    def __init__(self, problem, start, incumbent: float, limits: Limits, pool: Pool | None,
+                 rules: SupportRules | None = None):
+        self.problem, self.limits, self.node_limit, self.rules = problem, limits, limits.node_limit, rules
         self.pool, self.screen = pool, limits.screen
         self.timed = limits.deadline is not None
         self.t0 = time.perf_counter()
@@ -226,10 +233,10 @@ class _Enumeration:
         if problem.hands_over_search and not self.timed:
             raise _GiveUp("with features of more than two values the in-support searches are planned "
                           "against a time limit, and there is none")
-        listers = problem.listers(search.incumbent, self.limits)
+        listers = problem.listers(search.incumbent, self.limits, every_support=self.rules is not None)
         for lister in listers:  # the supports ruled out before listing
             search.closed_floor = min(search.closed_floor, lister.outside)
-        self.bound = problem.bounder()
+        self.bound = problem.bounder() if self.rules is None else RuledBounder(problem.bounder(), self.rules)
         self.blob = None if self.pool is None else np.frombuffer(
             pickle.dumps(self.bound, protocol=pickle.HIGHEST_PROTOCOL), np.uint8)
         first = listers[0]

@@ -133,10 +133,12 @@ class ZeroOneProgram:
         return float(self.cost @ self.forced) + self.offset
 
     # --------------------------------------------------------------- supports
-    def listers(self, incumbent: float = math.inf, limits: Limits | None = None) -> list:
+    def listers(self, incumbent: float = math.inf, limits: Limits | None = None, every_support: bool = False) -> list:
         """Supports of every size, smallest first (forced features in each), up to the largest whose
         L0 cost alone stays below the incumbent: the small ones, cheap to bound, improve the
-        incumbent before the numerous large ones are listed (and may make them unnecessary)."""
+        incumbent before the numerous large ones are listed (and may make them unnecessary). With
+        ``every_support``, none is left out as symmetric (for supports filtered by rules, on which
+        interchangeable columns may count differently: :mod:`formulations.support_rules`)."""
         forced, free = np.flatnonzero(self.forced), self.free
         base = float(self.cost @ self.forced) + self.offset
         cheapest = np.cumsum(np.sort(self.cost[free]))
@@ -146,7 +148,8 @@ class ZeroOneProgram:
         # copies of an earlier column are interchangeable (the same scores; no intercept shift, so
         # not complements: :mod:`solvers.exact.symmetry`) when the columns differ in nothing else
         alike = bool(self.integer.all()) and bool(np.all(self.epsilon == self.epsilon[0])) if self.d else False
-        prev = predecessors(self.X, free, self.lo, self.hi, self.cost, complements=False) if alike else None
+        prev = predecessors(self.X, free, self.lo, self.hi, self.cost, complements=False) \
+            if alike and not every_support else None
         return [Lister(forced, free, r, prev) for r in range(0, max(top, 0) + 1)]
 
     def least_bound(self, lister) -> float:

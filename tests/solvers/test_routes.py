@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from formulations.constraints import AtMost, Implies
 from formulations.rows import is_binary
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
+from formulations.support_rules import NOT_RULES
 from solvers.exact import riskslim_route, slim_route
 from solvers.limits import MIN_MEMORY, Limits
 from solvers.pipeline import solve_exact
@@ -126,7 +128,8 @@ def _risk_brute_force(inst, allowed=lambda coef: True, support=None) -> float:
 @pytest.mark.parametrize("seed", range(12))
 def test_slim_table_reads_the_instance(seed):
     """Each row's ``applies`` against the data: the support enumeration takes 0/1 features with
-    counted weights and no operational constraints; the box search takes integer points on at
+    counted weights and operational constraints that are at most rules on supports (an AtMost:
+    :mod:`formulations.support_rules`; an Implies is not); the box search takes integer points on at
     most 16 free features that are not all 0/1, without operational constraints; the LP and the
     MILP take everything."""
     kind = ("binary", "integer", "real")[seed % 3]
@@ -140,7 +143,10 @@ def test_slim_table_reads_the_instance(seed):
     assert "fewer than" in why["sign_cover_lp_long"]  # (few rows: the LP takes its share)
     binary = bool(np.isin(X, (0.0, 1.0)).all())
     if seed >= 6:
-        assert why["bayes_supports"] == why["box_search"] == why["monotone_supports"] == OPERATIONAL
+        assert why["box_search"] == why["monotone_supports"] == OPERATIONAL
+        rules_only = seed % 2 == 0  # (an AtMost alone; else an Implies too: _slim_case)
+        assert why["bayes_supports"] == (NOT_RULES if not rules_only else None if binary
+                                         else "some features take values other than 0 and 1")
         return
     if binary:
         assert why["bayes_supports"] is None  # unit weights: counted
@@ -164,10 +170,12 @@ def test_riskslim_table_reads_the_instance():
     assert why[:2] == [None, None] and why[3:] == [None, None]
     assert why[2] == (None if is_binary(X) else "the features are not all 0/1, a label is absent, or a label's "
                       "weights have no common unit")
-    X, y, spec, _ = _risk_case(0, constrained=True)
+    X, y, spec, _ = _risk_case(0, constrained=True)  # (an AtMost: a rule on supports)
     box_floor, supports, blocked, floor, scip = (s.applies(spec.instance(X, y), limits) for s in riskslim_route.ROUTE)
-    assert "operational constraints" in supports and "operational constraints" in blocked
+    assert supports is None and "operational constraints" in blocked
     assert box_floor is None and floor is None and scip is None
+    implies = replace(spec, constraints=(Implies("x0", "x1"),))
+    assert [s.applies(implies.instance(X, y), limits) for s in riskslim_route.ROUTE][1] == NOT_RULES
 
 
 # ------------------------------------------------------------------------------ what runs
@@ -193,16 +201,19 @@ def test_every_row_is_recorded_and_highs_or_scip_bypass_the_route():
 
 @pytest.mark.parametrize("seed", range(8))
 def test_operational_constraints_go_to_the_milp_which_proves_the_brute_force_optimum(seed):
-    """SLIM with operational constraints: both searches are skipped, with the reason; the MILP step
+    """SLIM with operational constraints: both searches are skipped, with the reason (odd seeds: 0/1
+    features and an Implies, not a rule on supports; even seeds: integer features); the MILP step
     (or the LP already, when it reaches the start) proves the optimum of the models that obey the
     constraints, enumerated here."""
     X, y, cs, spec, constraints = _slim_case(seed, "binary" if seed % 2 else "integer", constrained=True)
     inst = spec.instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
     steps = {r.step: r for r in fit.steps}
-    for name in ("bayes_supports", "box_search", "highs"):
+    for name in ("box_search", "highs"):
         assert steps[name].ran or steps[name].reason in (OPERATIONAL, PROVEN), fit.message
     assert not steps["bayes_supports"].ran and not steps["box_search"].ran
+    assert steps["bayes_supports"].reason == (NOT_RULES if seed % 2 else "some features take values other than 0 "
+                                              "and 1") or steps["bayes_supports"].reason == PROVEN, fit.message
     best = _slim_brute_force(X, y, cs, spec, inst, _obeys(constraints, cs.names))
     assert fit.status == Status.OPTIMAL, fit.message
     assert fit.objective == pytest.approx(best, abs=1e-9)
@@ -220,25 +231,37 @@ def test_the_milp_step_runs_under_operational_constraints():
         if fit.steps[-1].ran:
             ran += 1
             why = {s.step: s.reason for s in fit.steps}
-            assert why["bayes_supports"] == why["blocked"] == why["monotone_supports"] == OPERATIONAL, fit.message
+            assert why["blocked"] == why["monotone_supports"] == OPERATIONAL, fit.message
+            assert why["bayes_supports"] in (NOT_RULES, "some features take values other than 0 and 1"), fit.message
     assert ran >= 2
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_riskslim_with_constraints_skips_the_enumeration_and_scip_proves_brute_force(seed):
+@pytest.mark.parametrize("rule", ["at_most", "implies"])
+def test_riskslim_with_constraints_proves_the_brute_force_optimum(seed, rule):
+    """An AtMost is a rule on supports: the enumeration lists only the supports that obey it and proves the
+    optimum. An Implies is not: the enumeration is skipped with the reason, and SCIP's tree proves it."""
     X, y, spec, constraints = _risk_case(seed, constrained=True)
+    if rule == "implies":
+        constraints = [Implies("x0", "x1")]
+        spec = replace(spec, constraints=tuple(constraints))
     inst = spec.instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
     box_floor, supports, blocked, floor, scip = fit.steps
     assert box_floor.ran and math.isfinite(box_floor.bound)
-    assert not supports.ran and "operational constraints" in supports.reason
-    assert not blocked.ran and "operational constraints" in blocked.reason
-    assert floor.ran and scip.ran or scip.reason == PROVEN, fit.message
+    assert not blocked.ran
+    if rule == "at_most":
+        assert supports.ran and "stopped" not in supports.message, fit.message
+        assert blocked.reason == PROVEN and not scip.ran
+    else:
+        assert "operational constraints" in blocked.reason
+        assert not supports.ran and supports.reason == NOT_RULES
+        assert floor.ran and scip.ran or scip.reason == PROVEN, fit.message
     best = _risk_brute_force(inst, _obeys(constraints, list(inst.coefficients.names)))
     assert fit.status == Status.OPTIMAL, fit.message
     assert fit.objective == pytest.approx(best, abs=1e-9)
     assert fit.bound <= best + 1e-9
-    assert np.count_nonzero(fit.model.coef[:2]) <= 1
+    assert _obeys(constraints, list(inst.coefficients.names))(fit.model.coef)
 
 
 def test_on_a_large_binary_table_the_lp_keeps_the_time():

@@ -13,7 +13,7 @@ import dataclasses
 
 import solvers.exact.route as route_table
 from formulations.coefficients import CoefficientSet
-from formulations.constraints import AtMost
+from formulations.constraints import AtMost, Implies, Monotone
 from formulations.riskslim import RiskSLIM
 from solvers.exact.box_logistic import (best_integer_intercept, binary_cells, binary_support_bounds, column_codes,
                                         fit_box, label_bits, support_bounds, support_node)
@@ -219,12 +219,13 @@ def test_agrees_with_scip_on_a_wider_instance():
 
 
 def test_constrained_instances_skip_the_enumeration_and_scip_solves_them():
-    """An operational constraint: the route skips the enumeration (it would ignore the row), SCIP's
-    step solves, and its optimum is that of the cutting-plane loop on HiGHS (a second solver)."""
+    """An operational constraint that is not a rule on supports (an Implies): the route skips the
+    enumeration (it would ignore the row), SCIP's step solves, and its optimum is that of the
+    cutting-plane loop on HiGHS (a second solver)."""
     X, y = _wide(1)
     names = [f"x{j}" for j in range(X.shape[1])]
     cs = CoefficientSet.uniform(names, 2)
-    inst = RiskSLIM(coefficients=cs, max_size=3, constraints=(AtMost(["x0", "x1"], 1),)).instance(X, y)
+    inst = RiskSLIM(coefficients=cs, max_size=3, constraints=(Implies("x0", "x1"),)).instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
     box_floor, supports, blocked, floor, scip = fit.steps
     assert box_floor.ran and box_floor.bound <= floor.bound
@@ -232,7 +233,27 @@ def test_constrained_instances_skip_the_enumeration_and_scip_solves_them():
     assert not blocked.ran and "operational constraints" in blocked.reason, fit.message
     assert floor.ran and floor.bound <= fit.objective
     assert scip.ran and "lazy-cut tree" in scip.message
-    assert fit.status.value == "optimal" and np.count_nonzero(fit.model.coef[:2]) <= 1
+    assert fit.status.value == "optimal" and (fit.model.coef[0] == 0 or fit.model.coef[1] != 0)
+    other = solve_exact(inst, "highs", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    assert other.status.value == "optimal"
+    assert fit.objective == pytest.approx(other.objective, abs=1e-7)
+
+
+def test_rules_on_supports_are_enumerated_and_agree_with_the_milp():
+    """Rules on supports (one of x0, x1; x2's points >= 0, folded into its box): the enumeration
+    lists only the supports that obey them and proves the optimum the cutting-plane loop on HiGHS
+    (a second solver, with the rows) proves."""
+    X, y = _wide(1)
+    names = [f"x{j}" for j in range(X.shape[1])]
+    cs = CoefficientSet.uniform(names, 2)
+    rules = (AtMost(["x0", "x1"], 1), Monotone(["x2"], "increasing"))
+    inst = RiskSLIM(coefficients=cs, max_size=3, constraints=rules).instance(X, y)
+    assert inst.coefficients.lb[2] == 0 and inst.coefficients.lb[3] == -2
+    fit = solve_exact(inst, limits=Limits(time_limit=60, mip_rel_gap=1e-9))
+    box_floor, supports, blocked, floor, scip = fit.steps
+    assert supports.ran and fit.status.value == "optimal", fit.message
+    assert not blocked.ran and not scip.ran
+    assert np.count_nonzero(fit.model.coef[:2]) <= 1 and fit.model.coef[2] >= 0
     other = solve_exact(inst, "highs", limits=Limits(time_limit=60, mip_rel_gap=1e-9))
     assert other.status.value == "optimal"
     assert fit.objective == pytest.approx(other.objective, abs=1e-7)
