@@ -33,6 +33,7 @@ from sklearn.model_selection import train_test_split
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from certify_all import first_fold  # noqa: E402
+from formulations.coefficients import CoefficientSet  # noqa: E402
 from formulations.constraints import AtMost, Monotone, one_per_group, threshold_groups  # noqa: E402
 from formulations.riskslim import RiskSLIM  # noqa: E402
 from formulations.slim import SLIM  # noqa: E402
@@ -71,11 +72,11 @@ def rules(B: pd.DataFrame, monotone: int) -> tuple:
     return tuple(Monotone(cols, "increasing") for cols in groups[:monotone]) + (AtMost(first, 1),)
 
 
-def spec(family: str, constraints: tuple, groups: dict):
-    every = constraints + one_per_group(groups)
+def spec(family: str, names: list[str], constraints: tuple, groups: dict):
+    every, points = constraints + one_per_group(groups), CoefficientSet.uniform(names, 5)
     if family == "RiskSLIM":
-        return RiskSLIM(coef_bound=5, c0=1e-6, max_size=5, constraints=every)
-    return SLIM(coef_bound=5, c0=1e-4, max_size=5, constraints=every)
+        return RiskSLIM(coefficients=points, c0=1e-6, max_size=5, constraints=every)
+    return SLIM(coefficients=points, c0=1e-4, max_size=5, constraints=every)
 
 
 def main() -> None:
@@ -93,7 +94,7 @@ def main() -> None:
         constraints = rules(B, args.monotone)
         print(f"{about}: {B.shape[0]} x {B.shape[1]}, {len(groups)} variables", flush=True)
         for family in ("RiskSLIM", "SLIM"):
-            inst = spec(family, constraints, groups).instance(B.to_numpy(float), y)
+            inst = spec(family, list(B.columns), constraints, groups).instance(B.to_numpy(float), y)
             found = {}
             for side, backend in (("route", None), ("program alone", REFERENCE[family])):
                 started = time.perf_counter()

@@ -27,7 +27,8 @@ The sequence, in one budget (:class:`solvers.limits.Limits`, started once by the
 3. each multiplier ``i`` is solved (:func:`solvers.pipeline.solve_exact` from its start) in
    :meth:`~solvers.limits.Limits.share` ``1 / (k + 1)`` of the time left (``k`` the later
    multipliers not skipped) -- the first all but a reserve of :data:`LATER_SECONDS` for each of the
-   others when the instance has no operational constraints (at most :data:`MOST_RESERVED`) --
+   others when the instance has no operational constraints but rules on supports (at most
+   :data:`MOST_RESERVED`; :mod:`formulations.support_rules`) --
    against the least objective known (the starts' and the fits' before it): it stops once no model
    beats it. The later fits bound only the first's screen survivors (the saturated-loss bound depends
    on the rows alone, not on the multiplier or the boxes, and every multiplier's objective is that
@@ -53,8 +54,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from formulations.base import Instance, Model
-from formulations.constraints import binding
 from formulations.riskslim import maps_into as riskslim_maps_into
+from formulations.support_rules import instance_rules
 from solvers.exact.route import relaxation_bound
 from solvers.exact.screen import SupportScreen
 from solvers.feasibility import FEASIBILITY_TOL, violation
@@ -245,7 +246,7 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
             continue
         later = sum(q.instance is not None for q in prepared[i + 1:])
         share = 1.0 / (later + 1)
-        if i == 0 and later and not binding(first.constraints):
+        if i == 0 and later and instance_rules(first)[1] is None:  # (no constraints, or rules on supports)
             share = 1.0 - min(MOST_RESERVED, later * LATER_SECONDS / max(limits.seconds_left(), 1e-9))
         phase = replace(limits.share(share), objective_limit=best, screen=screen).started()
         if method == "exact":
@@ -262,6 +263,45 @@ def solve_multipliers(first: Instance, instance_for: Callable[[float], Instance]
 def least(fits: Sequence[MultiplierFit]) -> MultiplierFit:
     """The multiplier of least objective (the first one on ties; the first when none has a model)."""
     return min(fits, key=lambda f: f.objective)
+
+
+@dataclass(frozen=True)
+class Projections:
+    """When an unproven fit over several multipliers may be proven: each multiplier whose bound does not
+    certify the least objective needs its own projected time limit (``needs``: ``(multiplier, seconds)``,
+    its set-up included: :meth:`MultiplierFit.row`'s ``projected_seconds``), every other the seconds it
+    took; the multipliers are solved one after the other in one budget, so ``finish`` is the sum. A
+    projection, not a promise (:class:`solvers.exact.route.Projection`), and it leaves out the reserve
+    the first multiplier leaves the others (at most :data:`MOST_RESERVED` of the time)."""
+
+    needs: tuple[tuple[float, float], ...]
+    finish: float
+
+    def sentence(self) -> str:
+        """The card's note: the time limit at which every multiplier not proven would end its work."""
+        each = ", ".join(f"multiplier {m:g} about {s:,.0f} s" for m, s in self.needs)
+        return (f"not proven: the steps of the multipliers not proven projected their work ({each}, set-ups "
+                f"included), so a time limit of about {self.finish:,.0f} s or more for this fit may prove it")
+
+
+def projected(fits: Sequence[MultiplierFit], mip_rel_gap: float) -> Projections | None:
+    """The :class:`Projections` of an unproven fit over ``fits``; None when the certificate is proven, or a
+    multiplier that does not certify the least objective has no projection (skipped, or stopped without
+    one)."""
+    objective = least(fits).objective
+    if certificate(fits, mip_rel_gap)[0] == Status.OPTIMAL or not math.isfinite(objective):
+        return None
+    needs, total = [], 0.0
+    for f in fits:
+        row = f.row()
+        if certify(objective, f.bound, mip_rel_gap)[0] == Status.OPTIMAL:  # (its models are no better)
+            total += row["seconds"]
+        elif math.isnan(row["projected_seconds"]):
+            return None
+        else:
+            needs.append((f.multiplier, row["projected_seconds"]))
+            total += row["projected_seconds"]
+    return Projections(tuple(needs), total)
 
 
 def certificate(fits: Sequence[MultiplierFit], mip_rel_gap: float) -> tuple[Status, float, float]:

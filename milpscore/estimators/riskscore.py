@@ -17,7 +17,7 @@ from milpscore.estimators.slim import class_weight_pair
 from milpscore.cards.risk_table import calibration, plot_risk_table, predicted_risk, risk_table
 from milpscore.cards.scorecard import ScoreCard
 from solvers.limits import Limits
-from solvers.multipliers import certificate, check_multipliers, least, solve_multipliers
+from solvers.multipliers import certificate, check_multipliers, least, projected, solve_multipliers
 
 
 class RiskScoreClassifier(IntegerLinearClassifier):
@@ -91,7 +91,8 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     multipliers_ : DataFrame, one row per multiplier tried: objective, bound, gap, status (each its
         own certificate), objective_limit (the objective it had to beat), seconds, projected_seconds
         (unproven: when its proof would end by its steps' projection, its set-up included; nan: none).
-        ``projection_`` is None with several multipliers.
+        With several multipliers ``projection_`` sums what each needs
+        (:class:`solvers.multipliers.Projections`; None when one not proven has no projection).
     risk_table_ : DataFrame, every attainable total score -> predicted risk, observed rate, count.
     calibration_ : :class:`milpscore.cards.risk_table.Calibration` on the training data (curve, ECE).
     scorecard_ : points table with the risk table in its notes.
@@ -156,7 +157,7 @@ class RiskScoreClassifier(IntegerLinearClassifier):
         if len(multipliers) > 1:  # the certificate over the points and every multiplier listed
             status, self.gap_, self.bound_ = certificate(path, self.mip_rel_gap)
             self.status_ = status.value
-            self.projection_ = None  # (each multiplier's own, in ``multipliers_``: one fit's would mislead)
+            self.projection_ = projected(path, self.mip_rel_gap)  # (every multiplier's, summed)
         Xd = self._validated(X)
         events = (encode_labels(y, pos_label=self.pos_label)[0] > 0).astype(float)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
+from formulations.base import Model
 from solvers.exact.route import Projection, StepRecord, projected_finish
+from solvers.multipliers import MultiplierFit, Projections, projected
+from solvers.pipeline import Fit
+from solvers.result import Status
 
 
 def test_the_earliest_end_among_the_steps_that_projected_one():
@@ -29,3 +34,27 @@ def test_its_sentence_names_the_step_its_seconds_and_the_time_limit():
     assert shared.finish == pytest.approx(501.0)
     assert "(started 1 s into the fit, and it takes 20% of the time left), so a time limit of about 501 s" in \
         shared.sentence()
+
+
+def _multiplier(m: float, objective: float, bound: float, projected: float = math.nan) -> MultiplierFit:
+    """A multiplier's fit of 3 s after a set-up of 1 s; its one step started 2 s in and, when ``projected``
+    is a number, projected its work at that many seconds."""
+    status = Status.OPTIMAL if bound >= objective else Status.FEASIBLE
+    fit = Fit("exact", Model(np.zeros(2), 0.0), status, objective, bound, times={"total": 3.0},
+              steps=(StepRecord("supports", True, seconds=1.0, started=2.0, projected=projected),))
+    return MultiplierFit(m, None, fit, objective, setup_seconds=1.0)
+
+
+def test_several_multipliers_sum_what_each_needs():
+    """The multiplier whose bound is below the least objective needs its projected time limit (set-up 1 s +
+    its step's start 2 s + 100 s); one whose bound certifies that objective needs the 4 s it took."""
+    fits = [_multiplier(1.0, 0.30, 0.20, projected=100.0), _multiplier(2.0, 0.31, 0.305)]
+    found = projected(fits, 1e-4)
+    assert found == Projections(((1.0, 103.0),), 107.0)
+    assert found.sentence() == ("not proven: the steps of the multipliers not proven projected their work "
+                                "(multiplier 1 about 103 s, set-ups included), so a time limit of about 107 s "
+                                "or more for this fit may prove it")
+    # a multiplier not certified and without a projection: nothing can be said
+    assert projected([fits[0], _multiplier(2.0, 0.31, 0.25)], 1e-4) is None
+    # every multiplier certified: proven, no projection
+    assert projected([_multiplier(1.0, 0.30, 0.30), fits[1]], 1e-4) is None
