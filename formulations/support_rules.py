@@ -90,6 +90,36 @@ class SupportRules:
         counts = self.members[:, supports].sum(axis=2, dtype=np.int64)  # (groups, supports)
         return np.all(counts <= self.most[:, None], axis=0)
 
+    def reach(self, free: np.ndarray) -> int | None:
+        """The most features of ``free`` a support that obeys the rules holds, when the groups are laminar
+        on ``free`` (any two disjoint or nested, as one threshold per variable with "at most one of these
+        variables"; None otherwise): the supports that obey laminar counts are the independent sets of a
+        laminar matroid, whose maximal ones all have this size, so every support that obeys them lies in
+        one of that many that does. Groups are taken smallest first, each capped at its count over what
+        the groups inside it and its other columns hold."""
+        members = self.members[:, np.asarray(free, np.int64)]
+        sizes = members.sum(axis=1)
+        shared = members.astype(np.int64) @ members.T.astype(np.int64)  # (columns two groups share)
+        if np.any((shared > 0) & (shared < np.minimum.outer(sizes, sizes))):
+            return None
+        top = np.full(members.shape[1], -1)  # the largest group done that holds each column (-1: none)
+        cap = np.zeros(sizes.size, np.int64)
+        for g in np.argsort(sizes, kind="stable"):
+            inside = top[members[g]]
+            cap[g] = min(int(self.most[g]), int(cap[np.unique(inside[inside >= 0])].sum() + np.sum(inside < 0)))
+            top[members[g]] = g
+        return int(cap[np.unique(top[top >= 0])].sum() + np.sum(top < 0))
+
+    def screen_reason(self, free: np.ndarray, size: int) -> str | None:
+        """Why a screen of the supports of exactly ``size`` features of ``free`` (the ones that obey the
+        rules) does not cover every model that obeys them (None: it does, :meth:`reach`)."""
+        reach = self.reach(free)
+        if reach is None:
+            return "its rules on supports count groups of features that overlap without nesting"
+        if reach < size:
+            return f"its rules on supports allow at most {reach} features, fewer than max_size {size}"
+        return None
+
 
 def support_rules(c: CompiledConstraints | None, lb: np.ndarray, ub: np.ndarray) -> SupportRules | None:
     """The count rows of ``c`` as :class:`SupportRules` when every row of ``c`` is a count row or a sign

@@ -67,8 +67,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solvers import progress
 from formulations.rows import is_binary
+from formulations.support_rules import SupportRules
+from solvers import progress
 from solvers.exact.bayes_error import bayes_errors, value_bits
 from solvers.exact.blocked_entropy import BAYES, FASTEST, xlogx_table
 from solvers.exact.blocked_pass import MAX_KEPT, PROJECTION_SHARE, GroupBranch, plain_branch, screen_pairs
@@ -172,12 +173,16 @@ def _stopped(search: Search, reason: str, projected: float = math.nan) -> Enumer
 
 def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.ndarray, float] | None = None,
                   incumbent: float = math.inf, point: tuple[np.ndarray, float] | None = None,
-                  ordered: bool = False) -> Enumeration:
+                  ordered: bool = False, rules: SupportRules | None = None) -> Enumeration:
     """Solve ``problem`` (which :func:`applies`) from the model ``start`` of objective ``incumbent``
     (module docstring) within the budget ``limits`` (time, node limit, gap; started here if not yet).
     RiskSLIM's kind screens one group at a time (:mod:`solvers.exact.ordered_screen`, its groups ordered
     and its hull floors started at ``point``, e.g. the continuous fit; default 0) when every support
-    would not fit the time left, or when ``ordered``."""
+    would not fit the time left, or when ``ordered``. With ``rules`` (:class:`formulations.support_rules.
+    SupportRules` whose :meth:`~formulations.support_rules.SupportRules.screen_reason` is None: the
+    instance's constraints, its signs folded into the box), the supports the screen leaves that break them
+    are dropped before their fits: every model that obeys them lies in a support of ``max_size`` that does,
+    so the result is the constrained program's."""
     t0 = time.perf_counter()
     limits = limits.started()
     search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
@@ -198,7 +203,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
         total = math.comb(free.size, size)
         return _after_screen(problem, search, known, level, known.shape[0], t0, limits, logistic, X, y, weights,
                              f"{total - known.shape[0]} of the {total} supports of {size} features ruled out by "
-                             f"an earlier fit's screen at {screen.level:.6g}{how}")
+                             f"an earlier fit's screen at {screen.level:.6g}{how}", rules)
 
     earlier = None if screen is None else _earlier_screen(screen, problem, level)
     if earlier is not None:
@@ -222,7 +227,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     threads = job_threads(limits.n_jobs)
 
     def one_group_at_a_time(why: str) -> Enumeration:
-        return _ordered(problem, search, bits, table, every, limits, threads, point, t0, why)
+        return _ordered(problem, search, bits, table, every, limits, threads, point, t0, why, rules)
 
     if ordered and logistic:
         return one_group_at_a_time("asked")
@@ -248,14 +253,16 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
                           else f"{found.listed} supports of {size} features")
                          + f" screened on blocked rows in {screened:.2f} s"
                          + (f" on {threads} threads" if threads > 1 else "")
-                         + (f" ({ruled[0]})" if ruled else ""))
+                         + (f" ({ruled[0]})" if ruled else ""), rules)
 
 
 def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, held: int, t0: float, limits: Limits,
-                  logistic: bool, X, y, weights, said: str) -> Enumeration:
-    """Bound the supports the screen left (``survivors``, feature indices) and search those below the
-    prune level within ``limits`` (module docstring, steps 1-3)."""
+                  logistic: bool, X, y, weights, said: str, rules: SupportRules | None = None) -> Enumeration:
+    """Bound the supports the screen left (``survivors``, feature indices; those that break ``rules``
+    dropped) and search those below the prune level within ``limits`` (module docstring, steps 1-3)."""
     node_limit = limits.node_limit
+    if rules is not None:
+        survivors = survivors[rules.feasible(survivors)]
     if logistic:
         bound = problem.bounder()
     else:  # E(S) alone: the L0 costs of a model inside S are those of the features it uses
@@ -305,7 +312,7 @@ def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, 
 
 
 def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits: Limits, threads: int,
-             point: tuple[np.ndarray, float] | None, t0: float, why: str) -> Enumeration:
+             point: tuple[np.ndarray, float] | None, t0: float, why: str, rules: SupportRules | None) -> Enumeration:
     """The screen one group at a time (:mod:`solvers.exact.ordered_screen`), for RiskSLIM's kind when
     every support at once would not fit (``why``): the groups ordered at ``point``, then branch after
     branch the screen, the survivors' fits and searches (:func:`_after_screen`) and the hull floor
@@ -327,7 +334,7 @@ def _ordered(problem: SparseLogistic, search: Search, bits, table, every, limits
     rest = RestFloor(problem.data, box, start)
     groups = group_order(problem.data.X[:, free], every, np.asarray(start[0])[free])
     branches = ordered_branches(groups, size, isinstance(every, GroupBranch))
-    state = _OrderedState(problem, search, bits, table, limits, threads, t0)
+    state = _OrderedState(problem, search, bits, table, limits, threads, t0, rules)
     state.total = sum(branch.count(size) for branch in branches)
     done, stop = 0, ""
     for k, branch in enumerate(branches):
@@ -407,8 +414,8 @@ class _OrderedState:
     many), the least level screened at, the bound of the models not listed (``rest_bound``), the parts of
     a branch done, and whether the last branch's screen stopped on its projection."""
 
-    def __init__(self, problem, search, bits, table, limits, threads, t0) -> None:
-        self.problem, self.search, self.bits, self.table = problem, search, bits, table
+    def __init__(self, problem, search, bits, table, limits, threads, t0, rules=None) -> None:
+        self.problem, self.search, self.bits, self.table, self.rules = problem, search, bits, table, rules
         self.limits, self.threads, self.t0 = limits, threads, t0
         self.listed, self.kept, self.least_level, self.rest_bound = 0, [], math.inf, -math.inf
         self.parts, self.too_long, self.floor_iterations = 0, False, 0
@@ -469,7 +476,7 @@ class _OrderedState:
         data = problem.data
         with progress.reporting(capped) if report is not None else contextlib.nullcontext():
             out = _after_screen(problem, search, survivors, level, found.survivors.shape[0], self.t0, self.limits,
-                                True, data.X, data.y, data.weights, "")
+                                True, data.X, data.y, data.weights, "", self.rules)
         # (its supports avoid the groups done: the floors without them bound them)
         return "" if out.finished else "a limit, bounding or searching the supports the screen left"
 

@@ -4,8 +4,8 @@
 enumeration with a box-constrained logistic bound per support (:mod:`solvers.exact.supports`) when the
 instance's operational constraints are at most rules on supports (signs, folded into the box, and counts
 of the features used: only the supports that obey them are listed, :mod:`formulations.support_rules`) and
-its kernels fit the memory budget; without operational constraints, on 0/1 features without
-forced ones, when that enumeration hands over (too many supports for the time left), the screen of every
+its kernels fit the memory budget; on 0/1 features without
+forced ones (and rules whose supports of ``max_size`` hold every model that obeys them), when that enumeration hands over (too many supports for the time left), the screen of every
 support by its saturated loss on rows blocked by its first two features
 (:mod:`solvers.exact.blocked_supports`, several times faster per support; on wide binarised tables only
 the supports exclusion bounds cannot rule out, :mod:`solvers.exact.exclusion_listing`; when that pass
@@ -26,7 +26,6 @@ import math
 import numpy as np
 
 from formulations.base import Model
-from formulations.constraints import binding
 from formulations.riskslim import RiskSLIMInstance
 from formulations.rows import is_binary
 from formulations.support_rules import instance_rules
@@ -54,10 +53,11 @@ def _size(instance: RiskSLIMInstance) -> int:
 
 # ------------------------------------------------------------------ supports on blocked rows
 def _blocked_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
-    if binding(instance.constraints):
-        return "the instance has operational constraints (the screen on blocked rows does not read them)"
     reason = _supports_applies(instance, limits)
-    return reason if reason is not None else blocked_applies(SparseLogistic.from_instance(instance))
+    if reason is not None:
+        return reason
+    rules, problem = instance_rules(instance)[0], SparseLogistic.from_instance(instance)
+    return blocked_applies(problem) or (None if rules is None else rules.screen_reason(problem.free, problem.max_size))
 
 
 def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
@@ -68,7 +68,7 @@ def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:
 
 def _run_blocked(instance: RiskSLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     found = solve_blocked(SparseLogistic.from_instance(instance), limits, point=instance.continuous_fit(),
-                          **best.search_start())
+                          rules=instance_rules(instance)[0], **best.search_start())
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message, relaxed=found.relaxed,
                    projected=found.projected)

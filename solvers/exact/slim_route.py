@@ -17,10 +17,10 @@ on more free features the same box search when the rows are few (:data:`WIDE_BOX
 incumbents beat the MILP's there, though it rarely finishes), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
 every model of the instance, so the route keeps the largest (:mod:`solvers.exact.route`).
-Operational constraints are rows of the MILP (the last step); the support enumeration reads them too when
-they are rules on supports (signs, folded into the box, and counts of the features used: it lists only the
-supports that obey them, :mod:`formulations.support_rules`). The other steps ignore them: the bounds stay
-valid, and the searches do not run then. On 0/1 features the box
+Operational constraints are rows of the MILP (the last step); the support enumeration and the screen on
+blocked rows read them too when they are rules on supports (signs, folded into the box, and counts of the
+features used: only the supports that obey them are searched, :mod:`formulations.support_rules`). The other
+steps ignore them: the bounds stay valid, and the searches do not run then. On 0/1 features the box
 search is not used: there the MILP with the sign-cover cuts does better (``docs/benchmarks.md``).
 """
 from __future__ import annotations
@@ -91,16 +91,17 @@ def _run_floor(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: d
 
 # ------------------------------------------------------------------ supports on blocked rows
 def _blocked_applies(instance: SLIMInstance, limits: Limits) -> str | None:
-    reason = operational(instance)
+    rules, reason = instance_rules(instance)
     if reason is not None:
         return reason
     if instance.spec.max_size is None:
         return "no max_size (supports of every feature)"
-    return blocked_applies(zero_one(instance))
+    problem = zero_one(instance)
+    return blocked_applies(problem) or (None if rules is None else rules.screen_reason(problem.free, problem.max_size))
 
 
 def _run_blocked(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
-    found = solve_blocked(zero_one(instance), limits, **best.search_start())
+    found = solve_blocked(zero_one(instance), limits, rules=instance_rules(instance)[0], **best.search_start())
     model = None if found.model is None else Model(*found.model)
     return Outcome(model=model, bound=found.bound, nodes=found.nodes, message=found.message,
                    projected=found.projected)

@@ -3,6 +3,7 @@ the signs folded into the box, and the support enumerations under rules against 
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,10 +11,12 @@ import pytest
 from formulations.base import Model
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import (AtLeast, AtMost, Implies, MinTruePositiveRate, Monotone, compile_constraints,
-                                      one_per_group)
+                                      one_per_group, threshold_groups)
 from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
-from formulations.support_rules import NOT_RULES, folded_bounds, instance_rules, support_rules
+from formulations.support_rules import NOT_RULES, SupportRules, folded_bounds, instance_rules, support_rules
+from solvers.exact.blocked_supports import applies as blocked_applies
+from solvers.exact.blocked_supports import solve_blocked
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.supports import enumerate_supports
 from solvers.exact.zero_one_supports import zero_one
@@ -130,3 +133,82 @@ def test_an_implies_is_not_a_rule_and_the_enumeration_says_so():
     inst = _case(0, "riskslim")
     other = RiskSLIM(coefficients=inst.coefficients, max_size=3, constraints=(Implies("x0", "x1"),))
     assert instance_rules(other.instance(inst.X, inst.y)) == (None, NOT_RULES)
+
+
+def _chains(seed: int, variables: int = 4, cuts: int = 3):
+    """A 0/1 table of ``variables`` variables cut at ``cuts`` nested thresholds each (named ``v >= k``); the
+    label rises in the middle of v1 (two thresholds of one variable explain it best)."""
+    rng = np.random.default_rng(70 + seed)
+    n = int(rng.integers(150, 300))
+    raw = rng.normal(size=(n, variables))
+    X = np.column_stack([raw[:, v] > t for v in range(variables) for t in np.linspace(-0.8, 0.8, cuts)]).astype(float)
+    bump = 3.0 * ((raw[:, 1] > -0.8) & (raw[:, 1] <= 0.8))
+    y = np.where(raw @ rng.normal(0, 0.7, variables) + bump + rng.normal(0, 0.7, n) > 1.5, 1.0, -1.0)
+    names = [f"v{v} >= {k}" for v in range(variables) for k in range(cuts)]
+    return X, y, names
+
+
+def _maximal_sizes(rules: SupportRules, free: np.ndarray) -> set[int]:
+    """Sizes of the supports of ``free`` that obey ``rules`` and to which no column of ``free`` can be added."""
+    obeys = {s for r in range(free.size + 1) for s in itertools.combinations(free.tolist(), r)
+             if rules.feasible(np.array(s, np.int64).reshape(1, -1))[0]}
+    return {len(s) for s in obeys if not any(tuple(sorted(s + (c,))) in obeys for c in free.tolist() if c not in s)}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_reach_is_the_size_of_every_maximal_support_that_obeys_laminar_rules(seed):
+    """Laminar groups (one threshold per variable, and at most k of some variables): every support that
+    obeys them and takes no further column has the size ``reach`` says (brute force), so it extends to
+    ``max_size`` up to that size; a column outside ``free`` does not count."""
+    rng = np.random.default_rng(seed)
+    variables = [list(range(3 * v, 3 * v + int(rng.integers(1, 4)))) for v in range(3)]  # (column 9 in none)
+    members = np.zeros((4, 10), bool)
+    for g, cols in enumerate(variables):
+        members[g, cols] = True
+    members[3] = members[0] | members[1]  # (at most k of the first two variables: nested around both)
+    rules = SupportRules(members, np.array([1, int(rng.integers(1, 3)), 1, int(rng.integers(0, 3))]))
+    free = np.flatnonzero(members.any(axis=0) | (np.arange(10) == 9))
+    free = free[rng.random(free.size) < 0.9]
+    assert _maximal_sizes(rules, free) == {rules.reach(free)}
+    reach = rules.reach(free)
+    assert rules.screen_reason(free, reach) is None and f"at most {reach}" in rules.screen_reason(free, reach + 1)
+
+
+def test_reach_refuses_groups_that_overlap_without_nesting():
+    overlapping = SupportRules(np.array([[1, 1, 0], [0, 1, 1]], bool), np.array([1, 1]))
+    assert overlapping.reach(np.arange(3)) is None and "overlap" in overlapping.screen_reason(np.arange(3), 2)
+    assert len(_maximal_sizes(overlapping, np.arange(3))) == 2  # (sizes 1 and 2: no one max_size covers all)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 5])  # (tables on which the rules bind, as the test checks)
+@pytest.mark.parametrize("family", ["slim", "riskslim"])
+def test_the_screen_on_blocked_rows_under_rules_agrees_with_the_enumeration_and_the_program(seed, family):
+    """One threshold per variable, points increasing along v0 (and on odd seeds at most one of v0 and v1,
+    laminar over the variables' groups): the screen on blocked rows (from the zero
+    model's objective, so it must find the optimum itself) drops the supports that break the rules, and
+    its optimum is the enumeration's under the rules (checked against brute force above) and the optimum
+    of the program alone, which keeps the rules as rows (HiGHS's MILP for SLIM, SCIP's tree for RiskSLIM)."""
+    X, y, names = _chains(seed)
+    rules = one_per_group(threshold_groups(names)) + (Monotone(names[:3], "increasing"),)
+    rules += (AtMost(names[:6], 1),) if seed % 2 else ()  # (at most one of v0, v1: nested around both)
+    cs = CoefficientSet.uniform(names, 3)
+    spec = SLIM(coefficients=cs, c0=0.01, max_size=3, constraints=rules) if family == "slim" else \
+        RiskSLIM(coefficients=cs, c0=0.01, max_size=3, constraints=rules)
+    inst = spec.instance(X, y)
+    found_rules, _ = instance_rules(inst)
+    problem = zero_one(inst) if family == "slim" else SparseLogistic.from_instance(inst)
+    assert found_rules.screen_reason(problem.free, 3) is None and blocked_applies(problem) is None
+    zero = inst.with_best_intercept(np.zeros(12)) if family == "slim" else Model(np.zeros(12), 0.0)
+    screened = solve_blocked(problem, Limits(mip_rel_gap=1e-9), rules=found_rules, start=(zero.coef, zero.intercept),
+                             incumbent=inst.objective(zero))
+    listed = enumerate_supports(problem, Limits(mip_rel_gap=1e-9), rules=found_rules)
+    alone = solve_exact(inst, {"slim": "highs", "riskslim": "scip"}[family], limits=Limits(mip_rel_gap=1e-9))
+    assert screened.finished and listed.finished and alone.status == Status.OPTIMAL, screened.message
+    model = Model(*screened.model)
+    assert inst.constraint_violation(model) <= 1e-9
+    free = replace(spec, constraints=()).instance(X, y)  # (the rules bind: without them the optimum is lower)
+    unruled = enumerate_supports(zero_one(free) if family == "slim" else SparseLogistic.from_instance(free),
+                                 Limits(mip_rel_gap=1e-9))
+    assert unruled.objective < inst.objective(model) - 1e-6
+    assert inst.objective(model) == pytest.approx(inst.objective(Model(*listed.model)), rel=1e-6, abs=1e-9)
+    assert inst.objective(model) == pytest.approx(alone.objective, rel=1e-6, abs=1e-9)
