@@ -37,6 +37,7 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
                                                "--fasterrisk")),
     "riskslim_ablation": ("riskslim_ablation", ()),
     "riskslim_ablation-mammo": ("riskslim_ablation", ("--data", "mammo")),
+    "constrained": ("constrained", ()),
     "slim_certify": ("slim_certify", ()),
     "slim_certify-large": ("slim_certify", ("--sets", "adult,spambase,mushroom")),
     "slim_certify-licence": ("slim_certify", ("--sets", "spambase,mushroom", "--rows", "1000")),

@@ -267,37 +267,45 @@ def least(fits: Sequence[MultiplierFit]) -> MultiplierFit:
 
 @dataclass(frozen=True)
 class Projections:
-    """When an unproven fit over several multipliers may be proven: each multiplier whose bound does not
-    certify the least objective needs its own projected time limit (``needs``: ``(multiplier, seconds)``,
-    its set-up included: :meth:`MultiplierFit.row`'s ``projected_seconds``), every other the seconds it
-    took; the multipliers are solved one after the other in one budget, so ``finish`` is the sum. A
-    projection, not a promise (:class:`solvers.exact.route.Projection`), and it leaves out the reserve
-    the first multiplier leaves the others (at most :data:`MOST_RESERVED` of the time)."""
+    """When an unproven fit over several multipliers may be proven. While the first multiplier does not
+    certify the least objective, the later ones search what its screen leaves once it ends, so their own
+    projections (made without it) say nothing: ``needs`` is the first's projected time limit alone
+    (:meth:`MultiplierFit.row`'s ``projected_seconds``, its set-up included) and ``finish`` a floor
+    (``at_least``). Otherwise each later multiplier whose bound does not certify it needs its own
+    projected time limit and every other the seconds it took; they are solved one after the other in one
+    budget, so ``finish`` is the sum. A projection, not a promise (:class:`solvers.exact.route.Projection`)."""
 
     needs: tuple[tuple[float, float], ...]
     finish: float
+    at_least: bool = False
 
     def sentence(self) -> str:
-        """The card's note: the time limit at which every multiplier not proven would end its work."""
+        """The card's note: the time limit at which the multipliers not proven would end their work."""
         each = ", ".join(f"multiplier {m:g} about {s:,.0f} s" for m, s in self.needs)
+        if self.at_least:
+            (m, seconds), = self.needs
+            return (f"not proven: the steps of multiplier {m:g} projected about {seconds:,.0f} s for its work "
+                    f"(set-up included), and the later multipliers take their time after it, so a time limit of "
+                    f"more than about {self.finish:,.0f} s for this fit may prove it")
         return (f"not proven: the steps of the multipliers not proven projected their work ({each}, set-ups "
                 f"included), so a time limit of about {self.finish:,.0f} s or more for this fit may prove it")
 
 
 def projected(fits: Sequence[MultiplierFit], mip_rel_gap: float) -> Projections | None:
     """The :class:`Projections` of an unproven fit over ``fits``; None when the certificate is proven, or a
-    multiplier that does not certify the least objective has no projection (skipped, or stopped without
-    one)."""
+    multiplier it needs has no projection (skipped, or stopped without one)."""
     objective = least(fits).objective
     if certificate(fits, mip_rel_gap)[0] == Status.OPTIMAL or not math.isfinite(objective):
         return None
     needs, total = [], 0.0
-    for f in fits:
+    for i, f in enumerate(fits):
         row = f.row()
         if certify(objective, f.bound, mip_rel_gap)[0] == Status.OPTIMAL:  # (its models are no better)
             total += row["seconds"]
         elif math.isnan(row["projected_seconds"]):
             return None
+        elif i == 0:  # (the later ones wait for its screen)
+            return Projections(((f.multiplier, row["projected_seconds"]),), row["projected_seconds"], at_least=True)
         else:
             needs.append((f.multiplier, row["projected_seconds"]))
             total += row["projected_seconds"]

@@ -91,8 +91,9 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     multipliers_ : DataFrame, one row per multiplier tried: objective, bound, gap, status (each its
         own certificate), objective_limit (the objective it had to beat), seconds, projected_seconds
         (unproven: when its proof would end by its steps' projection, its set-up included; nan: none).
-        With several multipliers ``projection_`` sums what each needs
-        (:class:`solvers.multipliers.Projections`; None when one not proven has no projection).
+        With several multipliers ``projection_`` is :class:`solvers.multipliers.Projections` (what each
+        needs, summed; only a floor, the first's, while the first is unproven; None when one it needs has
+        no projection).
     risk_table_ : DataFrame, every attainable total score -> predicted risk, observed rate, count.
     calibration_ : :class:`milpscore.cards.risk_table.Calibration` on the training data (curve, ECE).
     scorecard_ : points table with the risk table in its notes.

@@ -46,15 +46,26 @@ def _multiplier(m: float, objective: float, bound: float, projected: float = mat
 
 
 def test_several_multipliers_sum_what_each_needs():
-    """The multiplier whose bound is below the least objective needs its projected time limit (set-up 1 s +
-    its step's start 2 s + 100 s); one whose bound certifies that objective needs the 4 s it took."""
-    fits = [_multiplier(1.0, 0.30, 0.20, projected=100.0), _multiplier(2.0, 0.31, 0.305)]
+    """The first multiplier certified (its 4 s), the second not: it needs its projected time limit (set-up
+    1 s + its step's start 2 s + 100 s)."""
+    fits = [_multiplier(1.0, 0.31, 0.305), _multiplier(2.0, 0.30, 0.20, projected=100.0)]
     found = projected(fits, 1e-4)
-    assert found == Projections(((1.0, 103.0),), 107.0)
+    assert found == Projections(((2.0, 103.0),), 107.0)
     assert found.sentence() == ("not proven: the steps of the multipliers not proven projected their work "
-                                "(multiplier 1 about 103 s, set-ups included), so a time limit of about 107 s "
+                                "(multiplier 2 about 103 s, set-ups included), so a time limit of about 107 s "
                                 "or more for this fit may prove it")
     # a multiplier not certified and without a projection: nothing can be said
-    assert projected([fits[0], _multiplier(2.0, 0.31, 0.25)], 1e-4) is None
+    assert projected([fits[0], _multiplier(2.0, 0.30, 0.25)], 1e-4) is None
     # every multiplier certified: proven, no projection
-    assert projected([_multiplier(1.0, 0.30, 0.30), fits[1]], 1e-4) is None
+    assert projected([fits[0], _multiplier(2.0, 0.30, 0.30)], 1e-4) is None
+
+
+def test_while_the_first_multiplier_is_unproven_its_projection_is_a_floor():
+    """The later multipliers search what the first's screen leaves once it ends: their own projections
+    (here 5,000 s, made without it) are not counted, and the time limit is "more than" the first's."""
+    fits = [_multiplier(1.0, 0.30, 0.20, projected=100.0), _multiplier(2.0, 0.31, 0.25, projected=5000.0)]
+    found = projected(fits, 1e-4)
+    assert found == Projections(((1.0, 103.0),), 103.0, at_least=True)
+    assert found.sentence() == ("not proven: the steps of multiplier 1 projected about 103 s for its work (set-up "
+                                "included), and the later multipliers take their time after it, so a time limit of "
+                                "more than about 103 s for this fit may prove it")
