@@ -29,7 +29,8 @@ from solvers.limits import Limits
 
 @dataclass(frozen=True)
 class SparseLogistic:
-    """The sparse logistic problem of a RiskSLIM instance without operational constraints (module docstring)."""
+    """The sparse logistic problem of a RiskSLIM instance, its operational constraints left out (module
+    docstring; the steps that run it under rules on supports read them apart: :mod:`formulations.support_rules`)."""
 
     data: LogisticData
     lo: np.ndarray
@@ -48,8 +49,8 @@ class SparseLogistic:
 
     @classmethod
     def from_instance(cls, instance) -> "SparseLogistic":
-        """The problem of a :class:`formulations.riskslim.RiskSLIMInstance` (operational
-        constraints left out: the route runs this only on instances without them)."""
+        """The problem of a :class:`formulations.riskslim.RiskSLIMInstance` (operational constraints left
+        out: the route runs this only on instances without them, or with rules on supports it passes apart)."""
         cs, spec = instance.coefficients, instance.spec
         d = instance.X.shape[1]
         lo, hi = instance.intercept_bounds
