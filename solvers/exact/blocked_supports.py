@@ -178,11 +178,7 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
     (module docstring) within the budget ``limits`` (time, node limit, gap; started here if not yet).
     RiskSLIM's kind screens one group at a time (:mod:`solvers.exact.ordered_screen`, its groups ordered
     and its hull floors started at ``point``, e.g. the continuous fit; default 0) when every support
-    would not fit the time left, or when ``ordered``. With ``rules`` (:class:`formulations.support_rules.
-    SupportRules` whose :meth:`~formulations.support_rules.SupportRules.screen_reason` is None: the
-    instance's constraints, its signs folded into the box), the supports the screen leaves that break them
-    are dropped before their fits: every model that obeys them lies in a support of ``max_size`` that does,
-    so the result is the constrained program's."""
+    would not fit the time left, or when ``ordered``. ``rules``: :func:`_after_screen`."""
     t0 = time.perf_counter()
     limits = limits.started()
     search = Search(problem.d, incumbent, None if start is None else (np.asarray(start[0], float).copy(),
@@ -258,8 +254,11 @@ def solve_blocked(problem: SparseLogistic, limits: Limits, *, start: tuple[np.nd
 
 def _after_screen(problem, search: Search, survivors: np.ndarray, level: float, held: int, t0: float, limits: Limits,
                   logistic: bool, X, y, weights, said: str, rules: SupportRules | None = None) -> Enumeration:
-    """Bound the supports the screen left (``survivors``, feature indices; those that break ``rules``
-    dropped) and search those below the prune level within ``limits`` (module docstring, steps 1-3)."""
+    """Bound the supports the screen left (``survivors``, feature indices) and search those below the
+    prune level within ``limits`` (module docstring, steps 1-3). With ``rules`` (:class:`formulations.
+    support_rules.SupportRules` whose ``screen_reason`` is None: the instance's constraints, their signs
+    folded into the box) the survivors that break them are dropped first: every model that obeys them lies
+    in a support of ``max_size`` that does, so the result is the constrained program's."""
     node_limit = limits.node_limit
     if rules is not None:
         survivors = survivors[rules.feasible(survivors)]
