@@ -105,8 +105,10 @@ WHOLE_BRANCH_SHARE = 0.25
 SLIM_PROJECTION_SHARE = 0.97
 
 
-def applies(problem: SparseLogistic) -> str | None:
-    """Why the step cannot take ``problem`` (None: it can)."""
+def applies(problem: SparseLogistic, rules: SupportRules | None = None) -> str | None:
+    """Why the step cannot take ``problem`` under ``rules`` (None: it can; the rules must leave every model
+    that obeys them in a support of ``max_size`` that does: :meth:`formulations.support_rules.SupportRules.
+    screen_reason`)."""
     if problem.forced.any():
         return "some features are forced (the support enumeration handles them)"
     if problem.max_size < 2 or problem.free.size < problem.max_size:
@@ -119,7 +121,7 @@ def applies(problem: SparseLogistic) -> str | None:
     if not is_binary(X) or not positive.any() or positive.all() or \
             copy_counts(weights[positive]) is None or copy_counts(weights[~positive]) is None:
         return "the features are not all 0/1, a label is absent, or a label's weights have no common unit"
-    return None
+    return None if rules is None else rules.screen_reason(problem.free, problem.max_size)
 
 
 @dataclass(frozen=True)

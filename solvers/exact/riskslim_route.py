@@ -4,9 +4,9 @@
 enumeration with a box-constrained logistic bound per support (:mod:`solvers.exact.supports`) when the
 instance's operational constraints are at most rules on supports (signs, folded into the box, and counts
 of the features used: only the supports that obey them are listed, :mod:`formulations.support_rules`) and
-its kernels fit the memory budget; on 0/1 features without
-forced ones (and rules whose supports of ``max_size`` hold every model that obeys them), when that enumeration hands over (too many supports for the time left), the screen of every
-support by its saturated loss on rows blocked by its first two features
+its kernels fit the memory budget; on 0/1 features without forced ones (and rules whose supports of
+``max_size`` hold every model that obeys them), when that enumeration hands over (too many supports for
+the time left), the screen of every support by its saturated loss on rows blocked by its first two features
 (:mod:`solvers.exact.blocked_supports`, several times faster per support; on wide binarised tables only
 the supports exclusion bounds cannot rule out, :mod:`solvers.exact.exclusion_listing`; when that pass
 would not fit the time left, one group of columns at a time, under a bound that rises as groups are done,
@@ -56,8 +56,7 @@ def _blocked_applies(instance: RiskSLIMInstance, limits: Limits) -> str | None:
     reason = _supports_applies(instance, limits)
     if reason is not None:
         return reason
-    rules, problem = instance_rules(instance)[0], SparseLogistic.from_instance(instance)
-    return blocked_applies(problem) or (None if rules is None else rules.screen_reason(problem.free, problem.max_size))
+    return blocked_applies(SparseLogistic.from_instance(instance), instance_rules(instance)[0])
 
 
 def _blocked_memory(instance: RiskSLIMInstance, limits: Limits) -> float:

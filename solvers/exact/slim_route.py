@@ -96,8 +96,7 @@ def _blocked_applies(instance: SLIMInstance, limits: Limits) -> str | None:
         return reason
     if instance.spec.max_size is None:
         return "no max_size (supports of every feature)"
-    problem = zero_one(instance)
-    return blocked_applies(problem) or (None if rules is None else rules.screen_reason(problem.free, problem.max_size))
+    return blocked_applies(zero_one(instance), rules)
 
 
 def _run_blocked(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
