@@ -231,7 +231,8 @@ def test_the_progress_line_shows_a_finite_route_bound_from_the_start(monkeypatch
 
     monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION,
                                                                         rule_in_supports=10**18))
-    monkeypatch.setattr(riskslim_route, "blocked_applies", lambda problem: "not in this test (it proves the table)")
+    monkeypatch.setattr(riskslim_route, "blocked_applies",
+                        lambda problem, rules: "not in this test (it proves the table)")
 
     X, y = _wide_table(2, n=1000, columns=30)
     inst = RiskSLIM(coef_bound=5, c0=1e-6, max_size=5).instance(X, y)
