@@ -33,15 +33,18 @@ from formulations.constraints import CompiledConstraints
 TOL = 1e-9
 
 
+def _is_sign_row(P, U, c: CompiledConstraints, r: int) -> bool:
+    """Whether row ``r`` of ``c`` (``P``, ``U`` its CSR blocks) is a sign row: one non-zero point entry,
+    no support entry, no constant (module docstring)."""
+    start, end = P.indptr[r], P.indptr[r + 1]
+    return end - start == 1 and U.indptr[r + 1] == U.indptr[r] and c.c[r] == 0.0 and P.data[start] != 0.0
+
+
 def _sign_rows(c: CompiledConstraints) -> list[tuple[int, float, float, float]]:
     """``(j, s, lo, hi)`` of every sign row (module docstring)."""
     P, U = c.P.tocsr(), c.U.tocsr()
-    rows = []
-    for r in range(c.n_rows):
-        start, end = P.indptr[r], P.indptr[r + 1]
-        if end - start == 1 and U.indptr[r + 1] == U.indptr[r] and c.c[r] == 0.0 and P.data[start] != 0.0:
-            rows.append((int(P.indices[start]), float(P.data[start]), float(c.lb[r]), float(c.ub[r])))
-    return rows
+    return [(int(P.indices[P.indptr[r]]), float(P.data[P.indptr[r]]), float(c.lb[r]), float(c.ub[r]))
+            for r in range(c.n_rows) if _is_sign_row(P, U, c, r)]
 
 
 def folded_bounds(c: CompiledConstraints | None, lb: np.ndarray, ub: np.ndarray,
@@ -90,6 +93,10 @@ class SupportRules:
         counts = self.members[:, supports].sum(axis=2, dtype=np.int64)  # (groups, supports)
         return np.all(counts <= self.most[:, None], axis=0)
 
+    def columns_in(self, order: np.ndarray) -> "SupportRules":
+        """The same rules on the columns taken in ``order`` (column ``i`` of the result is ``order[i]``)."""
+        return SupportRules(self.members[:, np.asarray(order, np.int64)], self.most)
+
     def reach(self, free: np.ndarray) -> int | None:
         """The most features of ``free`` a support that obeys the rules holds, when the groups are laminar
         on ``free`` (any two disjoint or nested, as one threshold per variable with "at most one of these
@@ -136,9 +143,9 @@ def support_rules(c: CompiledConstraints | None, lb: np.ndarray, ub: np.ndarray)
     P, U = c.P.tocsr(), c.U.tocsr()
     members, most = [], []
     for r in range(c.n_rows):
+        if _is_sign_row(P, U, c, r):
+            continue  # checked above
         if P.indptr[r + 1] > P.indptr[r]:
-            if P.indptr[r + 1] - P.indptr[r] == 1 and U.indptr[r + 1] == U.indptr[r] and c.c[r] == 0.0:
-                continue  # a sign row, checked above
             return None
         data = U.data[U.indptr[r]:U.indptr[r + 1]]
         if c.c[r] != 0.0 or not np.all(data == 1.0) or c.lb[r] > 0 or not math.isfinite(c.ub[r]):

@@ -105,6 +105,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from solvers import progress
+from formulations.support_rules import SupportRules
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.orthant_boxes import orthant_flows, orthant_search
 from solvers.exact.pattern_groups import patterns, rank_values, value_ranks
@@ -298,8 +299,8 @@ class _Search:
     the search (module docstring)."""
 
     def __init__(self, problem: ZeroOneProgram, incumbent: float, start: tuple[np.ndarray, float] | None,
-                 max_pairs: float) -> None:
-        self.problem, self.max_pairs = problem, max_pairs
+                 max_pairs: float, rules: SupportRules | None = None) -> None:
+        self.problem, self.max_pairs, self.rules = problem, max_pairs, rules
         self.k = min(problem.max_size, problem.free.size)
         self.positive = problem.y > 0
         values = np.asarray(problem.X, dtype=np.int64)
@@ -365,6 +366,9 @@ class _Search:
         return _Support(S, Vp, wp, Rp, Vn, wn, Rn)
 
     def _allowed(self, S: np.ndarray) -> np.ndarray:
+        """The sign patterns of ``S``'s orthants its box allows (none if ``S`` breaks a rule)."""
+        if self.rules is not None and not self.rules.feasible(S[None, :])[0]:
+            return np.zeros(2 ** S.size, bool)
         return signs_allowed(self.problem, S) if self.every_sign is None else self.every_sign[S.size]
 
     def _least(self, S: np.ndarray) -> float:
@@ -396,6 +400,8 @@ class _Search:
             allowed = np.array([self._allowed(np.append(prefix, e)) for e in tails.tolist()])
         else:
             allowed = np.ones((tails.size, 2 ** (prefix.size + 1)), bool)
+            if self.rules is not None:
+                allowed &= self.rules.feasible(np.column_stack((np.tile(prefix, (tails.size, 1)), tails)))[:, None]
         # what every model pays besides its errors (:meth:`_least`), per support
         least = (problem.cost[prefix].sum() + problem.epsilon[prefix].sum()) + (problem.cost[tails] + problem.epsilon[tails])
         with self.lock:
@@ -623,7 +629,8 @@ def fewest_values_first(problem: ZeroOneProgram) -> np.ndarray:
 
 def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float = math.inf,
                       start: tuple[np.ndarray, float] | None = None, max_pairs: float = math.inf,
-                      slack: float = 1.0, threads: int = 1, partial: bool = False) -> MonotoneSupports:
+                      slack: float = 1.0, threads: int = 1, partial: bool = False,
+                      rules: SupportRules | None = None) -> MonotoneSupports:
     """The optimum of ``problem`` by screened orthants (module docstring), pruning at ``incumbent``
     (and at the objective of ``start``'s model, which it returns if nothing beats it), on ``threads``
     threads of this process. It first times the screen on a sample of supports
@@ -632,13 +639,16 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
     left (then its bound, once the first pass ends, is finite and rises as the orthants left are
     refined); it stops unfinished at a support of more than ``max_pairs`` pattern pairs (its
     memory). Stopped in the refinement or the search of the orthants the first pass left, it
-    returns the least bound among them. The columns are searched in :func:`fewest_values_first`
-    order; the model returned is in ``problem``'s."""
+    returns the least bound among them. ``rules`` (:class:`formulations.support_rules.SupportRules`, in
+    ``problem``'s columns): only the supports that obey them are screened (every size is listed, so
+    every model that obeys them lies in one); ``start`` must obey them. The columns are searched in
+    :func:`fewest_values_first` order; the model returned is in ``problem``'s."""
     order = fewest_values_first(problem)
     if start is not None:
         start = (np.asarray(start[0], dtype=float)[order], start[1])
+    rules = None if rules is None else rules.columns_in(order)
     found = _monotone_supports(problem.columns_in(order), limits, incumbent, start, max_pairs, slack, threads,
-                               partial)
+                               partial, rules)
     if found.coef is None:
         return found
     coef = np.zeros(problem.d)
@@ -648,10 +658,10 @@ def monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float 
 
 def _monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float,
                        start: tuple[np.ndarray, float] | None, max_pairs: float, slack: float, threads: int,
-                       partial: bool) -> MonotoneSupports:
+                       partial: bool, rules: SupportRules | None) -> MonotoneSupports:
     """:func:`monotone_supports` on ``problem``'s columns as they are."""
     t0 = time.perf_counter()
-    search = _Search(problem, incumbent, start, max_pairs)
+    search = _Search(problem, incumbent, start, max_pairs, rules)
     projected, first = search.projected(limits, threads)
     left = limits.seconds_left()
     if projected > slack * left and not (partial and first <= left):

@@ -17,10 +17,11 @@ on more free features the same box search when the rows are few (:data:`WIDE_BOX
 incumbents beat the MILP's there, though it rarely finishes), then
 HiGHS on the MILP strengthened with the LP's cuts (always). Every step returns a bound valid for
 every model of the instance, so the route keeps the largest (:mod:`solvers.exact.route`).
-Operational constraints are rows of the MILP (the last step); the support enumeration and the screen on
-blocked rows read them too when they are rules on supports (signs, folded into the box, and counts of the
-features used: only the supports that obey them are searched, :mod:`formulations.support_rules`). The other
-steps ignore them: the bounds stay valid, and the searches do not run then. On 0/1 features the box
+Operational constraints are rows of the MILP (the last step); the support enumeration, the screen on
+blocked rows and the orthant search read them too when they are rules on supports (signs, folded into the
+box, and counts of the features used: only the supports that obey them are searched,
+:mod:`formulations.support_rules`), and the box searches when they are signs alone. The other steps ignore
+them: the bounds stay valid, and the searches do not run then. On 0/1 features the box
 search is not used: there the MILP with the sign-cover cuts does better (``docs/benchmarks.md``).
 """
 from __future__ import annotations
@@ -30,7 +31,6 @@ import math
 import numpy as np
 
 from formulations.base import Model
-from formulations.constraints import binding
 from formulations.slim import SLIMInstance
 from formulations.support_rules import instance_rules
 from solvers.backends.highs import solve_highs
@@ -69,14 +69,6 @@ WIDE_BOX_PAIRS = 3 * 10**5
 #: seconds HiGHS takes to load and presolve a MILP, per nonzero of its matrix, before it first looks at
 #: its clock (measured on SLIM programs of 10^5-10^6 nonzeros); taken off the time limit it is given
 HIGHS_LOAD_SECONDS_PER_NONZERO = 7e-7
-
-
-def operational(instance: SLIMInstance) -> str | None:
-    """The reason a step that ignores operational constraints may not run, or None."""
-    c = instance.constraints
-    if binding(c):
-        return "the instance has operational constraints (only the MILP keeps them)"
-    return None
 
 
 # ----------------------------------------------------------------------------------- floor
@@ -200,7 +192,7 @@ def _run_bayes(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: d
 
 # ------------------------------------------------------------- orthants with monotone bounds
 def _monotone_applies(instance: SLIMInstance, limits: Limits) -> str | None:
-    reason = operational(instance)
+    reason = instance_rules(instance)[1]
     if reason is not None:
         return reason
     problem = zero_one(instance)
@@ -246,17 +238,21 @@ def _run_monotone(instance: SLIMInstance, best: Incumbent, limits: Limits, notes
     wide = _box_wide_applies(instance, limits) is None
     found = monotone_supports(zero_one(instance), limits, **best.search_start(), max_pairs=MONOTONE_PAIRS,
                               slack=1.0 if boxes or wide else MONOTONE_SLACK,
-                              threads=_monotone_threads(instance, limits), partial=not boxes)
+                              threads=_monotone_threads(instance, limits), partial=not boxes,
+                              rules=instance_rules(instance)[0])
     model = None if found.coef is None else Model(found.coef, found.intercept)
     return Outcome(model=model, bound=found.bound, message=found.message, projected=found.projected)
 
 
 # -------------------------------------------------------------------------------- box search
 def _box_reason(instance: SLIMInstance) -> str | None:
-    """Why neither box search runs on ``instance`` (both need integer points on features not all 0/1)."""
-    reason = operational(instance)
+    """Why neither box search runs on ``instance`` (both need integer points on features not all 0/1, and
+    constraints that are at most signs, folded into the box)."""
+    rules, reason = instance_rules(instance)
     if reason is not None:
         return reason
+    if rules is not None and rules.most.size:
+        return "the instance counts the features used (the box search does not read counts)"
     problem = zero_one(instance)
     if not problem.integer.all():
         return "the points are not all integers"

@@ -17,6 +17,8 @@ from formulations.slim import SLIM
 from formulations.support_rules import NOT_RULES, SupportRules, folded_bounds, instance_rules, support_rules
 from solvers.exact.blocked_supports import applies as blocked_applies
 from solvers.exact.blocked_supports import solve_blocked
+from solvers.exact import slim_route
+from solvers.exact.monotone_supports import monotone_supports
 from solvers.exact.sparse_logistic import SparseLogistic
 from solvers.exact.supports import enumerate_supports
 from solvers.exact.zero_one_supports import zero_one
@@ -212,3 +214,57 @@ def test_the_screen_on_blocked_rows_under_rules_agrees_with_the_enumeration_and_
     assert unruled.objective < inst.objective(model) - 1e-6
     assert inst.objective(model) == pytest.approx(inst.objective(Model(*listed.model)), rel=1e-6, abs=1e-9)
     assert inst.objective(model) == pytest.approx(alone.objective, rel=1e-6, abs=1e-9)
+
+
+def _integer_case(seed: int, rules: bool = True):
+    """Tiny SLIM tables of few-valued integer columns (0..3; the orthant search takes them): at most one of
+    x0, x1, x2, and points decreasing along x3 unless ``seed % 3 == 2`` (then every free feature takes
+    either sign: the screen's other path). ``max_size`` 3, or 4 on odd seeds, where no support of 4
+    features obeys the rules (every model uses at most 3)."""
+    rng = np.random.default_rng(80 + seed)
+    n = int(rng.integers(30, 60))
+    X = rng.integers(0, 4, (n, 5)).astype(float)
+    y = np.where(X @ np.array([1.0, 0.9, -0.4, 0.8, 0.3]) + rng.normal(0, 0.6, n) > 4.0, 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    names = NAMES[:5]
+    constraints = (AtMost(names[:3], 1),) + ((Monotone(["x3"], "decreasing"),) if seed % 3 != 2 else ())
+    constraints = constraints if rules else ()
+    spec = SLIM(coefficients=CoefficientSet.uniform(names, 2), c0=float(rng.choice([0.005, 0.02])),
+                max_size=3 + seed % 2, constraints=constraints)
+    return spec.instance(X, y)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_orthant_search_under_rules_proves_the_brute_force_optimum(seed):
+    """Integer columns: the orthant search runs under the rules (not the MILP; the box search does not read
+    counts and says so) and its optimum is the least objective of every point vector that obeys them
+    (brute force), which the rules make worse than the unconstrained one."""
+    inst = _integer_case(seed)
+    rules, reason = instance_rules(inst)
+    signed = seed % 3 != 2
+    assert reason is None and rules.most.tolist() == [1] and inst.coefficients.ub[3] == (0 if signed else 2)
+    fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
+    records = {r.step: r for r in fit.steps}
+    monotone = records["monotone_supports"]
+    assert monotone.ran or monotone.reason == "the incumbent is already proven optimal", fit.message
+    assert "not finished" not in monotone.message and not records["highs"].ran, fit.message
+    assert "counts the features used" in {s.name: s.applies(inst, Limits()) for s in slim_route.ROUTE}["box_search"]
+    assert fit.status == Status.OPTIMAL, fit.message
+    best = _brute_force(inst)
+    assert fit.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
+    assert fit.bound <= best + 1e-7
+    assert inst.constraint_violation(fit.model) <= 1e-9
+    assert np.count_nonzero(fit.model.coef[:3]) <= 1 and (fit.model.coef[3] <= 0 or not signed)
+    assert _brute_force(_integer_case(seed, rules=False)) < best - 1e-9  # (the rules bind)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_orthant_search_alone_finds_the_optimum_under_rules(seed):
+    """From no start, the orthant search under the rules finds the brute-force optimum; on odd seeds only
+    supports smaller than ``max_size`` obey them."""
+    inst = _integer_case(seed)
+    found = monotone_supports(zero_one(inst), Limits(mip_rel_gap=1e-9).started(), rules=instance_rules(inst)[0])
+    assert found.finished and found.coef is not None, found.message
+    model = Model(found.coef, found.intercept)
+    assert inst.constraint_violation(model) <= 1e-9
+    assert inst.objective(model) == pytest.approx(_brute_force(inst), rel=1e-6, abs=1e-9)

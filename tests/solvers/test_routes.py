@@ -35,7 +35,7 @@ SLIM_STEPS = ("floor", "bayes_supports", "blocked", "support_floor", "monotone_s
               "box_search_wide",
               "highs")
 RISKSLIM_STEPS = ("box_floor", "supports", "blocked", "floor", "scip")
-OPERATIONAL = "the instance has operational constraints (only the MILP keeps them)"
+COUNTS = "the instance counts the features used (the box search does not read counts)"
 PROVEN = "the incumbent is already proven optimal"
 
 
@@ -128,10 +128,10 @@ def _risk_brute_force(inst, allowed=lambda coef: True, support=None) -> float:
 @pytest.mark.parametrize("seed", range(12))
 def test_slim_table_reads_the_instance(seed):
     """Each row's ``applies`` against the data: the support enumeration takes 0/1 features with
-    counted weights and operational constraints that are at most rules on supports (an AtMost:
-    :mod:`formulations.support_rules`; an Implies is not); the box search takes integer points on at
-    most 16 free features that are not all 0/1, without operational constraints; the LP and the
-    MILP take everything."""
+    counted weights, and the orthant search few-valued integer features, with operational constraints
+    that are at most rules on supports (an AtMost: :mod:`formulations.support_rules`; an Implies is
+    not); the box search takes integer points on at most 16 free features that are not all 0/1, with
+    no operational constraint but signs (not an AtMost); the LP and the MILP take everything."""
     kind = ("binary", "integer", "real")[seed % 3]
     d = 17 if seed in (4, 10) else 3  # (integer features: too many for the box search)
     X, y, cs, spec, _ = _slim_case(seed, kind, d=d, constrained=seed >= 6)
@@ -142,11 +142,19 @@ def test_slim_table_reads_the_instance(seed):
     assert why["floor"] is None and why["sign_cover_lp"] is None and why["highs"] is None
     assert "fewer than" in why["sign_cover_lp_long"]  # (few rows: the LP takes its share)
     binary = bool(np.isin(X, (0.0, 1.0)).all())
+    monotone = ("every feature is 0/1 (the Bayes-error steps take them)" if binary
+                else "the points or the intercept are not integers" if kind != "integer"
+                else "supports of more than 8 features" if d > 8  # (no max_size)
+                else None)  # few rows of integers
     if seed >= 6:
-        assert why["box_search"] == why["monotone_supports"] == OPERATIONAL
         rules_only = seed % 2 == 0  # (an AtMost alone; else an Implies too: _slim_case)
         assert why["bayes_supports"] == (NOT_RULES if not rules_only else None if binary
                                          else "some features take values other than 0 and 1")
+        if not rules_only:
+            assert why["box_search"] == why["box_search_wide"] == why["monotone_supports"] == NOT_RULES
+            return
+        assert why["box_search"] == why["box_search_wide"] == COUNTS
+        assert why["monotone_supports"] == monotone  # (it reads the rule)
         return
     if binary:
         assert why["bayes_supports"] is None  # unit weights: counted
@@ -154,9 +162,7 @@ def test_slim_table_reads_the_instance(seed):
     else:
         assert why["bayes_supports"] == "some features take values other than 0 and 1"
         assert why["box_search"] == (None if d <= 16 else f"it has {d} free features (over 16)")
-        assert why["monotone_supports"] == ("the points or the intercept are not integers" if kind != "integer"
-                                            else "supports of more than 8 features" if d > 8  # (no max_size)
-                                            else None)  # few rows of integers
+        assert why["monotone_supports"] == monotone
         # past 16 features, on these few rows (few pairs), the same search
         assert why["box_search_wide"] == (f"it has {d} free features (the box search takes them)" if d <= 16
                                           else None)
@@ -201,19 +207,23 @@ def test_every_row_is_recorded_and_highs_or_scip_bypass_the_route():
 
 @pytest.mark.parametrize("seed", range(8))
 def test_operational_constraints_go_to_the_milp_which_proves_the_brute_force_optimum(seed):
-    """SLIM with operational constraints: both searches are skipped, with the reason (odd seeds: 0/1
-    features and an Implies, not a rule on supports; even seeds: integer features); the MILP step
-    (or the LP already, when it reaches the start) proves the optimum of the models that obey the
-    constraints, enumerated here."""
+    """SLIM with operational constraints: odd seeds, 0/1 features and an Implies (not a rule on supports):
+    both searches are skipped, with the reason, and the MILP step (or the LP already, when it reaches the
+    start) proves the optimum of the models that obey the constraints, enumerated here; even seeds,
+    integer features and an AtMost (a rule): the orthant search proves it, and the box search, which does
+    not read counts, says so."""
     X, y, cs, spec, constraints = _slim_case(seed, "binary" if seed % 2 else "integer", constrained=True)
     inst = spec.instance(X, y)
     fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
     steps = {r.step: r for r in fit.steps}
-    for name in ("box_search", "highs"):
-        assert steps[name].ran or steps[name].reason in (OPERATIONAL, PROVEN), fit.message
+    assert steps["box_search"].reason in ((NOT_RULES, PROVEN) if seed % 2 else (COUNTS, PROVEN)), fit.message
+    assert steps["highs"].ran or steps["highs"].reason == PROVEN, fit.message
+    assert steps["monotone_supports"].ran or steps["monotone_supports"].reason in (NOT_RULES, PROVEN), fit.message
     assert not steps["bayes_supports"].ran and not steps["box_search"].ran
     assert steps["bayes_supports"].reason == (NOT_RULES if seed % 2 else "some features take values other than 0 "
                                               "and 1") or steps["bayes_supports"].reason == PROVEN, fit.message
+    if seed % 2 == 0:
+        assert not steps["highs"].ran, fit.message
     best = _slim_brute_force(X, y, cs, spec, inst, _obeys(constraints, cs.names))
     assert fit.status == Status.OPTIMAL, fit.message
     assert fit.objective == pytest.approx(best, abs=1e-9)
@@ -225,13 +235,13 @@ def test_the_milp_step_runs_under_operational_constraints():
     """Some of the constrained instances above need the MILP step (the LP alone does not prove
     them), so the previous test does exercise it; there both searches say why they did not run."""
     ran = 0
-    for seed in range(8):
-        X, y, cs, spec, _ = _slim_case(seed, "binary" if seed % 2 else "integer", constrained=True)
+    for seed in range(1, 16, 2):
+        X, y, cs, spec, _ = _slim_case(seed, "binary", constrained=True)
         fit = solve_exact(spec.instance(X, y), limits=Limits(time_limit=30, mip_rel_gap=1e-9))
         if fit.steps[-1].ran:
             ran += 1
             why = {s.step: s.reason for s in fit.steps}
-            assert why["monotone_supports"] == OPERATIONAL, fit.message
+            assert why["monotone_supports"] == NOT_RULES, fit.message
             assert why["bayes_supports"] in (NOT_RULES, "some features take values other than 0 and 1"), fit.message
             assert why["blocked"] in (NOT_RULES, "no max_size (supports of every feature)"), fit.message
     assert ran >= 2
