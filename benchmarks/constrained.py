@@ -13,8 +13,10 @@ Both sides are whole ``solve_exact`` calls within ``--limit`` seconds, gap 1e-4 
 
 Tables: the breast-cancer data of scikit-learn (its ten "mean" measurements, as
 ``notebooks/06_operational_constraints.ipynb``, and all thirty), cut at 3 quantile thresholds, 70 %
-training split; and the first training fold of ``certify_all.py``'s wide look-alikes (``--wide``; their
-variables read back from the nested columns, :func:`solvers.exact.nested_columns.nested_chains`).
+training split; and the first training fold of ``certify_all.py``'s look-alikes (``--wide``): wide ones,
+their variables read back from the nested columns (:func:`solvers.exact.nested_columns.nested_chains`), and
+few-valued integer ones, each column a variable (points per unit; SLIM's route takes them by its orthant
+search, :mod:`solvers.exact.monotone_supports`, RiskSLIM's by its support enumeration).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/constrained.py
 """
@@ -58,7 +60,11 @@ def breast_cancer(prefix: str) -> tuple[pd.DataFrame, np.ndarray, str]:
 
 
 def look_alike(name: str) -> tuple[pd.DataFrame, np.ndarray, str]:
+    """The first training fold of ``name``: a wide look-alike's columns named ``"v<g> >= <k>"`` by their
+    chains of nested thresholds, an integer look-alike's ``"c<j>"`` (a variable each)."""
     X, y, about = first_fold(name)
+    if name.startswith("int"):
+        return pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])]), y, about
     names = [f"x{j}" for j in range(X.shape[1])]
     for g, chain in enumerate(nested_chains(X, np.arange(X.shape[1]))):
         for k, j in enumerate(chain):  # (most ones first: the lowest threshold)
@@ -66,8 +72,13 @@ def look_alike(name: str) -> tuple[pd.DataFrame, np.ndarray, str]:
     return pd.DataFrame(X, columns=names), y, about
 
 
+def variables(B: pd.DataFrame) -> dict[str, list[str]]:
+    """The columns of each variable: its thresholds on a binarised table, else the column alone."""
+    return threshold_groups(B.columns) or {c: [c] for c in B.columns}
+
+
 def rules(B: pd.DataFrame, monotone: int) -> tuple:
-    groups = list(threshold_groups(B.columns).values())
+    groups = list(variables(B).values())
     first = [c for cols in groups[:3] for c in cols]
     return tuple(Monotone(cols, "increasing") for cols in groups[:monotone]) + (AtMost(first, 1),)
 
@@ -83,14 +94,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=float, default=60.0)
     ap.add_argument("--monotone", type=int, default=2)
-    ap.add_argument("--wide", default="wide120s0", help="comma-separated look-alikes of certify_all.py ('' for none)")
+    ap.add_argument("--wide", default="wide120s0,int590",
+                    help="comma-separated look-alikes of certify_all.py, wide or integer ('' for none)")
     args = ap.parse_args()
     print(environment(), f"| max_size 5, points -5..5, {args.limit:g} s per solve, one thread")
     print(compile_kernels(), flush=True)
     tables = [breast_cancer("mean "), breast_cancer("")] + [look_alike(n) for n in args.wide.split(",") if n]
     rows = []
     for B, y, about in tables:
-        groups = threshold_groups(B.columns)
+        groups = variables(B)
         constraints = rules(B, args.monotone)
         print(f"{about}: {B.shape[0]} x {B.shape[1]}, {len(groups)} variables", flush=True)
         for family in ("RiskSLIM", "SLIM"):
