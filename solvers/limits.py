@@ -93,11 +93,11 @@ def job_threads(n_jobs: int) -> int:
 MIN_PHASE = 0.05
 
 
-def phase_seconds(fraction: float, left: float) -> float:
-    """Seconds of a phase that may spend ``fraction`` of the ``left`` seconds of its call: the one
-    share rule of :meth:`Limits.share` (at least :data:`MIN_PHASE`, never more than what is
-    left)."""
-    return max(fraction * left, min(MIN_PHASE, left))
+def phase_seconds(fraction: float, left: float, least: float = MIN_PHASE) -> float:
+    """Seconds of a phase that may spend ``fraction`` of the ``left`` seconds of its call, and at least
+    ``least`` seconds (at least :data:`MIN_PHASE`): the one share rule of :meth:`Limits.share`, never
+    more than what is left."""
+    return max(fraction * left, min(max(least, MIN_PHASE), left))
 
 
 @dataclass(frozen=True)
@@ -180,15 +180,15 @@ class Limits:
         now = time.perf_counter()
         return replace(self, start=now, deadline=None if self.time_limit is None else now + self.time_limit)
 
-    def share(self, fraction: float) -> "Limits":
-        """The budget of a phase that may spend ``fraction`` of the time left (:func:`phase_seconds`;
-        same memory, nodes, gap, threads, seed, jobs, objective limit), started now; never past
-        this deadline."""
+    def share(self, fraction: float, least: float = MIN_PHASE) -> "Limits":
+        """The budget of a phase that may spend ``fraction`` of the time left, and at least ``least``
+        seconds of it (:func:`phase_seconds`; same memory, nodes, gap, threads, seed, jobs, objective
+        limit), started now; never past this deadline."""
         started = self.started()
         now = time.perf_counter()
         if started.deadline is None:
             return replace(started, start=now)
-        part = phase_seconds(fraction, max(started.seconds_left(), 0.0))
+        part = phase_seconds(fraction, max(started.seconds_left(), 0.0), least)
         return replace(started, time_limit=max(part, MIN_PHASE), deadline=now + part, start=now)
 
     def ending_earlier(self, seconds: float) -> "Limits":

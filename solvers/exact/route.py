@@ -9,7 +9,8 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
 * ``memory(instance, limits) -> bytes``: what the step will allocate (in all its processes, e.g.
   each of ``limits.n_jobs`` bounding workers), estimated *before* it allocates and compared with
   ``limits.memory``;
-* ``share``: the share of the time left the step may spend;
+* ``share``: the share of the time left the step may spend, and ``least``: the seconds it may spend
+  whatever its share (never past the fit's deadline);
 * ``kernels``: the modules whose numba kernels it runs (:mod:`solvers.compiled`);
 * ``always``: the step runs even with no time left and without compiled kernels (a *floor*,
   :mod:`solvers.exact.floor`: cheap, and the fit's bound stays finite whatever the other steps do);
@@ -20,7 +21,7 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
   may still return such a bound beside its own (``Outcome.relaxed``: e.g. what its screens and box fits
   closed, without its searches);
 * ``run(instance, incumbent, limits, notes) -> Outcome``, with ``limits`` the step's share of the
-  fit's budget (:meth:`solvers.limits.Limits.share` of ``share``): a model (or None), a lower bound
+  fit's budget (:meth:`solvers.limits.Limits.share` of ``share``, at least ``least``): a model (or None), a lower bound
   valid for *every* model of the instance, whether it proved infeasibility, and notes handed to
   later steps (e.g. the sign-cover cuts).
 
@@ -110,6 +111,7 @@ class Step:
     kernels: tuple[str, ...] = ()
     always: bool = False
     relaxes: bool = False
+    least: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,7 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
         started, at = time.perf_counter(), limits.elapsed()
         try:
             with _folded(progress.current(), limits, best.objective, bound):
-                out = step.run(instance, best, limits.share(step.share), notes)
+                out = step.run(instance, best, limits.share(step.share, step.least), notes)
         except MemoryError:  # the estimate was wrong: the step is lost, the route goes on
             records.append(StepRecord(step.name, False, "ran out of memory despite its estimate"))
             continue

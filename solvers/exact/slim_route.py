@@ -66,6 +66,12 @@ MONOTONE_SLACK = 1.5
 #: It rarely finishes there, but its incumbents beat HiGHS's
 #: (``docs/benchmarks.md``, few-valued integer look-alikes)
 WIDE_BOX_PAIRS = 3 * 10**5
+#: seconds the support enumeration with Bayes-error bounds may take whatever its share (0.2) of the time left:
+#: at short limits that share is too little for passes that prove in a second or two (the quickstart's
+#: table at 6 s), while on longer ones the screen on blocked rows is often faster than a pass the share
+#: would cut (mushroom); the enumeration hands over as soon as its pass projects past its budget, so
+#: this costs at most these seconds when it does
+BAYES_LEAST_SECONDS = 5.0
 #: seconds HiGHS takes to load and presolve a MILP, per nonzero of its matrix, before it first looks at
 #: its clock (measured on SLIM programs of 10^5-10^6 nonzeros); taken off the time limit it is given
 HIGHS_LOAD_SECONDS_PER_NONZERO = 7e-7
@@ -329,7 +335,7 @@ ROUTE: tuple[Step, ...] = (
          always=True),
     Step("bayes_supports", _run_bayes, _bayes_applies, _bayes_memory, 0.2,
          "the optimum when every support below the incumbent is bounded or searched (Bayes-error bounds)",
-         ("solvers.exact.bayes_error", "solvers.exact.supports")),
+         ("solvers.exact.bayes_error", "solvers.exact.supports"), least=BAYES_LEAST_SECONDS),
     Step("blocked", _run_blocked, _blocked_applies, _blocked_memory, 1.0,
          "the optimum when every support of max_size 0/1 features is screened by its Bayes error (rows "
          "blocked by its first two features; on binarised variables, supports of groups of their nested "

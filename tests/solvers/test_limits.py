@@ -22,6 +22,11 @@ def test_phase_seconds_takes_its_fraction_with_a_floor_and_never_more_than_is_le
     assert phase_seconds(0.1, 0.2) == MIN_PHASE
     assert phase_seconds(0.5, 0.01) == 0.01
     assert phase_seconds(0.5, 0.0) == 0.0
+    # a phase's least seconds: taken over its fraction, never past what is left
+    assert phase_seconds(0.2, 10.0, 5.0) == 5.0
+    assert phase_seconds(0.2, 3.0, 5.0) == 3.0
+    assert phase_seconds(0.2, 100.0, 5.0) == 20.0
+    assert phase_seconds(0.1, 0.2, 0.0) == MIN_PHASE
 
 
 def test_a_share_takes_its_fraction_of_the_time_left_and_keeps_the_rest_of_the_budget():
@@ -31,6 +36,8 @@ def test_a_share_takes_its_fraction_of_the_time_left_and_keeps_the_rest_of_the_b
     assert share.seconds_left() == pytest.approx(3.0, abs=0.05) and share.deadline <= limits.deadline
     assert (share.memory, share.threads, share.seed, share.n_jobs, share.node_limit) == (300 * 2**20, 2, 3, 2, 7)
     whole = share.share(1.0)  # a share of a share never outlives it
+    assert whole.deadline <= share.deadline + 1e-9
+    assert limits.share(0.2, 5.0).seconds_left() == pytest.approx(5.0, abs=0.05)  # (its least seconds)
     assert whole.deadline <= share.deadline + 1e-9
 
 

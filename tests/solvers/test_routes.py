@@ -25,6 +25,7 @@ from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
 from formulations.support_rules import NOT_RULES
 from solvers.exact import riskslim_route, slim_route
+from solvers.exact.route import Outcome, Step, run_route
 from solvers.limits import MIN_MEMORY, Limits
 from solvers.pipeline import solve_exact
 from solvers.result import Status
@@ -273,6 +274,25 @@ def test_riskslim_with_constraints_proves_the_brute_force_optimum(seed, rule):
     assert fit.objective == pytest.approx(best, abs=1e-9)
     assert fit.bound <= best + 1e-9
     assert _obeys(constraints, list(inst.coefficients.names))(fit.model.coef)
+
+
+@pytest.mark.parametrize("least", [0.0, 6.0])
+def test_a_step_gets_its_share_of_the_time_left_or_its_least_seconds(least):
+    """The route gives a row ``max(share * left, least)`` seconds (never past the fit's deadline): the
+    support enumeration's least seconds let it finish short passes at short limits."""
+    X, y, _, spec, _ = _slim_case(0, "binary")
+    inst = spec.instance(X, y)
+    seen = []
+
+    def run(instance, best, limits, notes):
+        seen.append(limits.seconds_left())
+        return Outcome()
+
+    step = Step("stand-in", run, lambda instance, limits: None, lambda instance, limits: 0.0, 0.2, "nothing",
+                least=least)
+    run_route((step,), inst, None, Limits(time_limit=20.0).started(), lambda model: True)
+    assert seen[0] == pytest.approx(max(0.2 * 20.0, least), abs=0.1)
+    assert slim_route.ROUTE[1].name == "bayes_supports" and slim_route.ROUTE[1].least == slim_route.BAYES_LEAST_SECONDS
 
 
 def test_on_a_large_binary_table_the_lp_keeps_the_time():
