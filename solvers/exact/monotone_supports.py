@@ -82,7 +82,9 @@ screen is at most ``slack`` times the time left, or, asked for a partial bound, 
 projects within the time left (the route's next steps get the time otherwise). The projection errs
 both ways: a few heads hold most of the cost, its sample is screened at the start's incumbent (which
 the searches between supports improve), and the search of the orthants left after the screen is not
-in it.
+in it. Stopped in that search, it projects the rest of it from what it has done so far
+(:class:`SearchRates`: the seconds per refinement and per search, and the share of refinements that
+leave an orthant to search).
 
 *Threads.* The screen comes in *units* (each support of at most two features alone; then, per size
 ``r >= 3``, a head of ``r - 2`` features with all its prefixes and their tails: one sort per unit),
@@ -140,11 +142,37 @@ REPORT_EVERY = 0.5
 REFINED_AT_ONCE = 10**5
 
 
+@dataclass
+class SearchRates:
+    """What the search of the orthants left has done: refinements (an unrefined orthant bounded through all
+    its conflicts), how many of them left it below the incumbent (kept, to be searched), searches, and
+    the seconds each took (summed over threads)."""
+
+    refinements: int = 0
+    refine_seconds: float = 0.0
+    kept: int = 0
+    searches: int = 0
+    search_seconds: float = 0.0
+
+    def rest(self, unrefined: int, refined: int, threads: int = 1) -> float:
+        """Wall seconds the orthants left would take on ``threads`` threads at these rates, the incumbent
+        unchanged: each unrefined one a refinement, and the share of them kept so far plus the refined ones
+        a search each (nan when a rate it needs is not measured yet)."""
+        refine = self.refine_seconds / self.refinements if self.refinements else math.nan
+        search = self.search_seconds / self.searches if self.searches else math.nan
+        kept = self.kept / self.refinements if self.refinements else math.nan
+        searched = refined + (unrefined * kept if unrefined else 0.0)
+        seconds = (unrefined * refine if unrefined else 0.0) + (searched * search if searched else 0.0)
+        return seconds / max(threads, 1)
+
+
 @dataclass(frozen=True)
 class MonotoneSupports:
     """The best model found (None if none beat the start), its objective, the bound (the objective
     when finished, else ``-inf``), whether every orthant was screened or searched, the counts, and,
-    stopped by its projection or a time limit, the seconds its screen projected (nan: otherwise)."""
+    stopped by its projection or a time limit, the seconds its work projected (in the screen: the
+    screen's projection; in the search of the orthants left: its seconds so far and the rest at its rates,
+    :class:`SearchRates`; nan: otherwise)."""
 
     coef: np.ndarray | None
     intercept: float
@@ -324,6 +352,7 @@ class _Search:
         self.flying: dict[int, float] = {}  # bounds of the orthants being searched, by ticket
         self.tickets = itertools.count()
         self.orthants, self.searched, self.screened = 0, 0, 0
+        self.rates = SearchRates()  # the search of the orthants left, so far (its projection)
         # prefixes of K - 1 features the projection screened with all their tails (not screened again)
         self.sampled: set[tuple[int, ...]] = set()
         self.lock = threading.Lock()
@@ -495,6 +524,7 @@ class _Search:
                 bound, support, plus, refined = heapq.heappop(self.left)
                 ticket = next(self.tickets)
                 self.flying[ticket] = bound
+            began = time.perf_counter()
             S = np.array(support, dtype=np.int64)
             found = self.support(S, scratch)
             if found is None:
@@ -508,14 +538,19 @@ class _Search:
                 refined_bound = max(bound, _orthant_bound(flow, least))
                 with self.lock:  # back in the heap as it leaves the flying ones: always counted in the bound
                     del self.flying[ticket]
+                    self.rates.refinements += 1
+                    self.rates.refine_seconds += time.perf_counter() - began
                     if refined_bound < self.best:
                         heapq.heappush(self.left, (refined_bound, support, plus, True))
+                        self.rates.kept += 1
                 self._report(limits)
                 continue
             value, points, b = found.search(problem, plus, self.best)
             with self.lock:
                 del self.flying[ticket]
                 self.searched += 1
+                self.rates.searches += 1
+                self.rates.search_seconds += time.perf_counter() - began
                 if value < self.best:
                     self.best = value
                     self.coef = np.zeros(problem.d)
@@ -532,6 +567,13 @@ class _Search:
         self.reported = now
         offset = self.problem.offset
         self.report(limits.elapsed(), self.best + offset, self.bound + offset, math.nan)
+
+    def rest(self, threads: int) -> float:
+        """Wall seconds the orthants left (those being searched among them) would take, at the rates of the
+        search so far (:meth:`SearchRates.rest`)."""
+        with self.lock:
+            unrefined = sum(1 for *_, refined in self.left if not refined)
+            return self.rates.rest(unrefined, len(self.left) - unrefined + len(self.flying), threads)
 
     @property
     def bound(self) -> float:
@@ -668,15 +710,15 @@ def _monotone_supports(problem: ZeroOneProgram, limits: Limits, incumbent: float
         return search.result(False, -math.inf, time.perf_counter() - t0,
                              f"not finished: its screen would take about {projected:.3g} s, its first pass "
                              f"{first:.3g} s (timed on a sample)", projected)
-
-    def timed_out() -> float:  # (the projection, when a time limit stopped it short of it; nan at a memory stop)
-        return projected if limits.expired() and projected > time.perf_counter() - t0 else math.nan
     if not search.run(_units(problem.free, search.k), lambda scratch, unit: search.screen_unit(scratch, unit, limits),
-                      threads):
-        return search.result(False, -math.inf, time.perf_counter() - t0, projected=timed_out())
+                      threads):  # (the projection, when a time limit stopped it short of it; nan at a memory stop)
+        seconds = time.perf_counter() - t0
+        return search.result(False, -math.inf, seconds,
+                             projected=projected if limits.expired() and projected > seconds else math.nan)
     search.report = progress.current()
     if not search.run(range(max(threads, 1)), lambda scratch, _: search.search_left(limits, scratch=scratch), threads):
-        return search.result(False, search.bound, time.perf_counter() - t0,
+        seconds = time.perf_counter() - t0
+        return search.result(False, search.bound, seconds,
                              "screened; stopped in the refinement and search of the orthants left (bound: the "
-                             "least left)", timed_out())
+                             "least left)", seconds + search.rest(threads) if limits.expired() else math.nan)
     return search.result(True, search.best, time.perf_counter() - t0)

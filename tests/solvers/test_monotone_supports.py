@@ -494,6 +494,52 @@ def test_the_first_pass_leaves_orthants_unrefined_and_each_refinement_keeps_a_tr
     assert refinements > 0
 
 
+def test_the_rest_of_the_search_is_projected_from_its_rates_so_far():
+    """Each unrefined orthant left a refinement, the share of them kept so far and every refined one a search,
+    at the seconds each took so far, on the threads that share them (closed form)."""
+    rates = ms.SearchRates(refinements=4, refine_seconds=2.0, kept=1, searches=2, search_seconds=6.0)
+    assert rates.rest(8, 3) == pytest.approx(8 * 0.5 + (3 + 8 * 0.25) * 3.0)
+    assert rates.rest(8, 3, threads=2) == pytest.approx(19.0 / 2)
+    assert rates.rest(0, 0) == 0.0
+    assert math.isnan(ms.SearchRates(refinements=3, refine_seconds=1.0).rest(2, 1))  # (no search timed yet)
+    assert ms.SearchRates(refinements=3, refine_seconds=1.5).rest(2, 0) == pytest.approx(1.0)  # (none kept)
+
+
+def test_stopped_in_the_search_it_projects_the_rest_and_at_a_memory_stop_nothing(monkeypatch):
+    """A search stopped by its time limit after a few orthants of the search returns its seconds plus the
+    rest at the rates of those orthants (:meth:`SearchRates.rest`); stopped otherwise, no projection."""
+    monkeypatch.setattr(ms, "REFINED_AT_ONCE", 0)  # (the first pass leaves orthants unrefined,
+    monkeypatch.setattr(ms, "SEARCH_EVERY", 10**9)  # and searches none: from no incumbent, it leaves them all)
+    rng = np.random.default_rng(2)  # (a table whose search takes several orthants)
+    X = rng.integers(0, 5, (150, 6)).astype(float)
+    y = np.where(X @ rng.normal(size=6) + rng.normal(0, 3, 150) > 0, 1.0, -1.0)
+    inst = SLIM(c0=1e-4, coef_bound=3, max_size=3).instance(X, y)
+    original = ms._Search.search_left
+    seen = {}
+
+    def few_then_stop(self, limits, most=math.inf, scratch=None):
+        if most < math.inf:  # (the searches between supports of the screen)
+            return original(self, limits, most, scratch)
+        assert original(self, Limits(time_limit=None).started(), 3, scratch)
+        seen["rates"], seen["left"] = replace(self.rates), list(self.left)
+        while not limits.expired():
+            pass
+        return False
+
+    monkeypatch.setattr(ms._Search, "search_left", few_then_stop)
+    found = ms.monotone_supports(zero_one(inst), Limits(time_limit=0.5).started())
+    assert not found.finished and found.bound <= solve_exact(inst, limits=Limits(time_limit=30)).objective + 1e-12
+    rates, left = seen["rates"], seen["left"]
+    assert rates.refinements + rates.searches == 3 and rates.searches and left
+    unrefined = sum(1 for *_, refined in left if not refined)
+    rest = rates.rest(unrefined, len(left) - unrefined)
+    assert math.isfinite(rest) and found.projected == pytest.approx(found.seconds + rest, abs=0.05), (found.projected, found.seconds, rest)
+    monkeypatch.setattr(ms._Search, "search_left", lambda self, limits, most=math.inf, scratch=None:
+                        original(self, limits, most, scratch) if most < math.inf else False)
+    stopped = ms.monotone_supports(zero_one(inst), Limits(time_limit=30.0).started())
+    assert not stopped.finished and math.isnan(stopped.projected)
+
+
 def test_once_screened_the_search_reports_true_bounds_to_the_progress_line(monkeypatch):
     """After the first pass, the refinement and search report the incumbent and the least bound
     left: every report's bound is at most the optimum (brute force) and its incumbent at least."""
