@@ -385,6 +385,33 @@ def test_a_boxs_conflicts_are_every_pair_no_model_of_the_box_gets_both_right(see
         assert greedy <= _maximum_flow(ends_p, ends_n, wp, wn) + 1e-12
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_the_enumeration_of_a_box_is_the_least_objective_of_every_vector_and_intercept(seed):
+    """Brute force: every magnitude vector of the box ``low..top`` (signed), every integer intercept in the
+    range, the weighted errors at the margin plus the costs; below ``target`` only (else ``target``)."""
+    rng = np.random.default_rng(6100 + seed)
+    m, k, margin = int(rng.integers(1, 40)), int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    X = rng.integers(0, 5, (m, k)).astype(np.int64)
+    positive, w = rng.random(m) < 0.4, rng.random(m)
+    low = rng.integers(1, 3, k)
+    top = low + rng.integers(0, 3, k)
+    sign = rng.choice([-1, 1], k).astype(np.int64)
+    cost, eps = rng.choice([0.0, 0.3], k), np.full(k, 1e-3)
+    best = math.inf
+    for magnitudes in itertools.product(*[range(a, b + 1) for a, b in zip(low, top)]):
+        points = sign * np.array(magnitudes)
+        for b in range(-15, 16):
+            scores = X @ points + b
+            errors = w[positive & (scores < margin)].sum() + w[~positive & (scores > -margin)].sum()
+            best = min(best, errors + cost.sum() + eps @ np.abs(points))
+    least, points, b = ob.enumerate_box(X, positive, w, low, top, sign, cost, eps, margin, -15, 15, math.inf)
+    assert least == pytest.approx(best, abs=1e-12)
+    scores = X @ points + b
+    assert (w[positive & (scores < margin)].sum() + w[~positive & (scores > -margin)].sum() + cost.sum()
+            + eps @ np.abs(points)) == pytest.approx(least, abs=1e-12)
+    assert ob.enumerate_box(X, positive, w, low, top, sign, cost, eps, margin, -15, 15, best - 1e-9)[0] == best - 1e-9
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_the_branch_and_bound_in_an_orthant_finds_what_enumeration_finds(seed):
     rng = np.random.default_rng(5900 + seed)
