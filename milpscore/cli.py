@@ -35,6 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from formulations.constraints import AtMost, Monotone
 from milpscore.crf import cli as crf_cli
 from milpscore.data.binarize import ThresholdBinarizer
 from milpscore.compare import fit_row
@@ -184,6 +185,14 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
                         "1, 1.5, 2, 3, 4, 6, 8 and keeps the least loss")
     p.add_argument("--one-threshold-per-variable", action="store_true",
                    help="at most one 'x >= t' indicator of each variable (slim, riskslim, facets)")
+    p.add_argument("--increasing", action="append", default=[], metavar="VARS",
+                   help="points never decrease along these variables (comma-separated; a binarised variable's "
+                        "thresholds, or a column kept as it is: its points >= 0; repeatable) (slim, riskslim, facets)")
+    p.add_argument("--decreasing", action="append", default=[], metavar="VARS",
+                   help="points never increase along these variables (as --increasing)")
+    p.add_argument("--at-most", action="append", default=[], metavar="K:VARS",
+                   help="at most K of these variables on the card (comma-separated, each with all its "
+                        "indicators; repeatable), e.g. --at-most 1:radius,perimeter,area (slim, riskslim, facets)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of randomised methods")
     p.add_argument("--pos-label", default=None, help="the class the points score for (default: the larger label)")
     p.add_argument("--verbose", action="store_true", help="print the solver's log")
@@ -282,28 +291,80 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.Series, str]:
 
 
 # ----------------------------------------------------------------------------- models
-def estimator(args: argparse.Namespace) -> Any:
-    """The estimator of ``--formulation`` with the flags the user set (others keep its defaults)."""
+#: the formulations that take operational constraints (``--increasing``, ``--decreasing``, ``--at-most``)
+CONSTRAINED = ("slim", "riskslim", "facets", "facets_logistic")
+
+
+def _variable_columns(flag: str, variable: str, columns: Sequence[str]) -> list[str]:
+    """The design columns of ``variable``: its ``"<variable> >= <t>"`` indicators, its other indicators
+    (``==``, ``is missing``), or the column itself when it was kept as it is."""
+    indicators = [c for c in columns if str(c).startswith(f"{variable} >= ")]
+    indicators = indicators or [c for c in columns if str(c).startswith((f"{variable} == ", f"{variable} is missing"))]
+    if indicators:
+        return indicators
+    if variable in columns:
+        return [variable]
+    names = list(dict.fromkeys(str(c).split(" >= ")[0].split(" == ")[0].split(" is missing")[0] for c in columns))
+    raise ValueError(f"{flag}: {variable!r} is not a variable of the design; its variables: {names[:12]}"
+                     + (" ..." if len(names) > 12 else ""))
+
+
+def _variables(flag: str, text: str) -> list[str]:
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    if not names:
+        raise ValueError(f"{flag} takes comma-separated variable names, got {text!r}")
+    return names
+
+
+def cli_constraints(args: argparse.Namespace, columns: Sequence[str]) -> tuple:
+    """The operational constraints of ``--increasing``, ``--decreasing`` and ``--at-most`` on the design's
+    ``columns`` (:mod:`formulations.constraints`: ``Monotone`` over each variable's thresholds, ``AtMost`` over
+    the indicators of the variables named). Errors name the flag and the variable."""
+    out: list[Any] = []
+    for flag, direction in (("--increasing", "increasing"), ("--decreasing", "decreasing")):
+        for text in getattr(args, direction, []):
+            out += [Monotone(_variable_columns(flag, v, columns), direction) for v in _variables(flag, text)]
+    for text in getattr(args, "at_most", []):
+        k, sep, rest = text.partition(":")
+        if not sep or not k.strip().isdigit():
+            raise ValueError(f"--at-most takes K:VARS, a count and comma-separated variables (e.g. 1:a,b), got {text!r}")
+        columns_of = [c for v in _variables("--at-most", rest) for c in _variable_columns("--at-most", v, columns)]
+        out.append(AtMost(columns_of, int(k)))
+    return tuple(out)
+
+
+def estimator(args: argparse.Namespace, columns: Sequence[str] | None = None) -> Any:
+    """The estimator of ``--formulation`` with the flags the user set (others keep its defaults); the
+    design's ``columns`` resolve the constraint flags (:func:`cli_constraints`)."""
     from milpscore import (ConvexRoundingClassifier, EYEClassifier, FacetsClassifier, FusedScoreClassifier,
                            RiskScoreClassifier, SLIMClassifier)
 
     set_ = {k: v for k, v in {"max_size": args.max_size, "coef_bound": args.coef_bound, "c0": args.c0,
                               "lam": args.lam, "multiplier": args.multiplier}.items() if v is not None}
     common = {"time_limit": args.time_limit, "verbose": args.verbose}
-    otpv = {"one_threshold_per_variable": True} if args.one_threshold_per_variable else {}
+    rules: dict[str, Any] = {"one_threshold_per_variable": True} if args.one_threshold_per_variable else {}
     pick = lambda *names: {k: set_[k] for k in names if k in set_}  # noqa: E731
     name = args.formulation
     common["pos_label"] = args.pos_label
+    asked = [f for f, v in (("--increasing", getattr(args, "increasing", [])),
+                            ("--decreasing", getattr(args, "decreasing", [])),
+                            ("--at-most", getattr(args, "at_most", []))) if v]
+    if asked and name not in CONSTRAINED:
+        raise ValueError(f"{', '.join(asked)} apply to {', '.join(CONSTRAINED)}, not --formulation {name}")
+    if asked:
+        if columns is None:
+            raise ValueError(f"{', '.join(asked)} need the design's columns (estimator(args, columns))")
+        rules["constraints"] = cli_constraints(args, list(columns))
     memory = {"memory_limit": getattr(args, "memory_limit", None), "n_jobs": getattr(args, "n_jobs", 1)}
     if name == "slim":
         return SLIMClassifier(**{"c0": 0.01, **pick("max_size", "coef_bound", "c0")}, seed=args.seed, relaxed=True,
-                              **common, **otpv, **memory)
+                              **common, **rules, **memory)
     if name == "riskslim":
         return RiskScoreClassifier(**pick("max_size", "coef_bound", "c0", "multiplier"), seed=args.seed, **common,
-                                   **otpv, **memory)
+                                   **rules, **memory)
     if name in ("facets", "facets_logistic"):
         return FacetsClassifier(solver="highs-exact", loss="hinge" if name == "facets" else "logistic", **pick("lam"),
-                                seed=args.seed, relaxed=True, **common, **otpv)
+                                seed=args.seed, relaxed=True, **common, **rules)
     if name == "fused":
         return FusedScoreClassifier(**pick("lam", "max_size"), seed=args.seed, relaxed=True, **common)
     if name == "convex_rounding":
@@ -394,7 +455,7 @@ def _cross_validated(args: argparse.Namespace, X: pd.DataFrame, y: pd.Series, bu
     folds = StratifiedKFold(args.cv, shuffle=True, random_state=args.seed).split(X, y)
     for i, (train, test) in enumerate(folds):
         Z_train, _, binarizer = _design(args, X.iloc[train], y.iloc[train])
-        model = clone(estimator(args))
+        model = clone(estimator(args, Z_train.columns))
         _fit_within(model, Z_train, y.iloc[train], None if budget is None else budget.share(1.0 / (args.cv - i)))
         Z_test = binarizer.transform(X.iloc[test]) if binarizer is not None else X.iloc[test]
         for key, value in metrics(model, Z_test, y.iloc[test]).items():
@@ -424,7 +485,7 @@ def _fit(args: argparse.Namespace) -> int:
     with _progress(args), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         # one budget: with --cv K the main fit takes one of K + 1 shares, the folds the rest
-        model = estimator(args)
+        model = estimator(args, Z_train.columns)
         budget = model._limits().started() if args.cv and "time_limit" in model.get_params() else None
         _fit_within(model, Z_train, y_train, None if budget is None else budget.share(1.0 / (args.cv + 1)))
         report = {"train " + k: v for k, v in metrics(model, Z_train, y_train).items()}
@@ -505,7 +566,7 @@ def _export(args: argparse.Namespace) -> int:
 
     X, y, _ = _load(args)
     Z, _, _ = _design(args, X, y)
-    est = estimator(args)
+    est = estimator(args, Z.columns)
     instance = est.build_instance(Z, y)
     program = instance.relaxed() if args.relaxed else instance.exact()
     names = est._coef_names()

@@ -311,3 +311,51 @@ def test_cross_validation_shares_the_command_budget(tmp_path, capsys, formulatio
     assert time.perf_counter() - started < 4 + 2.0
     out = capsys.readouterr().out
     assert "cv accuracy" in out and "(2 folds)" in out
+
+
+def test_constraint_flags_resolve_variables_to_the_designs_columns_and_name_what_is_wrong():
+    """``--increasing`` / ``--decreasing``: ``Monotone`` over a variable's thresholds, or over a column kept as
+    it is; ``--at-most K:VARS``: ``AtMost`` over every indicator of those variables (a categorical's levels
+    too). A variable not in the design, a bad count, or a formulation without constraints is an error naming
+    the flag."""
+    from formulations.constraints import AtMost, Monotone
+    from milpscore.cli import _parser, cli_constraints, estimator
+
+    columns = ["age >= 40", "age >= 60", "bmi >= 30", "color == red", "color == blue", "visits"]
+    args = _parser().parse_args(["fit", "--increasing", "age,visits", "--decreasing", "bmi",
+                                 "--at-most", "1:age,color", "--at-most", "2:bmi,visits"])
+    assert cli_constraints(args, columns) == (
+        Monotone(["age >= 40", "age >= 60"], "increasing"), Monotone(["visits"], "increasing"),
+        Monotone(["bmi >= 30"], "decreasing"),
+        AtMost(["age >= 40", "age >= 60", "color == red", "color == blue"], 1), AtMost(["bmi >= 30", "visits"], 2))
+    assert estimator(args, columns).constraints == cli_constraints(args, columns)
+    for flags, match in ((["--increasing", "weight"], r"--increasing: 'weight' is not a variable .*'age', 'bmi'"),
+                         (["--at-most", "age,bmi"], "--at-most takes K:VARS"),
+                         (["--at-most", "one:age"], "--at-most takes K:VARS"),
+                         (["--decreasing", " , "], "--decreasing takes comma-separated variable names")):
+        with pytest.raises(ValueError, match=match):
+            cli_constraints(_parser().parse_args(["fit", *flags]), columns)
+    fused = _parser().parse_args(["fit", "--formulation", "fused", "--increasing", "age"])
+    with pytest.raises(ValueError, match="--increasing apply to slim, riskslim, facets, facets_logistic, not "
+                                         "--formulation fused"):
+        estimator(fused, columns)
+
+
+def test_a_constrained_fit_from_the_terminal_obeys_its_flags_and_is_proven(capsys):
+    """On the bundled data the unconstrained 3-feature card gives worst radius, worst texture and worst
+    concave points positive points; with their points made non-increasing along worst radius and at most one
+    of the three, the card obeys both and the route proves it."""
+    import json
+
+    flags = ["fit", "--max-size", "3", "--time-limit", "60", "--format", "json", "--quiet"]
+    assert main(flags) == 0
+    free = json.loads(capsys.readouterr().out)["model"]["card"]["rows"]
+    three = ("worst radius", "worst texture", "worst concave points")
+    assert sum(any(r["variable"].startswith(v + " >= ") for r in free) for v in three) > 1  # (the flags bind)
+    assert main(flags + ["--decreasing", "worst radius", "--at-most", "1:" + ",".join(three)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = data["model"]["card"]["rows"]
+    assert all(r["points"] <= 0 for r in rows if r["variable"].startswith("worst radius >= "))
+    assert sum(any(r["variable"].startswith(v + " >= ") for r in rows) for v in three) <= 1
+    assert data["model"]["solver"]["status"] == "optimal"
+    assert any("at most 1 of worst radius" in note for note in data["model"]["card"]["notes"])
