@@ -327,7 +327,8 @@ def cli_constraints(args: argparse.Namespace, columns: Sequence[str]) -> tuple:
     for text in getattr(args, "at_most", []):
         k, sep, rest = text.partition(":")
         if not sep or not k.strip().isdigit():
-            raise ValueError(f"--at-most takes K:VARS, a count and comma-separated variables (e.g. 1:a,b), got {text!r}")
+            raise ValueError(f"--at-most takes K:VARS, a count and comma-separated variables (e.g. 1:a,b), "
+                             f"got {text!r}")
         columns_of = [c for v in _variables("--at-most", rest) for c in _variable_columns("--at-most", v, columns)]
         out.append(AtMost(columns_of, int(k)))
     return tuple(out)
