@@ -106,8 +106,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from solvers import progress
 from formulations.support_rules import SupportRules
+from solvers import progress
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.orthant_boxes import orthant_flows, orthant_search
 from solvers.exact.pattern_groups import patterns, rank_values, value_ranks
