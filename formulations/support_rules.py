@@ -165,9 +165,14 @@ NOT_RULES = ("the instance has operational constraints beyond signs and counts o
 def instance_rules(instance) -> tuple[SupportRules | None, str | None]:
     """``(rules, reason)`` for a support enumeration of ``instance`` (its ``constraints`` and
     ``coefficients``): ``(None, None)`` when its constraints restrict nothing, ``(rules, None)`` when they
-    are rules on supports in its box (:func:`support_rules`), ``(None, NOT_RULES)`` otherwise."""
-    c, cs = instance.constraints, instance.coefficients
-    if c is None or c.empty:
-        return None, None
-    rules = support_rules(c, cs.lb, cs.ub)
-    return (rules, None) if rules is not None else (None, NOT_RULES)
+    are rules on supports in its box (:func:`support_rules`), ``(None, NOT_RULES)`` otherwise. Read once per
+    instance (kept in its ``_cache``, :class:`formulations.base.CachedPrograms`: every step asks)."""
+    cache = instance._cache
+    if "support_rules" not in cache:
+        c, cs = instance.constraints, instance.coefficients
+        if c is None or c.empty:
+            cache["support_rules"] = (None, None)
+        else:
+            rules = support_rules(c, cs.lb, cs.ub)
+            cache["support_rules"] = (rules, None) if rules is not None else (None, NOT_RULES)
+    return cache["support_rules"]
