@@ -426,11 +426,11 @@ class _Search:
         before every tail is bounded."""
         problem, scratch = self.problem, scratch or self.main
         if self.every_sign is None:
-            allowed = np.array([self._allowed(np.append(prefix, e)) for e in tails.tolist()])
+            allowed = np.array([signs_allowed(problem, np.append(prefix, e)) for e in tails.tolist()])
         else:
             allowed = np.ones((tails.size, 2 ** (prefix.size + 1)), bool)
-            if self.rules is not None:
-                allowed &= self.rules.feasible(np.column_stack((np.tile(prefix, (tails.size, 1)), tails)))[:, None]
+        if self.rules is not None:  # (every tail at once)
+            allowed &= self.rules.feasible(np.column_stack((np.tile(prefix, (tails.size, 1)), tails)))[:, None]
         # what every model pays besides its errors (:meth:`_least`), per support
         least = (problem.cost[prefix].sum() + problem.epsilon[prefix].sum()) + (problem.cost[tails] + problem.epsilon[tails])
         with self.lock:
