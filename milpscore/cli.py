@@ -35,7 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from formulations.constraints import AtMost, Monotone
+from formulations.constraints import AtMost, Monotone, threshold_groups
 from milpscore.crf import cli as crf_cli
 from milpscore.data.binarize import ThresholdBinarizer
 from milpscore.compare import fit_row
@@ -295,11 +295,12 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.Series, str]:
 CONSTRAINED = ("slim", "riskslim", "facets", "facets_logistic")
 
 
-def _variable_columns(flag: str, variable: str, columns: Sequence[str]) -> list[str]:
-    """The design columns of ``variable``: its ``"<variable> >= <t>"`` indicators, its other indicators
-    (``==``, ``is missing``), or the column itself when it was kept as it is."""
-    indicators = [c for c in columns if str(c).startswith(f"{variable} >= ")]
-    indicators = indicators or [c for c in columns if str(c).startswith((f"{variable} == ", f"{variable} is missing"))]
+def _variable_columns(flag: str, variable: str, columns: Sequence[str], thresholds: dict[str, list[str]]) -> list[str]:
+    """The design columns of ``variable``: its ``"<variable> >= <t>"`` indicators (``thresholds``, the
+    columns' :func:`formulations.constraints.threshold_groups`), its other indicators (``==``,
+    ``is missing``), or the column itself when it was kept as it is."""
+    indicators = thresholds.get(variable) or \
+        [c for c in columns if str(c).startswith((f"{variable} == ", f"{variable} is missing"))]
     if indicators:
         return indicators
     if variable in columns:
@@ -321,15 +322,18 @@ def cli_constraints(args: argparse.Namespace, columns: Sequence[str]) -> tuple:
     ``columns`` (:mod:`formulations.constraints`: ``Monotone`` over each variable's thresholds, ``AtMost`` over
     the indicators of the variables named). Errors name the flag and the variable."""
     out: list[Any] = []
+    thresholds = threshold_groups(columns)
     for flag, direction in (("--increasing", "increasing"), ("--decreasing", "decreasing")):
         for text in getattr(args, direction, []):
-            out += [Monotone(_variable_columns(flag, v, columns), direction) for v in _variables(flag, text)]
+            out += [Monotone(_variable_columns(flag, v, columns, thresholds), direction)
+                    for v in _variables(flag, text)]
     for text in getattr(args, "at_most", []):
         k, sep, rest = text.partition(":")
         if not sep or not k.strip().isdigit():
             raise ValueError(f"--at-most takes K:VARS, a count and comma-separated variables (e.g. 1:a,b), "
                              f"got {text!r}")
-        columns_of = [c for v in _variables("--at-most", rest) for c in _variable_columns("--at-most", v, columns)]
+        columns_of = [c for v in _variables("--at-most", rest)
+                      for c in _variable_columns("--at-most", v, columns, thresholds)]
         out.append(AtMost(columns_of, int(k)))
     return tuple(out)
 
