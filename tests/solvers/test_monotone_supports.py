@@ -560,7 +560,8 @@ def test_stopped_in_the_search_it_projects_the_rest_and_at_a_memory_stop_nothing
     assert rates.refinements + rates.searches == 3 and rates.searches and left
     unrefined = sum(1 for *_, refined in left if not refined)
     rest = rates.rest(unrefined, len(left) - unrefined)
-    assert math.isfinite(rest) and found.projected == pytest.approx(found.seconds + rest, abs=0.05), (found.projected, found.seconds, rest)
+    assert math.isfinite(rest) and found.projected == pytest.approx(found.seconds + rest, abs=0.05), \
+        (found.projected, found.seconds, rest)
     monkeypatch.setattr(ms._Search, "search_left", lambda self, limits, most=math.inf, scratch=None:
                         original(self, limits, most, scratch) if most < math.inf else False)
     stopped = ms.monotone_supports(zero_one(inst), Limits(time_limit=30.0).started())
