@@ -2,19 +2,23 @@
 
 In the orthant of support ``S`` and signs ``sigma``, a model's points are ``sigma_j m_j`` with
 magnitudes ``m_j`` in ``1..top_j``. A box of magnitudes is bounded by a flow through the pairs of
-patterns no model of the box gets both right (:func:`box_flow`: the margin counts, unlike the
-orthant's monotone bound) plus its least costs; boxes are split on their widest side and, once small
-(or once enumerating is cheaper than the flow), enumerated (:func:`enumerate_box`: every vector with
-its best integer intercept, exact).
+patterns no model of the box gets both right plus its least costs (the margin counts, unlike the
+orthant's monotone bound): the whole box by the maximum flow (:func:`box_flow`), a small one by a
+greedy flow (:mod:`solvers.exact.box_greedy`). Boxes are split on their widest side and, once small,
+enumerated (:func:`enumerate_box`: every vector with its best integer intercept, exact).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from solvers.exact.box_greedy import greedy_box_flow
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.monotone_flows import carry, dominance_edges, flow_through
 
+#: boxes of magnitudes of at most this many vectors are bounded by :func:`orthant_search` (larger ones
+#: are split at once: their greedy flow seldom reaches the incumbent)
+GREEDY_VECTORS = 800
 #: pattern pairs from which :func:`_box_conflicts` sorts the negative patterns by their key
 SORTED_PAIRS = 1 << 16
 
@@ -282,12 +286,12 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
                     leaf: int, bounded: bool) -> tuple[float, np.ndarray, int, int]:
     """Least objective over the point vectors ``sign_j m_j``, ``m_j`` in ``1..top_j`` (each with its
     best intercept), below ``target``: branch and bound on the box of magnitudes (depth first, the
-    widest side halved), a box bounded by its conflicts' flow (:func:`box_flow`) plus its least
-    costs and enumerated (:func:`enumerate_box`) once it holds at most ``leaf`` vectors, or once
-    enumerating it (vectors times patterns) costs no more than its flow (pattern pairs times
-    columns). With ``bounded``, the whole box's flow is known to leave it below ``target`` (the
-    orthant's refinement, :func:`orthant_flows`, computed it): it is split without being bounded
-    again. Returns ``(objective, points, intercept, boxes)``: ``target`` and zeros when nothing is
+    widest side halved). The whole box is bounded by its conflicts' maximum flow (:func:`box_flow`)
+    plus its least costs; with ``bounded``, that flow is known to leave it below ``target`` (the
+    orthant's refinement, :func:`orthant_flows`, computed it) and it is split at once. A box of at
+    most :data:`GREEDY_VECTORS` vectors is bounded by a greedy flow through its conflicts
+    (:func:`solvers.exact.box_greedy.greedy_box_flow`: a pass over the patterns instead of the pattern
+    pairs), and one of at most ``leaf`` vectors is enumerated (:func:`enumerate_box`). Returns ``(objective, points, intercept, boxes)``: ``target`` and zeros when nothing is
     below it."""
     r = sign.size
     Xs = np.empty((wp.size + wn.size, r), np.int64)
@@ -296,6 +300,7 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
     positive = np.zeros(wp.size + wn.size, np.bool_)
     positive[:wp.size] = True
     w = np.concatenate((wp, wn))
+    Sp, Sn = Vp * sign, Vn * sign
     depth = 1
     for j in range(r):
         depth += int(np.ceil(np.log2(top[j] + 1.0))) + 1
@@ -314,15 +319,17 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
             vectors *= hi[j] - lo[j] + 1
         if fixed >= best:
             continue
-        # enumerate a small box, or one whose enumeration (a pass over the patterns per vector) costs
-        # less than its flow (a pass over the pattern pairs per column)
-        if vectors <= leaf or vectors * (wp.size + wn.size) <= wp.size * wn.size * r:
+        if vectors <= leaf:
             value, points, b = enumerate_box(Xs, positive, w, lo, hi, sign, cost, eps, margin, b_lo, b_hi, best)
             if value < best:
                 best, best_points, best_b = value, points, b
             continue
-        if not (bounded and boxes == 1) and \
-                (box_flow(Vp, wp, Vn, wn, sign, lo, hi, margin, best - fixed) + fixed) * (1.0 - ROUNDOFF) >= best:
+        flow = -np.inf  # a lower bound on the box's objective
+        if boxes == 1 and not bounded:  # the whole box: its maximum flow, unless the refinement computed it
+            flow = box_flow(Vp, wp, Vn, wn, sign, lo, hi, margin, best - fixed) + fixed
+        elif boxes > 1 and vectors <= GREEDY_VECTORS:
+            flow = greedy_box_flow(Sp, wp, Sn, wn, lo, hi, margin, best - fixed) + fixed
+        if flow * (1.0 - ROUNDOFF) >= best:
             continue
         widest = 0
         for j in range(r):
