@@ -291,8 +291,8 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
     orthant's refinement, :func:`orthant_flows`, computed it) and it is split at once. A box of at
     most :data:`GREEDY_VECTORS` vectors is bounded by a greedy flow through its conflicts
     (:func:`solvers.exact.box_greedy.greedy_box_flow`: a pass over the patterns instead of the pattern
-    pairs), and one of at most ``leaf`` vectors is enumerated (:func:`enumerate_box`). Returns ``(objective, points, intercept, boxes)``: ``target`` and zeros when nothing is
-    below it."""
+    pairs), and one of at most ``leaf`` vectors is enumerated (:func:`enumerate_box`). Returns
+    ``(objective, points, intercept, boxes)``: ``target`` and zeros when nothing is below it."""
     r = sign.size
     Xs = np.empty((wp.size + wn.size, r), np.int64)
     Xs[:wp.size] = Vp
