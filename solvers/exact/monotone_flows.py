@@ -9,19 +9,19 @@ is a lower bound. A pair's *comparison class* (digit ``j`` in base 3: 0 equal, 1
 pattern below, 2 above) says in which orthants it conflicts: those whose signs agree with it on
 every column where the two differ.
 
-Two flows, cheapest first: :func:`near_flows` (through only the pairs equal on all but two columns,
-found by grouping, for every orthant at once: greedy, then a maximum flow where the greedy one falls a
-little short; there the margin counts, a pair being a conflict when no model of the orthant's whole
-box of magnitudes gets both right, :func:`box_terms`) and :func:`flow_through` (a maximum flow
-through all the conflicts of one orthant, listed by :func:`dominance_edges`, from the greedy flow
-through them).
+Two flows: :func:`near_flows` (through only the pairs equal on all but two columns, found by
+grouping, for every orthant at once: greedy, then a maximum flow where the greedy one falls a little
+short; there the margin counts, a pair being a conflict when no model of the orthant's whole box of
+magnitudes gets both right, :func:`box_terms`) and :func:`flow_through` (a maximum flow through
+listed conflicts from a start flow: those of an orthant's whole box in
+:func:`solvers.exact.orthant_boxes.box_flow`).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from solvers.exact.loops import copy_into, lowest_bit
+from solvers.exact.loops import copy_into
 from solvers.exact.pattern_groups import by_group, dense_keys, forget, group_ids
 
 #: a flow amount below this is no flow (the weights are positive fractions of one)
@@ -198,7 +198,7 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
     column separates them by; a conflict when the two columns' sum is under ``twice_margin``), which
     holds the monotone conflicts (those the orthant's signs order) and the pairs one column orders
     against the orthant by less than the other orders them with it (a flow through them bounds the
-    orthant's box, as :func:`solvers.exact.orthant_boxes.box_flow_from` does). First a greedy flow:
+    orthant's box, as :func:`solvers.exact.orthant_boxes.box_flow` does). First a greedy flow:
     for each such pair of columns in turn (the last columns grouped first), the patterns are grouped
     by their ranks on the others, the pairs of a group sorted by their class on the two
     (:data:`CLASSES`), and every orthant not yet at ``target`` adds what its conflicts among them
@@ -342,93 +342,6 @@ def _orthant_pairs(kept_p: np.ndarray, kept_q: np.ndarray, span: np.ndarray, plu
             edge_p[size], edge_q[size] = kept_p[e], kept_q[e]
             size += 1
     return edge_p, edge_q
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _dominated(at_least: np.ndarray, base: np.ndarray, Op: np.ndarray, words: int, edge_p: np.ndarray,
-               edge_q: np.ndarray, store: bool) -> int:
-    """:func:`dominance_edges`' pairs: per positive pattern ``p`` (its signed ranks ``Op[p]``), the
-    negative patterns in every one of its columns' bitsets ``at_least[base[j] + Op[p, j]]``; with
-    ``store``, written to ``edge_p``, ``edge_q`` (large enough). Returns their number."""
-    one = np.uint64(1)
-    count = 0
-    for p in range(Op.shape[0]):
-        for k in range(words):
-            word = at_least[base[0] + Op[p, 0], k]
-            for j in range(1, Op.shape[1]):
-                word &= at_least[base[j] + Op[p, j], k]
-            while word != 0:
-                if store:
-                    edge_p[count], edge_q[count] = p, (k << 6) + lowest_bit(word)
-                count += 1
-                word &= word - one
-    return count
-
-
-@njit(cache=True, nogil=True)
-def dominance_edges(Rp: np.ndarray, Rn: np.ndarray, plus: int) -> tuple[np.ndarray, np.ndarray]:
-    """The conflicts of orthant ``plus`` between the positive patterns (rows of ``Rp``, their value
-    ranks) and the negative ones (of ``Rn``): ``(positive ends, negative ends)``, the pairs with
-    ``sigma_j Rp[p, j] <= sigma_j Rn[q, j]`` on every column. Per column ``j`` and signed rank ``v``,
-    the negative patterns of signed rank at least ``v`` are a bitset (64 per word); a positive
-    pattern's conflicts are the intersection of its columns' bitsets, read word by word. Listed
-    by the number of columns where the two differ, fewest first."""
-    n_pos, r = Rp.shape
-    n_neg = Rn.shape[0]
-    if r == 0:  # no column: every pair conflicts
-        edge_p, edge_q = np.empty(n_pos * n_neg, np.int32), np.empty(n_pos * n_neg, np.int32)
-        for p in range(n_pos):
-            for q in range(n_neg):
-                edge_p[p * n_neg + q], edge_q[p * n_neg + q] = p, q
-        return edge_p, edge_q
-    size = np.zeros(r, np.int64)
-    for j in range(r):
-        for p in range(n_pos):
-            size[j] = max(size[j], Rp[p, j] + 1)
-        for q in range(n_neg):
-            size[j] = max(size[j], Rn[q, j] + 1)
-    # signed ranks, so that a conflict is "at most" on every column: sigma_j = -1 reverses them
-    Op, On = np.empty((n_pos, r), np.int64), np.empty((n_neg, r), np.int64)
-    for j in range(r):
-        up = (plus >> j) & 1
-        for p in range(n_pos):
-            Op[p, j] = Rp[p, j] if up else size[j] - 1 - Rp[p, j]
-        for q in range(n_neg):
-            On[q, j] = Rn[q, j] if up else size[j] - 1 - Rn[q, j]
-    # at_least[base[j] + v]: the negative patterns of signed rank at least v on column j
-    words = (n_neg + 63) // 64
-    base = np.zeros(r + 1, np.int64)
-    for j in range(r):
-        base[j + 1] = base[j] + size[j]
-    at_least = np.zeros((base[r], words), np.uint64)
-    one = np.uint64(1)
-    for j in range(r):
-        for q in range(n_neg):
-            at_least[base[j] + On[q, j], q >> 6] |= one << np.uint64(q & 63)
-        for v in range(size[j] - 2, -1, -1):
-            for k in range(words):
-                at_least[base[j] + v, k] |= at_least[base[j] + v + 1, k]
-    # counted first, then listed into arrays of that size (growing them as they fill was most of the time)
-    count = _dominated(at_least, base, Op, words, np.empty(0, np.int32), np.empty(0, np.int32), False)
-    edge_p, edge_q = np.empty(count, np.int32), np.empty(count, np.int32)
-    _dominated(at_least, base, Op, words, edge_p, edge_q, True)
-    # nearest pairs first (fewest columns where the two differ): the order of the greedy flow that
-    # :func:`flow_through` starts from
-    apart = np.empty(count, np.int64)
-    tally = np.zeros(r + 2, np.int64)
-    for e in range(count):
-        differ = 0
-        for j in range(r):
-            differ += Op[edge_p[e], j] != On[edge_q[e], j]
-        apart[e] = differ
-        tally[differ + 1] += 1
-    for k in range(r + 1):
-        tally[k + 1] += tally[k]
-    sorted_p, sorted_q = np.empty(count, np.int32), np.empty(count, np.int32)
-    for e in range(count):
-        sorted_p[tally[apart[e]]], sorted_q[tally[apart[e]]] = edge_p[e], edge_q[e]
-        tally[apart[e]] += 1
-    return sorted_p, sorted_q
 
 
 @njit(cache=True, nogil=True)

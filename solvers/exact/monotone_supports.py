@@ -41,11 +41,9 @@ then, where it falls short of the incumbent by a little
 (``sum_{j in S} C_0 c_{0,j} + epsilon_j``: each point is at least 1 in magnitude) reaches the
 incumbent's objective (with a relative margin of :data:`solvers.exact.floor.ROUNDOFF` for the sums'
 round-off) holds no better model and is pruned; one it leaves is kept with that bound, to be
-*refined*: a maximum flow through all its conflicts (listed from bitsets of the negative patterns per
-column and rank, :func:`solvers.exact.monotone_flows.dominance_edges`; Dinic's blocking flows from
-the greedy flow, nearest pairs first) and, if still below, the flow of its whole box of magnitudes
-(:func:`solvers.exact.orthant_boxes.box_flow_from`: the margin counts, so it holds the monotone
-conflicts and starts from their flow). The screen is this *first pass* over every support; the
+*refined*: the maximum flow through all the conflicts of its whole box of magnitudes
+(:func:`solvers.exact.orthant_boxes.box_flow`: the margin counts, and the monotone conflicts are
+among them; a greedy flow as they are listed, then Dinic's blocking flows from it). The screen is this *first pass* over every support; the
 refinements wait for the search (below), so that a bound on every orthant exists as soon as the
 first pass ends, except on supports of few pattern pairs (:data:`REFINED_AT_ONCE`), whose
 refinements cost less than keeping their orthants apart. The supports of three or more features are screened in runs
@@ -258,9 +256,10 @@ class _Support:
 
     def flows(self, problem: ZeroOneProgram, orthants: np.ndarray, target: float) -> np.ndarray:
         """:func:`solvers.exact.orthant_boxes.orthant_flows` of the sign patterns ``orthants``: per
-        orthant, its maximum flow and, below ``target``, its whole box's flow (the margin counts)."""
+        orthant, the maximum flow through its whole box's conflicts (the margin counts), stopped at
+        ``target``."""
         up, down = _largest_magnitudes(problem, self.columns)
-        return orthant_flows(self.Vp, self.wp, self.Rp, self.Vn, self.wn, self.Rn, orthants.astype(np.int64), up, down,
+        return orthant_flows(self.Vp, self.wp, self.Vn, self.wn, orthants.astype(np.int64), up, down,
                              int(round(problem.margin)), target)
 
     def search(self, problem: ZeroOneProgram, plus: int, target: float) -> tuple[float, np.ndarray, int]:
@@ -303,7 +302,7 @@ def _load_kernels() -> None:
     near_tails(ranksT, levels, *PrefixOrders(ranksT, levels, positive)(np.arange(2)), np.arange(2), np.array([2]),
                positive, w, slot, allowed[None, :], np.array([0.5]), rank_values(values, ranks, levels),
                np.full(3, 2, np.int64), np.full(3, 2, np.int64), 1)
-    orthant_flows(Vp, wp, Rp, Vn, wn, Rn, np.arange(8), np.full(3, 2, np.int64), np.full(3, 2, np.int64), 1, math.inf)
+    orthant_flows(Vp, wp, Vn, wn, np.arange(8), np.full(3, 2, np.int64), np.full(3, 2, np.int64), 1, math.inf)
     orthant_search(Vp, wp, Vn, wn, np.full(3, 2, np.int64), np.ones(3, np.int64), np.zeros(3), np.zeros(3), 1, -9, 9,
                     math.inf, 1, True)
 

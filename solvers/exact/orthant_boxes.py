@@ -14,74 +14,63 @@ from numba import njit
 
 from solvers.exact.box_greedy import greedy_box_flow
 from solvers.exact.floor import ROUNDOFF
-from solvers.exact.monotone_flows import carry, dominance_edges, flow_through
+from solvers.exact.monotone_flows import flow_through
 
 #: boxes of magnitudes of at most this many vectors are bounded by :func:`orthant_search` (larger ones
 #: are split at once: their greedy flow seldom reaches the incumbent)
 GREEDY_VECTORS = 800
-#: pattern pairs from which :func:`_box_conflicts` sorts the negative patterns by their key
-SORTED_PAIRS = 1 << 16
 
 
 @njit(cache=True, nogil=True)
 def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarray, wp: np.ndarray, wn: np.ndarray,
-                   margin: int, target: float, skip_monotone: bool) -> tuple[float, np.ndarray, np.ndarray]:
-    """:func:`box_flow`'s conflicts, listed per positive pattern (heavy ones first) from the signed
-    values ``Sp`` (one row per positive pattern) and ``SnT`` (one row per column), each pushing a
-    greedy flow as it is listed: ``(greedy value, positive ends, negative ends)``, the ends empty when
-    the greedy flow reaches ``target`` first. A conflict needs ``sum_j c_j (Sp_j - Sn_j) < 2 margin``
-    for every ``c`` in the box (the largest score difference is at least that of any one model), so
-    with ``c = lo + hi`` (doubled midpoints) the negative patterns are sorted by
-    ``key = sum_j c_j Sn_j`` and each positive one checks only those with ``key > key_p - 4 margin``
-    (from :data:`SORTED_PAIRS` pattern pairs up: below, the sort costs more than it saves, the greedy
-    flow often reaching the target within the first positive patterns). With ``skip_monotone``, the
-    pairs no monotone score separates (``Sp_j <= Sn_j`` on every column; the caller has them) are
-    left out. Integer arrays of one width (the narrower, the more pairs per instruction)."""
+                   margin: int, target: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """:func:`box_flow`'s conflicts, listed per positive pattern from the signed values ``Sp`` (one row
+    per positive pattern) and ``SnT`` (one row per column), each pushing a greedy flow as it is listed:
+    ``(greedy value, positive ends, negative ends)``, the ends empty when the greedy flow reaches
+    ``target`` first. A conflict needs ``sum_j c_j (Sp_j - Sn_j) < 2 margin`` for every ``c`` in the
+    box (the largest score difference is at least that of any one model), so with ``c = lo + hi``
+    (doubled midpoints) and ``key = sum_j c_j S_j``, each positive pattern checks only the negative
+    ones with ``key > key_p - 4 margin``. The greedy flow is that of
+    :func:`solvers.exact.box_greedy.greedy_box_flow`: the positive patterns from the highest key down,
+    each sent to its conflicts from the lowest key up. Integer arrays of one width (the narrower, the
+    more pairs per instruction)."""
     n_pos, r = Sp.shape
     n_neg = SnT.shape[1]
-    key = np.zeros(n_neg, np.int64)
-    sort = n_pos * n_neg >= SORTED_PAIRS
+    key, key_p = np.zeros(n_neg, np.int64), np.zeros(n_pos, np.int64)
     for j in range(r):
         c = np.int64(lo[j] + hi[j])
-        for q in range(n_neg if sort else 0):
+        for q in range(n_neg):
             key[q] += c * np.int64(SnT[j, q])
-    order = np.argsort(-key) if sort else np.arange(n_neg)
+        for p in range(n_pos):
+            key_p[p] += c * np.int64(Sp[p, j])
+    order = np.argsort(-key)
     least_key = -key[order]  # ascending: the first n of them are the n largest keys
-    sortedT = SnT
-    if sort:
-        sortedT = np.empty_like(SnT)
-        for j in range(r):
-            for s in range(n_neg):
-                sortedT[j, s] = SnT[j, order[s]]
+    sortedT = np.empty_like(SnT)
+    for j in range(r):
+        for s in range(n_neg):
+            sortedT[j, s] = SnT[j, order[s]]
     most = np.empty(n_neg, SnT.dtype)
-    higher = np.empty(n_neg, np.bool_)  # above on some column: not a monotone conflict
     left_n = wn[order]
     greedy = 0.0
     size = 0
     edge_p, edge_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
-    for p in np.argsort(-wp):
-        key_p = np.int64(0)
-        for j in range(r):
-            key_p += np.int64(lo[j] + hi[j]) * np.int64(Sp[p, j])
+    for p in np.argsort(-key_p):
         # the negatives with key >= key_p - 4 margin + 1
-        n_p = np.searchsorted(least_key, -(key_p - 4 * margin + 1), side="right") if sort else n_neg
-        for s in range(n_p):
-            most[s] = 0
-            higher[s] = not skip_monotone
+        n_p = np.searchsorted(least_key, -(key_p[p] - 4 * margin + 1), side="right")
+        most[:n_p] = 0
         for j in range(r):  # the largest score difference over the box, column by column
             a, column, up, down = Sp[p, j], sortedT[j], hi[j], lo[j]
             for s in range(n_p):
                 delta = a - column[s]
                 most[s] += max(delta, 0) * up + min(delta, 0) * down
-                higher[s] |= delta > 0
         if size + n_p > edge_p.size:
             grown = max(2 * edge_p.size, size + n_p)
             grown_p, grown_q = np.empty(grown, np.int32), np.empty(grown, np.int32)
             grown_p[:size], grown_q[:size] = edge_p[:size], edge_q[:size]
             edge_p, edge_q = grown_p, grown_q
         send = wp[p]
-        for s in range(n_p):
-            if most[s] < 2 * margin and higher[s]:
+        for s in range(n_p - 1, -1, -1):
+            if most[s] < 2 * margin:
                 edge_p[size], edge_q[size] = p, order[s]
                 size += 1
                 f = min(send, left_n[s])
@@ -97,26 +86,13 @@ def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarr
 def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sign: np.ndarray, lo: np.ndarray,
              hi: np.ndarray, margin: int, target: float) -> float:
     """A maximum flow through the conflicts of the models whose points are ``sign_j m_j`` with
-    magnitudes ``m_j`` in ``[lo_j, hi_j]``, stopped at ``target`` (:func:`box_flow_from` from no flow)."""
-    none = np.empty(0, np.int32)
-    return box_flow_from(Vp, wp, Vn, wn, sign, lo, hi, margin, target, none, none, np.empty(0), False)
-
-
-@njit(cache=True, nogil=True)
-def box_flow_from(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sign: np.ndarray, lo: np.ndarray,
-                  hi: np.ndarray, margin: int, target: float, start_p: np.ndarray, start_q: np.ndarray,
-                  start: np.ndarray, monotone: bool) -> float:
-    """A maximum flow through the conflicts of the models whose points are ``sign_j m_j`` with
-    magnitudes ``m_j`` in ``[lo_j, hi_j]``: a positive pattern ``p`` and a negative one ``q`` that no
-    such model gets both right, ``max_m sum_j m_j sign_j (x_pj - x_qj) < 2 margin`` (both right
-    needs ``s_p - s_q >= 2 margin``, whatever the intercept). Every model of the box errs on a vertex
-    cover of these conflicts, so the value is a lower bound on its weighted error (Konig). It starts
-    from the flow ``start`` on ``(start_p, start_q)``, each conflict's cut to what its ends have left
-    (so a flow whatever ``start``), which must be conflicts of the box (those of the orthant's
-    monotone bound are: a pattern pair no monotone score separates; with ``monotone`` they are all of
-    these, and the listing leaves them out); then the greedy flow of the listing
-    (:func:`_box_conflicts`, through what the start flow left, in 32-bit integers when every score
-    difference fits), then Dinic's from both (:func:`solvers.exact.monotone_flows.flow_through`)."""
+    magnitudes ``m_j`` in ``[lo_j, hi_j]``, stopped at ``target``: a positive pattern ``p`` and a
+    negative one ``q`` that no such model gets both right, ``max_m sum_j m_j sign_j (x_pj - x_qj) <
+    2 margin`` (both right needs ``s_p - s_q >= 2 margin``, whatever the intercept; the pairs no
+    monotone score separates are among them). Every model of the box errs on a vertex cover of these
+    conflicts, so the value is a lower bound on its weighted error (Konig). The greedy flow of the
+    listing first (:func:`_box_conflicts`, in 32-bit integers when every score difference fits), then
+    Dinic's from it (:func:`solvers.exact.monotone_flows.flow_through`)."""
     r = sign.size
     largest = 0
     for j in range(r):
@@ -133,55 +109,36 @@ def box_flow_from(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray
             Sp[p, j] = sign[j] * Vp[p, j]
         for q in range(Vn.shape[0]):
             SnT[j, q] = sign[j] * Vn[q, j]
-    # the start flow, each conflict's cut to what both its ends have left (a flow whatever ``start``),
-    # and what it leaves each pattern
     left_p, left_n = wp.copy(), wn.copy()
-    carried = np.zeros(start.size)
-    started = carry(start_p, start_q, start, left_p, left_n, carried)
     if largest + 2 * margin < 2 ** 31:
         greedy, edge_p, edge_q = _box_conflicts(Sp.astype(np.int32), SnT.astype(np.int32), lo.astype(np.int32),
-                                                hi.astype(np.int32), left_p, left_n, margin, target - started,
-                                                monotone)
+                                                hi.astype(np.int32), left_p, left_n, margin, target)
     else:
-        greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, left_p, left_n, margin, target - started, monotone)
-    if started + greedy >= target:
-        return started + greedy
-    n_start = start.size
-    all_p, all_q = np.empty(n_start + edge_p.size, np.int32), np.empty(n_start + edge_p.size, np.int32)
-    flows = np.zeros(n_start + edge_p.size)
-    for e in range(n_start):
-        all_p[e], all_q[e], flows[e] = start_p[e], start_q[e], carried[e]
-    for e in range(edge_p.size):
-        all_p[n_start + e], all_q[n_start + e] = edge_p[e], edge_q[e]
-    return flow_through(all_p, all_q, flows, wp, wn, target)[0]
+        greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, left_p, left_n, margin, target)
+    if greedy >= target:
+        return greedy
+    return flow_through(edge_p, edge_q, np.zeros(edge_p.size), wp, wn, target)[0]
 
 
 @njit(cache=True, nogil=True)
-def orthant_flows(Vp: np.ndarray, wp: np.ndarray, Rp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, Rn: np.ndarray,
-                  orthants: np.ndarray, top_up: np.ndarray, top_down: np.ndarray, margin: int,
-                  target: float) -> np.ndarray:
+def orthant_flows(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, orthants: np.ndarray,
+                  top_up: np.ndarray, top_down: np.ndarray, margin: int, target: float) -> np.ndarray:
     """Per sign pattern in ``orthants`` (bit ``j`` set: ``sigma_j = +1``) of one support's patterns
-    (values ``V``, value ranks ``R``, weights ``w``): a maximum flow through its conflicts
-    (:func:`solvers.exact.monotone_flows.dominance_edges`, Dinic's from the greedy flow), stopped at
-    ``target``, and where that stays below ``target`` the flow of the orthant's whole box of
-    magnitudes (:func:`box_flow_from`, from the first: ``m_j`` in ``1..top_up[j]`` where
-    ``sigma_j = +1``, ``1..top_down[j]`` where ``-1``; the margin counts). Each is a lower bound on
-    the weighted errors of every model of its orthant."""
+    (values ``V``, weights ``w``): the maximum flow of the orthant's whole box of magnitudes
+    (:func:`box_flow`, stopped at ``target``: ``m_j`` in ``1..top_up[j]`` where ``sigma_j = +1``,
+    ``1..top_down[j]`` where ``-1``; the margin counts, and the pairs no monotone score of the orthant
+    separates are among its conflicts). Each is a lower bound on the weighted errors of every model
+    of its orthant."""
     r = top_up.size
     out = np.empty(orthants.size)
     sign, low, top = np.empty(r, np.int64), np.ones(r, np.int64), np.empty(r, np.int64)
     for i in range(orthants.size):
         plus = orthants[i]
-        edge_p, edge_q = dominance_edges(Rp, Rn, plus)
-        flow, carried = flow_through(edge_p, edge_q, np.zeros(edge_p.size), wp, wn, target)
-        if flow < target:
-            for j in range(r):
-                up = (plus >> j) & 1
-                sign[j] = 1 if up else -1
-                top[j] = top_up[j] if up else top_down[j]
-            flow = max(flow, box_flow_from(Vp, wp, Vn, wn, sign, low, top, margin, target, edge_p, edge_q, carried,
-                                             True))
-        out[i] = flow
+        for j in range(r):
+            up = (plus >> j) & 1
+            sign[j] = 1 if up else -1
+            top[j] = top_up[j] if up else top_down[j]
+        out[i] = box_flow(Vp, wp, Vn, wn, sign, low, top, margin, target)
     return out
 
 
