@@ -43,11 +43,11 @@ incumbent's objective (with a relative margin of :data:`solvers.exact.floor.ROUN
 round-off) holds no better model and is pruned; one it leaves is kept with that bound, to be
 *refined*: the maximum flow through all the conflicts of its whole box of magnitudes
 (:func:`solvers.exact.orthant_boxes.box_flow`: the margin counts, and the monotone conflicts are
-among them; a greedy flow as they are listed, then Dinic's blocking flows from it). The screen is this *first pass* over every support; the
-refinements wait for the search (below), so that a bound on every orthant exists as soon as the
-first pass ends, except on supports of few pattern pairs (:data:`REFINED_AT_ONCE`), whose
-refinements cost less than keeping their orthants apart. The supports of three or more features are screened in runs
-that share all but their last feature: the rows are sorted once per run (split from their sort by
+among them; a greedy flow as they are listed, then Dinic's blocking flows from it). The screen is
+this *first pass* over every support; the refinements wait for the search (below), so that a bound
+on every orthant exists as soon as the first pass ends, except on supports of few pattern pairs
+(:data:`REFINED_AT_ONCE`), whose refinements cost less than keeping their orthants apart. The
+supports of three or more features are screened in runs that share all but their last feature: the rows are sorted once per run (split from their sort by
 all but the run's last two features, kept while those stay the same) and each support's patterns
 split from them, already grouped for the near flows' first grouping (:mod:`solvers.exact.tail_screen`).
 
@@ -61,12 +61,12 @@ rest once it ends, until the lowest bound left reaches the incumbent. An orthant
 refined and kept again if still below the incumbent; a refined one is searched by branch
 and bound (:mod:`solvers.exact.orthant_boxes`; its whole box, bounded by the refinement, is split
 at once) on its box of magnitudes ``m_j`` in ``1..|bound|`` (points ``sigma_j m_j``): a box is
-bounded by a flow through the pairs no model of the box gets both right
-(``max_m sum_j m_j sigma_j (x_pj - x_qj) < 2 margin``, margin included) plus its least costs, split
-on its widest side, and enumerated once small (or cheaper to enumerate than to bound): every point
+split on its widest side; once small, it is bounded by a greedy flow through the pairs no model of
+the box gets both right (``max_m sum_j m_j sigma_j (x_pj - x_qj) < 2 margin``, margin included,
+:mod:`solvers.exact.box_greedy`) plus its least costs, and enumerated once smaller: every point
 vector with its best integer intercept from the cumulative weights of the patterns per score (exact:
-``y_i (s_i + b) >= margin`` is an integer comparison). The objective is SLIM's: weighted errors, plus ``C_0 c_{0,j}`` per non-zero
-point and the tie-breaker ``epsilon_j |lambda_j|``.
+``y_i (s_i + b) >= margin`` is an integer comparison). The objective is SLIM's: weighted errors,
+plus ``C_0 c_{0,j}`` per non-zero point and the tie-breaker ``epsilon_j |lambda_j|``.
 
 When every support is screened and every orthant kept is searched or bounded above the incumbent,
 the incumbent is optimal: each pruned orthant's bound is at least the incumbent at its time (which
