@@ -47,9 +47,10 @@ among them; a greedy flow as they are listed, then Dinic's blocking flows from i
 this *first pass* over every support; the refinements wait for the search (below), so that a bound
 on every orthant exists as soon as the first pass ends, except on supports of few pattern pairs
 (:data:`REFINED_AT_ONCE`), whose refinements cost less than keeping their orthants apart. The
-supports of three or more features are screened in runs that share all but their last feature: the rows are sorted once per run (split from their sort by
-all but the run's last two features, kept while those stay the same) and each support's patterns
-split from them, already grouped for the near flows' first grouping (:mod:`solvers.exact.tail_screen`).
+supports of three or more features are screened in runs that share all but their last feature: the
+rows are sorted once per run (split from their sort by all but the run's last two features, kept
+while those stay the same) and each support's patterns split from them, already grouped for the near
+flows' first grouping (:mod:`solvers.exact.tail_screen`).
 
 *Column order.* The columns are taken fewest distinct values first (:func:`fewest_values_first`),
 so that a support's first features, on which the sweep's blocks of rows agree, are its fewest-valued
