@@ -28,6 +28,29 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
+def _descending(key: np.ndarray) -> np.ndarray:
+    """The indices of ``key`` (integers) from the largest key down: a counting sort when the keys'
+    range is within a few times their number, else ``argsort``."""
+    n = key.size
+    if n == 0:
+        return np.empty(0, np.int64)
+    least, most = key.min(), key.max()
+    if most - least > 8 * n + 1024:
+        return np.argsort(-key)
+    count = np.zeros(most - least + 2, np.int64)
+    for i in range(n):
+        count[most - key[i] + 1] += 1
+    for t in range(most - least + 1):
+        count[t + 1] += count[t]
+    order = np.empty(n, np.int64)
+    for i in range(n):
+        v = most - key[i]
+        order[count[v]] = i
+        count[v] += 1
+    return order
+
+
+@njit(cache=True, nogil=True)
 def _scores(S: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``S @ m`` for integer arrays (numba's ``@`` takes floats only)."""
     out = np.zeros(S.shape[0], np.int64)
@@ -48,7 +71,7 @@ def greedy_box_flow(Sp: np.ndarray, wp: np.ndarray, Sn: np.ndarray, wn: np.ndarr
     wide = np.flatnonzero(hi > lo)
     span = (hi - lo)[wide]
     key_p, key_n = _scores(Sp, lo + hi), _scores(Sn, lo + hi)
-    order_p, order_n = np.argsort(-key_p), np.argsort(-key_n)
+    order_p, order_n = _descending(key_p), _descending(key_n)
     # the negative patterns from the highest key: their key, lowest score and values on the wide
     # columns, the weight each has left, and the next one up not known saturated (-1: none)
     sorted_key = key_n[order_n]
