@@ -465,9 +465,8 @@ class _Search:
 
     def _bound(self, S: np.ndarray, allowed: np.ndarray, least: float, scratch: _Scratch) -> bool:
         """The orthants ``allowed`` of ``S`` (every model of them pays ``least`` besides its errors,
-        :meth:`_least`), each through all its conflicts: a maximum flow (from the greedy one, stopped at
-        the incumbent), then, if that leaves it below the incumbent, the flow of its whole box of
-        magnitudes (the margin counts), kept in the heap with the larger if still below. False if
+        :meth:`_least`), each through all the conflicts of its whole box of magnitudes (the margin
+        counts): a maximum flow, stopped at the incumbent, kept in the heap if still below. False if
         ``S`` has more pattern pairs than ``max_pairs``."""
         found = self.support(S, scratch)
         if found is None:

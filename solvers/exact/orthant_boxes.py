@@ -242,11 +242,12 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
                     cost: np.ndarray, eps: np.ndarray, margin: int, b_lo: int, b_hi: int, target: float,
                     leaf: int, bounded: bool) -> tuple[float, np.ndarray, int, int]:
     """Least objective over the point vectors ``sign_j m_j``, ``m_j`` in ``1..top_j`` (each with its
-    best intercept), below ``target``: branch and bound on the box of magnitudes (depth first, the
-    widest side halved). The whole box is bounded by its conflicts' maximum flow (:func:`box_flow`)
-    plus its least costs; with ``bounded``, that flow is known to leave it below ``target`` (the
-    orthant's refinement, :func:`orthant_flows`, computed it) and it is split at once. A box of at
-    most :data:`GREEDY_VECTORS` vectors is bounded by a greedy flow through its conflicts
+    best intercept), below ``target``: branch and bound on the box of magnitudes, depth first, halving
+    the side that spreads the patterns' scores most over the box (``sum_i w_i |x_ij| (hi_j - lo_j)``).
+    The whole box is bounded by its conflicts' maximum flow (:func:`box_flow`) plus its least costs;
+    with ``bounded``, that flow is known to leave it below ``target`` (the orthant's refinement,
+    :func:`orthant_flows`, computed it) and it is split at once. A box of at most
+    :data:`GREEDY_VECTORS` vectors is bounded by a greedy flow through its conflicts
     (:func:`solvers.exact.box_greedy.greedy_box_flow`: a pass over the patterns instead of the pattern
     pairs), and one of at most ``leaf`` vectors is enumerated (:func:`enumerate_box`). Returns
     ``(objective, points, intercept, boxes)``: ``target`` and zeros when nothing is below it."""
@@ -258,6 +259,12 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
     positive[:wp.size] = True
     w = np.concatenate((wp, wn))
     Sp, Sn = Vp * sign, Vn * sign
+    spread = np.zeros(r)
+    for j in range(r):
+        for p in range(wp.size):
+            spread[j] += abs(Vp[p, j]) * wp[p]
+        for q in range(wn.size):
+            spread[j] += abs(Vn[q, j]) * wn[q]
     depth = 1
     for j in range(r):
         depth += int(np.ceil(np.log2(top[j] + 1.0))) + 1
@@ -288,9 +295,10 @@ def orthant_search(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarra
             flow = greedy_box_flow(Sp, wp, Sn, wn, lo, hi, margin, best - fixed) + fixed
         if flow * (1.0 - ROUNDOFF) >= best:
             continue
+        # the side that spreads the patterns' scores over the box most: sum_i w_i |x_ij| (hi_j - lo_j)
         widest = 0
         for j in range(r):
-            if hi[j] - lo[j] > hi[widest] - lo[widest]:
+            if (hi[j] - lo[j]) * spread[j] > (hi[widest] - lo[widest]) * spread[widest]:
                 widest = j
         mid = (lo[widest] + hi[widest]) // 2
         lows[size], highs[size] = lo, hi
