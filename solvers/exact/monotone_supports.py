@@ -62,12 +62,13 @@ rest once it ends, until the lowest bound left reaches the incumbent. An orthant
 refined and kept again if still below the incumbent; a refined one is searched by branch
 and bound (:mod:`solvers.exact.orthant_boxes`; its whole box, bounded by the refinement, is split
 at once) on its box of magnitudes ``m_j`` in ``1..|bound|`` (points ``sigma_j m_j``): a box is
-split on its widest side; once small, it is bounded by a greedy flow through the pairs no model of
-the box gets both right (``max_m sum_j m_j sigma_j (x_pj - x_qj) < 2 margin``, margin included,
-:mod:`solvers.exact.box_greedy`) plus its least costs, and enumerated once smaller: every point
-vector with its best integer intercept from the cumulative weights of the patterns per score (exact:
-``y_i (s_i + b) >= margin`` is an integer comparison). The objective is SLIM's: weighted errors,
-plus ``C_0 c_{0,j}`` per non-zero point and the tie-breaker ``epsilon_j |lambda_j|``.
+split on the side that spreads the patterns' scores most; once small, it is bounded by a greedy flow
+through the pairs no model of the box gets both right (``max_m sum_j m_j sigma_j (x_pj - x_qj) <
+2 margin``, margin included, :mod:`solvers.exact.box_greedy`) plus its least costs, and enumerated
+once smaller: every point vector with its best integer intercept from the cumulative weights of the
+patterns per score (exact: ``y_i (s_i + b) >= margin`` is an integer comparison). The objective is
+SLIM's: weighted errors, plus ``C_0 c_{0,j}`` per non-zero point and the tie-breaker
+``epsilon_j |lambda_j|``.
 
 When every support is screened and every orthant kept is searched or bounded above the incumbent,
 the incumbent is optimal: each pruned orthant's bound is at least the incumbent at its time (which
