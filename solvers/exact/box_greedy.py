@@ -28,7 +28,7 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def _descending(key: np.ndarray) -> np.ndarray:
+def descending_order(key: np.ndarray) -> np.ndarray:
     """The indices of ``key`` (integers) from the largest key down: a counting sort when the keys'
     range is within a few times their number, else ``argsort``."""
     n = key.size
@@ -51,7 +51,7 @@ def _descending(key: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _scores(S: np.ndarray, m: np.ndarray) -> np.ndarray:
+def integer_scores(S: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``S @ m`` for integer arrays (numba's ``@`` takes floats only)."""
     out = np.zeros(S.shape[0], np.int64)
     for i in range(S.shape[0]):
@@ -70,19 +70,19 @@ def greedy_box_flow(Sp: np.ndarray, wp: np.ndarray, Sn: np.ndarray, wn: np.ndarr
     n_neg = Sn.shape[0]
     wide = np.flatnonzero(hi > lo)
     span = (hi - lo)[wide]
-    key_p, key_n = _scores(Sp, lo + hi), _scores(Sn, lo + hi)
-    order_p, order_n = _descending(key_p), _descending(key_n)
+    key_p, key_n = integer_scores(Sp, lo + hi), integer_scores(Sn, lo + hi)
+    order_p, order_n = descending_order(key_p), descending_order(key_n)
     # the negative patterns from the highest key: their key, lowest score and values on the wide
     # columns, the weight each has left, and the next one up not known saturated (-1: none)
     sorted_key = key_n[order_n]
-    low_n = _scores(Sn, lo)[order_n]
+    low_n = integer_scores(Sn, lo)[order_n]
     wide_n = np.empty((n_neg, wide.size), Sn.dtype)
     for s in range(n_neg):
         for t in range(wide.size):
             wide_n[s, t] = Sn[order_n[s], wide[t]]
     left = wn[order_n].copy()
     up = np.arange(n_neg) - 1
-    low_p = _scores(Sp, lo)
+    low_p = integer_scores(Sp, lo)
     unsent = wp.sum()
     flow, reach = 0.0, 0
     for p in order_p:

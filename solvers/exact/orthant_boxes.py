@@ -4,15 +4,16 @@ In the orthant of support ``S`` and signs ``sigma``, a model's points are ``sigm
 magnitudes ``m_j`` in ``1..top_j``. A box of magnitudes is bounded by a flow through the pairs of
 patterns no model of the box gets both right plus its least costs (the margin counts, unlike the
 orthant's monotone bound): the whole box by the maximum flow (:func:`box_flow`), a small one by a
-greedy flow (:mod:`solvers.exact.box_greedy`). Boxes are split on their widest side and, once small,
-enumerated (:func:`enumerate_box`: every vector with its best integer intercept, exact).
+greedy flow (:mod:`solvers.exact.box_greedy`). Boxes are split on the side that spreads the patterns'
+scores most and, once small, enumerated (:func:`enumerate_box`: every vector with its best integer
+intercept, exact).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from solvers.exact.box_greedy import greedy_box_flow
+from solvers.exact.box_greedy import descending_order, greedy_box_flow, integer_scores
 from solvers.exact.floor import ROUNDOFF
 from solvers.exact.monotone_flows import flow_through
 
@@ -34,16 +35,11 @@ def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarr
     :func:`solvers.exact.box_greedy.greedy_box_flow`: the positive patterns from the highest key down,
     each sent to its conflicts from the lowest key up. Integer arrays of one width (the narrower, the
     more pairs per instruction)."""
-    n_pos, r = Sp.shape
+    r = Sp.shape[1]
     n_neg = SnT.shape[1]
-    key, key_p = np.zeros(n_neg, np.int64), np.zeros(n_pos, np.int64)
-    for j in range(r):
-        c = np.int64(lo[j] + hi[j])
-        for q in range(n_neg):
-            key[q] += c * np.int64(SnT[j, q])
-        for p in range(n_pos):
-            key_p[p] += c * np.int64(Sp[p, j])
-    order = np.argsort(-key)
+    middle = (lo + hi).astype(np.int64)
+    key, key_p = integer_scores(SnT.T, middle), integer_scores(Sp, middle)
+    order = descending_order(key)
     least_key = -key[order]  # ascending: the first n of them are the n largest keys
     sortedT = np.empty_like(SnT)
     for j in range(r):
@@ -54,7 +50,7 @@ def _box_conflicts(Sp: np.ndarray, SnT: np.ndarray, lo: np.ndarray, hi: np.ndarr
     greedy = 0.0
     size = 0
     edge_p, edge_q = np.empty(1024, np.int32), np.empty(1024, np.int32)
-    for p in np.argsort(-key_p):
+    for p in descending_order(key_p):
         # the negatives with key >= key_p - 4 margin + 1
         n_p = np.searchsorted(least_key, -(key_p[p] - 4 * margin + 1), side="right")
         most[:n_p] = 0

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from solvers.exact import orthant_boxes as ob
-from solvers.exact.box_greedy import _descending, greedy_box_flow
+from solvers.exact.box_greedy import descending_order, greedy_box_flow
 
 
 def _table(rng, n: int, k: int):
@@ -114,11 +114,11 @@ def test_the_orthant_search_with_greedy_bounds_finds_what_enumeration_finds(seed
 
 
 @pytest.mark.parametrize("spread", [5, 10**6])
-def test_the_descending_order_is_a_permutation_by_key_from_the_largest(spread):
+def test_thedescending_order_order_is_a_permutation_by_key_from_the_largest(spread):
     """Both ways: the counting sort (keys within a small range) and argsort (a wide range)."""
     rng = np.random.default_rng(7500 + spread)
     key = rng.integers(-spread, spread, 300)
-    order = _descending(key)
+    order = descending_order(key)
     assert sorted(order.tolist()) == list(range(300))
     assert np.all(np.diff(key[order]) <= 0)
-    assert _descending(key[:0]).size == 0
+    assert descending_order(key[:0]).size == 0
