@@ -15,7 +15,8 @@ from solvers.exact.box_greedy import descending_order, greedy_box_flow
 
 
 def _table(rng, n: int, k: int):
-    """Distinct patterns of ``k`` small integer columns, both labels on some, weights in units of 1/7."""
+    """Rows of ``k`` small integer columns (repeats and both labels on one pattern allowed), weights in
+    units of 1/7."""
     X = rng.integers(0, 5, (n, k)).astype(np.int64)
     positive = rng.random(n) < 0.45
     positive[:2] = [True, False]
@@ -54,7 +55,7 @@ def test_the_greedy_flow_bounds_the_least_error_of_its_box_and_the_maximum_flow(
         most = ob.box_flow(X[positive], wp, X[~positive], wn, sign, lo, hi, margin, math.inf)
         assert greedy <= most + 1e-12
         assert greedy <= _least_error(X, positive, w, lo, hi, sign, margin) + 1e-12
-        # stopped at a target, it stops at or past it, or below it with the same value
+        # stopped at half its full value, it still reaches that half
         target = 0.5 * greedy
         assert greedy_box_flow(Sp, wp, Sn, wn, lo, hi, margin, target) >= target - 1e-12
 
