@@ -13,7 +13,7 @@ Two flows: :func:`near_flows` (through only the pairs equal on all but two colum
 grouping, for every orthant at once: greedy, then a maximum flow where the greedy one falls a little
 short; there the margin counts, a pair being a conflict when no model of the orthant's whole box of
 magnitudes gets both right, :func:`box_terms`) and :func:`flow_through` (a maximum flow through
-listed conflicts from a start flow: those of an orthant's whole box in
+listed conflicts, greedy first: those of an orthant's whole box in
 :func:`solvers.exact.orthant_boxes.box_flow`).
 """
 from __future__ import annotations
@@ -49,19 +49,14 @@ def _push(ps: np.ndarray, qs: np.ndarray, first: int, last: int, left_p: np.ndar
 
 
 @njit(cache=True, nogil=True)
-def carry(edge_p: np.ndarray, edge_q: np.ndarray, most: np.ndarray, left_p: np.ndarray, left_n: np.ndarray,
-          flows: np.ndarray) -> float:
+def carry(edge_p: np.ndarray, edge_q: np.ndarray, left_p: np.ndarray, left_n: np.ndarray, flows: np.ndarray) -> float:
     """:func:`_push` that keeps each conflict's flow: each conflict ``(edge_p[e], edge_q[e])`` in turn
-    carries what both its ends have left (``left_p``, ``left_n``, updated), at most ``most[e]`` (no
-    cap when ``most`` is empty), added to ``flows[e]``; returns the amount carried (a flow, whatever
-    ``most``)."""
-    capped = most.size > 0
+    carries what both its ends have left (``left_p``, ``left_n``, updated), added to ``flows[e]``;
+    returns the amount carried."""
     sent = 0.0
     for e in range(edge_p.size):
         p, q = edge_p[e], edge_q[e]
         f = min(left_p[p], left_n[q])
-        if capped:
-            f = min(f, most[e])
         if f > 0.0:
             flows[e] += f
             left_p[p] -= f
@@ -273,7 +268,7 @@ def near_flows(Rp: np.ndarray, wp: np.ndarray, Rn: np.ndarray, wn: np.ndarray, l
     for o in range(orthants):
         if allowed[o] and out[o] < target and (target == np.inf or out[o] >= (1.0 - NEAR_DEFICIT) * target):
             edge_p, edge_q = _orthant_pairs(kept_p, kept_q, span, o)
-            out[o] = max(out[o], flow_through(edge_p, edge_q, np.empty(0), wp, wn, target)[0])
+            out[o] = max(out[o], flow_through(edge_p, edge_q, wp, wn, target)[0])
     return out
 
 
@@ -322,7 +317,7 @@ def _orthant_pairs(kept_p: np.ndarray, kept_q: np.ndarray, span: np.ndarray, plu
                                                                                                  np.ndarray]:
     """The kept pairs (:func:`_keep_pairs`) that conflict in orthant ``plus``: per grouping on ``(a,
     b)``, the classes equal or below / above on each column as ``sigma`` says; those that differ on at
-    most one column first (the order of :func:`flow_through`'s greedy start)."""
+    most one column first (the order of :func:`flow_through`'s greedy flow)."""
     r = span.shape[0]
     ranges = np.empty((r * r * CLASSES // 2, 2), np.int64)  # (first, end) of each class taken, in order
     taken, total = 0, 0
@@ -345,21 +340,19 @@ def _orthant_pairs(kept_p: np.ndarray, kept_q: np.ndarray, span: np.ndarray, plu
 
 
 @njit(cache=True, nogil=True)
-def flow_through(edge_p: np.ndarray, edge_q: np.ndarray, start: np.ndarray, wp: np.ndarray, wn: np.ndarray,
+def flow_through(edge_p: np.ndarray, edge_q: np.ndarray, wp: np.ndarray, wn: np.ndarray,
                  target: float) -> tuple[float, np.ndarray]:
     """A maximum flow from the positive patterns (capacities ``wp``) through the uncapacitated
     conflicts ``(edge_p[e], edge_q[e])`` to the negative patterns (capacities ``wn``), stopped once
-    it reaches ``target``: ``(value, flow on each conflict)``. It starts from the flow ``start`` on
-    the conflicts (each cut to what both its ends have left, so any ``start`` gives a flow: a
-    maximum flow of a subset of the conflicts makes the next one cheap), then each conflict in turn
-    carries greedily what both its ends have left, then Dinic's method augments it (shortest
-    augmenting paths by level graphs, blocking flows by depth-first search with current arcs)."""
+    it reaches ``target``: ``(value, flow on each conflict)``. Each conflict in turn first carries
+    greedily what both its ends have left (:func:`carry`: the order of the conflicts is the greedy
+    flow's), then Dinic's method augments it (shortest augmenting paths by level graphs, blocking
+    flows by depth-first search with current arcs)."""
     n_pos, n_neg = wp.size, wn.size
-    # the start flows, then the greedy one, on what each pattern has left; Dinic's only if short
+    # the greedy flow, on what each pattern has left; Dinic's only if short
     left_p, left_n = wp.copy(), wn.copy()
     flows = np.zeros(edge_p.size)
-    total = carry(edge_p, edge_q, start, left_p, left_n, flows)
-    total += carry(edge_p, edge_q, np.empty(0), left_p, left_n, flows)
+    total = carry(edge_p, edge_q, left_p, left_n, flows)
     if total >= target:
         return total, flows
     source, sink = n_pos + n_neg, n_pos + n_neg + 1

@@ -87,8 +87,9 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
     2 margin`` (both right needs ``s_p - s_q >= 2 margin``, whatever the intercept; the pairs no
     monotone score separates are among them). Every model of the box errs on a vertex cover of these
     conflicts, so the value is a lower bound on its weighted error (Konig). The greedy flow of the
-    listing first (:func:`_box_conflicts`, in 32-bit integers when every score difference fits), then
-    Dinic's from it (:func:`solvers.exact.monotone_flows.flow_through`)."""
+    listing first (:func:`_box_conflicts`, in 32-bit integers when every score difference fits); if it
+    falls short of ``target``, the maximum flow through the conflicts listed
+    (:func:`solvers.exact.monotone_flows.flow_through`: a greedy flow in the listing's order, then Dinic's)."""
     r = sign.size
     largest = 0
     for j in range(r):
@@ -113,7 +114,7 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
         greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, left_p, left_n, margin, target)
     if greedy >= target:
         return greedy
-    return flow_through(edge_p, edge_q, np.zeros(edge_p.size), wp, wn, target)[0]
+    return flow_through(edge_p, edge_q, wp, wn, target)[0]
 
 
 @njit(cache=True, nogil=True)

@@ -47,7 +47,7 @@ def _max_flow(X, positive, w, columns, d_up: bool, e_up: bool) -> float:
     sd, se = (1 if d_up else -1), (1 if e_up else -1)
     ordered = (sd * A[:, None, -2] <= sd * B[None, :, -2]) & (se * A[:, None, -1] <= se * B[None, :, -1])
     p, q = np.nonzero(same & ordered)
-    return mf.flow_through(p, q, np.zeros(p.size), w[P], w[N], math.inf)[0]
+    return mf.flow_through(p, q, w[P], w[N], math.inf)[0]
 
 
 @pytest.mark.parametrize("seed", range(30))
