@@ -27,10 +27,10 @@ from solvers.exact.pattern_groups import by_group, dense_keys, forget, group_ids
 #: a flow amount below this is no flow (the weights are positive fractions of one)
 _TINY = 1e-15
 #: :func:`near_flows` augments an orthant's greedy flow to the maximum one (Dinic's) only when the greedy
-#: flow is short of a finite target by at most this share of it: the augmentation seldom adds more
-#: (``docs/benchmarks-history.md``, stop 61), and an orthant it leaves below its target is bounded again
-#: through all its conflicts anyway
-NEAR_DEFICIT = 0.05
+#: flow is short of a finite target by at most this share of it: an orthant it leaves below its target is
+#: bounded again through all its conflicts anyway, at several times the cost of Dinic's through the near
+#: pairs already kept (the share chosen: ``docs/benchmarks-history.md``, stops 61 and 76)
+NEAR_DEFICIT = 0.10
 
 @njit(cache=True, nogil=True)
 def _push(ps: np.ndarray, qs: np.ndarray, first: int, last: int, left_p: np.ndarray, left_n: np.ndarray,

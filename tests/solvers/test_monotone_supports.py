@@ -290,7 +290,7 @@ def test_the_near_flows_are_the_maximum_flow_through_the_pairs_that_differ_on_at
         assert np.all(value[augmented & (most >= target)] >= target - 1e-12)
         assert value[augmented & (most < target)] == pytest.approx(most[augmented & (most < target)], abs=1e-9)
         exercised |= bool(np.any(augmented))
-    assert exercised or seed == 8  # seed 8's greedy flows stay 8-18 % short of every target (margin 2, small tops)
+    assert exercised
     assert np.all(slot == -1)
     if seed < 6:
         assert np.any(exact[allowed] > monotone[allowed] + 1e-9)
