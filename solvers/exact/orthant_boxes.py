@@ -106,12 +106,11 @@ def box_flow(Vp: np.ndarray, wp: np.ndarray, Vn: np.ndarray, wn: np.ndarray, sig
             Sp[p, j] = sign[j] * Vp[p, j]
         for q in range(Vn.shape[0]):
             SnT[j, q] = sign[j] * Vn[q, j]
-    left_p, left_n = wp.copy(), wn.copy()
     if largest + 2 * margin < 2 ** 31:
         greedy, edge_p, edge_q = _box_conflicts(Sp.astype(np.int32), SnT.astype(np.int32), lo.astype(np.int32),
-                                                hi.astype(np.int32), left_p, left_n, margin, target)
+                                                hi.astype(np.int32), wp, wn, margin, target)
     else:
-        greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, left_p, left_n, margin, target)
+        greedy, edge_p, edge_q = _box_conflicts(Sp, SnT, lo, hi, wp, wn, margin, target)
     if greedy >= target:
         return greedy
     return flow_through(edge_p, edge_q, wp, wn, target)[0]

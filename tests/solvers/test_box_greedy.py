@@ -115,7 +115,7 @@ def test_the_orthant_search_with_greedy_bounds_finds_what_enumeration_finds(seed
 
 
 @pytest.mark.parametrize("spread", [5, 10**6])
-def test_thedescending_order_order_is_a_permutation_by_key_from_the_largest(spread):
+def test_descending_order_is_a_permutation_by_key_from_the_largest(spread):
     """Both ways: the counting sort (keys within a small range) and argsort (a wide range)."""
     rng = np.random.default_rng(7500 + spread)
     key = rng.integers(-spread, spread, 300)

@@ -54,7 +54,7 @@ def _conflicts(support: ms._Support, plus: int) -> tuple[np.ndarray, np.ndarray]
 
 
 def _maximum_flow(ends_p: np.ndarray, ends_n: np.ndarray, wp: np.ndarray, wn: np.ndarray) -> float:
-    """The value of a maximum flow through the conflicts ``(ends_p, ends_n)`` (Dinic's, from no flow)."""
+    """The value of a maximum flow through the conflicts ``(ends_p, ends_n)`` (greedy, then Dinic's)."""
     return mf.flow_through(ends_p, ends_n, wp, wn, math.inf)[0]
 
 
