@@ -113,7 +113,8 @@ CATALOG: dict[str, Entry] = {entry.name: entry for entry in (
     Entry("riskslim", "formulations.riskslim:RiskSLIM", "certified logistic risk score (Ustun & Rudin 2019): exact "
           "route: support enumeration with convex bounds, a sparse tangent floor, then SCIP's lazy-cut tree",
           exact_backend="scip", exact_route="solvers.exact.riskslim_route:ROUTE", relaxed_backend="highs",
-          heuristic="solvers.heuristics.riskslim:heuristic", polisher="solvers.heuristics.polish:with_polisher"),
+          heuristic="solvers.heuristics.riskslim:heuristic", polisher="solvers.heuristics.polish:with_polisher",
+          heuristic_kernels=("solvers.exact.box_logistic",)),
     Entry("fused", "formulations.fused:FusedLassoHinge", "integer points per ordered one-hot bin: hinge loss + "
           "within-variable fused lasso (Sokolovska, eqs. 1-5); LP relaxation or binarsity proximal path",
           exact_backend="highs", relaxed_backend="highs", heuristic="solvers.heuristics.fused:heuristic"),

@@ -166,6 +166,51 @@ def binary_cells(X, support, positive, weights, scale):
 
 
 @njit(cache=True, nogil=True)
+def bit_cells(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, support, scale):
+    """:func:`binary_cells` from the rows as bit sets (:func:`label_bits`: ``bits_pos[j]`` marks the
+    positive rows, each repeated by its weight over ``unit_pos``, with feature ``j`` set): the ``2^k``
+    patterns of ``support`` split by one column after another, each label's weight a popcount times its
+    unit. The same cells in the same order, without reading the rows."""
+    k = support.size
+    cells = 1 << k
+    pattern_pos, pattern_neg = np.empty((cells, valid_pos.size), np.uint64), np.empty((cells, valid_neg.size), np.uint64)
+    count_pos, count_neg = np.zeros(cells, np.int64), np.zeros(cells, np.int64)
+    _prefix_patterns(bits_pos, valid_pos, support, pattern_pos, count_pos)
+    _prefix_patterns(bits_neg, valid_neg, support, pattern_neg, count_neg)
+    m = 0
+    for p in range(cells):
+        m += (count_pos[p] + count_neg[p]) > 0
+    P, wp, wn = np.empty((m, k + 1)), np.empty(m), np.empty(m)
+    r = 0
+    for c in range(cells):  # cell c: feature j is bit k - 1 - j; pattern p: feature j is bit j
+        p = 0
+        for j in range(k):
+            p |= ((c >> (k - 1 - j)) & 1) << j
+        if count_pos[p] + count_neg[p] > 0:
+            for j in range(k):
+                P[r, j] = float((c >> (k - 1 - j)) & 1) / scale
+            P[r, k] = 1.0 / scale
+            wp[r], wn[r] = count_pos[p] * unit_pos, count_neg[p] * unit_neg
+            r += 1
+    return P, wp, wn
+
+
+@njit(cache=True, nogil=True)
+def support_cells(X, support, positive, weights, scale, bits, use_bits):
+    """The cells of ``support`` on the 0/1 table ``X``: :func:`bit_cells` from ``bits`` (:func:`label_bits`'
+    six-tuple) when ``use_bits``, else :func:`binary_cells` from the rows. One kernel for both, so that
+    compiling it compiles both."""
+    if use_bits:
+        return bit_cells(bits[0], bits[1], bits[2], bits[3], bits[4], bits[5], support, scale)
+    return binary_cells(X, support, positive, weights, scale)
+
+
+#: ``bits`` for :func:`support_cells` when there are none (``use_bits`` False)
+NO_BITS = (np.zeros((0, 1), np.uint64), np.zeros(1, np.uint64), 1.0, np.zeros((0, 1), np.uint64),
+           np.zeros(1, np.uint64), 1.0)
+
+
+@njit(cache=True, nogil=True)
 def best_integer_intercept(P, wp, wn, theta, lo, hi):
     """The integer intercept in ``[lo, hi]`` that minimises the loss of ``theta``'s points (its last
     coordinate, the intercept, is the start: rounded, clipped, then moved downhill one unit at a time,

@@ -66,6 +66,12 @@ class SparseLogistic:
         return bool(is_binary(self.data.X))
 
     @functools.cached_property
+    def row_bits(self) -> tuple | None:
+        """The rows as bit sets per label (:func:`solvers.exact.box_logistic.label_bits`) on a 0/1 table,
+        else None (also when the weights have no common unit)."""
+        return label_bits(self.data.X, self.positive, self.data.weights) if self.binary else None
+
+    @functools.cached_property
     def positive(self) -> np.ndarray:
         """The rows of label +1."""
         return self.data.y > 0

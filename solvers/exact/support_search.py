@@ -16,28 +16,34 @@ from dataclasses import dataclass
 import numpy as np
 
 from formulations.rows import unique_rows
-from solvers.exact.box_logistic import binary_cells, support_node
+from solvers.exact.box_logistic import NO_BITS, support_cells, support_node
 from solvers.limits import Limits
 from solvers.result import prune_level
 
 #: a continuous coordinate this close to an integer counts as integral
 INTEGRAL = 1e-7
-#: supports of at most this many 0/1 features are merged by their cells (:func:`binary_cells`)
+#: supports of at most this many 0/1 features are merged by their cells (:func:`support_cells`)
 BINARY_CELLS = 12
+#: ... and of at most this many, from the rows' bit sets when the problem has them (``3 * 2^k`` word
+#: operations per 64 rows, against ``k`` reads per row)
+BIT_CELLS = 7
 
 
 class SupportProblem:
     """Rows merged on one support, with label weights; ``theta`` = points on the support, intercept.
     On a 0/1 table (``problem.binary``) a support of at most :data:`BINARY_CELLS` features is merged
-    by counting its cells in one pass (:func:`solvers.exact.box_logistic.binary_cells`), else its rows
-    are merged by :func:`formulations.rows.unique_rows`; the patterns come in lexicographic order
-    either way."""
+    by counting its cells (:func:`solvers.exact.box_logistic.support_cells`: in one pass over the rows,
+    or, up to :data:`BIT_CELLS` features, by popcounts of the rows' bit sets ``problem.row_bits`` when
+    they exist), else its rows are merged by :func:`formulations.rows.unique_rows`; the patterns come
+    in lexicographic order either way."""
 
     def __init__(self, problem, support: np.ndarray):
         data = problem.data
         positive = problem.positive
         if 0 < support.size <= BINARY_CELLS and problem.binary:
-            self.P, self.wp, self.wn = binary_cells(data.X, support, positive, data.weights, float(data.scale))
+            bits = problem.row_bits if support.size <= BIT_CELLS else None
+            self.P, self.wp, self.wn = support_cells(data.X, support, positive, data.weights, float(data.scale),
+                                                     NO_BITS if bits is None else bits, bits is not None)
         else:
             if support.size:
                 keys, inverse = unique_rows(data.X[:, support])

@@ -11,7 +11,9 @@
    multipliers, rounded and polished (Liu et al. 2022, Algorithm 3; the multiplier is searched to
    choose a rounding, the RiskSLIM model itself keeps multiplier 1);
 3. an *integer local search* from the best model: coordinate moves (:func:`solvers.heuristics.polish.polish`), then swaps
-   of one feature for another with every value of its range, with the best integer intercept.
+   of one feature for another with every value of its range, with the best integer intercept;
+4. on 0/1 features, *exact swaps of supports* from the final beam's supports and the model's own, each
+   neighbour solved exactly (:mod:`solvers.heuristics.support_swaps`).
 
 Every model lies inside the coefficient set and ``max_size`` by construction; every loop checks
 the budget. The pipeline keeps the exact solve's model only when it is at least as good.
@@ -36,6 +38,7 @@ from formulations.logistic_cuts import LogisticData
 from formulations.riskslim import RiskSLIMInstance
 from solvers.heuristics.sampling import SEARCH_ROWS, stratified_rows
 from solvers.heuristics.polish import polish
+from solvers.heuristics.support_swaps import support_swaps
 from solvers.limits import Limits
 
 #: multipliers tried along each star ray (Liu et al. 2022 use 20)
@@ -244,12 +247,13 @@ def _on_every_row(instance: RiskSLIMInstance, search: RiskSLIMInstance, model: M
 def _searched(instance: RiskSLIMInstance, limits: Limits | None, seed: int, supports: list[np.ndarray] | None = None,
               swap: bool = True) -> tuple[Model, list[np.ndarray], RiskSLIMInstance]:
     """:func:`heuristic`'s model, the supports it rounded along star rays (the beam search's, or
-    ``supports`` refitted in ``instance``'s box when given; the swap search only when ``swap``) and the
+    ``supports`` refitted in ``instance``'s box when given; the swap searches only when ``swap``) and the
     instance it searched (``instance``, or a sample of its rows)."""
     search = instance if instance.X.shape[0] <= SEARCH_ROWS else sample_rows(instance, SEARCH_ROWS, seed)
     candidates = [rounded_logistic_start(search, limits)]
     size = search.spec.max_size if search.spec.max_size is not None else search.X.shape[1]
     size = min(size, search.X.shape[1])
+    fits: list[tuple[np.ndarray, float]] = []
     if supports is None:
         fits = [] if _expired(limits) else beam_search(search, size, limits=limits)
         supports = [np.flatnonzero(coef) for coef, _ in fits]
@@ -268,6 +272,7 @@ def _searched(instance: RiskSLIMInstance, limits: Limits | None, seed: int, supp
     best = min(candidates, key=search.ranking)
     if swap:
         best = min((best, swap_search(search, best, limits=limits)), key=search.ranking)
+        best = support_swaps(search, best, fits, support_fit, limits)
     return _on_every_row(instance, search, best, limits), supports, search
 
 

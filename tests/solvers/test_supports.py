@@ -15,8 +15,8 @@ import solvers.exact.route as route_table
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost, Implies, Monotone
 from formulations.riskslim import RiskSLIM
-from solvers.exact.box_logistic import (best_integer_intercept, binary_cells, binary_support_bounds, column_codes,
-                                        fit_box, label_bits, support_bounds, support_node)
+from solvers.exact.box_logistic import (best_integer_intercept, binary_cells, binary_support_bounds, bit_cells,
+                                        column_codes, fit_box, label_bits, support_bounds, support_node)
 from formulations.rows import unique_rows
 from formulations.base import Model
 from solvers.exact.sparse_logistic import SparseLogistic
@@ -125,6 +125,26 @@ def test_a_binary_supports_cells_are_its_merged_rows(seed, k):
     assert np.array_equal(P, np.column_stack([keys, np.ones(keys.shape[0])]) / 3.0)
     assert np.allclose(wp, np.bincount(inverse[positive], weights=w[positive], minlength=keys.shape[0]), atol=1e-12)
     assert np.allclose(wn, np.bincount(inverse[~positive], weights=w[~positive], minlength=keys.shape[0]), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed,k", [(0, 1), (1, 3), (2, 5), (3, 7)])
+def test_a_supports_cells_from_bit_sets_are_its_merged_rows(seed, k):
+    """``bit_cells`` (popcounts of the rows' bit sets, each row repeated by its weight over its label's
+    unit) gives what ``binary_cells`` gives from the rows: the same cells in the same order and the same
+    label weights, here with integer weights of a common unit 0.5 and a cell left empty."""
+    rng = np.random.default_rng(seed)
+    n, d = 300, 10
+    X = (rng.random((n, d)) < rng.uniform(0.05, 0.6, d)).astype(float)
+    support = np.sort(rng.choice(d, k, replace=False))
+    if k > 1:
+        X[X[:, support[0]] == 1, support[-1]] = 1.0
+    positive = rng.random(n) < 0.3
+    w = 0.5 * rng.integers(1, 5, n)
+    P, wp, wn = bit_cells(*label_bits(X, positive, w), support, 3.0)
+    P_rows, wp_rows, wn_rows = binary_cells(X, support, positive, w, 3.0)
+    assert np.array_equal(P, P_rows)
+    assert np.allclose(wp, wp_rows, atol=1e-12) and np.allclose(wn, wn_rows, atol=1e-12)
+    assert P.shape[0] < 2 ** k or k == 1  # (with k > 1 the cells with the first feature 1 and the last 0 are empty)
 
 
 @pytest.mark.parametrize("seed", range(4))
