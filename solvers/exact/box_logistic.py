@@ -173,7 +173,8 @@ def bit_cells(bits_pos, valid_pos, unit_pos, bits_neg, valid_neg, unit_neg, supp
     unit. The same cells in the same order, without reading the rows."""
     k = support.size
     cells = 1 << k
-    pattern_pos, pattern_neg = np.empty((cells, valid_pos.size), np.uint64), np.empty((cells, valid_neg.size), np.uint64)
+    pattern_pos = np.empty((cells, valid_pos.size), np.uint64)
+    pattern_neg = np.empty((cells, valid_neg.size), np.uint64)
     count_pos, count_neg = np.zeros(cells, np.int64), np.zeros(cells, np.int64)
     _prefix_patterns(bits_pos, valid_pos, support, pattern_pos, count_pos)
     _prefix_patterns(bits_neg, valid_neg, support, pattern_neg, count_neg)

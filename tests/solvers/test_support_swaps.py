@@ -54,7 +54,8 @@ def test_a_model_one_swap_away_is_found_from_a_support_of_max_size():
         start = inst.round(Model(np.where(coef >= 0, 1.0, -1.0) * np.isin(np.arange(d), given), 0.0))
         assert set(np.flatnonzero(start.coef)) == set(given)
         empty = inst.round(Model(np.zeros(d), 0.0))
-        for found in (support_swaps(inst, start, [], support_fit), support_swaps(inst, empty, [(coef, b)], support_fit)):
+        for found in (support_swaps(inst, start, [], support_fit),
+                      support_swaps(inst, empty, [(coef, b)], support_fit)):
             assert abs(inst.objective(found) - values[optimum]) < 1e-9
             assert np.count_nonzero(found.coef) <= 2 and inst.exact().is_feasible(inst.lift(found))
 
