@@ -52,7 +52,7 @@ from numba import njit
 from formulations.intercept import margin_error_intercept
 from formulations.slim import MARGIN_ROUNDOFF
 from solvers import progress
-from solvers.exact.support_workers import bounding_workers
+from solvers.exact.support_workers import bounding_workers, workers_started
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
 
@@ -332,7 +332,7 @@ def box_cover(problem: ZeroOneProgram, limits: Limits, *, incumbent: float = mat
     workers = bounding_workers(limits.n_jobs)
     boxes = split_box(problem, lo, hi, BOXES_PER_WORKER * workers, None if start is None else start[0]) \
         if workers > 1 and limits.node_limit is None else []
-    if len(boxes) < 2:
+    if len(boxes) < 2 or not workers_started(limits):  # (the workers' start-up call first: see there)
         return _search(problem, lo, hi, incumbent, start, limits)
     t0 = time.perf_counter()
     best = [incumbent, None if start is None else start[0], math.nan if start is None else start[1]]

@@ -66,6 +66,17 @@ def start_workers(n_jobs: int) -> None:
         _warming[:] = [thread]
 
 
+def workers_started(limits: Limits) -> bool:
+    """Wait for :func:`start_workers`' call to end (at most until the budget ``limits`` ends); whether it
+    has. Every joblib call of a fit waits for it: joblib's dask backend (1.6) has one result collector per
+    backend, which a call that ends stops for every call (``DaskDistributedBackend.stop_call``), so a
+    call started just before another ends never gets its results and waits forever."""
+    for thread in _warming:
+        left = limits.seconds_left()
+        thread.join(None if math.isinf(left) else max(left, 0.0))
+    return not any(thread.is_alive() for thread in _warming)
+
+
 def _load_kernels() -> None:
     """In a worker: load the bounding kernels from the numba cache (each called once on a tiny
     problem with the argument types of the fits)."""
@@ -90,10 +101,7 @@ class Pool:
         """The results of ``tasks`` (``delayed`` calls) in order, as a generator; None when the
         budget ``limits`` ran out while the workers were starting."""
         if self.parallel is None:
-            for thread in _warming:
-                left = limits.seconds_left()
-                thread.join(None if math.isinf(left) else max(left, 0.0))
-            if any(thread.is_alive() for thread in _warming):
+            if not workers_started(limits):
                 return None
             self.parallel = Parallel(n_jobs=self.n_jobs, return_as="generator", batch_size=1).__enter__()
         return self.parallel(tasks)

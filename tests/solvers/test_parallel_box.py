@@ -2,13 +2,17 @@
 workers (``n_jobs``): the boxes cover every model once, and the search certifies the optimum that
 enumeration finds (``tests/solvers/test_slim_solver.py``'s brute force) and that the serial search
 finds, on local processes and on a ``dask.distributed`` ``LocalCluster``."""
+import functools
 import itertools
+import time
 
 import numpy as np
 import pytest
-from joblib import parallel_backend
+from joblib import Parallel, parallel_backend
 
 from formulations.slim import SLIM
+from solvers.exact import box_cover as box_cover_module
+from solvers.exact import support_workers
 from solvers.exact.box_cover import box_cover, split_box
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
@@ -89,3 +93,22 @@ def test_stopped_at_the_deadline_the_bound_stays_valid():
             assert found.objective >= serial.objective - 1e-9
             assert problem.objective(np.arange(problem.d), found.coef, found.intercept) == \
                 pytest.approx(found.objective)
+
+
+def test_the_search_starts_its_joblib_call_once_the_workers_start_up_call_has_ended(monkeypatch):
+    """joblib's dask backend never collects the results of a call that starts just before another call
+    on the same backend ends (:func:`solvers.exact.support_workers.workers_started`): with the workers'
+    start-up call made slow, the search's own call starts only after it has ended, and certifies."""
+    problem = _many_valued(0)
+    monkeypatch.setattr(support_workers, "_load_kernels", functools.partial(time.sleep, 1.0))
+    alive_at_start = []
+
+    def recording(*args, **kwargs):
+        alive_at_start.append(any(thread.is_alive() for thread in support_workers._warming))
+        return Parallel(*args, **kwargs)
+
+    monkeypatch.setattr(box_cover_module, "Parallel", recording)
+    support_workers.start_workers(2)
+    assert any(thread.is_alive() for thread in support_workers._warming)
+    found = box_cover(problem, Limits.untimed(mip_rel_gap=1e-9, n_jobs=2))
+    assert alive_at_start == [False] and found.finished
