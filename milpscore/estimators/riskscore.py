@@ -40,8 +40,8 @@ class RiskScoreClassifier(IntegerLinearClassifier):
     coefficients : CoefficientSet or None
         Per-feature bounds / signs / costs / must-include, matched to the columns by name.
     class_weight : (w_negative, w_positive), {label: weight}, "balanced" or None.
-    method : "exact" (certified, default), "heuristic" (beam search + star ray + swaps, no
-        certificate), "relaxed" or "rounding".
+    method : "exact" (certified, default), "heuristic" (beam search + star ray + swaps of features,
+        and on 0/1 features exact swaps of supports; no certificate), "relaxed" or "rounding".
     backend : exact / relaxed backend; None (default): the RiskSLIM route for the exact solve
         (:mod:`solvers.exact.riskslim_route`: support enumeration, then SCIP's lazy-cut tree) and
         "highs" for the relaxation (LP cutting planes from a tangent at the relaxation's smooth
