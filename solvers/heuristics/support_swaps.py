@@ -18,7 +18,7 @@ even when every single move from the start is worse; and without a time limit, n
 from, nor any of its neighbours, holds a better model than the one returned (with at most :data:`CANDIDATES` free
 features outside it, every neighbour is tried).
 
-Only on 0/1 features, where the in-support search merges the rows by their cells, and only models
+Only on 0/1 features, where the in-support search merges the rows by their cells, with integer points; only models
 obeying the operational constraints at least as well as the start are kept (the in-support search
 leaves them out). It is a heuristic: the certificate comes from the exact solve.
 """
@@ -42,9 +42,10 @@ def support_swaps(instance: RiskSLIMInstance, model: Model, fits: list[tuple[np.
                   fit, limits: Limits | None = None) -> Model:
     """``model`` improved by exact swaps from the supports of ``fits`` (``(coef, intercept)`` box-constrained
     fits, e.g. the beam's) and its own (module docstring); ``fit(instance, support) -> (coef, intercept,
-    loss)`` is the box-constrained fit of a support. ``model`` itself when the features are not all 0/1."""
+    loss)`` is the box-constrained fit of a support. ``model`` itself when the features are not all 0/1 or the
+    points not all integers (the in-support search branches on integers)."""
     problem = SparseLogistic.from_instance(instance)
-    if not problem.binary:
+    if not problem.binary or not instance.coefficients.integer.all():
         return model
     limits = (Limits.untimed() if limits is None else limits).started()
     k = problem.max_size

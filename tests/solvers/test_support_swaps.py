@@ -94,10 +94,18 @@ def test_a_better_model_that_breaks_a_constraint_the_start_obeys_is_not_taken():
                 assert found.coef[0] != 0 and found.coef[1] == 0
 
 
-def test_on_integer_features_the_start_is_returned_as_it_is():
+def test_on_integer_features_or_with_real_points_the_start_is_returned_as_it_is():
+    """Integer features, or points that are not integers: the search does not apply; on the same 0/1 table
+    with integer points it does improve the empty start (so the two cases are not vacuous)."""
     X, y = _binary(0)
-    X[:, 0] *= 3.0
     names = [f"x{j}" for j in range(X.shape[1])]
-    inst = RiskSLIM(coefficients=CoefficientSet.uniform(names, 2), c0=0.01, max_size=2).instance(X, y)
-    start = inst.round(Model(np.zeros(X.shape[1]), 0.0))
-    assert support_swaps(inst, start, [], support_fit) is start
+    start = Model(np.zeros(X.shape[1]), 0.0)
+    integer_points = RiskSLIM(coefficients=CoefficientSet.uniform(names, 2), c0=0.01, max_size=2).instance(X, y)
+    assert integer_points.objective(support_swaps(integer_points, start, [], support_fit)) < \
+        integer_points.objective(start)
+    real_points = RiskSLIM(coefficients=CoefficientSet.uniform(names, 2, integer=False), c0=0.01,
+                           max_size=2).instance(X, y)
+    assert support_swaps(real_points, start, [], support_fit) is start
+    X[:, 0] *= 3.0
+    integer_features = RiskSLIM(coefficients=CoefficientSet.uniform(names, 2), c0=0.01, max_size=2).instance(X, y)
+    assert support_swaps(integer_features, start, [], support_fit) is start
