@@ -18,7 +18,9 @@ points fixed at 0 (:mod:`solvers.exact.exclusion`): it bounds every model that u
 
 Each support is listed at most once (by its first feature in ``U`` and, within the branch, by its
 first in ``V_i``). A set is sought only while the supports it keeps stay below :data:`MOST_LISTED` of
-those it would cut (beyond that the pass is barely shorter).
+those it would cut (beyond that the pass is barely shorter), and the second sets only while the branches
+found so far are less work to screen than the listing they would replace (the sets are dropped as soon
+as they are not: later branches only add work).
 
 A later fit of the same rows (another multiplier) reuses a kept screen made with these sets when the
 sets' bounds hold for its models too (:func:`carries_over`: a larger multiplier, ranges holding 0,
@@ -97,29 +99,22 @@ def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
     loss_level = (level - problem.offset) / problem.loss_cost
     budget = limits.share(route.ENUMERATION.exclusion_share)
     box = (problem.data, problem.lo, problem.hi, problem.intercept_lo, problem.intercept_hi)
+    position = np.full(problem.lo.size, -1, np.int64)
+    position[free] = np.arange(d)
     if known:
         sets, least = _verified(box, known, loss_level, budget)
     else:
-        sets, least = _sought(box, problem.data.X, free, size, loss_level, most, budget)
+        sets, least = _sought(box, problem.data.X, free, size, loss_level, most, budget, every.work(size), position)
     if not sets:
         return plain
-    position = np.full(problem.lo.size, -1, np.int64)
-    position[free] = np.arange(d)
     union, branches, used = sets[0], [], [least[0]]
     rest = np.setdiff1d(free, union)
-    for i, u in enumerate(union):
-        after = np.concatenate([union[i + 1:], rest])
-        second = sets[1 + i]
-        if second.size == 0 and least[1 + i] >= loss_level:
+    for i in range(union.size):
+        branch = _branch(position, union, rest, i, sets[1 + i], least[1 + i] >= loss_level, size)
+        if branch is not None:
+            branches.append(branch)
+        if sets[1 + i].size or branch is None:
             used.append(least[1 + i])
-            continue  # (no model avoiding u_0 .. u_{i-1} is below the level: the branch lists nothing)
-        if second.size:
-            used.append(least[1 + i])
-            after = np.concatenate([second, np.setdiff1d(after, second)])
-        columns = position[np.concatenate([[u], after])]
-        last = (second.size if second.size else after.size) + 1
-        pairs = np.array([(0, b) for b in range(1, min(last, columns.size - size + 2))], np.int64).reshape(-1, 2)
-        branches.append(Branch(columns, pairs))
     if sum(branch.work(size) for branch in branches) >= every.work(size):
         return plain  # (the sets leave more to screen than every support of groups)
     floor = problem.loss_cost * float(min(used)) + problem.offset
@@ -130,12 +125,32 @@ def exclusion_branches(problem: SparseLogistic, level: float, limits: Limits,
     return branches, (said, floor), tuple(sets)
 
 
-def _sought(box, X: np.ndarray, free: np.ndarray, size: int, level: float, most: int,
-            limits: Limits) -> tuple[list[np.ndarray], list[float]]:
+def _branch(position: np.ndarray, union: np.ndarray, rest: np.ndarray, i: int, second: np.ndarray, closed: bool,
+            size: int) -> Branch | None:
+    """Branch ``i`` of the sets ``union`` (``U``) and ``second`` (``V_i``, maybe empty), as positions
+    (``position[j]``: feature ``j``'s in ``problem.free``): ``u_i`` and the features after it, those of
+    ``V_i`` first, the supports whose second feature is in ``V_i`` (every one when it is empty); None
+    when it lists nothing (``V_i`` empty and ``closed``: the relaxation without ``u_0 .. u_{i-1}``
+    reaches the level)."""
+    if second.size == 0 and closed:
+        return None
+    after = np.concatenate([union[i + 1:], rest])
+    if second.size:
+        after = np.concatenate([second, np.setdiff1d(after, second)])
+    columns = position[np.concatenate([[union[i]], after])]
+    last = (second.size if second.size else after.size) + 1
+    pairs = np.array([(0, b) for b in range(1, min(last, columns.size - size + 2))], np.int64).reshape(-1, 2)
+    return Branch(columns, pairs)
+
+
+def _sought(box, X: np.ndarray, free: np.ndarray, size: int, level: float, most: int, limits: Limits,
+            most_work: float, position: np.ndarray) -> tuple[list[np.ndarray], list[float]]:
     """The sets of the module docstring found within ``limits``: ``[U, V_0, ..]`` (an empty ``V_i``
     where none was found, or where the relaxation without ``u_0 .. u_{i-1}`` already reaches the
     level) and each one's certified bound (``U``'s, then for branch ``i`` the relaxation's without
-    ``u_0 .. u_{i-1}`` and ``V_i``, or without ``u_0 .. u_{i-1}`` alone; -inf where not bounded)."""
+    ``u_0 .. u_{i-1}`` and ``V_i``, or without ``u_0 .. u_{i-1}`` alone; -inf where not bounded).
+    Nothing as soon as the screen of the branches found so far (:func:`_branch`, positions ``position``;
+    :meth:`~solvers.exact.blocked_pass.Branch.work`) is ``most_work`` or more."""
     groups = _groups(X, free)
     chosen, bound = excluded_union(*box, groups, level, most, limits)
     if not chosen:
@@ -144,24 +159,29 @@ def _sought(box, X: np.ndarray, free: np.ndarray, size: int, level: float, most:
     sets, least = [union], [bound]
     rest = np.setdiff1d(free, union)
     theta = np.zeros(box[1].size + 1)  # (then the relaxation's point without u_0 .. u_{i-1}, warm from the last)
+    listed = 0.0
     for i in range(union.size):
         after = np.concatenate([union[i + 1:], rest])
         if limits.expired() or after.size < size - 1:
             sets.append(np.zeros(0, np.int64))
             least.append(-math.inf)
-            continue
-        fixed = union[:i]
-        theta, base = fit_without(*box, fixed, theta, level, limits)
-        if base >= level:
-            sets.append(np.zeros(0, np.int64))
-            least.append(base)
-            continue
-        candidates = [g[np.isin(g, after)] for g in groups]
-        candidates = [g for g in candidates if g.size]
-        picked, second = excluded_union(*box, candidates, level, most_columns(after.size, size - 1), limits,
-                                        fixed=fixed, start=theta)
-        sets.append(np.concatenate([candidates[g] for g in picked]) if picked else np.zeros(0, np.int64))
-        least.append(second if picked else -math.inf)
+        else:
+            fixed = union[:i]
+            theta, base = fit_without(*box, fixed, theta, level, limits)
+            if base >= level:
+                sets.append(np.zeros(0, np.int64))
+                least.append(base)
+                continue
+            candidates = [g[np.isin(g, after)] for g in groups]
+            candidates = [g for g in candidates if g.size]
+            picked, second = excluded_union(*box, candidates, level, most_columns(after.size, size - 1), limits,
+                                            fixed=fixed, start=theta)
+            sets.append(np.concatenate([candidates[g] for g in picked]) if picked else np.zeros(0, np.int64))
+            least.append(second if picked else -math.inf)
+        branch = _branch(position, union, rest, i, sets[-1], least[-1] >= level, size)
+        listed += 0.0 if branch is None else branch.work(size)
+        if listed >= most_work:
+            return [], []  # (the branches left can only add to it)
     return sets, least
 
 

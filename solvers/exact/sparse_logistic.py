@@ -124,12 +124,11 @@ class SparseLogistic:
         module-level functions (it is shipped to the bounding workers)."""
         data = self.data
         box = (self.lo, self.hi, float(self.intercept_lo), float(self.intercept_hi), data.scale)
-        positive = data.y > 0
-        bits = label_bits(data.X, positive, data.weights)
+        bits = self.row_bits
         if bits is not None:
             fits = functools.partial(_binary_fits, *bits)
         else:
-            fits = functools.partial(_pattern_fits, *column_codes(data.X), data.X, positive, data.weights)
+            fits = functools.partial(_pattern_fits, *column_codes(data.X), data.X, self.positive, data.weights)
         return functools.partial(_logistic_bounds, fits, box, self.loss_cost, float(self.cost @ self.forced),
                                  self.offset, self.floor())
 

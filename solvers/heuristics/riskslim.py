@@ -255,7 +255,8 @@ def _searched(instance: RiskSLIMInstance, limits: Limits | None, seed: int, supp
     size = min(size, search.X.shape[1])
     fits: list[tuple[np.ndarray, float]] = []
     if supports is None:
-        fits = [] if _expired(limits) else beam_search(search, size, limits=limits)
+        if not _expired(limits):
+            fits = beam_search(search, size, limits=limits)
         supports = [np.flatnonzero(coef) for coef, _ in fits]
         for coef, b in fits:
             if _expired(limits):

@@ -489,6 +489,29 @@ def test_exclusion_branches_give_way_to_a_listing_of_less_work(seed, monkeypatch
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_second_sets_are_sought_only_while_their_branches_are_less_work_than_every(seed, monkeypatch):
+    """Against every column support, each branch of the union is looked at (its relaxation without the
+    union's earlier features); against an ``every`` that lists one support, the first branch is already
+    as much work: the sets are dropped there (``every`` comes back alone) and no later branch is looked at."""
+    from tests.solvers.test_exclusion import _nested
+    from solvers.exact import exclusion_listing
+    X, y = _nested(seed, n=600)
+    problem = SparseLogistic.from_instance(RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y))
+    monkeypatch.setattr(route_table, "ENUMERATION", dataclasses.replace(route_table.ENUMERATION, rule_in_supports=1))
+    level = _risk_brute_force(RiskSLIM(coef_bound=2, c0=1e-6, max_size=3).instance(X, y), lambda coef: True) + 2e-3
+    looked = []
+    fit = exclusion_listing.fit_without
+    monkeypatch.setattr(exclusion_listing, "fit_without", lambda *a, **k: looked.append(1) or fit(*a, **k))
+    branches, ruled, sets = exclusion_branches(problem, level, Limits.untimed(), (), blocked_pass.all_pairs(7, 3))
+    assert ruled and len(looked) == sets[0].size >= 2
+    looked.clear()
+    one = blocked_pass.Branch(np.arange(7), np.array([[0, 5]], np.int64))
+    assert one.work(3) == 1
+    assert exclusion_branches(problem, level, Limits.untimed(), (), one) == ([one], (), ())
+    assert len(looked) == 1
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_exclusion_branches_of_a_multiplier_hold_for_every_larger_one(seed, monkeypatch):
     """The branches of multiplier 1 at its level: for multipliers 1.5, 2 and 4 (``carries_over``), brute
     force over every integer model of every support they leave out finds none below that level. The
