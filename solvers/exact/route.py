@@ -51,7 +51,7 @@ import numpy as np
 from formulations.base import Instance, Model
 from solvers import progress
 from solvers.compiled import kernels_ready
-from solvers.limits import Limits
+from solvers.limits import MIN_PHASE, Limits, seconds_left_for
 from solvers.result import Status, certified
 
 
@@ -118,8 +118,8 @@ class Step:
 class StepRecord:
     """What became of one row: ``ran`` with its seconds, or the reason it was skipped; ``relaxed``: its
     bound on the real models of the box (its own bound when the row ``relaxes``, else its outcome's
-    ``relaxed``); ``started``: the fit's elapsed seconds when it started; ``share``: the row's share of
-    the time left; ``projected``: its outcome's."""
+    ``relaxed``); ``started``: the fit's elapsed seconds when it started; ``share``, ``least``: the row's share of
+    the time left and least seconds; ``projected``: its outcome's."""
 
     step: str
     ran: bool
@@ -131,6 +131,7 @@ class StepRecord:
     relaxed: float = -math.inf
     started: float = 0.0
     share: float = 1.0
+    least: float = 0.0
     projected: float = math.nan
 
     def __str__(self) -> str:
@@ -237,7 +238,7 @@ def run_route(route: tuple[Step, ...], instance: Instance, start: Model | None, 
         records.append(StepRecord(step.name, True, seconds=time.perf_counter() - started, bound=out.bound,
                                   objective=best.objective, message=out.message,
                                   relaxed=out.bound if step.relaxes else out.relaxed, started=at,
-                                  share=step.share, projected=out.projected))
+                                  share=step.share, least=step.least, projected=out.projected))
         report = progress.current()
         if report is not None:
             report(limits.elapsed(), best.objective, bound, math.nan)
@@ -262,9 +263,10 @@ def relaxation_bound(records: tuple[StepRecord, ...]) -> float:
 @dataclass(frozen=True)
 class Projection:
     """When an unproven fit's proof would end by its steps' own projections: ``step`` (a route row's
-    name, which may take ``share`` of the time left) stopped short of its proof after starting at
-    ``started`` seconds into the fit, its whole work projected at ``seconds``; ``finish`` is the time
-    limit at which its share would hold that work (``started + seconds / share``). A projection, not a
+    name, which may take ``share`` of the time left, and at least ``least`` seconds of it) stopped short of
+    its proof after starting at ``started`` seconds into the fit, its whole work projected at ``seconds``;
+    ``finish`` is the time limit at which its share would hold that work (``started`` plus
+    :func:`solvers.limits.seconds_left_for`). A projection, not a
     promise: it times a sample (errs both ways) and leaves out what follows the projected work (e.g.
     the search of what a screen leaves)."""
 
@@ -272,14 +274,17 @@ class Projection:
     started: float
     seconds: float
     share: float = 1.0
+    least: float = 0.0
 
     @property
     def finish(self) -> float:
-        return self.started + self.seconds / self.share
+        return self.started + seconds_left_for(self.seconds, self.share, self.least)
 
     def sentence(self) -> str:
         """The card's note: the time limit at which the step would end its work."""
         share = "" if self.share == 1.0 else f", and it takes {self.share:.0%} of the time left"
+        if self.share < 1.0 and self.least > MIN_PHASE:
+            share += f", at least {self.least:g} s or half of it"
         return (f"not proven: the {self.step} step projected about {self.seconds:,.0f} s for its work "
                 f"(started {self.started:,.0f} s into the fit{share}), so a time limit of about "
                 f"{self.finish:,.0f} s or more for this fit may prove it")
@@ -288,7 +293,7 @@ class Projection:
 def projected_finish(records: tuple[StepRecord, ...]) -> Projection | None:
     """The earliest end among the rows that stopped short of their proof with a projection (None:
     no row projected one)."""
-    ends = [Projection(r.step, r.started, r.projected, r.share) for r in records
+    ends = [Projection(r.step, r.started, r.projected, r.share, r.least) for r in records
             if r.ran and r.share > 0 and math.isfinite(r.projected)]
     return min(ends, key=lambda p: p.finish, default=None)
 

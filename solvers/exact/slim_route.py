@@ -70,7 +70,7 @@ WIDE_BOX_PAIRS = 3 * 10**5
 #: at short limits that share is too little for passes that prove in a second or two (the quickstart's
 #: table at 6 s), while on longer ones the screen on blocked rows is often faster than a pass the share
 #: would cut (mushroom); the enumeration hands over as soon as its pass projects past its budget, so
-#: this costs at most these seconds when it does
+#: this costs at most these seconds when it does (and at most half the time left: ``limits.LEAST_SHARE``)
 BAYES_LEAST_SECONDS = 5.0
 #: seconds HiGHS takes to load and presolve a MILP, per nonzero of its matrix, before it first looks at
 #: its clock (measured on SLIM programs of 10^5-10^6 nonzeros); taken off the time limit it is given

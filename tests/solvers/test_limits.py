@@ -13,7 +13,7 @@ from joblib import Parallel, delayed
 
 from formulations.facets import Facets
 from solvers import pipeline
-from solvers.limits import MIN_MEMORY, MIN_PHASE, Limits, phase_seconds
+from solvers.limits import LEAST_SHARE, MIN_MEMORY, MIN_PHASE, Limits, phase_seconds
 from tests.formulations.test_facets_program import tiny
 
 
@@ -22,9 +22,13 @@ def test_phase_seconds_takes_its_fraction_with_a_floor_and_never_more_than_is_le
     assert phase_seconds(0.1, 0.2) == MIN_PHASE
     assert phase_seconds(0.5, 0.01) == 0.01
     assert phase_seconds(0.5, 0.0) == 0.0
-    # a phase's least seconds: taken over its fraction, never past what is left
+    # a phase's least seconds: taken over its fraction, never past LEAST_SHARE of what is left
     assert phase_seconds(0.2, 10.0, 5.0) == 5.0
-    assert phase_seconds(0.2, 3.0, 5.0) == 3.0
+    assert phase_seconds(0.2, 3.0, 5.0) == 3.0 * LEAST_SHARE
+    assert phase_seconds(0.2, 6.0, 5.0) == 6.0 * LEAST_SHARE
+    assert phase_seconds(0.8, 6.0, 5.0) == 0.8 * 6.0  # (its fraction is not capped)
+    assert phase_seconds(0.2, 0.06, 5.0) == MIN_PHASE
+    assert phase_seconds(0.2, 0.01, 5.0) == 0.01
     assert phase_seconds(0.2, 100.0, 5.0) == 20.0
     assert phase_seconds(0.1, 0.2, 0.0) == MIN_PHASE
 

@@ -9,6 +9,7 @@ import pytest
 
 from formulations.base import Model
 from solvers.exact.route import Projection, StepRecord, projected_finish
+from solvers.limits import LEAST_SHARE, phase_seconds, seconds_left_for
 from solvers.multipliers import MultiplierFit, Projections, projected
 from solvers.pipeline import Fit
 from solvers.result import Status
@@ -34,6 +35,15 @@ def test_its_sentence_names_the_step_its_seconds_and_the_time_limit():
     assert shared.finish == pytest.approx(501.0)
     assert "(started 1 s into the fit, and it takes 20% of the time left), so a time limit of about 501 s" in \
         shared.sentence()
+    # a step with least seconds (at most half the time left): work within them needs twice them left
+    least = Projection("bayes_supports", 1.0, 4.0, 0.2, 5.0)
+    assert least.finish == pytest.approx(1.0 + 4.0 / LEAST_SHARE)
+    assert "20% of the time left, at least 5 s or half of it), so a time limit of about 9 s" in least.sentence()
+    assert Projection("bayes_supports", 1.0, 6.0, 0.2, 5.0).finish == pytest.approx(31.0)  # (past them: the share)
+    for seconds in (0.5, 3.0, 4.9, 5.0, 6.0, 40.0):  # the inverse of the share rule
+        left = seconds_left_for(seconds, 0.2, 5.0)
+        assert phase_seconds(0.2, left, 5.0) == pytest.approx(seconds)
+        assert phase_seconds(0.2, left * 0.99, 5.0) < seconds
 
 
 def _multiplier(m: float, objective: float, bound: float, projected: float = math.nan) -> MultiplierFit:

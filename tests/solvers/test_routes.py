@@ -26,7 +26,7 @@ from formulations.slim import SLIM
 from formulations.support_rules import NOT_RULES
 from solvers.exact import riskslim_route, slim_route
 from solvers.exact.route import Outcome, Step, run_route
-from solvers.limits import MIN_MEMORY, Limits
+from solvers.limits import LEAST_SHARE, MIN_MEMORY, Limits
 from solvers.pipeline import solve_exact
 from solvers.result import Status
 from tests.solvers.test_slim_solver import _intercepts, _reference_terms
@@ -276,10 +276,11 @@ def test_riskslim_with_constraints_proves_the_brute_force_optimum(seed, rule):
     assert _obeys(constraints, list(inst.coefficients.names))(fit.model.coef)
 
 
-@pytest.mark.parametrize("least", [0.0, 6.0])
+@pytest.mark.parametrize("least", [0.0, 6.0, 15.0])
 def test_a_step_gets_its_share_of_the_time_left_or_its_least_seconds(least):
-    """The route gives a row ``max(share * left, least)`` seconds (never past the fit's deadline): the
-    support enumeration's least seconds let it finish short passes at short limits."""
+    """The route gives a row ``max(share * left, min(least, LEAST_SHARE * left))`` seconds: the support
+    enumeration's least seconds let it finish short passes at short limits, and leave the steps after it
+    at least as much."""
     X, y, _, spec, _ = _slim_case(0, "binary")
     inst = spec.instance(X, y)
     seen = []
@@ -291,7 +292,7 @@ def test_a_step_gets_its_share_of_the_time_left_or_its_least_seconds(least):
     step = Step("stand-in", run, lambda instance, limits: None, lambda instance, limits: 0.0, 0.2, "nothing",
                 least=least)
     run_route((step,), inst, None, Limits(time_limit=20.0).started(), lambda model: True)
-    assert seen[0] == pytest.approx(max(0.2 * 20.0, least), abs=0.1)
+    assert seen[0] == pytest.approx(max(0.2 * 20.0, min(least, LEAST_SHARE * 20.0)), abs=0.1)
     assert slim_route.ROUTE[1].name == "bayes_supports" and slim_route.ROUTE[1].least == slim_route.BAYES_LEAST_SECONDS
 
 
