@@ -35,7 +35,7 @@ added to ``c_{0,j}`` (``epsilon_j`` times the least magnitude of a non-zero poin
 the box: 1 for integer points, their bound if the box excludes 0), and its LP value is a lower
 bound, valid for the LP over *any* subset of the cuts. The LP starts from the one-row cuts and,
 each round, adds for every row the pair it violates most (a numba pass over all ``|P| |N|``
-pairs, ``O(d)`` each), until no pair is violated by more than :data:`VIOLATION` or the clock
+pairs, ``O(d)`` each; on 0/1 rows matrix products), until no pair is violated by more than :data:`VIOLATION` or the clock
 runs out; each round's LP value is a valid bound.
 
 The bound sees signs only, not the linear form: where the best cards need several points of
@@ -195,25 +195,94 @@ def most_violated(Xp: np.ndarray, Xn: np.ndarray, zp: np.ndarray, zn: np.ndarray
 
 #: pair terms (positive row x negative row x feature) priced between two looks at the clock
 PAIR_TERMS_PER_LOOK = 2 * 10**6
+#: pairs (positive row x negative row) priced at once on 0/1 rows (:func:`price_zero_one`; a few arrays of
+#: this many entries)
+PAIRS_PER_BLOCK = 2**20
+
+
+@dataclass
+class Pricing:
+    """The most violated cut found so far for each row: the other row's index (``-1``: none violated by
+    more than :data:`VIOLATION`), the violation (``1 -`` the cut's left side) and the cut's size (the
+    features where the rows differ), per positive row (``*_pos``) and per negative row (``*_neg``)."""
+
+    best_pos: np.ndarray
+    viol_pos: np.ndarray
+    size_pos: np.ndarray
+    best_neg: np.ndarray
+    viol_neg: np.ndarray
+    size_neg: np.ndarray
+
+    @classmethod
+    def empty(cls, n_pos: int, n_neg: int, d: int) -> "Pricing":
+        return cls(np.full(n_pos, -1, np.int64), np.zeros(n_pos), np.full(n_pos, d + 1, np.int64),
+                   np.full(n_neg, -1, np.int64), np.zeros(n_neg), np.full(n_neg, d + 1, np.int64))
+
+
+@dataclass(frozen=True)
+class _NegativeSide:
+    """What :func:`_most_violated_products` needs of the 0/1 negative rows ``Xn`` at one LP point: ``Xn``
+    transposed, weighted by ``s+ + s-`` and not, ``Xn s-`` and the rows' counts of ones."""
+
+    transposed: np.ndarray
+    weighted: np.ndarray
+    cover: np.ndarray
+    ones: np.ndarray
+
+    @classmethod
+    def of(cls, Xn: np.ndarray, s_plus: np.ndarray, s_minus: np.ndarray) -> "_NegativeSide":
+        transposed = np.ascontiguousarray(Xn.T)
+        return cls(transposed, (s_plus + s_minus)[:, None] * transposed, Xn @ s_minus, Xn.sum(axis=1))
+
+
+def _most_violated_products(Bp: np.ndarray, zp: np.ndarray, zn: np.ndarray, s_plus: np.ndarray,
+                            neg: _NegativeSide, p0: int, found: Pricing) -> None:
+    """:func:`most_violated` of the 0/1 positive rows ``Bp`` (rows ``p0`` on, errors ``zp``) by matrix
+    products: on 0/1 rows a pair's cover is ``x_p . s+ + x_q . s- - x_p diag(s+ + s-) x_q`` and its
+    size the Hamming distance ``|x_p| + |x_q| - 2 x_p . x_q``. Each row takes its most violated pair,
+    the one on fewest features (the first) among those within :data:`VIOLATION` of it; the negative
+    rows' picks are merged into ``found`` by the same rule."""
+    room = 1.0 - zp[:, None] - zn[None, :]
+    v = room - (Bp @ s_plus)[:, None] - neg.cover[None, :] + Bp @ neg.weighted
+    v[room <= VIOLATION] = -np.inf  # (a pair its rows' errors already cover)
+    size = Bp.sum(axis=1)[:, None] + neg.ones[None, :] - 2.0 * (Bp @ neg.transposed)
+    picks = ((1, found.best_pos, found.viol_pos, found.size_pos, slice(p0, p0 + len(Bp)), 0),
+             (0, found.best_neg, found.viol_neg, found.size_neg, slice(None), p0))
+    for axis, best, viol, sizes, at, offset in picks:
+        top = v.max(axis=axis)
+        fewest = np.where(v >= np.expand_dims(top, axis) - VIOLATION, size, np.inf)
+        pick = np.argmin(fewest, axis=axis)
+        least = np.take_along_axis(fewest, np.expand_dims(pick, axis), axis=axis).squeeze(axis)
+        old_v, old_size = viol[at], sizes[at]
+        better = (top > VIOLATION) & ((top > old_v + VIOLATION) | ((top > old_v - VIOLATION) & (least < old_size)))
+        viol[at] = np.where(better, top, old_v)
+        sizes[at] = np.where(better, least, old_size).astype(np.int64)
+        best[at] = np.where(better, pick + offset, best[at])
 
 
 def price(Xp: np.ndarray, Xn: np.ndarray, x: np.ndarray, P: np.ndarray, N: np.ndarray, m: int, d: int,
-          limits: Limits) -> "tuple[np.ndarray, np.ndarray] | None":
-    """The most violated cut of every row at the LP point ``x`` (:func:`most_violated`), priced in
-    blocks of positive rows with a look at the clock between blocks; None when the budget
-    ``limits`` ends first. Returns ``(best negative row per positive row, best
-    positive row per negative row)``."""
+          limits: Limits, zero_one: bool = False) -> "tuple[np.ndarray, np.ndarray] | None":
+    """The most violated cut of every row at the LP point ``x``, priced in blocks of positive rows with a
+    look at the clock between blocks; None when the budget ``limits`` ends first. On 0/1 rows
+    (``zero_one``) by matrix products (:func:`_most_violated_products`), else pair by pair
+    (:func:`most_violated`). Returns ``(best negative row per positive row, best positive row per
+    negative row)``."""
     n_pos, n_neg = Xp.shape[0], Xn.shape[0]
-    best_pos, viol_pos, size_pos = np.full(n_pos, -1, np.int64), np.zeros(n_pos), np.full(n_pos, d + 1, np.int64)
-    best_neg, viol_neg, size_neg = np.full(n_neg, -1, np.int64), np.zeros(n_neg), np.full(n_neg, d + 1, np.int64)
-    block = max(1, PAIR_TERMS_PER_LOOK // max(n_neg * max(d, 1), 1))
+    found = Pricing.empty(n_pos, n_neg, d)
     zp, zn, s_plus, s_minus = x[P], x[N], x[m:m + d], x[m + d:]
+    neg = _NegativeSide.of(Xn, s_plus, s_minus) if zero_one else None
+    pairs = PAIRS_PER_BLOCK if zero_one else PAIR_TERMS_PER_LOOK // max(d, 1)
+    block = max(1, pairs // max(n_neg, 1))
     for p0 in range(0, n_pos, block):
         if limits.expired():
             return None
-        most_violated(Xp, Xn, zp, zn, s_plus, s_minus, VIOLATION, p0, min(p0 + block, n_pos), best_pos, viol_pos,
-                      size_pos, best_neg, viol_neg, size_neg)
-    return best_pos, best_neg
+        p1 = min(p0 + block, n_pos)
+        if neg is not None:
+            _most_violated_products(Xp[p0:p1], zp[p0:p1], zn, s_plus, neg, p0, found)
+        else:
+            most_violated(Xp, Xn, zp, zn, s_plus, s_minus, VIOLATION, p0, p1, found.best_pos, found.viol_pos,
+                          found.size_pos, found.best_neg, found.viol_neg, found.size_neg)
+    return found.best_pos, found.best_neg
 
 
 def _cover_rows(direction: np.ndarray, errors: tuple[np.ndarray, ...], m: int) -> sp.csr_matrix:
@@ -279,6 +348,7 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
 
     add(one_row)
     Xp, Xn = np.ascontiguousarray(X[P]), np.ascontiguousarray(X[N])
+    zero_one = bool(np.all((X == 0.0) | (X == 1.0)))
     bound, rounds, converged = -math.inf, 0, False
     seen: set[tuple[int, int]] = set()
     while rounds < MAX_ROUNDS:
@@ -295,7 +365,7 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
         if bound >= target:
             break
         x = np.asarray(h.getSolution().col_value)
-        priced = price(Xp, Xn, x, P, N, m, d, limits)
+        priced = price(Xp, Xn, x, P, N, m, d, limits, zero_one)
         if priced is None:
             break
         bp, bn = priced

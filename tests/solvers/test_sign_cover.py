@@ -20,7 +20,9 @@ from scipy.optimize import linprog
 from formulations.coefficients import CoefficientSet
 from formulations.constraints import AtMost
 from formulations.slim import SLIM
-from solvers.exact.sign_cover import SignCover, SignCoverProblem, _cut_rows, _one_row_cuts, sign_cover
+import solvers.exact.sign_cover as sign_cover_module
+from solvers.exact.sign_cover import (VIOLATION, SignCover, SignCoverProblem, _cut_rows, _one_row_cuts, price,
+                                      sign_cover)
 from solvers.exact.zero_one_supports import ZeroOneProgram
 from solvers.limits import Limits
 from solvers.pipeline import solve_exact
@@ -211,3 +213,58 @@ def test_bound_ignores_operational_constraints_and_stays_below_their_optimum(see
     if math.isfinite(best):
         fit = solve_exact(inst, limits=Limits(time_limit=30, mip_rel_gap=1e-9))
         assert fit.status == Status.OPTIMAL and fit.objective == pytest.approx(best, abs=1e-9), fit.message
+
+
+def _brute_pricing(Xp, Xn, zp, zn, s_plus, s_minus):
+    """Every pair's violation (``-inf`` where its rows' errors cover it) and size, pair by pair."""
+    diff = Xp[:, None, :] - Xn[None, :, :]
+    cover = np.where(diff > 0, s_plus, 0.0).sum(-1) + np.where(diff < 0, s_minus, 0.0).sum(-1)
+    room = 1.0 - zp[:, None] - zn[None, :]
+    return np.where(room > VIOLATION, room - cover, -np.inf), (diff != 0).sum(-1)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("block", [1, 7, 2**20])
+def test_on_zero_one_rows_the_products_price_each_row_by_its_most_violated_pair_of_fewest_features(seed, block,
+                                                                                                   monkeypatch):
+    """On 0/1 rows the pricing by matrix products picks, for every row, a pair of the greatest violation (the
+    pair-by-pair kernel's, and brute force's), on the fewest features among those within VIOLATION of it, and
+    none where no pair is violated; in blocks of any size (merged across blocks)."""
+    rng = np.random.default_rng(seed)
+    n_pos, n_neg, d = rng.integers(1, 30), rng.integers(1, 30), rng.integers(1, 9)
+    Xp = (rng.random((n_pos, d)) < 0.4).astype(float)
+    Xn = np.vstack([Xp[: n_neg // 3], (rng.random((n_neg - n_neg // 3, d)) < 0.5).astype(float)])  # (equal rows)
+    m = n_pos + n_neg
+    P, N = np.arange(n_pos), np.arange(n_pos, m)
+    point = [np.zeros(m + 2 * d), rng.random(m + 2 * d) * (rng.random(m + 2 * d) < 0.5),
+             np.round(rng.random(m + 2 * d) * 4) / 4][seed % 3]  # (all pairs tied; fractional; ties on quarters)
+    monkeypatch.setattr(sign_cover_module, "PAIRS_PER_BLOCK", block)
+    by_products = price(Xp, Xn, point, P, N, m, d, Limits.untimed().started(), zero_one=True)
+    pairwise = price(Xp, Xn, point, P, N, m, d, Limits.untimed().started(), zero_one=False)
+    v, size = _brute_pricing(Xp, Xn, point[P], point[N], point[m:m + d], point[m + d:])
+    for axis, picked, other in ((1, by_products[0], pairwise[0]), (0, by_products[1], pairwise[1])):
+        top = v.max(axis=axis)
+        violated = top > VIOLATION
+        assert np.array_equal(picked >= 0, violated) and np.array_equal(other >= 0, violated)
+        rows = np.flatnonzero(violated)
+        pairs = (rows, picked[rows]) if axis == 1 else (picked[rows], rows)
+        assert np.allclose(v[pairs], top[rows], atol=1e-12)
+        near = np.where(v >= np.expand_dims(top, axis) - VIOLATION, size, d + 1)
+        assert np.array_equal(size[pairs], near.min(axis=axis)[rows])
+        other_pairs = (rows, other[rows]) if axis == 1 else (other[rows], rows)
+        assert np.allclose(v[other_pairs], top[rows], atol=1e-9)
+
+
+def test_the_bound_on_zero_one_rows_is_the_same_by_either_pricing(monkeypatch):
+    """Row generation on a 0/1 table ends at the LP over every cut whichever pricing finds its cuts: the
+    bound by matrix products equals the bound pair by pair."""
+    rng = np.random.default_rng(5)
+    X = (rng.random((120, 10)) < 0.35).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + rng.normal(0, 0.7, 120) > 0.4, 1, -1)
+    spec = SLIM(c0=0.01, coef_bound=5)
+    problem = _problem(spec.instance(X, y))
+    by_products = sign_cover(problem, Limits.untimed())
+    monkeypatch.setattr(sign_cover_module, "price", lambda *args: price(*args[:8], zero_one=False))
+    pairwise = sign_cover(problem, Limits.untimed())
+    assert by_products.converged and pairwise.converged
+    assert by_products.bound == pytest.approx(pairwise.bound, abs=1e-7)
