@@ -35,8 +35,10 @@ added to ``c_{0,j}`` (``epsilon_j`` times the least magnitude of a non-zero poin
 the box: 1 for integer points, their bound if the box excludes 0), and its LP value is a lower
 bound, valid for the LP over *any* subset of the cuts. The LP starts from the one-row cuts and,
 each round, adds for every row the pair it violates most (a numba pass over all ``|P| |N|``
-pairs, ``O(d)`` each; on 0/1 rows matrix products), until no pair is violated by more than :data:`VIOLATION` or the clock
-runs out; each round's LP value is a valid bound.
+pairs, ``O(d)`` each; on 0/1 rows matrix products) and solves the LP again (from the last basis,
+or afresh by the interior point method when the new cuts are many: :data:`IPM_ADDED_SHARE`),
+until no pair is violated by more than :data:`VIOLATION` or the clock runs out; each round's LP
+value is a valid bound.
 
 The bound sees signs only, not the linear form: where the best cards need several points of
 different sizes it stays low, and the box search (:mod:`solvers.exact.box_cover`), whose pair
@@ -65,6 +67,10 @@ from solvers.limits import Limits
 VIOLATION = 1e-6
 #: rounds of row generation at most
 MAX_ROUNDS = 200
+#: a round whose new cuts are at least this share of the LP's rows is solved by HiGHS's interior point
+#: method (with crossover), the others by the dual simplex from the last basis: after a large addition
+#: the warm start is worth little, and on wide 0/1 tables the interior point is several times faster
+IPM_ADDED_SHARE = 0.3
 
 
 def _sign_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -343,6 +349,8 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
     cuts = [one_row]
 
     def add(rows: sp.csr_matrix) -> None:
+        h.setOptionValue("solver", "ipm" if rows.shape[0] >= IPM_ADDED_SHARE * (h.getNumRow() + rows.shape[0])
+                         else "simplex")
         h.addRows(rows.shape[0], np.ones(rows.shape[0]), np.full(rows.shape[0], highspy.kHighsInf), rows.nnz,
                   rows.indptr, rows.indices, rows.data)
 
@@ -359,6 +367,7 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             break
         rounds += 1
+        activity = np.asarray(h.getSolution().row_value)[base.shape[0]:]  # (of the cuts at the last LP solved)
         bound = max(bound, h.getInfo().objective_function_value)
         if report is not None:
             report(time.perf_counter() - t0, math.inf, bound, math.nan)
@@ -382,7 +391,6 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
         cuts.append(new)
     stacked = sp.vstack(cuts, format="csr") if cuts else sp.csr_matrix((0, m + 2 * d))
     if rounds:  # keep the cuts binding at the last LP solved, and those added after it
-        activity = np.asarray(h.getSolution().row_value)[base.shape[0]:]
         keep = np.ones(stacked.shape[0], dtype=bool)
         keep[:activity.size] = activity <= 1.0 + 1e-7
         stacked = stacked[keep]
