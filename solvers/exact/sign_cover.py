@@ -364,6 +364,11 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
             break
         set_limits(h, seconds=limits.remaining())
         h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal and h.getOptions().solver == "ipm" \
+                and not limits.expired():  # (the interior point fell short: the simplex from where it stopped)
+            h.setOptionValue("solver", "simplex")
+            set_limits(h, seconds=limits.remaining())
+            h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             break
         rounds += 1

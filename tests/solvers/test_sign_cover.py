@@ -268,3 +268,24 @@ def test_the_bound_on_zero_one_rows_is_the_same_by_either_pricing(monkeypatch):
     pairwise = sign_cover(problem, Limits.untimed())
     assert by_products.converged and pairwise.converged
     assert by_products.bound == pytest.approx(pairwise.bound, abs=1e-7)
+
+
+def test_a_round_the_interior_point_cannot_finish_is_finished_by_the_simplex(monkeypatch):
+    """When HiGHS's interior point stops short of the LP's optimum (here: at 2 iterations), the round is solved
+    by the simplex: the row generation still ends at the bound it reaches otherwise."""
+    rng = np.random.default_rng(7)
+    X = (rng.random((150, 8)) < 0.4).astype(float)
+    y = np.where(X[:, 0] - X[:, 3] + rng.normal(0, 0.6, 150) > 0.1, 1, -1)
+    problem = _problem(SLIM(c0=0.01, coef_bound=5).instance(X, y))
+    reference = sign_cover(problem, Limits.untimed())
+    made = sign_cover_module.new_highs
+
+    def short_of_iterations(**options):
+        h = made(**options)
+        h.setOptionValue("ipm_iteration_limit", 2)
+        return h
+
+    monkeypatch.setattr(sign_cover_module, "new_highs", short_of_iterations)
+    stopped = sign_cover(problem, Limits.untimed())
+    assert reference.converged and stopped.converged and reference.rounds > 1
+    assert stopped.bound == pytest.approx(reference.bound, abs=1e-7)
