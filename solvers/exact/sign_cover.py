@@ -315,6 +315,19 @@ def _one_row_cuts(problem: SignCoverProblem) -> sp.csr_matrix:
     return _cover_rows(problem.y[rows, None] * problem.X[rows], (rows,), problem.X.shape[0])
 
 
+def _solved(h: highspy.Highs, limits: Limits) -> bool:
+    """Solve the LP in ``h`` within ``limits`` by the solver its options name; an interior point that
+    falls short is finished by the simplex from where it stopped. Whether it ended at the optimum."""
+    set_limits(h, seconds=limits.remaining())
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal and h.getOptions().solver == "ipm" \
+            and not limits.expired():
+        h.setOptionValue("solver", "simplex")
+        set_limits(h, seconds=limits.remaining())
+        h.run()
+    return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+
 def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.inf) -> SignCover:
     """The sign-cover LP bound of ``problem`` by row generation (module docstring), on
     ``limits.threads`` threads.
@@ -362,14 +375,7 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
     while rounds < MAX_ROUNDS:
         if limits.expired():
             break
-        set_limits(h, seconds=limits.remaining())
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal and h.getOptions().solver == "ipm" \
-                and not limits.expired():  # (the interior point fell short: the simplex from where it stopped)
-            h.setOptionValue("solver", "simplex")
-            set_limits(h, seconds=limits.remaining())
-            h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        if not _solved(h, limits):
             break
         rounds += 1
         activity = np.asarray(h.getSolution().row_value)[base.shape[0]:]  # (of the cuts at the last LP solved)
