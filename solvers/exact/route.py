@@ -11,7 +11,8 @@ A *route* is a tuple of :class:`Step` rows, one table per problem family
   ``limits.memory``;
 * ``share``: the share of the time left the step may spend, and ``least``: the seconds it may spend
   whatever its share (never past the fit's deadline);
-* ``kernels``: the modules whose numba kernels it runs (:mod:`solvers.compiled`);
+* ``kernels``: the modules whose numba kernels it runs (:mod:`solvers.compiled`), and ``needs_kernels``:
+  whether it runs them on an instance (else it runs before they are compiled);
 * ``always``: the step runs even with no time left and without compiled kernels (a *floor*,
   :mod:`solvers.exact.floor`: cheap, and the fit's bound stays finite whatever the other steps do);
   it is skipped only once proven or when over the memory budget;
@@ -112,6 +113,7 @@ class Step:
     always: bool = False
     relaxes: bool = False
     least: float = 0.0
+    needs_kernels: Callable[[Instance], bool] = lambda instance: True
 
 
 @dataclass(frozen=True)
@@ -330,6 +332,6 @@ def _why_not(step: Step, instance: Instance, limits: Limits, best: Incumbent, bo
     if not limits.fits(need):
         return (f"it would allocate about {need / 2**20:,.0f} MiB, over the memory budget of "
                 f"{limits.memory / 2**20:,.0f} MiB (memory_limit)")
-    if step.kernels and not step.always and not kernels_ready(step.kernels, limits):
+    if step.kernels and not step.always and step.needs_kernels(instance) and not kernels_ready(step.kernels, limits):
         return NOT_COMPILED
     return None

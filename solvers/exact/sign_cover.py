@@ -58,6 +58,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from formulations.program import Program
+from formulations.rows import is_binary
 from solvers import progress
 from solvers.backends.highs_model import new_highs, set_limits
 from solvers.exact.zero_one_supports import ZeroOneProgram
@@ -369,7 +370,7 @@ def sign_cover(problem: SignCoverProblem, limits: Limits, target: float = math.i
 
     add(one_row)
     Xp, Xn = np.ascontiguousarray(X[P]), np.ascontiguousarray(X[N])
-    zero_one = bool(np.all((X == 0.0) | (X == 1.0)))
+    zero_one = is_binary(X)
     bound, rounds, converged = -math.inf, 0, False
     seen: set[tuple[int, int]] = set()
     while rounds < MAX_ROUNDS:

@@ -172,6 +172,11 @@ def _sign_cover_memory(instance: SLIMInstance, limits: Limits) -> float:
     return 24.0 * m * d + 200.0 * m * (d + 2)
 
 
+def _sign_cover_needs_kernels(instance: SLIMInstance) -> bool:
+    """The LP prices its cuts with numba on integer features only (on 0/1 ones by matrix products)."""
+    return not zero_one(instance).binary
+
+
 def _run_sign_cover(instance: SLIMInstance, best: Incumbent, limits: Limits, notes: dict) -> Outcome:
     target = prune_level(best.target, limits.mip_rel_gap)
     cover = sign_cover(SignCoverProblem.from_zero_one(zero_one(instance)), limits, target=target)
@@ -351,10 +356,12 @@ ROUTE: tuple[Step, ...] = (
          ("solvers.exact.monotone_supports", "solvers.exact.pattern_groups", "solvers.exact.monotone_flows",
           "solvers.exact.dominance_sweep", "solvers.exact.tail_screen", "solvers.exact.orthant_boxes")),
     Step("sign_cover_lp", _run_sign_cover, _sign_cover_applies, _sign_cover_memory, 0.25,
-         "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",)),
+         "a lower bound: the sign-cover LP (the monotone relaxation of SLIM)", ("solvers.exact.sign_cover",),
+         needs_kernels=_sign_cover_needs_kernels),
     Step("sign_cover_lp_long", _run_sign_cover, _sign_cover_long_applies, _sign_cover_memory, 1.0,
          "a lower bound: the sign-cover LP, its rounds until it converges (HiGHS does not solve the "
-         "strengthened MILP's root on such tables)", ("solvers.exact.sign_cover",)),
+         "strengthened MILP's root on such tables)", ("solvers.exact.sign_cover",),
+         needs_kernels=_sign_cover_needs_kernels),
     Step("box_search", _run_box, _box_applies, _box_memory, 1.0,
          "the optimum by branch and bound on the points' box (pair-conflict max-flow bound)",
          ("solvers.exact.box_cover",)),

@@ -25,6 +25,7 @@ from formulations.riskslim import RiskSLIM
 from formulations.slim import SLIM
 from formulations.support_rules import NOT_RULES
 from solvers.exact import riskslim_route, slim_route
+import solvers.exact.route as route_module
 from solvers.exact.route import Outcome, Step, run_route
 from solvers.limits import LEAST_SHARE, MIN_MEMORY, Limits
 from solvers.pipeline import solve_exact
@@ -426,3 +427,15 @@ def test_objective_limit_is_checked():
     for bad in (float("nan"), -math.inf, "1", True):
         with pytest.raises(ValueError, match="objective_limit"):
             Limits(objective_limit=bad)
+
+
+@pytest.mark.parametrize("kind", ["binary", "integer"])
+def test_the_sign_cover_lp_waits_for_its_kernels_only_on_integer_features(kind, monkeypatch):
+    """Before its numba kernels are compiled, the sign-cover LP still runs on 0/1 features (it prices them by
+    matrix products) and is skipped on integer ones (it prices them with numba)."""
+    monkeypatch.setattr(route_module, "kernels_ready", lambda modules, limits: False)
+    X, y, _, spec, _ = _slim_case(1, kind)
+    step = next(s for s in slim_route.ROUTE if s.name == "sign_cover_lp")
+    records = run_route((step,), spec.instance(X, y), None, Limits(time_limit=30.0).started(), lambda model: True).records
+    assert records[0].ran == (kind == "binary")
+    assert records[0].ran or records[0].reason == route_module.NOT_COMPILED
