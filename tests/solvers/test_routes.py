@@ -436,6 +436,7 @@ def test_the_sign_cover_lp_waits_for_its_kernels_only_on_integer_features(kind, 
     monkeypatch.setattr(route_module, "kernels_ready", lambda modules, limits: False)
     X, y, _, spec, _ = _slim_case(1, kind)
     step = next(s for s in slim_route.ROUTE if s.name == "sign_cover_lp")
-    records = run_route((step,), spec.instance(X, y), None, Limits(time_limit=30.0).started(), lambda model: True).records
+    limits = Limits(time_limit=30.0).started()
+    records = run_route((step,), spec.instance(X, y), None, limits, lambda model: True).records
     assert records[0].ran == (kind == "binary")
     assert records[0].ran or records[0].reason == route_module.NOT_COMPILED
