@@ -548,7 +548,7 @@ def test_stopped_in_the_search_it_projects_the_rest_and_at_a_memory_stop_nothing
         if most < math.inf:  # (the searches between supports of the screen)
             return original(self, limits, most, scratch)
         assert original(self, Limits(time_limit=None).started(), 3, scratch)
-        seen["rates"], seen["left"] = replace(self.rates), list(self.left)
+        seen["rates"], seen["left"], seen["flying"] = replace(self.rates), list(self.left), len(self.flying)
         while not limits.expired():
             pass
         return False
@@ -559,7 +559,7 @@ def test_stopped_in_the_search_it_projects_the_rest_and_at_a_memory_stop_nothing
     rates, left = seen["rates"], seen["left"]
     assert rates.refinements + rates.searches == 3 and rates.searches and left
     unrefined = sum(1 for *_, refined in left if not refined)
-    rest = rates.rest(unrefined, len(left) - unrefined)
+    rest = rates.rest(unrefined, len(left) - unrefined + seen["flying"])  # (those being searched counted)
     assert math.isfinite(rest) and found.projected == pytest.approx(found.seconds + rest, abs=0.05), \
         (found.projected, found.seconds, rest)
     monkeypatch.setattr(ms._Search, "search_left", lambda self, limits, most=math.inf, scratch=None:
