@@ -202,7 +202,7 @@ def most_violated(Xp: np.ndarray, Xn: np.ndarray, zp: np.ndarray, zn: np.ndarray
 
 #: pair terms (positive row x negative row x feature) priced between two looks at the clock
 PAIR_TERMS_PER_LOOK = 2 * 10**6
-#: pairs (positive row x negative row) priced at once on 0/1 rows (:func:`price_zero_one`; a few arrays of
+#: pairs (positive row x negative row) priced at once on 0/1 rows (:func:`_most_violated_products`; a few arrays of
 #: this many entries)
 PAIRS_PER_BLOCK = 2**20
 
