@@ -534,33 +534,42 @@ def test_the_rest_of_the_search_is_projected_from_its_rates_so_far():
 
 def test_stopped_in_the_search_it_projects_the_rest_and_at_a_memory_stop_nothing(monkeypatch):
     """A search stopped by its time limit after a few orthants of the search returns its seconds plus the
-    rest at the rates of those orthants (:meth:`SearchRates.rest`); stopped otherwise, no projection."""
+    rest at the rates of those orthants (:meth:`SearchRates.rest`); stopped otherwise, no projection. The
+    limit expires on cue (after those orthants), not by the clock."""
     monkeypatch.setattr(ms, "REFINED_AT_ONCE", 0)  # (the first pass leaves orthants unrefined,
     monkeypatch.setattr(ms, "SEARCH_EVERY", 10**9)  # and searches none: from no incumbent, it leaves them all)
     rng = np.random.default_rng(2)  # (a table whose search takes several orthants)
     X = rng.integers(0, 5, (150, 6)).astype(float)
     y = np.where(X @ rng.normal(size=6) + rng.normal(0, 3, 150) > 0, 1.0, -1.0)
     inst = SLIM(c0=1e-4, coef_bound=3, max_size=3).instance(X, y)
+    # the optimum, found before the patch (solve_exact's own search would overwrite what the patch saw)
+    best = solve_exact(inst, limits=Limits(time_limit=30)).objective
     original = ms._Search.search_left
     seen = {}
+
+    class ExpiresOnCue(Limits):
+        """No time limit until the cue, then none left."""
+        cue = False
+
+        def seconds_left(self) -> float:
+            return 0.0 if ExpiresOnCue.cue else super().seconds_left()
 
     def few_then_stop(self, limits, most=math.inf, scratch=None):
         if most < math.inf:  # (the searches between supports of the screen)
             return original(self, limits, most, scratch)
         assert original(self, Limits(time_limit=None).started(), 3, scratch)
         seen["rates"], seen["left"], seen["flying"] = replace(self.rates), list(self.left), len(self.flying)
-        while not limits.expired():
-            pass
+        ExpiresOnCue.cue = True
         return False
 
     monkeypatch.setattr(ms._Search, "search_left", few_then_stop)
-    found = ms.monotone_supports(zero_one(inst), Limits(time_limit=0.5).started())
-    assert not found.finished and found.bound <= solve_exact(inst, limits=Limits(time_limit=30)).objective + 1e-12
+    found = ms.monotone_supports(zero_one(inst), ExpiresOnCue(time_limit=None).started())
+    assert not found.finished and found.bound <= best + 1e-12
     rates, left = seen["rates"], seen["left"]
     assert rates.refinements + rates.searches == 3 and rates.searches and left
     unrefined = sum(1 for *_, refined in left if not refined)
     rest = rates.rest(unrefined, len(left) - unrefined + seen["flying"])  # (those being searched counted)
-    assert math.isfinite(rest) and found.projected == pytest.approx(found.seconds + rest, abs=0.05), \
+    assert math.isfinite(rest) and found.projected == pytest.approx(found.seconds + rest, rel=1e-12, abs=1e-12), \
         (found.projected, found.seconds, rest)
     monkeypatch.setattr(ms._Search, "search_left", lambda self, limits, most=math.inf, scratch=None:
                         original(self, limits, most, scratch) if most < math.inf else False)
